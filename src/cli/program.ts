@@ -1,0 +1,172 @@
+/**
+ * The `cfghub` command (contract section 3). Exit status 0 on success, 2 on a usage error or an
+ * invalid argument value, 1 on any other error; errors are one line on stderr.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { resolve } from 'node:path';
+import { withoutPaths } from '../domain/reasons.js';
+import { ServiceError } from '../service/errors.js';
+import { listRepositories } from '../service/listing.js';
+import { createRepository, parseFullName, requireRepository } from '../service/repositories.js';
+import { TokenService } from '../service/tokens.js';
+import { RepositoryRegistry } from '../store/registry.js';
+import { TokenStore } from '../store/tokenStore.js';
+import { serve } from './serve.js';
+
+function reposDir(option: string | undefined): string {
+  return resolve(option ?? process.env.CFGHUB_REPOS ?? './repos');
+}
+
+function stores(repos: string | undefined) {
+  const root = reposDir(repos);
+  return { root, registry: new RepositoryRegistry(root), tokens: new TokenService(new TokenStore(root)) };
+}
+
+const reposOption = () => new Option('--repos <dir>', 'repositories folder (else CFGHUB_REPOS, else ./repos)');
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` offset. */
+function parseDate(text: string): Date {
+  const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text));
+  if (!ok) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`);
+  return new Date(text);
+}
+
+function parseLevels(text: string): string[] {
+  return text.split(',').map((level) => level.trim());
+}
+
+export function buildProgram(): Command {
+  const program = new Command('cfghub')
+    .description('A configuration service where every repository is a bare git repository')
+    .showHelpAfterError(false)
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('serve the HTTP API')
+    .option('--port <n>', 'port (else PORT, else 8080)')
+    .option('--host <h>', 'address to listen on (else HOST, else 127.0.0.1)')
+    .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
+    .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
+    .addOption(reposOption())
+    .action(async (options) => {
+      const port = Number(options.port ?? process.env.PORT ?? 8080);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ServiceError('invalid_argument', '--port must be a port number');
+      const bodyLimit = Number(options.bodyLimit ?? process.env.CFGHUB_BODY_LIMIT ?? 16 * 1024 * 1024);
+      if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new ServiceError('invalid_argument', '--body-limit must be a number of bytes');
+      await serve({ reposDir: reposDir(options.repos), port, host: options.host ?? process.env.HOST ?? '127.0.0.1', demo: Boolean(options.demo), bodyLimit });
+    });
+
+  const repo = program.command('repo').description('create and list repositories');
+  repo
+    .command('create')
+    .description('create a repository with a first commit holding its settings')
+    .argument('<account/name>')
+    .requiredOption('--context <levels>', 'context level names, widest first, separated by commas')
+    .option('--description <text>')
+    .option('--private')
+    .option('--personal')
+    .option('--access-controls')
+    .option('--no-vdt', 'turn value data types off')
+    .option('--no-security', 'turn security groups off')
+    .option('--context-groups')
+    .option('--token-free-push', 'allow push without a token')
+    .option('--token-free-pull', 'allow pull without a token')
+    .addOption(reposOption())
+    .action(async (fullName: string, options) => {
+      const { account, name } = parseFullName(fullName);
+      const { registry, tokens } = stores(options.repos);
+      const repository = await createRepository(registry, {
+        account,
+        name,
+        levels: parseLevels(options.context),
+        description: options.description,
+        isPrivate: Boolean(options.private),
+        isPersonal: Boolean(options.personal),
+        accessControlsEnabled: Boolean(options.accessControls),
+        vdtEnabled: options.vdt,
+        securityEnabled: options.security,
+        contextGroupsEnabled: Boolean(options.contextGroups),
+        tokenFreePush: Boolean(options.tokenFreePush),
+        tokenFreePull: Boolean(options.tokenFreePull),
+      });
+      const records = await listRepositories(registry, tokens, () => undefined);
+      printJson(records.find((r) => r.account === repository.account && r.name === repository.name));
+    });
+  repo
+    .command('list')
+    .description('the records of every repository, as JSON')
+    .addOption(reposOption())
+    .action(async (options) => {
+      const { registry, tokens } = stores(options.repos);
+      printJson(await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} is unreadable; left out\n`)));
+    });
+
+  const token = program.command('token').description('client tokens of a repository');
+  token
+    .command('create')
+    .description('print a new client token on stdout, once')
+    .argument('<account/name>')
+    .option('--name <label>', 'label of the token (else token-N)')
+    .option('--expires <iso-8601>', 'when the token stops working')
+    .option('--force-key-push', 'the token may write keys whose push flag is false')
+    .addOption(reposOption())
+    .action(async (fullName: string, options) => {
+      const { account, name } = parseFullName(fullName);
+      const { registry, tokens } = stores(options.repos);
+      const expires = options.expires === undefined ? undefined : parseDate(options.expires);
+      const repository = requireRepository(registry, account, name);
+      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush) });
+      process.stdout.write(`${created.token}\n`);
+      process.stderr.write(`cfghub: token ${created.label} for ${repository.fullName}; it is shown only this once\n`);
+    });
+  token
+    .command('list')
+    .description('label, created, expires and flags of each token; never the token')
+    .argument('<account/name>')
+    .addOption(reposOption())
+    .action(async (fullName: string, options) => {
+      const { account, name } = parseFullName(fullName);
+      const { registry, tokens } = stores(options.repos);
+      printJson(tokens.list(requireRepository(registry, account, name)));
+    });
+  token
+    .command('revoke')
+    .description('the token stops working at once')
+    .argument('<account/name>')
+    .argument('<label>')
+    .addOption(reposOption())
+    .action(async (fullName: string, label: string, options) => {
+      const { account, name } = parseFullName(fullName);
+      const { registry, tokens } = stores(options.repos);
+      await tokens.revoke(requireRepository(registry, account, name), label);
+      process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
+    });
+
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
+    command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });
+  }
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await buildProgram().parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof ServiceError) {
+      process.stderr.write(`cfghub: ${error.message}\n`);
+      return error.code === 'invalid_argument' ? 2 : 1;
+    }
+    process.stderr.write(`cfghub: ${withoutPaths((error as Error)?.message ?? String(error))}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,44 @@
+/** `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0. */
+import { withoutPaths } from '../domain/reasons.js';
+import { DEFAULT_BODY_LIMIT } from '../http/context.js';
+import { startServer } from '../http/server.js';
+import { ensureDemoRepository } from '../service/demo.js';
+import { TokenService } from '../service/tokens.js';
+import { RepositoryRegistry } from '../store/registry.js';
+import { TokenStore } from '../store/tokenStore.js';
+import { createLogger } from './logger.js';
+
+export interface ServeOptions {
+  readonly reposDir: string;
+  readonly port: number;
+  readonly host: string;
+  readonly demo: boolean;
+  readonly bodyLimit?: number;
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const logger = createLogger();
+  const registry = new RepositoryRegistry(options.reposDir);
+  if (options.demo && (await ensureDemoRepository(registry))) {
+    logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
+  }
+  const running = await startServer(
+    { registry, tokens: new TokenService(new TokenStore(options.reposDir)), logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+    options.port,
+    options.host,
+  );
+  logger.info({ event: 'listening', url: running.url });
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });
+    process.exit(1);
+  });
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ event: 'shutting-down', signal });
+      running.close().then(resolve);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  logger.info({ event: 'stopped' });
+}

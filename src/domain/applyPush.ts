@@ -1,0 +1,312 @@
+/**
+ * The push transaction as pure logic: applies the elements of a push, in array order, to the
+ * state the push starts from, and either returns every change or refuses the whole push with a
+ * reason that names the element (contract section 6). No I/O: the store writes the result.
+ */
+import { contextId, formatContext, parseContext, type Context } from './context.js';
+import { normalizeFilePath, PathIndex } from './filePath.js';
+import {
+  fileId,
+  type FileRecord,
+  type KeyRecord,
+  type PushChanges,
+  type RepositoryState,
+  type StoredValue,
+} from './model.js';
+import { isValidKeyName, keyId, referencedKeys } from './names.js';
+import type { FileElement, KeyElement, PushRequest } from './pushRequest.js';
+import { shown } from './reasons.js';
+import {
+  describeType,
+  fitsType,
+  isFileReferenceType,
+  isValueType,
+  valueToText,
+  VALUE_TYPES,
+} from './valueTypes.js';
+
+export interface PushOptions {
+  /** The token may write keys whose `push` flag is false. */
+  readonly forceKeyPush: boolean;
+}
+
+export type PushOutcome = { ok: true; changes: PushChanges } | { ok: false; reason: string };
+
+/** Thrown inside the transaction to refuse it; caught by applyPush. */
+class Refusal extends Error {}
+
+function refuse(reason: string): never {
+  throw new Refusal(reason);
+}
+
+export function applyPush(state: RepositoryState, request: PushRequest, options: PushOptions): PushOutcome {
+  const tx = new Transaction(state, request, options);
+  try {
+    return { ok: true, changes: tx.run() };
+  } catch (error) {
+    if (error instanceof Refusal) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
+
+class Transaction {
+  private readonly keys = new Map<string, KeyRecord | null>();
+  private readonly files = new Map<string, FileRecord | null>();
+  /** The element that last touched each key, for reasons about the key as a whole. */
+  private readonly keyOrigin = new Map<string, string>();
+  /** The value element that wrote each value (key id -> context id -> JSON path). */
+  private readonly valueOrigin = new Map<string, Map<string, string>>();
+  /** The element that last touched each file variant. */
+  private readonly fileOrigin = new Map<string, string>();
+  private readonly levels: number;
+  private readonly enableKeyCreation: boolean;
+
+  constructor(
+    private readonly state: RepositoryState,
+    private readonly request: PushRequest,
+    private readonly options: PushOptions,
+  ) {
+    this.levels = state.settings.levels.length;
+    // As in ConfigHub, a force-key-push token may create keys unless the push says otherwise.
+    this.enableKeyCreation = request.enableKeyCreation ?? options.forceKeyPush;
+  }
+
+  run(): PushChanges {
+    this.request.data.forEach((element, index) => {
+      if (element.kind === 'key') this.applyKey(element, index);
+      else this.applyFile(element, index);
+    });
+    this.checkValuesFitTypes();
+    this.checkFilePaths();
+    this.checkFileReferences();
+    this.checkTemplateReferences();
+    return { keys: this.keys, files: this.files };
+  }
+
+  // --- keys ---------------------------------------------------------------------------------
+
+  private currentKey(id: string): KeyRecord | undefined {
+    return this.keys.has(id) ? (this.keys.get(id) ?? undefined) : this.state.key(id);
+  }
+
+  private applyKey(element: KeyElement, index: number): void {
+    if (!isValidKeyName(element.key)) {
+      refuse(`data[${index}] key ${shown(element.key)}: key names are 1-120 letters, digits and . _ - + [ ] ( ) *`);
+    }
+    const where = `data[${index}] key ${element.key}`;
+    const id = keyId(element.key);
+    if (element.securityGroup) refuse(`${where}: security group ${shown(element.securityGroup)} does not exist`);
+    const committed = this.state.key(id);
+    if (committed && !committed.push && !this.options.forceKeyPush) {
+      refuse(`${where}: push is disabled for this key`);
+    }
+    const current = this.currentKey(id);
+    if (element.opp === 'delete') {
+      if (element.values !== undefined) refuse(`${where}: deleting a key takes no values`);
+      if (current) this.keys.set(id, null);
+      this.keyOrigin.set(id, `data[${index}]`);
+      return;
+    }
+    if (!current && !this.enableKeyCreation) {
+      refuse(`${where}: key does not exist and key creation is off (enableKeyCreation)`);
+    }
+    let vdt = current?.vdt ?? 'Text';
+    if (element.vdt !== undefined) {
+      if (!isValueType(element.vdt)) refuse(`${where}: unknown vdt ${shown(element.vdt)} (one of ${VALUE_TYPES.join(', ')})`);
+      if (!this.state.settings.vdtEnabled && element.vdt !== 'Text') {
+        refuse(`${where}: value data types are off in this repository, so vdt must be Text`);
+      }
+      vdt = element.vdt;
+    }
+    const values = new Map<string, StoredValue>((current?.values ?? []).map((v) => [contextId(v.context), v]));
+    element.values?.forEach((value, j) => {
+      const at = `data[${index}].values[${j}] key ${element.key}`;
+      if (value.context === undefined) refuse(`${at}: value has no context`);
+      const context = this.parseContextOrRefuse(value.context, at);
+      const cid = contextId(context);
+      const existing = values.get(cid);
+      if (value.opp === 'delete') {
+        values.delete(cid);
+        return;
+      }
+      let text = existing?.value ?? null;
+      if (value.hasValue) {
+        const converted = valueToText(value.value, vdt);
+        if (!converted.ok) refuse(`${at}: ${converted.problem}`);
+        text = converted.text;
+      }
+      values.set(cid, { context: existing?.context ?? context, value: text, active: value.active ?? true });
+      this.originsOf(id).set(cid, `data[${index}].values[${j}]`);
+    });
+    this.keys.set(id, {
+      key: current?.key ?? element.key,
+      readme: element.readme ?? current?.readme ?? '',
+      deprecated: element.deprecated ?? current?.deprecated ?? false,
+      vdt,
+      push: element.push ?? current?.push ?? true,
+      values: [...values.values()],
+    });
+    this.keyOrigin.set(id, `data[${index}]`);
+  }
+
+  private originsOf(id: string): Map<string, string> {
+    let origins = this.valueOrigin.get(id);
+    if (!origins) this.valueOrigin.set(id, (origins = new Map()));
+    return origins;
+  }
+
+  private parseContextOrRefuse(text: string, where: string): Context {
+    const parsed = parseContext(text, this.levels);
+    if (!parsed.ok) refuse(`${where}: ${parsed.problem}`);
+    return parsed.context;
+  }
+
+  /** Where a value came from: the value element that wrote it, or the key element that retyped it. */
+  private blameValue(id: string, key: KeyRecord, value: StoredValue): string {
+    const origin = this.valueOrigin.get(id)?.get(contextId(value.context));
+    if (origin) return `${origin} key ${key.key}`;
+    return `${this.keyOrigin.get(id)} key ${key.key}: the value at context ${formatContext(value.context)}`;
+  }
+
+  private checkValuesFitTypes(): void {
+    for (const [id, key] of this.keys) {
+      if (!key) continue;
+      for (const value of key.values) {
+        if (!fitsType(key.vdt, value.value)) {
+          refuse(`${this.blameValue(id, key, value)}: value is not ${describeType(key.vdt)}`);
+        }
+      }
+    }
+  }
+
+  // --- files --------------------------------------------------------------------------------
+
+  private currentFile(id: string): FileRecord | undefined {
+    return this.files.has(id) ? (this.files.get(id) ?? undefined) : this.state.file(id);
+  }
+
+  private applyFile(element: FileElement, index: number): void {
+    const normalized = normalizeFilePath(element.file);
+    if (!normalized.ok) refuse(`data[${index}] file ${shown(element.file)}: ${normalized.problem}`);
+    const path = normalized.path;
+    const where = `data[${index}] file ${shown(path)}`;
+    if (element.securityGroup) refuse(`${where}: security group ${shown(element.securityGroup)} does not exist`);
+    if (element.context === undefined) refuse(`${where}: file has no context`);
+    const context = this.parseContextOrRefuse(element.context, where);
+    const id = fileId(path, contextId(context));
+    const current = this.currentFile(id);
+    this.fileOrigin.set(id, `data[${index}]`);
+    if (element.opp === 'delete') {
+      if (current) this.files.set(id, null);
+      return;
+    }
+    this.files.set(id, {
+      path,
+      context: current?.context ?? this.contextSpelling(context),
+      content: element.content ?? current?.content ?? '',
+      active: element.active ?? true,
+    });
+  }
+
+  /**
+   * The spelling a file context is stored with: that of another file with the same context, so
+   * that one context never appears in two spellings (files of a context share a folder in git).
+   */
+  private contextSpelling(context: Context): Context {
+    const cid = contextId(context);
+    for (const file of this.finalFiles()) {
+      if (contextId(file.context) === cid) return file.context;
+    }
+    return context;
+  }
+
+  /** Every file variant as it stands at this point of the transaction. */
+  private *finalFiles(): Iterable<FileRecord> {
+    for (const file of this.state.files()) {
+      const id = fileId(file.path, contextId(file.context));
+      if (!this.files.has(id)) yield file;
+    }
+    for (const file of this.files.values()) if (file) yield file;
+  }
+
+  private finalPaths(): Set<string> {
+    const paths = new Set<string>();
+    for (const file of this.finalFiles()) paths.add(file.path);
+    return paths;
+  }
+
+  private checkFilePaths(): void {
+    const added = [...this.files].filter(([id, file]) => file && !this.state.file(id));
+    if (added.length === 0) return;
+    const addedIds = new Set(added.map(([id]) => id));
+    const index = new PathIndex();
+    for (const file of this.finalFiles()) {
+      if (!addedIds.has(fileId(file.path, contextId(file.context)))) index.add(file.path);
+    }
+    for (const [id, file] of added) {
+      const problem = index.add(file!.path);
+      if (problem) refuse(`${this.fileOrigin.get(id)} file ${shown(file!.path)}: ${problem}`);
+    }
+  }
+
+  /** FileRef and FileEmbed values must name a file of the repository at the end of the push. */
+  private checkFileReferences(): void {
+    const paths = this.finalPaths();
+    for (const [id, key] of this.keys) {
+      if (!key || !isFileReferenceType(key.vdt)) continue;
+      for (const value of key.values) {
+        if (value.value !== null && !paths.has(stripSlash(value.value))) {
+          refuse(`${this.blameValue(id, key, value)}: value names no file of the repository`);
+        }
+      }
+    }
+    const removed = new Set<string>();
+    for (const [id, file] of this.files) {
+      const before = this.state.file(id);
+      if (!file && before && !paths.has(before.path)) removed.add(before.path);
+    }
+    if (removed.size === 0) return;
+    for (const key of this.finalKeys()) {
+      if (!isFileReferenceType(key.vdt)) continue;
+      for (const value of key.values) {
+        const path = value.value === null ? null : stripSlash(value.value);
+        if (path !== null && removed.has(path)) {
+          const origin = [...this.files].find(([id, file]) => !file && this.state.file(id)?.path === path)![0];
+          refuse(`${this.fileOrigin.get(origin)} file ${shown(path)}: cannot delete, key ${key.key} refers to it`);
+        }
+      }
+    }
+  }
+
+  private *finalKeys(): Iterable<KeyRecord> {
+    for (const key of this.state.keys()) if (!this.keys.has(keyId(key.key))) yield key;
+    for (const key of this.keys.values()) if (key) yield key;
+  }
+
+  /** Every `${ key }` in a file must name a key that exists at the end of the push. */
+  private checkTemplateReferences(): void {
+    for (const [id, file] of this.files) {
+      if (!file) continue;
+      for (const name of referencedKeys(file.content)) {
+        if (!this.currentKey(keyId(name))) {
+          refuse(`${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`);
+        }
+      }
+    }
+    const deleted = [...this.keys].filter(([id, key]) => !key && this.state.key(id)).map(([id]) => id);
+    if (deleted.length === 0) return;
+    const deletedSet = new Set(deleted);
+    for (const file of this.finalFiles()) {
+      for (const name of referencedKeys(file.content)) {
+        const id = keyId(name);
+        if (deletedSet.has(id)) {
+          refuse(`${this.keyOrigin.get(id)} key ${this.state.key(id)!.key}: cannot delete, file ${shown(file.path)} references it`);
+        }
+      }
+    }
+  }
+}
+
+function stripSlash(path: string): string {
+  return path.startsWith('/') ? path.slice(1) : path;
+}

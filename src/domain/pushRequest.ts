@@ -1,0 +1,82 @@
+/**
+ * A push request after its shape has been checked (seed sections 2.2–2.5). Values of fields are
+ * not yet checked against the repository: that is applyPush's work.
+ */
+
+export interface ValueElement {
+  readonly context?: string;
+  /** Any JSON value; converted to text by the key's type. Absent means "keep the stored value". */
+  readonly value?: unknown;
+  readonly hasValue: boolean;
+  readonly active?: boolean;
+  readonly opp?: 'delete';
+}
+
+export interface KeyElement {
+  readonly kind: 'key';
+  readonly key: string;
+  readonly readme?: string;
+  readonly deprecated?: boolean;
+  readonly vdt?: string;
+  readonly push?: boolean;
+  readonly securityGroup?: string;
+  readonly password?: string;
+  readonly values?: readonly ValueElement[];
+  readonly opp?: 'delete';
+}
+
+export interface FileElement {
+  readonly kind: 'file';
+  readonly file: string;
+  readonly context?: string;
+  readonly content?: string;
+  readonly active?: boolean;
+  readonly securityGroup?: string;
+  readonly password?: string;
+  readonly opp?: 'delete';
+}
+
+export type PushElement = KeyElement | FileElement;
+
+export interface PushRequest {
+  readonly changeComment?: string;
+  readonly enableKeyCreation?: boolean;
+  readonly data: readonly PushElement[];
+}
+
+/** Limits of contract section 6. */
+export const MAX_ELEMENTS = 10_000;
+export const MAX_VALUE_BYTES = 1024 * 1024;
+
+export interface LimitProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+function utf8Length(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+/** The first place a well-formed push goes over the limits (answered 413), if any. */
+export function findLimitProblem(request: PushRequest): LimitProblem | undefined {
+  if (request.data.length > MAX_ELEMENTS) {
+    return { path: 'data', message: `a push holds at most ${MAX_ELEMENTS} elements, this one has ${request.data.length}` };
+  }
+  const tooLarge = `larger than ${MAX_VALUE_BYTES} bytes`;
+  for (let i = 0; i < request.data.length; i++) {
+    const element = request.data[i];
+    if (element.kind === 'file') {
+      if (element.content !== undefined && utf8Length(element.content) > MAX_VALUE_BYTES) {
+        return { path: `data[${i}].content`, message: `file content is ${tooLarge}` };
+      }
+      continue;
+    }
+    for (let j = 0; j < (element.values?.length ?? 0); j++) {
+      const value = element.values![j].value;
+      if (value === undefined || value === null) continue;
+      const text = typeof value === 'string' ? value : JSON.stringify(value);
+      if (utf8Length(text) > MAX_VALUE_BYTES) return { path: `data[${i}].values[${j}].value`, message: `value is ${tooLarge}` };
+    }
+  }
+  return undefined;
+}

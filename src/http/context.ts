@@ -1,0 +1,14 @@
+/** What the HTTP adapter needs from the rest of the program. */
+import type { Logger } from 'pino';
+import type { RepositoryRegistry } from '../store/registry.js';
+import type { TokenService } from '../service/tokens.js';
+
+export interface AppContext {
+  readonly registry: RepositoryRegistry;
+  readonly tokens: TokenService;
+  readonly logger: Logger;
+  /** Largest request body accepted, in bytes (413 above it, before parsing). */
+  readonly bodyLimit: number;
+}
+
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

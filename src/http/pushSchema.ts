@@ -1,0 +1,160 @@
+/**
+ * The shape of a push body (seed sections 2.2–2.5, contract section 6), checked strictly with zod:
+ * unknown fields are rejected, so a mistyped `opp` can never turn a delete into an update.
+ * Booleans also accept the strings "true" and "false", as the ConfigHub Java client sends them.
+ * Anything that has the right shape but the wrong content is left to the push itself (a 304).
+ */
+import { z } from 'zod';
+import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../domain/pushRequest.js';
+import type { ErrorDetail } from './errors.js';
+
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
+const optionalText = z.string().nullable().optional();
+const opp = z.literal('delete', { error: 'opp may only be "delete"' }).optional();
+
+const valueSchema = z.strictObject({
+  context: z.string().optional(),
+  value: z.unknown().optional(),
+  active: flag.optional(),
+  opp,
+});
+
+const keySchema = z.strictObject({
+  key: z.string(),
+  readme: optionalText,
+  deprecated: flag.optional(),
+  vdt: z.string().optional(),
+  push: flag.optional(),
+  securityGroup: optionalText,
+  password: optionalText,
+  values: z.unknown().optional(),
+  opp,
+});
+
+const fileSchema = z.strictObject({
+  file: z.string(),
+  context: z.string().optional(),
+  content: z.string().optional(),
+  active: flag.optional(),
+  securityGroup: optionalText,
+  password: optionalText,
+  opp,
+});
+
+const bodySchema = z.strictObject({
+  changeComment: optionalText,
+  enableKeyCreation: flag.optional(),
+  data: z.array(z.unknown()),
+});
+
+/** `data[1].values[0].context` from zod's path segments. */
+export function jsonPath(segments: readonly PropertyKey[]): string {
+  let path = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') path += `[${segment}]`;
+    else path += path ? `.${String(segment)}` : String(segment);
+  }
+  return path;
+}
+
+export type PushParse = { ok: true; request: PushRequest } | { ok: false; problems: ErrorDetail[] };
+
+/** Checks the shape of a parsed JSON body; reports every problem with its JSON path. */
+export function parsePushBody(body: unknown): PushParse {
+  const problems: ErrorDetail[] = [];
+  const check = <T>(schema: z.ZodType<T>, input: unknown, at: PropertyKey[]): T | undefined => {
+    const parsed = schema.safeParse(input);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) {
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) problems.push({ path: jsonPath([...at, ...issue.path, key]), message: 'unknown field' });
+      } else {
+        problems.push({ path: jsonPath([...at, ...issue.path]) || '(body)', message: issue.message });
+      }
+    }
+    return undefined;
+  };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, problems: [{ path: '(body)', message: 'the body must be a JSON object' }] };
+  }
+  const top = check(bodySchema, body, []);
+  if (!top) return { ok: false, problems };
+  const data: PushElement[] = [];
+  top.data.forEach((raw, i) => {
+    const element = parseElement(raw, i, check, problems);
+    if (element) data.push(element);
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  return {
+    ok: true,
+    request: {
+      data,
+      ...(top.changeComment != null ? { changeComment: top.changeComment } : {}),
+      ...(top.enableKeyCreation !== undefined ? { enableKeyCreation: top.enableKeyCreation } : {}),
+    },
+  };
+}
+
+type Check = <T>(schema: z.ZodType<T>, input: unknown, at: PropertyKey[]) => T | undefined;
+
+function parseElement(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): PushElement | undefined {
+  const at = `data[${i}]`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    problems.push({ path: at, message: 'an element must be a JSON object' });
+    return undefined;
+  }
+  const hasKey = 'key' in raw;
+  const hasFile = 'file' in raw;
+  if (hasKey === hasFile) {
+    problems.push({ path: at, message: hasKey ? 'an element carries key or file, not both' : 'an element must carry key or file' });
+    return undefined;
+  }
+  if (hasFile) {
+    const file = check(fileSchema, raw, ['data', i]);
+    return file && ({ kind: 'file', ...withoutNulls(file) } as FileElement);
+  }
+  const key = check(keySchema, raw, ['data', i]);
+  if (!key) return undefined;
+  const values = parseValues(key.values, i, check, problems);
+  if (values === null) return undefined;
+  const { values: _raw, ...fields } = key;
+  return { kind: 'key', ...withoutNulls(fields), ...(values ? { values } : {}) } as KeyElement;
+}
+
+/** `values` is an array, or, in the delete form, one object with `opp: "delete"`. Null: a problem was reported. */
+function parseValues(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): ValueElement[] | undefined | null {
+  if (raw === undefined) return undefined;
+  const at = `data[${i}].values`;
+  let items: unknown[];
+  let single = false;
+  if (Array.isArray(raw)) items = raw;
+  else if (typeof raw === 'object' && raw !== null) {
+    items = [raw];
+    single = true;
+  } else {
+    problems.push({ path: at, message: 'values must be an array of value objects' });
+    return null;
+  }
+  const values: ValueElement[] = [];
+  let failed = false;
+  items.forEach((item, j) => {
+    const parsed = check(valueSchema, item, ['data', i, 'values', ...(single ? [] : [j])]);
+    if (!parsed) {
+      failed = true;
+      return;
+    }
+    if (single && parsed.opp !== 'delete') {
+      problems.push({ path: at, message: 'a single value object is only accepted in the delete form (opp: "delete"); use an array' });
+      failed = true;
+      return;
+    }
+    values.push({ ...parsed, hasValue: typeof item === 'object' && item !== null && 'value' in item });
+  });
+  return failed ? null : values;
+}
+
+/** Null in an optional text field means the same as leaving it out. */
+function withoutNulls<T extends object>(fields: T): T {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as T;
+}
+

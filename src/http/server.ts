@@ -1,0 +1,46 @@
+/** Starting and stopping the HTTP server, with graceful shutdown (contract section 2). */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import type { AppContext } from './context.js';
+
+export interface RunningServer {
+  readonly server: Server;
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting, lets in-flight requests (pushes) finish, then resolves. */
+  close(): Promise<void>;
+}
+
+/** How long in-flight requests get to finish on shutdown before their connections are cut. */
+const DRAIN_MS = 10_000;
+
+export function startServer(ctx: AppContext, port: number, host: string): Promise<RunningServer> {
+  const app = createApp(ctx);
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.headersTimeout = 30_000;
+    server.requestTimeout = 60_000;
+    server.keepAliveTimeout = 5_000;
+    server.once('error', reject);
+    server.once('listening', () => {
+      const address = server.address() as AddressInfo;
+      const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      let closing: Promise<void> | undefined;
+      resolve({
+        server,
+        port: address.port,
+        url: `http://${shown}:${address.port}`,
+        close: () =>
+          (closing ??= new Promise<void>((done) => {
+            const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+            server.close(() => {
+              clearTimeout(force);
+              done();
+            });
+            server.closeIdleConnections();
+          })),
+      });
+    });
+  });
+}

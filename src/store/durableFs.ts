@@ -1,0 +1,98 @@
+/**
+ * File system adapters for isomorphic-git, and the durable-write helpers the write path uses.
+ *
+ * isomorphic-git writes loose objects straight to their final path and never fsyncs
+ * (reference/git-engine-notes.md, section 6), so a crash could leave a truncated object that is
+ * never rewritten. The write adapter turns every object write into write-temporary, fsync, rename,
+ * and remembers the folders it touched so the caller can fsync them before the ref moves.
+ */
+import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
+
+/** Reads through the synchronous calls: small files, and far fewer thread-pool round trips. */
+export const readFs = {
+  promises: {
+    readFile: async (path: string, options?: unknown) => fs.readFileSync(path, options as fs.ObjectEncodingOptions),
+    writeFile: async () => {
+      throw new Error('read-only file system adapter');
+    },
+    mkdir: async () => {
+      throw new Error('read-only file system adapter');
+    },
+    rmdir: async () => {
+      throw new Error('read-only file system adapter');
+    },
+    unlink: async () => {
+      throw new Error('read-only file system adapter');
+    },
+    stat: async (path: string) => fs.statSync(path),
+    lstat: async (path: string) => fs.lstatSync(path),
+    readdir: async (path: string) => fs.readdirSync(path),
+    readlink: async (path: string) => fs.readlinkSync(path),
+    symlink: async () => {
+      throw new Error('read-only file system adapter');
+    },
+    chmod: async () => undefined,
+  },
+};
+
+/** One batch of durable object writes: isomorphic-git writes through it, then `sync()` fsyncs the folders. */
+export class DurableWriteFs {
+  private readonly dirtyFolders = new Set<string>();
+  readonly promises = {
+    readFile: readFs.promises.readFile,
+    stat: readFs.promises.stat,
+    lstat: readFs.promises.lstat,
+    readdir: readFs.promises.readdir,
+    readlink: readFs.promises.readlink,
+    chmod: readFs.promises.chmod,
+    unlink: (path: string) => fs.promises.unlink(path),
+    rmdir: (path: string) => fs.promises.rmdir(path),
+    symlink: async () => {
+      throw new Error('symbolic links are never written');
+    },
+    mkdir: async (path: string) => {
+      await fs.promises.mkdir(path);
+      this.dirtyFolders.add(dirname(path));
+    },
+    writeFile: async (path: string, data: Uint8Array | string) => {
+      await writeFileAtomic(path, data);
+      this.dirtyFolders.add(dirname(path));
+    },
+  };
+
+  /** Makes every rename and folder creation of this batch durable. */
+  async sync(): Promise<void> {
+    await Promise.all([...this.dirtyFolders].map(fsyncFolder));
+    this.dirtyFolders.clear();
+  }
+}
+
+/** Writes a file under a temporary name, fsyncs it and renames it into place. */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o444): Promise<void> {
+  // `tmp_obj_` is the prefix git's own gc recognises and prunes if a crash leaves one behind.
+  const temporary = `${dirname(path)}/tmp_obj_${process.pid}_${randomBytes(6).toString('hex')}`;
+  const handle = await fs.promises.open(temporary, 'wx', mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.promises.rename(temporary, path);
+  } catch (error) {
+    await fs.promises.unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function fsyncFolder(path: string): Promise<void> {
+  const handle = await fs.promises.open(path, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Git's object encoding: the wrapped form `<type> <size>\0<content>`, SHA-1 ids, and the tree and
+ * commit formats. Hashing and deflating use Node's crypto and zlib, which are 2 to 10 times faster
+ * than isomorphic-git's browser streams (reference/git-engine-notes.md, section 3).
+ */
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+
+export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
+
+export interface EncodedObject {
+  readonly oid: string;
+  readonly type: ObjectType;
+  /** The zlib-deflated wrapped object, as stored in a loose object file. */
+  readonly deflated: Buffer;
+}
+
+export function encodeObject(type: ObjectType, content: Buffer): EncodedObject {
+  const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]);
+  const oid = createHash('sha1').update(wrapped).digest('hex');
+  return { oid, type, deflated: deflateSync(wrapped, { level: 1 }) };
+}
+
+export const TREE_MODE = '40000';
+export const BLOB_MODE = '100644';
+
+export interface TreeEntry {
+  readonly name: string;
+  readonly mode: string;
+  readonly oid: string;
+}
+
+export function isTreeEntry(entry: TreeEntry): boolean {
+  return entry.mode === TREE_MODE;
+}
+
+/** Git sorts tree entries by name, comparing a folder's name as if it ended in `/`. */
+function sortKey(entry: TreeEntry): string {
+  return isTreeEntry(entry) ? `${entry.name}/` : entry.name;
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+export function serializeTree(entries: Iterable<TreeEntry>): Buffer {
+  const sorted = [...entries].sort((a, b) => compareBytes(sortKey(a), sortKey(b)));
+  const parts: Buffer[] = [];
+  for (const entry of sorted) {
+    parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.oid, 'hex'));
+  }
+  return Buffer.concat(parts);
+}
+
+export function parseTree(content: Buffer): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  let at = 0;
+  while (at < content.length) {
+    const space = content.indexOf(0x20, at);
+    const nul = content.indexOf(0, space);
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object');
+    entries.push({
+      mode: content.toString('latin1', at, space),
+      name: content.toString('utf8', space + 1, nul),
+      oid: content.toString('hex', nul + 1, nul + 21),
+    });
+    at = nul + 21;
+  }
+  return entries;
+}
+
+export interface Signature {
+  readonly name: string;
+  readonly email: string;
+  /** Seconds since the epoch. */
+  readonly timestamp: number;
+}
+
+export interface CommitFields {
+  readonly tree: string;
+  readonly parents: readonly string[];
+  readonly author: Signature;
+  readonly committer: Signature;
+  readonly message: string;
+}
+
+function formatSignature(s: Signature): string {
+  return `${s.name} <${s.email}> ${s.timestamp} +0000`;
+}
+
+export function serializeCommit(commit: CommitFields): Buffer {
+  const lines = [`tree ${commit.tree}`];
+  for (const parent of commit.parents) lines.push(`parent ${parent}`);
+  lines.push(`author ${formatSignature(commit.author)}`, `committer ${formatSignature(commit.committer)}`, '');
+  return Buffer.from(`${lines.join('\n')}\n${commit.message}`);
+}
+
+export interface ParsedCommit {
+  readonly tree: string;
+  readonly parents: string[];
+  /** Committer time, seconds since the epoch. */
+  readonly committedAt: number;
+  readonly message: string;
+}
+
+export function parseCommit(content: Buffer): ParsedCommit {
+  const text = content.toString('utf8');
+  const end = text.indexOf('\n\n');
+  const header = end < 0 ? text : text.slice(0, end);
+  let tree = '';
+  let committedAt = 0;
+  const parents: string[] = [];
+  for (const line of header.split('\n')) {
+    if (line.startsWith('tree ')) tree = line.slice(5);
+    else if (line.startsWith('parent ')) parents.push(line.slice(7));
+    else if (line.startsWith('committer ')) committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
+  }
+  if (!/^[0-9a-f]{40}$/.test(tree)) throw new Error('malformed commit object');
+  return { tree, parents, committedAt, message: end < 0 ? '' : text.slice(end + 2) };
+}

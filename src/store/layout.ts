@@ -1,0 +1,177 @@
+/**
+ * What a repository looks like in git (contract section 8):
+ *
+ *   repository.yaml                            settings: context levels, description, flags, created
+ *   keys/<xx>/<key>.yaml                       one file per key: metadata and values sorted by context;
+ *                                              xx = first two hex digits of sha1(lower-cased key name)
+ *   files/<context>/<path>                     active files, raw content, one folder per context
+ *   inactive-files/<context>/<path>            files whose `active` flag is false
+ *
+ * `<key>` is the lower-cased key name; `<context>` is the context with `;` between items and `_`
+ * for a wildcard (`Production;_`). Characters Windows forbids in names (`* : < > | ? "`), a
+ * trailing dot or space, `%`, and Windows device names (`con`, `nul`, `com1`...) are written as
+ * `%XX`, so a clone checks out on Linux, macOS and Windows.
+ */
+import { createHash } from 'node:crypto';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { WILDCARD, type Context } from '../domain/context.js';
+import type { FileRecord, KeyRecord, RepoSettings } from '../domain/model.js';
+import { keyId } from '../domain/names.js';
+import { VALUE_TYPES } from '../domain/valueTypes.js';
+
+export const SETTINGS_FILE = 'repository.yaml';
+export const KEYS_FOLDER = 'keys';
+export const FILES_FOLDER = 'files';
+export const INACTIVE_FILES_FOLDER = 'inactive-files';
+export const BRANCH_REF = 'refs/heads/main';
+
+/** The folder a file variant lives in, by its active flag. */
+export function filesFolder(file: Pick<FileRecord, 'active'>): string {
+  return file.active ? FILES_FOLDER : INACTIVE_FILES_FOLDER;
+}
+
+// --- names in trees -------------------------------------------------------------------------
+
+const DEVICE_NAMES = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
+const WINDOWS_FORBIDDEN = /[<>:"|?*%]/g;
+
+function percent(char: string): string {
+  return `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
+}
+
+/** A name that checks out on every operating system. Reversible by decodeName. */
+export function encodeName(name: string): string {
+  let encoded = name.replace(WINDOWS_FORBIDDEN, percent);
+  if (/[. ]$/.test(encoded)) encoded = encoded.slice(0, -1) + percent(encoded.slice(-1));
+  const stem = encoded.split('.')[0];
+  if (DEVICE_NAMES.test(stem)) encoded = percent(encoded[0]) + encoded.slice(1);
+  return encoded;
+}
+
+export function decodeName(encoded: string): string {
+  return encoded.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** The shard folder of a key: spreads keys over 256 folders so a push rewrites few trees. */
+export function keyShard(id: string): string {
+  return createHash('sha1').update(id).digest('hex').slice(0, 2);
+}
+
+export function keyFileName(id: string): string {
+  return `${encodeName(id)}.yaml`;
+}
+
+/** `keys/<xx>/<key>.yaml` for a key name. */
+export function keyPath(name: string): string {
+  const id = keyId(name);
+  return `${KEYS_FOLDER}/${keyShard(id)}/${keyFileName(id)}`;
+}
+
+export function contextFolderName(context: Context): string {
+  return encodeName(context.map((item) => (item === WILDCARD ? '_' : item)).join(';'));
+}
+
+export function parseContextFolderName(name: string): Context {
+  return decodeName(name)
+    .split(';')
+    .map((item) => (item === '_' ? WILDCARD : item));
+}
+
+export function encodeFilePath(path: string): string[] {
+  return path.split('/').map(encodeName);
+}
+
+export function decodeFilePath(segments: readonly string[]): string {
+  return segments.map(decodeName).join('/');
+}
+
+// --- documents --------------------------------------------------------------------------------
+
+const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0 });
+
+const keyDocument = z.strictObject({
+  key: z.string(),
+  readme: z.string(),
+  deprecated: z.boolean(),
+  vdt: z.enum(VALUE_TYPES),
+  push: z.boolean(),
+  values: z.array(
+    z.strictObject({
+      context: z.string(),
+      value: z.string().nullable(),
+      active: z.boolean(),
+    }),
+  ),
+});
+
+export function serializeKey(key: KeyRecord): string {
+  return stringify({
+    key: key.key,
+    readme: key.readme,
+    deprecated: key.deprecated,
+    vdt: key.vdt,
+    push: key.push,
+    values: key.values.map((v) => ({ context: v.context.join(';'), value: v.value, active: v.active })),
+  });
+}
+
+export class LayoutError extends Error {
+  readonly code = 'LayoutError';
+}
+
+function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text, { schema: 'core', strict: true, uniqueKeys: true });
+  } catch (error) {
+    throw new LayoutError(`${what} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+  }
+  const parsed = schema.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new LayoutError(`${what} does not match the layout: ${issue.path.join('.') || 'document'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+export function parseKey(text: string, what: string): KeyRecord {
+  const doc = parseYaml(text, keyDocument, what);
+  return { ...doc, values: doc.values.map((v) => ({ context: v.context.split(';'), value: v.value, active: v.active })) };
+}
+
+const settingsDocument = z.strictObject({
+  context: z.array(z.string()).min(1).max(10),
+  description: z.string(),
+  created: z.string(),
+  isPrivate: z.boolean(),
+  isPersonal: z.boolean(),
+  accessControlsEnabled: z.boolean(),
+  vdtEnabled: z.boolean(),
+  securityEnabled: z.boolean(),
+  contextGroupsEnabled: z.boolean(),
+  tokenFreePush: z.boolean(),
+  tokenFreePull: z.boolean(),
+});
+
+export function serializeSettings(settings: RepoSettings): string {
+  const { levels, ...rest } = settings;
+  return stringify({
+    context: levels,
+    description: rest.description,
+    created: rest.created,
+    isPrivate: rest.isPrivate,
+    isPersonal: rest.isPersonal,
+    accessControlsEnabled: rest.accessControlsEnabled,
+    vdtEnabled: rest.vdtEnabled,
+    securityEnabled: rest.securityEnabled,
+    contextGroupsEnabled: rest.contextGroupsEnabled,
+    tokenFreePush: rest.tokenFreePush,
+    tokenFreePull: rest.tokenFreePull,
+  });
+}
+
+export function parseSettings(text: string): RepoSettings {
+  const { context, ...rest } = parseYaml(text, settingsDocument, SETTINGS_FILE);
+  return { levels: context, ...rest };
+}

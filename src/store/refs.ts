@@ -1,0 +1,86 @@
+/**
+ * Reading and moving refs the way git itself does, so that cfghub, a second cfghub process and
+ * plain `git` can write the same repository without losing a commit:
+ * a `<ref>.lock` file created exclusively, a compare-and-swap against the commit the writer
+ * started from, and a rename over the ref, then fsync of the ref's folder.
+ * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
+ */
+import * as fs from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fsyncFolder } from './durableFs.js';
+
+const OID = /^[0-9a-f]{40}$/;
+
+/** The commit id a ref points at, or null when the ref does not exist. Follows `ref:` links. */
+export function readRef(gitdir: string, name: string, depth = 0): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(join(gitdir, name), 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    return readPackedRef(gitdir, name);
+  }
+  if (OID.test(text)) return text;
+  if (text.startsWith('ref: ') && depth < 5) return readRef(gitdir, text.slice(5).trim(), depth + 1);
+  throw new Error(`malformed ref ${name}`);
+}
+
+function readPackedRef(gitdir: string, name: string): string | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(join(gitdir, 'packed-refs'), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  for (const line of text.split('\n')) {
+    if (line.length > 41 && line.slice(41) === name && OID.test(line.slice(0, 40))) return line.slice(0, 40);
+  }
+  return null;
+}
+
+export type RefUpdate =
+  | { readonly ok: true }
+  /** Another writer moved the ref since `expected` was read. */
+  | { readonly ok: false; readonly why: 'moved'; readonly current: string | null }
+  /** Another writer holds `<ref>.lock` right now. */
+  | { readonly ok: false; readonly why: 'locked' };
+
+/**
+ * Moves `name` from `expected` (null: the ref must not exist) to `next`, durably, or reports why not.
+ * `next` must already be durable on disk.
+ */
+export async function compareAndSwapRef(
+  gitdir: string,
+  name: string,
+  expected: string | null,
+  next: string,
+): Promise<RefUpdate> {
+  const refPath = join(gitdir, name);
+  const lockPath = `${refPath}.lock`;
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(lockPath, 'wx', 0o644);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { ok: false, why: 'locked' };
+    throw error;
+  }
+  let renamed = false;
+  try {
+    try {
+      await handle.writeFile(`${next}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // Read the ref only once the lock is ours: from here on, no cooperating writer can move it.
+    const current = readRef(gitdir, name);
+    if (current !== expected) return { ok: false, why: 'moved', current };
+    await fs.promises.rename(lockPath, refPath);
+    renamed = true;
+    await fsyncFolder(dirname(refPath));
+    return { ok: true };
+  } finally {
+    if (!renamed) await fs.promises.unlink(lockPath).catch(() => undefined);
+  }
+}

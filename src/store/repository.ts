@@ -1,0 +1,88 @@
+/**
+ * One bare repository: its object store, its head, its snapshots by commit id, and the
+ * in-process queue that serialises its writers (other processes are kept out by the ref lock).
+ */
+import { compareAndSwapRef, readRef, type RefUpdate } from './refs.js';
+import { BRANCH_REF, LayoutError } from './layout.js';
+import { ObjectStore } from './objectStore.js';
+import { readSnapshot } from './readSnapshot.js';
+import type { Snapshot } from './snapshot.js';
+import type { StagedCommit } from './stageCommit.js';
+
+/** Snapshots kept per repository besides the newest: enough for reads that started before a push. */
+const SNAPSHOTS_KEPT = 4;
+
+export class GitRepository {
+  readonly objects: ObjectStore;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly snapshots = new Map<string, Promise<Snapshot>>();
+  private latest: Snapshot | undefined;
+
+  constructor(
+    readonly account: string,
+    readonly name: string,
+    readonly gitdir: string,
+  ) {
+    this.objects = new ObjectStore(gitdir);
+  }
+
+  get fullName(): string {
+    return `${this.account}/${this.name}`;
+  }
+
+  /** The current head commit, read from disk each time so commits made by others show at once. */
+  head(): string {
+    const head = readRef(this.gitdir, BRANCH_REF);
+    if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
+    return head;
+  }
+
+  async headSnapshot(): Promise<Snapshot> {
+    return this.snapshot(this.head());
+  }
+
+  /** The parsed state at a commit; built once per commit, from the newest snapshot's parts. */
+  snapshot(commitId: string): Promise<Snapshot> {
+    let pending = this.snapshots.get(commitId);
+    if (!pending) {
+      pending = readSnapshot(this.objects, commitId, this.latest);
+      this.remember(commitId, pending);
+      pending.then(
+        (snapshot) => this.makeLatest(snapshot),
+        () => this.snapshots.delete(commitId),
+      );
+    }
+    return pending;
+  }
+
+  private remember(commitId: string, snapshot: Promise<Snapshot>): void {
+    this.snapshots.delete(commitId);
+    this.snapshots.set(commitId, snapshot);
+    while (this.snapshots.size > SNAPSHOTS_KEPT) this.snapshots.delete(this.snapshots.keys().next().value!);
+  }
+
+  private makeLatest(snapshot: Snapshot): void {
+    this.latest = snapshot;
+  }
+
+  /** Runs `work` after every earlier writer of this repository in this process has finished. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(work);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /**
+   * Makes a staged commit the head: objects durable first, then the ref moved by lock,
+   * compare-and-swap against `parent` and rename. Call inside `exclusive`.
+   */
+  async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
+    await this.objects.writeDurably(staged.objects);
+    const update = await compareAndSwapRef(this.gitdir, BRANCH_REF, parent, staged.commitId!);
+    if (update.ok) {
+      this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
+      this.makeLatest(staged.snapshot);
+    }
+    return update;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * An immutable, parsed view of a repository at one commit. Cached by commit id, so it can never
+ * go stale: a new commit is a new snapshot. Snapshots share unchanged parts (shards, parsed keys)
+ * with the snapshot they were derived from.
+ */
+import { contextId } from '../domain/context.js';
+import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState } from '../domain/model.js';
+import type { TreeEntry } from './gitObjects.js';
+import { keyShard } from './layout.js';
+
+export interface KeyEntry {
+  /** The blob's name in its shard tree. */
+  readonly fileName: string;
+  readonly blobId: string;
+  readonly record: KeyRecord;
+}
+
+/** One folder `keys/<xx>`: the keys whose lower-cased name hashes to xx. */
+export interface Shard {
+  readonly treeId: string;
+  readonly byId: ReadonlyMap<string, KeyEntry>;
+  readonly valueCount: number;
+}
+
+export interface FileEntry {
+  readonly blobId: string;
+  readonly record: FileRecord;
+}
+
+export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>): Shard {
+  let valueCount = 0;
+  for (const entry of byId.values()) valueCount += entry.record.values.length;
+  return { treeId, byId, valueCount };
+}
+
+export interface SnapshotParts {
+  readonly commitId: string;
+  readonly treeId: string;
+  /** Root tree entries other than the ones cfghub manages, kept as they are. */
+  readonly otherRootEntries: readonly TreeEntry[];
+  readonly settings: RepoSettings;
+  readonly settingsBlobId: string;
+  readonly shards: ReadonlyMap<string, Shard>;
+  readonly fileEntries: ReadonlyMap<string, FileEntry>;
+  /** The root entries `files` and `inactive-files`, when present. */
+  readonly fileRootEntries: readonly TreeEntry[];
+  /** Ids of every tree under files/ and inactive-files/, so unchanged ones are not written again. */
+  readonly fileTreeIds: ReadonlySet<string>;
+}
+
+export class Snapshot implements RepositoryState, SnapshotParts {
+  readonly commitId: string;
+  readonly treeId: string;
+  readonly otherRootEntries: readonly TreeEntry[];
+  readonly settings: RepoSettings;
+  readonly settingsBlobId: string;
+  readonly shards: ReadonlyMap<string, Shard>;
+  readonly fileEntries: ReadonlyMap<string, FileEntry>;
+  readonly fileRootEntries: readonly TreeEntry[];
+  readonly fileTreeIds: ReadonlySet<string>;
+  readonly keyCount: number;
+  readonly valueCount: number;
+
+  constructor(parts: SnapshotParts) {
+    this.commitId = parts.commitId;
+    this.treeId = parts.treeId;
+    this.otherRootEntries = parts.otherRootEntries;
+    this.settings = parts.settings;
+    this.settingsBlobId = parts.settingsBlobId;
+    this.shards = parts.shards;
+    this.fileEntries = parts.fileEntries;
+    this.fileRootEntries = parts.fileRootEntries;
+    this.fileTreeIds = parts.fileTreeIds;
+    let keys = 0;
+    let values = 0;
+    for (const shard of this.shards.values()) {
+      keys += shard.byId.size;
+      values += shard.valueCount;
+    }
+    this.keyCount = keys;
+    this.valueCount = values;
+  }
+
+  key(id: string): KeyRecord | undefined {
+    return this.shards.get(keyShard(id))?.byId.get(id)?.record;
+  }
+
+  *keys(): Iterable<KeyRecord> {
+    for (const shard of this.shards.values()) for (const entry of shard.byId.values()) yield entry.record;
+  }
+
+  file(id: string): FileRecord | undefined {
+    return this.fileEntries.get(id)?.record;
+  }
+
+  *files(): Iterable<FileRecord> {
+    for (const entry of this.fileEntries.values()) yield entry.record;
+  }
+}
+
+export function fileEntryId(record: FileRecord): string {
+  return fileId(record.path, contextId(record.context));
+}

@@ -1,0 +1,179 @@
+/**
+ * Turns a push's changes into git objects on top of a snapshot: blobs for changed keys and files,
+ * only the trees on the paths they change (the key's shard, `keys`, the root; the files trees when
+ * a file changed), and the commit. Nothing is written here: the caller writes the objects durably
+ * and then moves the ref.
+ */
+import { compareContexts } from '../domain/context.js';
+import type { FileRecord, PushChanges } from '../domain/model.js';
+import {
+  BLOB_MODE,
+  encodeObject,
+  serializeCommit,
+  serializeTree,
+  TREE_MODE,
+  type EncodedObject,
+  type Signature,
+  type TreeEntry,
+} from './gitObjects.js';
+import {
+  contextFolderName,
+  encodeFilePath,
+  FILES_FOLDER,
+  filesFolder,
+  INACTIVE_FILES_FOLDER,
+  KEYS_FOLDER,
+  keyFileName,
+  keyShard,
+  serializeKey,
+  SETTINGS_FILE,
+} from './layout.js';
+import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
+
+export interface CommitInfo {
+  readonly message: string;
+  readonly author: Signature;
+}
+
+export interface StagedCommit {
+  /** Objects to write, none of which the repository is known to hold already. */
+  readonly objects: readonly EncodedObject[];
+  /** Null when the push changes nothing: same tree as its parent. */
+  readonly commitId: string | null;
+  /** The snapshot of the new commit, once it is the head. */
+  readonly snapshot: Snapshot;
+}
+
+export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitInfo): StagedCommit {
+  const objects: EncodedObject[] = [];
+  const shards = stageKeys(base, changes, objects);
+  const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
+
+  const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: base.settingsBlobId }];
+  if (shards.size > 0) {
+    const keysTree = encodeObject(
+      'tree',
+      serializeTree([...shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId }))),
+    );
+    objects.push(keysTree);
+    root.push({ name: KEYS_FOLDER, mode: TREE_MODE, oid: keysTree.oid });
+  }
+  const fileRootEntries = files?.rootEntries ?? base.fileRootEntries;
+  root.push(...fileRootEntries);
+  const rootTree = encodeObject('tree', serializeTree(root));
+
+  const fileEntries = files?.entries ?? base.fileEntries;
+  const fileTreeIds = files?.treeIds ?? base.fileTreeIds;
+  if (rootTree.oid === base.treeId) {
+    return { objects: [], commitId: null, snapshot: base };
+  }
+  objects.push(rootTree);
+  const commit = encodeObject(
+    'commit',
+    serializeCommit({ tree: rootTree.oid, parents: [base.commitId], author: info.author, committer: info.author, message: info.message }),
+  );
+  objects.push(commit);
+  const snapshot = new Snapshot({
+    ...base,
+    commitId: commit.oid,
+    treeId: rootTree.oid,
+    shards,
+    fileEntries,
+    fileRootEntries,
+    fileTreeIds,
+  });
+  return { objects: dedupe(objects), commitId: commit.oid, snapshot };
+}
+
+function dedupe(objects: EncodedObject[]): EncodedObject[] {
+  const seen = new Map<string, EncodedObject>();
+  for (const object of objects) seen.set(object.oid, object);
+  return [...seen.values()];
+}
+
+function stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Map<string, Shard> {
+  if (changes.keys.size === 0) return base.shards as Map<string, Shard>;
+  const touched = new Map<string, Map<string, KeyEntry>>();
+  for (const [id, record] of changes.keys) {
+    const name = keyShard(id);
+    let byId = touched.get(name);
+    if (!byId) touched.set(name, (byId = new Map(base.shards.get(name)?.byId)));
+    const existing = byId.get(id);
+    if (!record) {
+      byId.delete(id);
+      continue;
+    }
+    const sorted = { ...record, values: [...record.values].sort((a, b) => compareContexts(a.context, b.context)) };
+    const blob = encodeObject('blob', Buffer.from(serializeKey(sorted)));
+    if (blob.oid !== existing?.blobId) objects.push(blob);
+    byId.set(id, { fileName: existing?.fileName ?? keyFileName(id), blobId: blob.oid, record: sorted });
+  }
+  const shards = new Map(base.shards);
+  for (const [name, byId] of touched) {
+    if (byId.size === 0) {
+      shards.delete(name);
+      continue;
+    }
+    const tree = encodeObject(
+      'tree',
+      serializeTree([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId }))),
+    );
+    if (tree.oid !== base.shards.get(name)?.treeId) objects.push(tree);
+    shards.set(name, makeShard(tree.oid, byId));
+  }
+  return shards;
+}
+
+/** A folder being assembled: blobs and subfolders by encoded name. */
+interface FolderNode {
+  readonly blobs: Map<string, string>;
+  readonly folders: Map<string, FolderNode>;
+}
+
+const folderNode = (): FolderNode => ({ blobs: new Map(), folders: new Map() });
+
+function stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject[]) {
+  const entries = new Map<string, FileEntry>(base.fileEntries);
+  for (const [id, record] of changes.files) {
+    if (!record) {
+      entries.delete(id);
+      continue;
+    }
+    const existing = base.fileEntries.get(id);
+    const blob = encodeObject('blob', Buffer.from(record.content, 'utf8'));
+    if (blob.oid !== existing?.blobId) objects.push(blob);
+    entries.set(id, { blobId: blob.oid, record });
+  }
+  const tops = new Map<string, FolderNode>([
+    [FILES_FOLDER, folderNode()],
+    [INACTIVE_FILES_FOLDER, folderNode()],
+  ]);
+  for (const { blobId, record } of entries.values()) place(tops.get(filesFolder(record))!, record, blobId);
+
+  const treeIds = new Set<string>();
+  const writeFolder = (node: FolderNode): string => {
+    const tree: TreeEntry[] = [];
+    for (const [name, oid] of node.blobs) tree.push({ name, mode: BLOB_MODE, oid });
+    for (const [name, child] of node.folders) tree.push({ name, mode: TREE_MODE, oid: writeFolder(child) });
+    const encoded = encodeObject('tree', serializeTree(tree));
+    if (!base.fileTreeIds.has(encoded.oid)) objects.push(encoded);
+    treeIds.add(encoded.oid);
+    return encoded.oid;
+  };
+  const rootEntries: TreeEntry[] = [];
+  for (const [name, node] of tops) {
+    if (node.folders.size > 0) rootEntries.push({ name, mode: TREE_MODE, oid: writeFolder(node) });
+  }
+  return { entries, treeIds, rootEntries };
+}
+
+function place(top: FolderNode, record: FileRecord, blobId: string): void {
+  const segments = [contextFolderName(record.context), ...encodeFilePath(record.path)];
+  let node = top;
+  for (const segment of segments.slice(0, -1)) {
+    let next = node.folders.get(segment);
+    if (!next) node.folders.set(segment, (next = folderNode()));
+    node = next;
+  }
+  node.blobs.set(segments[segments.length - 1], blobId);
+}
