@@ -1,0 +1,149 @@
+/**
+ * Test support: temporary repositories folders, the real server on a loopback port, the real
+ * `cfghub` command as a child process, and the real git CLI to check what landed on disk.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
+import { startServer, type RunningServer } from '../../src/http/server.js';
+import { TokenService } from '../../src/service/tokens.js';
+import { RepositoryRegistry } from '../../src/store/registry.js';
+import { TokenStore } from '../../src/store/tokenStore.js';
+
+export const CLI = resolve(__dirname, '../../dist/cli/main.js');
+
+export function tempDir(prefix = 'cfghub-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the built `cfghub` command against a repositories folder. */
+export function cli(repos: string, ...args: string[]): CliResult {
+  const result = spawnSync(process.execPath, [CLI, ...args, '--repos', repos], { encoding: 'utf8' });
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** Like cli, but fails the test when the command fails; returns stdout. */
+export function cliOk(repos: string, ...args: string[]): string {
+  const result = cli(repos, ...args);
+  if (result.code !== 0) throw new Error(`cfghub ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** Runs the real git CLI in a bare repository; returns stdout. */
+export function git(gitdir: string, ...args: string[]): string {
+  return execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export function gitdirOf(repos: string, fullName: string): string {
+  const [account, name] = fullName.split('/');
+  return join(repos, account, `${name}.git`);
+}
+
+export function headOf(repos: string, fullName: string): string {
+  return git(gitdirOf(repos, fullName), 'rev-parse', 'refs/heads/main').trim();
+}
+
+export function commitCount(repos: string, fullName: string): number {
+  return Number(git(gitdirOf(repos, fullName), 'rev-list', '--count', 'refs/heads/main').trim());
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly repos: string;
+  /** Every log line the server wrote, parsed. */
+  readonly logs: Record<string, unknown>[];
+  /** The raw log text, to search for things that must never be logged. */
+  logText(): string;
+  close(): Promise<void>;
+}
+
+/** Starts the real HTTP server in this process, on a free loopback port. */
+export async function startTestServer(repos: string, options: { bodyLimit?: number } = {}): Promise<TestServer> {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = pino({ level: 'info' }, sink);
+  const running: RunningServer = await startServer(
+    {
+      registry: new RepositoryRegistry(repos),
+      tokens: new TokenService(new TokenStore(repos)),
+      logger,
+      bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    },
+    0,
+    '127.0.0.1',
+  );
+  return {
+    url: running.url,
+    repos,
+    get logs() {
+      return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    logText: () => lines.join('\n'),
+    close: () => running.close(),
+  };
+}
+
+export interface PushAnswer {
+  readonly status: number;
+  readonly etag: string | null;
+  readonly body: string;
+  readonly json: any;
+}
+
+/** POSTs a push; `body` is sent as JSON unless it is already a string. */
+export async function pushTo(
+  url: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<PushAnswer> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, etag: response.headers.get('etag'), body: text, json };
+}
+
+/** The reason of a 304, without its quotes. */
+export function reasonOf(answer: PushAnswer): string {
+  return (answer.etag ?? '').replace(/^"|"$/g, '');
+}
+
+export async function getJson(url: string, path: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${url}${path}`, { headers });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined };
+}
+
+/** Reads a key's YAML document at HEAD with git, or null if the key file does not exist. */
+export function keyDocument(repos: string, fullName: string, path: string): string | null {
+  try {
+    return git(gitdirOf(repos, fullName), 'show', `refs/heads/main:${path}`);
+  } catch {
+    return null;
+  }
+}
