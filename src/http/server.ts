@@ -34,8 +34,12 @@ export function startServer(ctx: AppContext, port: number, host: string): Promis
         close: () =>
           (closing ??= new Promise<void>((done) => {
             const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+            // A keep-alive connection turns idle when its in-flight request ends: close it then,
+            // rather than waiting for its keep-alive timeout.
+            const sweep = setInterval(() => server.closeIdleConnections(), 25);
             server.close(() => {
               clearTimeout(force);
+              clearInterval(sweep);
               done();
             });
             server.closeIdleConnections();
