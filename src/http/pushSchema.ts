@@ -12,9 +12,24 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) =>
 const optionalText = z.string().nullable().optional();
 const opp = z.literal('delete', { error: 'opp may only be "delete"' }).optional();
 
+/** Deepest nesting of arrays and objects in a value; deeper values could not even be stored as JSON text safely. */
+export const MAX_VALUE_DEPTH = 64;
+
+/** Whether a parsed JSON value nests no deeper than `limit`, checked without recursion. */
+function nestsWithin(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth >= limit) return false;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
 const valueSchema = z.strictObject({
   context: z.string().optional(),
-  value: z.unknown().optional(),
+  value: z.unknown().refine((value) => nestsWithin(value, MAX_VALUE_DEPTH), `value nests deeper than ${MAX_VALUE_DEPTH} levels`).optional(),
   active: flag.optional(),
   opp,
 });
