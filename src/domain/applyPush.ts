@@ -95,7 +95,7 @@ class Transaction {
     }
     const where = `data[${index}] key ${element.key}`;
     const id = keyId(element.key);
-    if (element.securityGroup) refuse(`${where}: security group ${shown(element.securityGroup)} does not exist`);
+    this.checkSecurityGroup(element.securityGroup, where);
     const committed = this.state.key(id);
     if (committed && !committed.push && !this.options.forceKeyPush) {
       refuse(`${where}: push is disabled for this key`);
@@ -149,6 +149,13 @@ class Transaction {
     this.keyOrigin.set(id, `data[${index}]`);
   }
 
+  /** Security groups come with a later issue: until then no group exists. An empty name means none. */
+  private checkSecurityGroup(group: string | undefined, where: string): void {
+    if (!group) return;
+    if (!this.state.settings.securityEnabled) refuse(`${where}: security groups are off in this repository`);
+    refuse(`${where}: security group ${shown(group)} does not exist`);
+  }
+
   private originsOf(id: string): Map<string, string> {
     let origins = this.valueOrigin.get(id);
     if (!origins) this.valueOrigin.set(id, (origins = new Map()));
@@ -190,7 +197,7 @@ class Transaction {
     if (!normalized.ok) refuse(`data[${index}] file ${shown(element.file)}: ${normalized.problem}`);
     const path = normalized.path;
     const where = `data[${index}] file ${shown(path)}`;
-    if (element.securityGroup) refuse(`${where}: security group ${shown(element.securityGroup)} does not exist`);
+    this.checkSecurityGroup(element.securityGroup, where);
     if (element.context === undefined) refuse(`${where}: file has no context`);
     const context = this.parseContextOrRefuse(element.context, where);
     const id = fileId(path, contextId(context));

@@ -31,7 +31,7 @@ export interface TokenInfo {
   readonly active: boolean;
 }
 
-function belongsTo(record: TokenRecord, repository: GitRepository): boolean {
+export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): boolean {
   return (
     record.account.toLowerCase() === repository.account.toLowerCase() &&
     record.repository.toLowerCase() === repository.name.toLowerCase()
@@ -55,7 +55,7 @@ export class TokenService {
     }
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const label = await this.store.update((records) => {
-      const mine = records.filter((r) => belongsTo(r, repository));
+      const mine = records.filter((r) => tokenBelongsTo(r, repository));
       const label = input.label ?? nextLabel(mine);
       if (mine.some((r) => isActive(r) && r.label.toLowerCase() === label.toLowerCase())) {
         throw new ServiceError('conflict', `repository ${repository.fullName} already has an active token labelled ${label}`);
@@ -78,7 +78,7 @@ export class TokenService {
   list(repository: GitRepository): TokenInfo[] {
     return this.store
       .all()
-      .filter((r) => belongsTo(r, repository))
+      .filter((r) => tokenBelongsTo(r, repository))
       .map((r) => ({
         label: r.label,
         created: r.created,
@@ -91,7 +91,7 @@ export class TokenService {
 
   async revoke(repository: GitRepository, label: string): Promise<void> {
     await this.store.update((records) => {
-      const index = records.findIndex((r) => belongsTo(r, repository) && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
+      const index = records.findIndex((r) => tokenBelongsTo(r, repository) && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
       if (index < 0) throw new ServiceError('not_found', `repository ${repository.fullName} has no unrevoked token labelled ${label}`);
       const next = [...records];
       next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
@@ -133,8 +133,4 @@ function nextLabel(existing: readonly TokenRecord[]): string {
   let n = existing.length + 1;
   while (taken.has(`token-${n}`)) n++;
   return `token-${n}`;
-}
-
-export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): boolean {
-  return belongsTo(record, repository);
 }

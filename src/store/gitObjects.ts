@@ -34,19 +34,16 @@ export function isTreeEntry(entry: TreeEntry): boolean {
   return entry.mode === TREE_MODE;
 }
 
-/** Git sorts tree entries by name, comparing a folder's name as if it ended in `/`. */
-function sortKey(entry: TreeEntry): string {
-  return isTreeEntry(entry) ? `${entry.name}/` : entry.name;
-}
-
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+/** Git sorts tree entries by the bytes of their name, comparing a folder's name as if it ended in `/`. */
+function sortKey(entry: TreeEntry): Buffer {
+  return Buffer.from(isTreeEntry(entry) ? `${entry.name}/` : entry.name);
 }
 
 export function serializeTree(entries: Iterable<TreeEntry>): Buffer {
-  const sorted = [...entries].sort((a, b) => compareBytes(sortKey(a), sortKey(b)));
+  const keyed = [...entries].map((entry) => ({ entry, key: sortKey(entry) }));
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key));
   const parts: Buffer[] = [];
-  for (const entry of sorted) {
+  for (const { entry } of keyed) {
     parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`), Buffer.from(entry.oid, 'hex'));
   }
   return Buffer.concat(parts);
