@@ -94,7 +94,7 @@ export function buildProgram(): Command {
         tokenFreePush: Boolean(options.tokenFreePush),
         tokenFreePull: Boolean(options.tokenFreePull),
       });
-      const records = await listRepositories(registry, tokens, () => undefined);
+      const { records } = await listRepositories(registry, tokens, () => undefined);
       printJson(records.find((r) => r.account === repository.account && r.name === repository.name));
     });
   repo
@@ -103,7 +103,8 @@ export function buildProgram(): Command {
     .addOption(reposOption())
     .action(async (options) => {
       const { registry, tokens } = stores(options.repos);
-      printJson(await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} is unreadable; left out\n`)));
+      const listing = await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} is unreadable; left out\n`));
+      printJson(listing.records);
     });
 
   const token = program.command('token').description('client tokens of a repository');

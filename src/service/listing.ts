@@ -27,17 +27,28 @@ function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+export interface Listing {
+  readonly records: RepositoryRecord[];
+  /**
+   * Names every repository with its head and user count: equal fingerprints mean equal records,
+   * so an adapter may reuse what it made of an earlier listing.
+   */
+  readonly fingerprint: string;
+}
+
 export async function listRepositories(
   registry: RepositoryRegistry,
   tokens: TokenService,
   onUnreadable: (repository: string, error: unknown) => void,
-): Promise<RepositoryRecord[]> {
+): Promise<Listing> {
   const userCounts = tokens.activeCounts();
   const records: RepositoryRecord[] = [];
+  const fingerprint: string[] = [];
   for (const location of registry.locations()) {
     const repository = registry.open(location);
     try {
       const snapshot = await repository.headSnapshot();
+      fingerprint.push(`${location.gitdir}@${snapshot.commitId}:${userCounts.get(repository.fullName.toLowerCase()) ?? 0}`);
       const s = snapshot.settings;
       records.push({
         account: repository.account,
@@ -59,7 +70,8 @@ export async function listRepositories(
       onUnreadable(repository.fullName, error);
     }
   }
-  return records.sort(
+  records.sort(
     (a, b) => byCodePoint(a.account.toLowerCase(), b.account.toLowerCase()) || byCodePoint(a.name.toLowerCase(), b.name.toLowerCase()),
   );
+  return { records, fingerprint: fingerprint.join('\n') };
 }

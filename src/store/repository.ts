@@ -2,6 +2,8 @@
  * One bare repository: its object store, its head, its snapshots by commit id, and the
  * in-process queue that serialises its writers (other processes are kept out by the ref lock).
  */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { compareAndSwapRef, readRef, type RefUpdate } from './refs.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { ObjectStore } from './objectStore.js';
@@ -17,6 +19,8 @@ export class GitRepository {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly snapshots = new Map<string, Promise<Snapshot>>();
   private latest: Snapshot | undefined;
+  /** The head as last read, and the identity (inode, mtime, size) of the ref file it was read from. */
+  private headSeen: { stamp: string; head: string } | undefined;
 
   constructor(
     readonly account: string,
@@ -30,10 +34,18 @@ export class GitRepository {
     return `${this.account}/${this.name}`;
   }
 
-  /** The current head commit, read from disk each time so commits made by others show at once. */
+  /**
+   * The current head commit. Checked on disk every time, so commits made by others show at once,
+   * but re-read only when the ref file changed: git and cfghub replace refs by rename, which gives
+   * the file a new inode. (A compare-and-swap always reads the ref itself, under the lock.)
+   */
   head(): string {
+    const stat = statSync(join(this.gitdir, BRANCH_REF), { bigint: true, throwIfNoEntry: false });
+    const stamp = stat && `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
+    if (stamp && this.headSeen?.stamp === stamp) return this.headSeen.head;
     const head = readRef(this.gitdir, BRANCH_REF);
     if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
+    this.headSeen = stamp ? { stamp, head } : undefined;
     return head;
   }
 
