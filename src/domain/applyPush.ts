@@ -107,6 +107,8 @@ class Transaction {
       this.keyOrigin.set(id, `data[${index}]`);
       return;
     }
+    const onlyDeletesValues = element.values !== undefined && element.values.length > 0 && element.values.every((v) => v.opp === 'delete');
+    if (!current && onlyDeletesValues) return; // deleting values of a key that does not exist: nothing to do
     if (!current && !this.enableKeyCreation) {
       refuse(`${where}: key does not exist and key creation is off (enableKeyCreation)`);
     }

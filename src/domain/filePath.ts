@@ -2,6 +2,10 @@
  * File path rules (contract section 6): one leading `/` dropped; refused if empty, with `.`, `..`
  * or empty segments, a backslash, a control character, a `.git` segment in any case, or longer
  * than 1,024 characters. Paths are case-sensitive.
+ *
+ * "A `.git` segment in any case" includes the spellings git itself treats as `.git` on NTFS and
+ * HFS+ (`git~1`, `.git.`, `.g<zero-width joiner>it`), which would make `git fsck` fail and a clone
+ * refuse to check out; and the files git checks wherever they are (`.gitmodules`, `.gitattributes`).
  */
 
 export const MAX_PATH_LENGTH = 1024;
@@ -9,7 +13,18 @@ export const MAX_PATH_LENGTH = 1024;
 export type PathCheck = { ok: true; path: string } | { ok: false; problem: string };
 
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Code points HFS+ ignores in names, so `.g\u200cit` is `.git` there (git's is_hfs_dotgit). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/** Names git reserves, as NTFS and HFS+ would see a segment (trailing dots and spaces dropped). */
+const GIT_RESERVED = new Set(['.git', 'git~1', '.gitmodules', 'gitmod~1', '.gitattributes', 'gitatt~1']);
+
+function gitReservedName(segment: string): string | undefined {
+  const seen = segment.replace(HFS_IGNORED, '').toLowerCase().replace(/[. ]+$/, '');
+  return GIT_RESERVED.has(seen) ? seen : undefined;
+}
 
 export function normalizeFilePath(raw: string): PathCheck {
   const path = raw.startsWith('/') ? raw.slice(1) : raw;
@@ -20,7 +35,8 @@ export function normalizeFilePath(raw: string): PathCheck {
   for (const segment of path.split('/')) {
     if (segment === '') return { ok: false, problem: 'file path has an empty segment' };
     if (segment === '.' || segment === '..') return { ok: false, problem: `file path has a '${segment}' segment` };
-    if (segment.toLowerCase() === '.git') return { ok: false, problem: "file path has a '.git' segment" };
+    const reserved = gitReservedName(segment);
+    if (reserved) return { ok: false, problem: `file path has a '${reserved}' segment` };
   }
   return { ok: true, path };
 }

@@ -20,5 +20,7 @@ export function headerSafeReason(reason: string): string {
 
 /** Removes anything that looks like an absolute path from a text bound for a log or stderr. */
 export function withoutPaths(text: string): string {
-  return text.replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"\\/:]+){2,}/g, '<path>');
+  return text
+    .replace(/(['"])(?:[A-Za-z]:)?[\\/][^'"]*\1/g, '$1<path>$1')
+    .replace(/(?:[A-Za-z]:)?(?:[\\/][^\s'"\\/:]+){2,}/g, '<path>');
 }

@@ -25,7 +25,6 @@ export function isFileReferenceType(type: ValueType): boolean {
 
 const INTEGER = /^[+-]?\d+$/;
 const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-const FLOAT_MAX = 3.4028234663852886e38;
 
 function parsesAsJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -71,7 +70,8 @@ export function fitsType(type: ValueType, text: string | null): boolean {
     case 'Long':
       return integerInRange(text, 64);
     case 'Float':
-      return DECIMAL.test(text) && Math.abs(Number(text)) <= FLOAT_MAX;
+      // Finite once rounded to 32 bits: Java's Float.MAX_VALUE prints as 3.4028235E38, just above the exact maximum.
+      return DECIMAL.test(text) && Number.isFinite(Math.fround(Number(text)));
     case 'Double':
       return DECIMAL.test(text) && Number.isFinite(Number(text));
   }
@@ -96,7 +96,10 @@ export function valueToText(value: unknown, type: ValueType): ValueConversion {
     case 'boolean':
       return { ok: true, text: String(value) };
     case 'number':
-      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+      if (!Number.isFinite(value)) return { ok: false, problem: 'value is a number too large for a double; send it as a string' };
+      // JSON numbers arrive as doubles: for a Double or Float key that is the value itself, but an
+      // integer beyond 2^53 may already differ from the digits the client sent.
+      if (type !== 'Double' && type !== 'Float' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
         return { ok: false, problem: 'value is a number too large to keep exactly; send it as a string' };
       }
       return { ok: true, text: JSON.stringify(value) };

@@ -64,6 +64,7 @@ function describe(error: unknown): string {
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], error.code, error.message);
+  if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');
   const parserError = error as { type?: string; status?: number };
   switch (parserError?.type) {
     case 'entity.too.large':

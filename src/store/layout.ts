@@ -33,7 +33,8 @@ export function filesFolder(file: Pick<FileRecord, 'active'>): string {
 
 // --- names in trees -------------------------------------------------------------------------
 
-const DEVICE_NAMES = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/i;
+/** Windows device names, also with trailing spaces before an extension (`con .txt`), as Git for Windows refuses them. */
+const DEVICE_NAMES = /^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3]|conin\$|conout\$) *$/i;
 const WINDOWS_FORBIDDEN = /[<>:"|?*%]/g;
 
 function percent(char: string): string {

@@ -46,6 +46,7 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
     settings,
     settingsBlobId: settingsEntry.oid,
     shards,
+    keysTreeId: byName.get(KEYS_FOLDER)?.oid,
     fileEntries,
     fileRootEntries: root.filter((entry) => entry.name === FILES_FOLDER || entry.name === INACTIVE_FILES_FOLDER),
     fileTreeIds: treeIds,

@@ -41,6 +41,8 @@ export interface SnapshotParts {
   readonly settings: RepoSettings;
   readonly settingsBlobId: string;
   readonly shards: ReadonlyMap<string, Shard>;
+  /** The tree `keys`, absent when there are no keys. */
+  readonly keysTreeId: string | undefined;
   readonly fileEntries: ReadonlyMap<string, FileEntry>;
   /** The root entries `files` and `inactive-files`, when present. */
   readonly fileRootEntries: readonly TreeEntry[];
@@ -55,6 +57,7 @@ export class Snapshot implements RepositoryState, SnapshotParts {
   readonly settings: RepoSettings;
   readonly settingsBlobId: string;
   readonly shards: ReadonlyMap<string, Shard>;
+  readonly keysTreeId: string | undefined;
   readonly fileEntries: ReadonlyMap<string, FileEntry>;
   readonly fileRootEntries: readonly TreeEntry[];
   readonly fileTreeIds: ReadonlySet<string>;
@@ -68,6 +71,7 @@ export class Snapshot implements RepositoryState, SnapshotParts {
     this.settings = parts.settings;
     this.settingsBlobId = parts.settingsBlobId;
     this.shards = parts.shards;
+    this.keysTreeId = parts.keysTreeId;
     this.fileEntries = parts.fileEntries;
     this.fileRootEntries = parts.fileRootEntries;
     this.fileTreeIds = parts.fileTreeIds;

@@ -50,14 +50,16 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
   const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
 
   const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: base.settingsBlobId }];
-  if (shards.size > 0) {
-    const keysTree = encodeObject(
+  let keysTreeId = base.keysTreeId;
+  if (shards !== base.shards) {
+    const keysTree = shards.size === 0 ? undefined : encodeObject(
       'tree',
       serializeTree([...shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId }))),
     );
-    objects.push(keysTree);
-    root.push({ name: KEYS_FOLDER, mode: TREE_MODE, oid: keysTree.oid });
+    if (keysTree && keysTree.oid !== base.keysTreeId) objects.push(keysTree);
+    keysTreeId = keysTree?.oid;
   }
+  if (keysTreeId) root.push({ name: KEYS_FOLDER, mode: TREE_MODE, oid: keysTreeId });
   const fileRootEntries = files?.rootEntries ?? base.fileRootEntries;
   root.push(...fileRootEntries);
   const rootTree = encodeObject('tree', serializeTree(root));
@@ -78,6 +80,7 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
     commitId: commit.oid,
     treeId: rootTree.oid,
     shards,
+    keysTreeId,
     fileEntries,
     fileRootEntries,
     fileTreeIds,
