@@ -47,40 +47,74 @@ export type RefUpdate =
   | { readonly ok: false; readonly why: 'locked' };
 
 /**
- * Moves `name` from `expected` (null: the ref must not exist) to `next`, durably, or reports why not.
- * `next` must already be durable on disk.
+ * A ref's `<ref>.lock`, held: created exclusively and already holding the new commit id, fsynced.
+ * Taking it can overlap with writing the commit's objects; `swap` then moves the ref.
  */
-export async function compareAndSwapRef(
-  gitdir: string,
-  name: string,
-  expected: string | null,
-  next: string,
-): Promise<RefUpdate> {
-  const refPath = join(gitdir, name);
-  const lockPath = `${refPath}.lock`;
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(lockPath, 'wx', 0o644);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { ok: false, why: 'locked' };
-    throw error;
+export class RefLock {
+  private released = false;
+
+  private constructor(
+    private readonly gitdir: string,
+    private readonly name: string,
+  ) {}
+
+  private get refPath(): string {
+    return join(this.gitdir, this.name);
   }
-  let renamed = false;
-  try {
+
+  /** Takes the lock for `name`, to move it to `next`; 'locked' if another writer holds it. */
+  static async acquire(gitdir: string, name: string, next: string): Promise<RefLock | 'locked'> {
+    const lock = new RefLock(gitdir, name);
+    let handle: fs.promises.FileHandle;
+    try {
+      handle = await fs.promises.open(`${lock.refPath}.lock`, 'wx', 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'locked';
+      throw error;
+    }
     try {
       await handle.writeFile(`${next}\n`);
       await handle.sync();
-    } finally {
-      await handle.close();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await lock.release();
+      throw error;
     }
-    // Read the ref only once the lock is ours: from here on, no cooperating writer can move it.
-    const current = readRef(gitdir, name);
-    if (current !== expected) return { ok: false, why: 'moved', current };
-    await fs.promises.rename(lockPath, refPath);
-    renamed = true;
-    await fsyncFolder(dirname(refPath));
-    return { ok: true };
-  } finally {
-    if (!renamed) await fs.promises.unlink(lockPath).catch(() => undefined);
+    await handle.close();
+    return lock;
   }
+
+  /**
+   * Moves the ref to the locked value if it still points at `expected` (null: must not exist),
+   * durably; releases the lock either way. The ref is read only now that the lock is ours: from
+   * here on, no cooperating writer can move it.
+   */
+  async swap(expected: string | null): Promise<RefUpdate> {
+    try {
+      const current = readRef(this.gitdir, this.name);
+      if (current !== expected) return { ok: false, why: 'moved', current };
+      await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
+      this.released = true;
+      await fsyncFolder(dirname(this.refPath));
+      return { ok: true };
+    } finally {
+      await this.release();
+    }
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
+  }
+}
+
+/**
+ * Moves `name` from `expected` (null: the ref must not exist) to `next`, durably, or reports why not.
+ * `next` must already be durable on disk.
+ */
+export async function compareAndSwapRef(gitdir: string, name: string, expected: string | null, next: string): Promise<RefUpdate> {
+  const lock = await RefLock.acquire(gitdir, name, next);
+  if (lock === 'locked') return { ok: false, why: 'locked' };
+  return lock.swap(expected);
 }

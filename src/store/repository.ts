@@ -4,7 +4,7 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { compareAndSwapRef, readRef, type RefUpdate } from './refs.js';
+import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from './readSnapshot.js';
@@ -86,11 +86,21 @@ export class GitRepository {
 
   /**
    * Makes a staged commit the head: objects durable first, then the ref moved by lock,
-   * compare-and-swap against `parent` and rename. Call inside `exclusive`.
+   * compare-and-swap against `parent` and rename. The lock is taken (and fsynced) while the
+   * objects are written, so the two waits overlap. Call inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
-    await this.objects.writeDurably(staged.objects);
-    const update = await compareAndSwapRef(this.gitdir, BRANCH_REF, parent, staged.commitId!);
+    const [lock, written] = await Promise.allSettled([
+      RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!),
+      this.objects.writeDurably(staged.objects),
+    ]);
+    if (written.status === 'rejected') {
+      if (lock.status === 'fulfilled' && lock.value !== 'locked') await lock.value.release();
+      throw written.reason;
+    }
+    if (lock.status === 'rejected') throw lock.reason;
+    if (lock.value === 'locked') return { ok: false, why: 'locked' };
+    const update = await lock.value.swap(parent);
     if (update.ok) {
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
       this.makeLatest(staged.snapshot);
