@@ -14,7 +14,7 @@ import { TokenService } from '../../src/service/tokens.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
 import { TokenStore } from '../../src/store/tokenStore.js';
 
-export const CLI = resolve(__dirname, '../../dist/cli/main.js');
+export const CLI = resolve(__dirname, '../../dist/cli/main.cjs');
 
 export function tempDir(prefix = 'cfghub-test-'): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
