@@ -80,23 +80,39 @@ export class DurableWriteFs {
   }
 }
 
-/** Writes a file under a temporary name, fsyncs it and renames it into place. */
-export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o444): Promise<void> {
-  // `tmp_obj_` is the prefix git's own gc recognises and prunes if a crash leaves one behind.
+/**
+ * Writes `data` to a temporary file beside `path` and fsyncs it; returns the temporary file's
+ * path, for the caller to rename into place. `tmp_obj_` is the prefix git's gc recognises and
+ * prunes if a crash leaves one behind.
+ */
+export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444): Promise<string> {
   const temporary = `${dirname(path)}/tmp_obj_${process.pid}_${randomBytes(6).toString('hex')}`;
   const handle = await fs.promises.open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);
     await handle.sync();
-  } finally {
-    await handle.close();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.promises.unlink(temporary).catch(() => undefined);
+    throw error;
   }
+  await handle.close();
+  return temporary;
+}
+
+/** Moves a temporary file into place; removes it if that fails. */
+export async function renameIntoPlace(temporary: string, path: string): Promise<void> {
   try {
     await fs.promises.rename(temporary, path);
   } catch (error) {
     await fs.promises.unlink(temporary).catch(() => undefined);
     throw error;
   }
+}
+
+/** Writes a file under a temporary name, fsyncs it and renames it into place. */
+export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o444): Promise<void> {
+  await renameIntoPlace(await writeTemporary(path, data, mode), path);
 }
 
 export async function fsyncFolder(path: string): Promise<void> {

@@ -8,17 +8,29 @@ import { deflateSync } from 'node:zlib';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
-export interface EncodedObject {
-  readonly oid: string;
-  readonly type: ObjectType;
+/** A git object with its id; compressed only when it is written, in the form its storage needs. */
+export class EncodedObject {
+  private looseForm: Buffer | undefined;
+
+  constructor(
+    readonly oid: string,
+    readonly type: ObjectType,
+    readonly content: Buffer,
+  ) {}
+
   /** The zlib-deflated wrapped object, as stored in a loose object file. */
-  readonly deflated: Buffer;
+  get deflated(): Buffer {
+    return (this.looseForm ??= deflateSync(Buffer.concat([header(this.type, this.content), this.content]), { level: 1 }));
+  }
+}
+
+function header(type: ObjectType, content: Buffer): Buffer {
+  return Buffer.from(`${type} ${content.length}\0`);
 }
 
 export function encodeObject(type: ObjectType, content: Buffer): EncodedObject {
-  const wrapped = Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]);
-  const oid = createHash('sha1').update(wrapped).digest('hex');
-  return { oid, type, deflated: deflateSync(wrapped, { level: 1 }) };
+  const oid = createHash('sha1').update(header(type, content)).update(content).digest('hex');
+  return new EncodedObject(oid, type, content);
 }
 
 export const TREE_MODE = '40000';

@@ -2,7 +2,8 @@
  * The push, end to end: the real server on loopback, real bare repositories, checked with git.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -161,6 +162,33 @@ describe('a clone of a repository', () => {
     expect(readFileSync(join(clone, 'files/_;_;_/conf/app.properties'), 'utf8')).toContain('${ db.host }');
   });
 });
+
+describe('a large push', () => {
+  it('is written as one pack that git verifies, and a fresh server reads it back', async () => {
+    const packs = () => readdirSync(join(gitdir(), 'objects', 'pack')).filter((name) => name.endsWith('.pack'));
+    const before = existsSync(join(gitdir(), 'objects', 'pack')) ? packs().length : 0;
+    const data = Array.from({ length: 40 }, (_, i) => ({ key: `bulk.${i}`, values: [{ context: '*;*;*', value: `v${i}` }] }));
+    const answer = await push({ changeComment: 'bulk', enableKeyCreation: true, data });
+    expect(answer.status).toBe(200);
+    expect(packs()).toHaveLength(before + 1);
+    execFileSync('git', ['--git-dir', gitdir(), 'verify-pack', join(gitdir(), 'objects', 'pack', packs()[0].replace(/\.pack$/, '.idx'))]);
+    execFileSync('git', ['--git-dir', gitdir(), 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
+    const fresh = await startTestServer(dir.path);
+    try {
+      const listing = await getJson(fresh.url, '/rest/info/all');
+      expect(listing.json.find((r: { name: string }) => r.name === 'app').keyCount).toBeGreaterThanOrEqual(42);
+      const again = await pushTo(fresh.url, `/rest/push/${REPO}`, { data: [{ key: 'bulk.7', values: [{ context: '*;*;*', value: 'changed' }] }] });
+      expect(again.status).toBe(200);
+      expect(keyDocument(dir.path, REPO, `keys/${shardOf('bulk.7')}/bulk.7.yaml`)).toContain('value: changed');
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+function shardOf(key: string): string {
+  return createHash('sha1').update(key.toLowerCase()).digest('hex').slice(0, 2);
+}
 
 function tempDirPath(): string {
   return join(dir.path, `clone-${Date.now()}`);
