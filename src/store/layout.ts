@@ -19,6 +19,7 @@ import { WILDCARD, type Context } from '../domain/context.js';
 import type { FileRecord, KeyRecord, RepoSettings } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
 import { VALUE_TYPES } from '../domain/valueTypes.js';
+import { yamlNullableString, yamlString } from './yamlScalars.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
 export const KEYS_FOLDER = 'keys';
@@ -106,15 +107,21 @@ const keyDocument = z.strictObject({
   ),
 });
 
+/** A key document, always in the same form: the same key gives the same bytes. */
 export function serializeKey(key: KeyRecord): string {
-  return stringify({
-    key: key.key,
-    readme: key.readme,
-    deprecated: key.deprecated,
-    vdt: key.vdt,
-    push: key.push,
-    values: key.values.map((v) => ({ context: v.context.join(';'), value: v.value, active: v.active })),
-  });
+  const lines = [
+    `key: ${yamlString(key.key)}`,
+    `readme: ${yamlString(key.readme)}`,
+    `deprecated: ${key.deprecated}`,
+    `vdt: ${key.vdt}`,
+    `push: ${key.push}`,
+  ];
+  if (key.values.length === 0) lines.push('values: []');
+  else lines.push('values:');
+  for (const v of key.values) {
+    lines.push(`  - context: ${yamlString(v.context.join(';'))}`, `    value: ${yamlNullableString(v.value)}`, `    active: ${v.active}`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 export class LayoutError extends Error {
