@@ -1,10 +1,7 @@
 /**
- * File system adapters for isomorphic-git, and the durable-write helpers the write path uses.
- *
- * isomorphic-git writes loose objects straight to their final path and never fsyncs
- * (reference/git-engine-notes.md, section 6), so a crash could leave a truncated object that is
- * never rewritten. The write adapter turns every object write into write-temporary, fsync, rename,
- * and remembers the folders it touched so the caller can fsync them before the ref moves.
+ * The file system adapter isomorphic-git reads through, and the durable-write helpers of the
+ * write path: write a temporary file, fsync it, rename it into place, fsync the folder.
+ * (isomorphic-git itself never fsyncs and writes files in place: git-engine-notes §6.)
  */
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -47,38 +44,6 @@ export const readFs = {
     chmod: async () => undefined,
   },
 };
-
-/** One batch of durable object writes: isomorphic-git writes through it, then `sync()` fsyncs the folders. */
-export class DurableWriteFs {
-  private readonly dirtyFolders = new Set<string>();
-  readonly promises = {
-    readFile: readFs.promises.readFile,
-    stat: readFs.promises.stat,
-    lstat: readFs.promises.lstat,
-    readdir: readFs.promises.readdir,
-    readlink: readFs.promises.readlink,
-    chmod: readFs.promises.chmod,
-    unlink: (path: string) => fs.promises.unlink(path),
-    rmdir: (path: string) => fs.promises.rmdir(path),
-    symlink: async () => {
-      throw new Error('symbolic links are never written');
-    },
-    mkdir: async (path: string) => {
-      await fs.promises.mkdir(path);
-      this.dirtyFolders.add(dirname(path));
-    },
-    writeFile: async (path: string, data: Uint8Array | string) => {
-      await writeFileAtomic(path, data);
-      this.dirtyFolders.add(dirname(path));
-    },
-  };
-
-  /** Makes every rename and folder creation of this batch durable. */
-  async sync(): Promise<void> {
-    await Promise.all([...this.dirtyFolders].map(fsyncFolder));
-    this.dirtyFolders.clear();
-  }
-}
 
 /**
  * Writes `data` to a temporary file beside `path` and fsyncs it; returns the temporary file's

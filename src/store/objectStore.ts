@@ -1,21 +1,21 @@
 /**
- * The object database of one bare repository, through isomorphic-git: loose objects and native
- * git's packs alike. One long-lived isomorphic-git cache per repository, so packs are parsed once
- * (git-engine-notes §4: 63 ms instead of 1,020 ms for 200 packed reads).
+ * The object database of one bare repository. Reads go through isomorphic-git, which knows loose
+ * objects and packs alike (also those native git writes), with one long-lived cache per
+ * repository so packs are parsed once (git-engine-notes §4: 63 ms instead of 1,020 ms for 200
+ * packed reads).
+ *
+ * Writes do not: isomorphic-git writes loose objects in place, without fsync. Each push is written
+ * as one pack and its index instead, each file atomically and durably (temporary file, fsync,
+ * rename, folder fsync): three fsyncs per push, where durable loose objects cost two per object.
+ * `consolidatePacks` keeps the number of packs small.
  */
 import git from 'isomorphic-git';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { DurableWriteFs, fsyncFolder, readFs, renameIntoPlace, writeTemporary } from './durableFs.js';
+import { fsyncFolder, readFs, renameIntoPlace, writeTemporary } from './durableFs.js';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
 import { buildPack } from './packWriter.js';
-
-/**
- * From this many objects a push is written as one pack instead of loose objects: three fsyncs
- * instead of up to two per object. Small pushes stay loose, so packs do not pile up one per push.
- */
-export const PACK_FROM_OBJECTS = 16;
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -36,12 +36,31 @@ function unwrap(wrapped: Buffer): StoredObject {
 }
 
 export class ObjectStore {
-  /** isomorphic-git's cache of parsed packs; replaced after a repack (git-engine-notes §6). */
+  /** isomorphic-git's cache of parsed packs; replaced when the set of packs changes. */
   private cache: object = {};
+  /** Packs this process wrote since the last consolidation. */
+  packsWritten = 0;
 
   constructor(readonly gitdir: string) {}
 
+  get packFolder(): string {
+    return join(this.gitdir, 'objects', 'pack');
+  }
+
+  /**
+   * An object by id. If a pack was replaced since the cache was filled (a consolidation, git gc),
+   * the read is tried once more with a fresh cache.
+   */
   async read(oid: string): Promise<StoredObject> {
+    try {
+      return await this.readOnce(oid);
+    } catch {
+      this.resetCache();
+      return this.readOnce(oid);
+    }
+  }
+
+  private async readOnce(oid: string): Promise<StoredObject> {
     let result: { format: string; type?: string; object: unknown };
     try {
       result = await git.readObject({ fs: readFs, gitdir: this.gitdir, oid, format: 'deflated', cache: this.cache });
@@ -60,56 +79,13 @@ export class ObjectStore {
     }
   }
 
-  /** Writes objects so that they survive a crash once this resolves: loose, or as one pack. */
-  async writeDurably(objects: readonly EncodedObject[]): Promise<void> {
-    if (objects.length === 0) return;
-    if (objects.length >= PACK_FROM_OBJECTS) await this.writePack(objects);
-    else await this.writeLoose(objects);
-  }
-
   /**
-   * Loose objects, written by isomorphic-git, each atomically through the durable adapter
-   * (temporary file, fsync, rename), all in parallel; then the folders they went into are fsynced.
+   * Writes objects as one pack and its index so that they survive a crash once this resolves.
+   * The index is renamed into place last, as readers find packs by their index.
    */
-  private async writeLoose(objects: readonly EncodedObject[]): Promise<void> {
-    await this.ensureLooseFolders();
-    const fs = new DurableWriteFs();
-    await Promise.all(
-      objects.map((object) =>
-        git.writeObject({ fs, gitdir: this.gitdir, type: object.type, object: object.deflated, format: 'deflated', oid: object.oid }),
-      ),
-    );
-    await fs.sync();
-  }
-
-  private looseFoldersReady = false;
-
-  /**
-   * Creates the 256 folders `objects/00`…`objects/ff` once, with one fsync: otherwise the first
-   * object into each folder pays for a mkdir, a retry and an extra fsync of `objects`.
-   * (If `git prune` later removes empty ones, isomorphic-git creates them again as needed.)
-   */
-  private async ensureLooseFolders(): Promise<void> {
-    if (this.looseFoldersReady) return;
-    const objects = join(this.gitdir, 'objects');
-    let created = false;
-    for (let i = 0; i < 256; i++) {
-      const folder = join(objects, i.toString(16).padStart(2, '0'));
-      if (!fs.existsSync(folder)) {
-        fs.mkdirSync(folder, { recursive: true });
-        created = true;
-      }
-    }
-    if (created) await fsyncFolder(objects);
-    this.looseFoldersReady = true;
-  }
-
-  /**
-   * One pack and its index, each written atomically; the index is renamed into place last, as
-   * readers find packs by their index. Then the pack folder is fsynced.
-   */
-  private async writePack(objects: readonly EncodedObject[]): Promise<void> {
-    const folder = join(this.gitdir, 'objects', 'pack');
+  async writeDurably(objects: readonly EncodedObject[]): Promise<string | undefined> {
+    if (objects.length === 0) return undefined;
+    const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
       await fsyncFolder(join(this.gitdir, 'objects'));
@@ -120,9 +96,11 @@ export class ObjectStore {
     await renameIntoPlace(packFile, `${base}.pack`);
     await renameIntoPlace(indexFile, `${base}.idx`);
     await fsyncFolder(folder);
+    this.packsWritten++;
+    return pack.name;
   }
 
-  /** Forget parsed packs, after the set of packs changed (a repack). */
+  /** Forget parsed packs, after the set of packs changed. */
   resetCache(): void {
     this.cache = {};
   }

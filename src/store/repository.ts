@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
+import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from './readSnapshot.js';
@@ -104,7 +105,24 @@ export class GitRepository {
     if (update.ok) {
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
       this.makeLatest(staged.snapshot);
+      if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();
     }
     return update;
   }
+
+  /**
+   * Merges small packs after the current writer, before the next one, without holding up the
+   * push that triggered it. A failure leaves the packs as they were, which is always safe; it is
+   * kept for `maintenanceProblem` and tried again after the next pushes.
+   */
+  private scheduleMaintenance(): void {
+    this.objects.packsWritten = 0;
+    this.exclusive(() => consolidatePacks(this.objects)).then(
+      () => (this.maintenanceProblem = undefined),
+      (error: unknown) => (this.maintenanceProblem = error),
+    );
+  }
+
+  /** Why the last pack consolidation failed, if it did. */
+  maintenanceProblem: unknown;
 }

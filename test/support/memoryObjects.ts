@@ -3,13 +3,12 @@
  * that readSnapshot can re-read commits that stageCommit produced without writing them (fast
  * property tests), and helpers to put objects on disk quickly (no fsync) for large fixtures.
  */
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { deflateSync, inflateSync } from 'node:zlib';
+import { inflateSync } from 'node:zlib';
 import type { EncodedObject, ObjectType } from '../../src/store/gitObjects.js';
 import { ObjectNotFoundError, ObjectStore, type StoredObject } from '../../src/store/objectStore.js';
+import { buildPack } from '../../src/store/packWriter.js';
 
 function unwrap(wrapped: Buffer): StoredObject {
   const space = wrapped.indexOf(0x20);
@@ -59,51 +58,11 @@ export function writeLooseFast(gitdir: string, objects: Iterable<EncodedObject>)
   }
 }
 
-/** The ids of the loose objects of a repository. */
-export function looseObjectIds(gitdir: string): Set<string> {
-  const ids = new Set<string>();
-  const root = join(gitdir, 'objects');
-  for (const folder of readdirSync(root)) {
-    if (!/^[0-9a-f]{2}$/.test(folder)) continue;
-    for (const file of readdirSync(join(root, folder))) if (/^[0-9a-f]{38}$/.test(file)) ids.add(folder + file);
-  }
-  return ids;
-}
-
-const PACK_TYPES: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
-
-/**
- * Writes objects as one pack (git's pack format, version 2) and lets `git index-pack` index it:
- * much faster than thousands of loose files for large fixtures, and it makes the repository a
- * packed one, as after `git gc`.
- */
+/** Writes objects as one pack with cfghub's pack writer, as after `git gc`: fast for large fixtures. */
 export function writePack(gitdir: string, objects: readonly EncodedObject[]): void {
-  const parts: Buffer[] = [];
-  const header = Buffer.alloc(12);
-  header.write('PACK', 0, 'latin1');
-  header.writeUInt32BE(2, 4);
-  header.writeUInt32BE(objects.length, 8);
-  parts.push(header);
-  for (const object of objects) {
-    const { content } = unwrap(inflateSync(object.deflated));
-    let size = content.length;
-    const bytes: number[] = [(PACK_TYPES[object.type] << 4) | (size & 0x0f)];
-    size >>= 4;
-    while (size > 0) {
-      bytes[bytes.length - 1] |= 0x80;
-      bytes.push(size & 0x7f);
-      size >>= 7;
-    }
-    parts.push(Buffer.from(bytes), deflateSync(content));
-  }
-  const body = Buffer.concat(parts);
-  const pack = Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  const pack = buildPack(objects);
   const packDir = join(gitdir, 'objects', 'pack');
   mkdirSync(packDir, { recursive: true });
-  const temporary = join(packDir, 'tmp-fixture.pack');
-  writeFileSync(temporary, pack);
-  const name = createHash('sha1').update(body).digest('hex');
-  const final = join(packDir, `pack-${name}.pack`);
-  renameSync(temporary, final);
-  execFileSync('git', ['--git-dir', gitdir, 'index-pack', final], { stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(join(packDir, `${pack.name}.pack`), pack.pack);
+  writeFileSync(join(packDir, `${pack.name}.idx`), pack.index);
 }

@@ -5,7 +5,7 @@
  * the same tree; names in trees check out everywhere; `git fsck --strict` stays clean.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -24,7 +24,12 @@ import type { Snapshot } from '../../src/store/snapshot.js';
 import { stageCommit, type StagedCommit } from '../../src/store/stageCommit.js';
 import { gitEnv } from '../support/gitCli.js';
 import { deleteValueEl, fileEl, keyEl, settingsWith, valueEl } from '../support/mapState.js';
-import { looseObjectIds, MemoryObjects, writePack } from '../support/memoryObjects.js';
+import { MemoryObjects, writePack } from '../support/memoryObjects.js';
+
+function packIndexes(gitdir: string): string[] {
+  const folder = join(gitdir, 'objects', 'pack');
+  return existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('.idx')) : [];
+}
 
 const LEVELS = ['Environment', 'Application'];
 const SETTINGS: RepoSettings = settingsWith(LEVELS, { description: 'unit test', created: '2023-11-14T22:13:20Z' });
@@ -257,8 +262,8 @@ describe('a push of one key writes a bounded number of objects', () => {
     expect(types(staged)).toEqual(['tree', 'tree', 'tree', 'commit']);
   });
 
-  it('every staged object is new, and committing adds exactly those loose objects', async () => {
-    const before = looseObjectIds(repository.gitdir);
+  it('every staged object is new, and committing adds exactly those objects, as one new pack', async () => {
+    const packsBefore = packIndexes(repository.gitdir);
     const staged = stage(big, [keyEl('key.42', { readme: 'changed' })]);
     const check = execFileSync('git', ['--git-dir', repository.gitdir, 'cat-file', '--batch-check'], {
       env: gitEnv(),
@@ -267,9 +272,11 @@ describe('a push of one key writes a bounded number of objects', () => {
     });
     expect(check.trim().split('\n')).toEqual(staged.objects.map((o) => `${o.oid} missing`));
     expect(await repository.commit(staged, big.commitId)).toEqual({ ok: true });
-    const after = looseObjectIds(repository.gitdir);
-    expect(after.size - before.size).toBe(5);
-    for (const object of staged.objects) expect(after.has(object.oid)).toBe(true);
+    const added = packIndexes(repository.gitdir).filter((name) => !packsBefore.includes(name));
+    expect(added).toHaveLength(1);
+    const listed = git(repository.gitdir, 'verify-pack', '-v', join(repository.gitdir, 'objects', 'pack', added[0]));
+    const ids = listed.split('\n').filter((line) => /^[0-9a-f]{40} /.test(line)).map((line) => line.slice(0, 40));
+    expect(ids.sort()).toEqual(staged.objects.map((o) => o.oid).sort());
     expect(git(repository.gitdir, 'rev-parse', 'refs/heads/main').trim()).toBe(staged.commitId);
     expect(git(repository.gitdir, 'show', `${staged.commitId}:${keyPath('key.42')}`)).toContain('readme: changed');
   });
