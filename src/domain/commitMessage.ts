@@ -14,7 +14,6 @@ const MAX_TRAILER = 200;
 
 /** A trailer value: one line of printable characters, trimmed. */
 function trailerValue(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const line = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return line.length > MAX_TRAILER ? line.slice(0, MAX_TRAILER) : line;
 }

@@ -12,7 +12,6 @@ export const MAX_PATH_LENGTH = 1024;
 
 export type PathCheck = { ok: true; path: string } | { ok: false; problem: string };
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Code points HFS+ ignores in names, so `.g\u200cit` is `.git` there (git's is_hfs_dotgit). */

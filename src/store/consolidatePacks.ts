@@ -4,17 +4,18 @@
  * `git repack --geometric=2` does), so the work per push stays small and the count stays about
  * logarithmic in the number of objects.
  *
- * Safe against crashes and other readers: the merged pack, built from every object the old packs'
- * indexes list (each checked against its id), is durable before any old pack goes; an old pack's
- * index is removed before its data, so no index ever names a missing pack. Packs that git marks or
+ * Merging copies the stored entries of cfghub's packs (which hold no deltas) into one pack: no
+ * object is inflated or deflated again. Safe against crashes and other readers: the merged pack is
+ * durable before any old pack goes, and an old pack's index is removed before its data, so no
+ * index ever names a missing pack. Packs that git marks or
  * indexes in other ways (`.keep`, `.promisor`, `.bitmap`, a multi-pack-index) are left alone.
  * Run it inside the repository's queue, so no push of this process writes meanwhile.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { fsyncFolder } from './durableFs.js';
-import { encodeObject, type EncodedObject } from './gitObjects.js';
 import type { ObjectStore } from './objectStore.js';
+import { assemblePack, packIndexCount, readPackEntries, type PackEntry } from './packWriter.js';
 
 /** Merging starts when there are more packs than this. */
 export const PACKS_BEFORE_MERGE = 8;
@@ -22,15 +23,6 @@ export const PACKS_BEFORE_MERGE = 8;
 interface PackFile {
   readonly base: string;
   readonly objects: number;
-}
-
-/** The object ids an index (version 2) lists. */
-export function packIndexIds(index: Buffer): string[] {
-  if (index.readUInt32BE(0) !== 0xff744f63 || index.readUInt32BE(4) !== 2) throw new Error('not a version 2 pack index');
-  const count = index.readUInt32BE(8 + 255 * 4);
-  const ids: string[] = [];
-  for (let i = 0, at = 8 + 256 * 4; i < count; i++, at += 20) ids.push(index.toString('hex', at, at + 20));
-  return ids;
 }
 
 /** Packs that only have a `.pack` and an `.idx`, by object count, smallest first. */
@@ -53,7 +45,7 @@ function mergeablePacks(folder: string): PackFile[] {
     } finally {
       fs.closeSync(handle);
     }
-    packs.push({ base, objects: header.readUInt32BE(8 + 255 * 4) });
+    packs.push({ base, objects: packIndexCount(header) });
   }
   return packs.sort((a, b) => a.objects - b.objects);
 }
@@ -73,17 +65,23 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
   const packs = mergeablePacks(folder);
   if (packs.length <= PACKS_BEFORE_MERGE) return 0;
   const chosen = packs.slice(0, Math.max(2, geometricPrefix(packs.map((p) => p.objects))));
-  const ids = new Set<string>();
-  for (const pack of chosen) for (const id of packIndexIds(fs.readFileSync(join(folder, `${pack.base}.idx`)))) ids.add(id);
-  const objects: EncodedObject[] = [];
-  for (const id of ids) {
-    const { type, content } = await store.read(id);
-    const object = encodeObject(type, content);
-    if (object.oid !== id) throw new Error(`object ${id} reads back as ${object.oid}`);
-    objects.push(object);
-  }
-  const merged = await store.writeDurably(objects);
+  // Entries are copied as they are stored: no inflating or deflating, so merging is a copy.
+  const seen = new Set<string>();
+  const entries: PackEntry[] = [];
+  const merging: PackFile[] = [];
   for (const pack of chosen) {
+    const packEntries = readPackEntries(fs.readFileSync(join(folder, `${pack.base}.pack`)), fs.readFileSync(join(folder, `${pack.base}.idx`)));
+    if (!packEntries) continue;
+    merging.push(pack);
+    for (const entry of packEntries) {
+      const id = entry.oid.toString('hex');
+      if (!seen.has(id)) entries.push(entry);
+      seen.add(id);
+    }
+  }
+  if (merging.length < 2) return 0;
+  const merged = await store.writePackDurably(assemblePack(entries));
+  for (const pack of merging) {
     if (pack.base === merged) continue;
     fs.rmSync(join(folder, `${pack.base}.idx`), { force: true });
     fs.rmSync(join(folder, `${pack.base}.pack`), { force: true });
@@ -91,5 +89,5 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
   await fsyncFolder(folder);
   store.resetCache();
   store.packsWritten = 0;
-  return chosen.length;
+  return merging.length;
 }

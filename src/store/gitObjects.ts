@@ -51,7 +51,6 @@ function sortKey(entry: TreeEntry): string {
   return isTreeEntry(entry) ? `${entry.name}/` : entry.name;
 }
 
-// eslint-disable-next-line no-control-regex
 const ASCII = /^[\x00-\x7f]*$/;
 
 export function serializeTree(entries: Iterable<TreeEntry>): Buffer {

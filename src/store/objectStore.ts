@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { fsyncFolder, readFs, renameIntoPlace, writeTemporary } from './durableFs.js';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
-import { buildPack } from './packWriter.js';
+import { buildPack, type Pack } from './packWriter.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -83,20 +83,24 @@ export class ObjectStore {
    * Writes objects as one pack and its index so that they survive a crash once this resolves.
    * The index is renamed into place last, as readers find packs by their index.
    */
-  async writeDurably(objects: readonly EncodedObject[]): Promise<string | undefined> {
-    if (objects.length === 0) return undefined;
+  async writeDurably(objects: readonly EncodedObject[]): Promise<void> {
+    if (objects.length === 0) return;
+    await this.writePackDurably(buildPack(objects));
+    this.packsWritten++;
+  }
+
+  /** Writes a pack and its index, each atomically; returns the pack's name. */
+  async writePackDurably(pack: Pack): Promise<string> {
     const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
       await fsyncFolder(join(this.gitdir, 'objects'));
     }
-    const pack = buildPack(objects);
     const base = join(folder, pack.name);
     const [packFile, indexFile] = await Promise.all([writeTemporary(`${base}.pack`, pack.pack), writeTemporary(`${base}.idx`, pack.index)]);
     await renameIntoPlace(packFile, `${base}.pack`);
     await renameIntoPlace(indexFile, `${base}.idx`);
     await fsyncFolder(folder);
-    this.packsWritten++;
     return pack.name;
   }
 

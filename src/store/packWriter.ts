@@ -52,40 +52,90 @@ export interface Pack {
   readonly index: Buffer;
 }
 
+/** One entry of a pack as stored: its header and compressed data, and the CRC-32 of both. */
+export interface PackEntry {
+  readonly oid: Buffer;
+  readonly bytes: Buffer;
+  readonly crc: number;
+}
+
+export function packEntry(object: EncodedObject): PackEntry {
+  const bytes = Buffer.concat([entryHeader(object.type, object.content.length), deflateSync(object.content, { level: 1 })]);
+  return { oid: Buffer.from(object.oid, 'hex'), bytes, crc: crc32([bytes]) };
+}
+
 export function buildPack(objects: readonly EncodedObject[]): Pack {
-  const parts: Buffer[] = [Buffer.from('PACK'), uint32(2), uint32(objects.length)];
+  return assemblePack(objects.map(packEntry));
+}
+
+/** A pack of the given entries, in that order, and its index. */
+export function assemblePack(entries: readonly PackEntry[]): Pack {
+  const parts: Buffer[] = [Buffer.from('PACK'), uint32(2), uint32(entries.length)];
   let offset = 12;
-  const entries: { oid: Buffer; offset: number; crc: number }[] = [];
-  for (const object of objects) {
-    const head = entryHeader(object.type, object.content.length);
-    const body = deflateSync(object.content, { level: 1 });
-    entries.push({ oid: Buffer.from(object.oid, 'hex'), offset, crc: crc32([head, body]) });
-    parts.push(head, body);
-    offset += head.length + body.length;
+  const listed: { oid: Buffer; offset: number; crc: number }[] = [];
+  for (const entry of entries) {
+    listed.push({ oid: entry.oid, offset, crc: entry.crc });
+    parts.push(entry.bytes);
+    offset += entry.bytes.length;
   }
-  if (offset >= 2 ** 31) throw new Error('a pack of one push is limited to 2 GiB');
+  if (offset >= 2 ** 31) throw new Error('packs written by cfghub are limited to 2 GiB');
   const packChecksum = createHash('sha1');
   for (const part of parts) packChecksum.update(part);
   const checksum = packChecksum.digest();
   parts.push(checksum);
 
-  entries.sort((a, b) => Buffer.compare(a.oid, b.oid));
+  listed.sort((a, b) => Buffer.compare(a.oid, b.oid));
   const fanout = Buffer.alloc(256 * 4);
   for (let byte = 0, i = 0; byte < 256; byte++) {
-    while (i < entries.length && entries[i].oid[0] <= byte) i++;
+    while (i < listed.length && listed[i].oid[0] <= byte) i++;
     fanout.writeUInt32BE(i, byte * 4);
   }
   const index = [
     Buffer.from([0xff, 0x74, 0x4f, 0x63]),
     uint32(2),
     fanout,
-    ...entries.map((e) => e.oid),
-    ...entries.map((e) => uint32(e.crc)),
-    ...entries.map((e) => uint32(e.offset)),
+    ...listed.map((e) => e.oid),
+    ...listed.map((e) => uint32(e.crc)),
+    ...listed.map((e) => uint32(e.offset)),
     checksum,
   ];
   const indexChecksum = createHash('sha1');
   for (const part of index) indexChecksum.update(part);
   index.push(indexChecksum.digest());
   return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat(parts), index: Buffer.concat(index) };
+}
+
+const INDEX_HEADER = 8 + 256 * 4;
+
+/** The number of objects a version 2 pack index lists. */
+export function packIndexCount(index: Buffer): number {
+  if (index.readUInt32BE(0) !== 0xff744f63 || index.readUInt32BE(4) !== 2) throw new Error('not a version 2 pack index');
+  return index.readUInt32BE(INDEX_HEADER - 4);
+}
+
+/**
+ * The entries of a pack, by its index, in pack order, to copy into another pack as they are
+ * (no inflating, no deflating). Undefined when the pack holds deltas (their bases are found by
+ * offset, which copying would change) or offsets past 2 GiB: such packs, which git writes, are
+ * left to git.
+ */
+export function readPackEntries(pack: Buffer, index: Buffer): PackEntry[] | undefined {
+  const count = packIndexCount(index);
+  const listed: { oid: Buffer; crc: number; offset: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const offset = index.readUInt32BE(INDEX_HEADER + 24 * count + 4 * i);
+    if (offset & 0x80000000) return undefined;
+    const oid = index.subarray(INDEX_HEADER + 20 * i, INDEX_HEADER + 20 * i + 20);
+    listed.push({ oid, crc: index.readUInt32BE(INDEX_HEADER + 20 * count + 4 * i), offset });
+  }
+  listed.sort((a, b) => a.offset - b.offset);
+  const entries: PackEntry[] = [];
+  for (let i = 0; i < listed.length; i++) {
+    const { oid, crc, offset } = listed[i];
+    const type = (pack[offset] >> 4) & 7;
+    if (type < 1 || type > 4) return undefined;
+    const end = i + 1 < listed.length ? listed[i + 1].offset : pack.length - 20;
+    entries.push({ oid, crc, bytes: pack.subarray(offset, end) });
+  }
+  return entries;
 }

@@ -50,31 +50,15 @@ export interface SnapshotParts {
   readonly fileTreeIds: ReadonlySet<string>;
 }
 
-export class Snapshot implements RepositoryState, SnapshotParts {
-  readonly commitId: string;
-  readonly treeId: string;
-  readonly otherRootEntries: readonly TreeEntry[];
-  readonly settings: RepoSettings;
-  readonly settingsBlobId: string;
-  readonly shards: ReadonlyMap<string, Shard>;
-  readonly keysTreeId: string | undefined;
-  readonly fileEntries: ReadonlyMap<string, FileEntry>;
-  readonly fileRootEntries: readonly TreeEntry[];
-  readonly fileTreeIds: ReadonlySet<string>;
+// The class gets every field of its parts (declaration merging), set by Object.assign.
+export interface Snapshot extends SnapshotParts {}
+
+export class Snapshot implements RepositoryState {
   readonly keyCount: number;
   readonly valueCount: number;
 
   constructor(parts: SnapshotParts) {
-    this.commitId = parts.commitId;
-    this.treeId = parts.treeId;
-    this.otherRootEntries = parts.otherRootEntries;
-    this.settings = parts.settings;
-    this.settingsBlobId = parts.settingsBlobId;
-    this.shards = parts.shards;
-    this.keysTreeId = parts.keysTreeId;
-    this.fileEntries = parts.fileEntries;
-    this.fileRootEntries = parts.fileRootEntries;
-    this.fileTreeIds = parts.fileTreeIds;
+    Object.assign(this, parts);
     let keys = 0;
     let values = 0;
     for (const shard of this.shards.values()) {

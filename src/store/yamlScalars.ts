@@ -11,7 +11,6 @@
 const PLAIN = /^[A-Za-z][\w.\/;*()+\-[\],]*(?: [\w.\/;*()+\-[\],]+)*$/;
 const KEYWORDS = new Set(['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n']);
 /** Characters YAML does not allow unescaped even inside double quotes. */
-// eslint-disable-next-line no-control-regex
 const NON_PRINTABLE = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
 
 export function yamlString(text: string): string {

@@ -64,6 +64,30 @@ describe('consolidatePacks', () => {
     expect(cold.key('k3')?.values[0].value).toBe('v59'); // the last push to k3 was push 59 (59 % 7 === 3)
   });
 
+  it('leaves packs git wrote with deltas alone, and keeps merging its own around them', async () => {
+    git('repack', '-a', '-d', '-f', '-q'); // one pack, written by git, with deltas between versions
+    const gitPacks = packs();
+    expect(gitPacks).toHaveLength(1);
+    const deltas = git('verify-pack', '-v', join(repository.gitdir, 'objects', 'pack', gitPacks[0].replace(/\.pack$/, '.idx')));
+    const hasDeltas = deltas.split('\n').some((line) => /^[0-9a-f]{40} \w+ \d+ \d+ \d+ \d+ [0-9a-f]{40}$/.test(line));
+    for (let i = 0; i < 30; i++) {
+      await push(
+        repository,
+        { enableKeyCreation: true, data: [{ kind: 'key', key: `after.${i}`, values: [{ context: '*', value: `${i}`, hasValue: true }] }] },
+        { forceKeyPush: false },
+      );
+    }
+    await repository.exclusive(async () => undefined);
+    expect(repository.maintenanceProblem).toBeUndefined();
+    if (hasDeltas) expect(packs()).toContain(gitPacks[0]);
+    expect(packs().length).toBeLessThanOrEqual(PACKS_BEFORE_MERGE + 2);
+    git('fsck', '--strict', '--no-dangling');
+    expect(Number(git('rev-list', '--count', 'refs/heads/main').trim())).toBe(91);
+    const cold = await readSnapshot(new ObjectStore(repository.gitdir), git('rev-parse', 'refs/heads/main').trim());
+    expect(cold.key('after.29')?.values[0].value).toBe('29');
+    expect(cold.key('k3')?.values[0].value).toBe('v59');
+  });
+
   it('merges nothing while there are few packs', async () => {
     const before = packs();
     if (before.length <= PACKS_BEFORE_MERGE) expect(await consolidatePacks(repository.objects)).toBe(0);
