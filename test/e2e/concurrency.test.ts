@@ -73,6 +73,7 @@ describe('20 concurrent pushes to one repository', () => {
     expect(commitCount(dir.path, 'acme/race')).toBe(before + 20);
     expect(keysAtHead(gitdir).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `key.${i}`).sort());
     assertLinear(gitdir);
+    await server.settle('acme/race');
     await run('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling']);
   });
 });

@@ -80,7 +80,8 @@ describe('an applied push', () => {
     expect(git(gitdir(), 'show', 'refs/heads/main:files/_;_;_/conf/app.properties')).toBe(content);
   });
 
-  it('leaves git fsck --strict clean', () => {
+  it('leaves git fsck --strict clean', async () => {
+    await server.settle(REPO);
     execFileSync('git', ['--git-dir', gitdir(), 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
   });
 });
@@ -168,6 +169,7 @@ describe('a large push', () => {
     const data = Array.from({ length: 40 }, (_, i) => ({ key: `bulk.${i}`, values: [{ context: '*;*;*', value: `v${i}` }] }));
     const answer = await push({ changeComment: 'bulk', enableKeyCreation: true, data });
     expect(answer.status).toBe(200);
+    await server.settle(REPO);
     const counts = Object.fromEntries(
       git(gitdir(), 'count-objects', '-v').trim().split('\n').map((line) => line.split(': ')),
     );

@@ -65,6 +65,12 @@ export interface TestServer {
   readonly logs: Record<string, unknown>[];
   /** The raw log text, to search for things that must never be logged. */
   logText(): string;
+  /**
+   * Waits until the server has no push or pack merge running or queued for a repository. A merge
+   * runs after a push has answered; like `git gc`, it can make a `git fsck` or `git verify-pack`
+   * running at that very moment report a pack that just went away.
+   */
+  settle(fullName: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -78,9 +84,10 @@ export async function startTestServer(repos: string, options: { bodyLimit?: numb
     },
   });
   const logger = pino({ level: 'info' }, sink);
+  const registry = new RepositoryRegistry(repos);
   const running: RunningServer = await startServer(
     {
-      registry: new RepositoryRegistry(repos),
+      registry,
       tokens: new TokenService(new TokenStore(repos)),
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
@@ -95,6 +102,10 @@ export async function startTestServer(repos: string, options: { bodyLimit?: numb
       return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     },
     logText: () => lines.join('\n'),
+    settle: async (fullName) => {
+      const [account, name] = fullName.split('/');
+      await registry.find(account, name)?.exclusive(async () => undefined);
+    },
     close: () => running.close(),
   };
 }
