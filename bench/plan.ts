@@ -1,0 +1,46 @@
+/**
+ * How much to measure. `--quick` keeps the whole run under two minutes (fewer rounds; the
+ * listing fixture is reused from bench/.fixtures/); the full run gives p99 figures that rest on
+ * a few hundred samples.
+ */
+
+export interface RoundPlan {
+  /** Untimed rounds first: JIT, caches, connection, page cache. */
+  readonly warmup: number;
+  readonly rounds: number;
+}
+
+export interface Plan {
+  readonly mode: 'quick' | 'full';
+  /** Sizes of the repositories pushed into. */
+  readonly keyCounts: readonly number[];
+  /** Keys changed per push, with the rounds for each. */
+  readonly pushes: ReadonlyArray<{ readonly keysPerPush: number } & RoundPlan>;
+  readonly listing: { readonly cold: number; readonly warmup: number; readonly warm: number };
+}
+
+const QUICK: Plan = {
+  mode: 'quick',
+  keyCounts: [1_000, 10_000],
+  pushes: [
+    { keysPerPush: 1, warmup: 4, rounds: 30 },
+    { keysPerPush: 100, warmup: 2, rounds: 8 },
+  ],
+  listing: { cold: 2, warmup: 2, warm: 30 },
+};
+
+const FULL: Plan = {
+  mode: 'full',
+  keyCounts: [1_000, 10_000],
+  pushes: [
+    { keysPerPush: 1, warmup: 10, rounds: 400 },
+    { keysPerPush: 100, warmup: 3, rounds: 100 },
+  ],
+  listing: { cold: 5, warmup: 3, warm: 200 },
+};
+
+export function planFromArgs(args: readonly string[]): Plan {
+  const unknown = args.filter((arg) => arg !== '--quick');
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}; the only option is --quick`);
+  return args.includes('--quick') ? QUICK : FULL;
+}

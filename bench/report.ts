@@ -1,0 +1,115 @@
+/**
+ * Turns results into the one table (plain text for the terminal, markdown for the README) and the
+ * lines around it: machine, mode, how to read the ratio, durability, and the targets' verdicts.
+ */
+import { GIT_DURABILITY } from './gitPlumbing.js';
+import { machineLine, type Machine } from './machine.js';
+import type { Plan } from './plan.js';
+import type { Measurement, ScenarioResult } from './results.js';
+import type { TargetCheck } from './targets.js';
+
+const HEADER = ['scenario', 'implementation', 'p50 ms', 'p99 ms', 'ops/s', 'ratio vs reference'];
+
+function milliseconds(value: number): string {
+  return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
+}
+
+function ratio(result: ScenarioResult, measurement: Measurement): string {
+  if (!result.reference) return '-';
+  if (measurement.implementation === result.reference) return '1 (reference)';
+  return `${measurement.speedup!.toFixed(1)}x`;
+}
+
+function rows(results: readonly ScenarioResult[]): string[][] {
+  return results.flatMap((result) =>
+    result.measurements.map((m) => [
+      `${result.title} (n=${m.summary.samples})`,
+      m.implementation,
+      milliseconds(m.summary.p50),
+      milliseconds(m.summary.p99),
+      m.summary.opsPerSecond < 10 ? m.summary.opsPerSecond.toFixed(1) : m.summary.opsPerSecond.toFixed(0),
+      ratio(result, m),
+    ]),
+  );
+}
+
+/** Numbers right-aligned, text left-aligned. */
+function isNumeric(cell: string): boolean {
+  return /^[\d.]+/.test(cell);
+}
+
+export function textTable(results: readonly ScenarioResult[]): string {
+  const all = [HEADER, ...rows(results)];
+  const widths = HEADER.map((_, c) => Math.max(...all.map((row) => row[c].length)));
+  const line = (row: string[]) =>
+    row.map((cell, c) => (c > 1 && isNumeric(cell) ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd();
+  return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...all.slice(1).map(line)].join('\n');
+}
+
+export function markdownTable(results: readonly ScenarioResult[]): string {
+  const line = (row: string[]) => `| ${row.join(' | ')} |`;
+  const align = HEADER.map((_, c) => (c > 1 ? '---:' : '---'));
+  return [line(HEADER), line(align), ...rows(results).map(line)].join('\n');
+}
+
+const RATIO_LEGEND =
+  'Ratio: for each round, the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; above 1 means faster than the reference.';
+
+function durabilityLine(): string {
+  const git = Object.entries(GIT_DURABILITY)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(', ');
+  return `Durability: cfghub fsyncs the push's pack, its index, their folder and the ref before answering; git plumbing runs with ${git} set in the reference repository's config. Reference: one git child process per command (hash-object, update-index on a kept index, write-tree, commit-tree, update-ref), spawned from a separate lean Node process and timed there.`;
+}
+
+function planLine(plan: Plan): string {
+  const pushes = plan.pushes.map((p) => `${p.rounds} rounds of ${p.keysPerPush}-key pushes after ${p.warmup} warm-up`).join(', ');
+  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${plan.listing.warm} warm and ${plan.listing.cold} cold listings).`;
+}
+
+function targetLine(check: TargetCheck): string {
+  return `${check.met ? 'met' : 'NOT met'}: ${check.target} (measured ${check.measured})`;
+}
+
+function notes(results: readonly ScenarioResult[]): string[] {
+  return results.flatMap((result) => result.notes.map((note) => `${result.title}: ${note}`));
+}
+
+export function terminalReport(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+  return [
+    `cfghub bench, ${machine.date}, ${machineLine(machine)}`,
+    planLine(plan),
+    '',
+    textTable(results),
+    '',
+    RATIO_LEGEND,
+    durabilityLine(),
+    ...notes(results),
+    '',
+    'Targets (issue 2):',
+    ...targets.map((check) => `  ${targetLine(check)}`),
+    '',
+  ].join('\n');
+}
+
+/** What goes between the README's bench markers. */
+export function readmeSection(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+  return [
+    `Measured by \`npm run bench${plan.mode === 'quick' ? ' -- --quick' : ''}\` on ${machine.date}.`,
+    '',
+    `- Machine: ${machineLine(machine)}.`,
+    `- ${planLine(plan)}`,
+    `- ${durabilityLine()}`,
+    `- ${RATIO_LEGEND}`,
+    '',
+    markdownTable(results),
+    '',
+    'Targets (issue 2):',
+    '',
+    ...targets.map((check) => `- ${check.met ? '**met**' : '**not met**'}: ${check.target}: ${check.measured}`),
+    '',
+    'Notes:',
+    '',
+    ...notes(results).map((note) => `- ${note}`),
+  ].join('\n');
+}

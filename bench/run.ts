@@ -1,0 +1,80 @@
+/**
+ * `npm run bench [-- --quick]`: the speed figures of issue 2, measured in one run on one machine.
+ *
+ * 1. Pushes of 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process,
+ *    cfghub over HTTP and git plumbing, interleaved round by round.
+ * 2. The repository listing over HTTP with 1,000 repositories, warm and cold.
+ *
+ * Prints one table to stdout (progress goes to stderr), rewrites the README's bench section, and
+ * keeps every raw sample in bench/results/ (ignored by git) for anyone who doubts a percentile.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { listingFixture, preparePushFixture, type Log } from './fixtures.js';
+import { describeMachine, type Machine } from './machine.js';
+import { planFromArgs, type Plan } from './plan.js';
+import { updateReadme } from './readme.js';
+import { readmeSection, terminalReport } from './report.js';
+import type { ScenarioResult } from './results.js';
+import { runListingScenario } from './scenarios/listing.js';
+import { runPushScenario } from './scenarios/push.js';
+import { startBenchServer } from './server.js';
+import { checkTargets, type TargetCheck } from './targets.js';
+import { removeTempFolders } from './tempFolders.js';
+
+const log: Log = (message) => process.stderr.write(`[bench] ${message}\n`);
+
+async function measure(plan: Plan): Promise<ScenarioResult[]> {
+  const results: ScenarioResult[] = [];
+  for (const keyCount of plan.keyCounts) {
+    const fixture = await preparePushFixture(keyCount, log);
+    try {
+      const server = await startBenchServer(fixture.reposRoot);
+      try {
+        for (const pushes of plan.pushes) results.push(await runPushScenario(fixture, server, pushes.keysPerPush, pushes, log));
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await fixture.close();
+    }
+  }
+  const listing = await listingFixture(log);
+  log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
+  results.push(...(await runListingScenario(listing.reposRoot, plan.listing, log)));
+  return results;
+}
+
+function saveRawResults(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+  const folder = fileURLToPath(new URL('./results/', import.meta.url));
+  mkdirSync(folder, { recursive: true });
+  const path = `${folder}${new Date().toISOString().replace(/[:.]/g, '-')}-${plan.mode}.json`;
+  writeFileSync(path, `${JSON.stringify({ machine, plan, targets, results }, null, 2)}\n`);
+  return path;
+}
+
+async function main(): Promise<void> {
+  const plan = planFromArgs(process.argv.slice(2));
+  // Neither Ctrl-C nor a crash may leave gigabytes of repositories in the temporary folder:
+  // 'exit' runs even after an uncaught exception, and the signals are turned into an exit.
+  process.once('exit', removeTempFolders);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
+  const started = performance.now();
+  let results: ScenarioResult[];
+  try {
+    results = await measure(plan);
+  } finally {
+    removeTempFolders();
+  }
+  const machine = await describeMachine();
+  const targets = checkTargets(results);
+  process.stdout.write(terminalReport(results, machine, plan, targets));
+  updateReadme(readmeSection(results, machine, plan, targets));
+  const raw = saveRawResults(results, machine, plan, targets);
+  log(`README.md bench section rewritten; raw samples in ${raw}; ${plan.mode} run took ${Math.round((performance.now() - started) / 1000)} s`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`[bench] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exitCode = 1;
+});
