@@ -12,6 +12,7 @@ import { TokenService } from '../service/tokens.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { serve } from './serve.js';
+import { addTagCommands } from './tagCommands.js';
 
 function reposDir(option: string | undefined): string {
   return resolve(option ?? process.env.CFGHUB_REPOS ?? './repos');
@@ -147,6 +148,7 @@ export function buildProgram(): Command {
       await tokens.revoke(requireRepository(registry, account, name), label);
       process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
     });
+  addTagCommands(program, reposOption, reposDir);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

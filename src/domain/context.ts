@@ -63,3 +63,25 @@ export function compareContexts(a: Context, b: Context): number {
 export function isValidLevelName(name: string): boolean {
   return name.length >= 1 && name.length <= 120 && /^[A-Za-z0-9]+(?:[-._][A-Za-z0-9]+)*$/.test(name);
 }
+
+/**
+ * Parses the context of a read (`Context` header): fully qualified, one item per level. An item
+ * may be `*`, which asks for values without an item at that level (they are wildcards there).
+ */
+export function parseRequestContext(text: string, levels: readonly string[]): ContextParse {
+  const items = text.split(';').map((item) => item.trim());
+  if (items.length !== levels.length) {
+    return {
+      ok: false,
+      problem: `Context has ${items.length} item${items.length === 1 ? '' : 's'}; the repository's levels are ${levels.join(';')}, so it needs ${levels.length}`,
+    };
+  }
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item === '') return { ok: false, problem: `Context item ${i + 1} (${levels[i]}) is empty; a read needs one item per level` };
+    if (item !== WILDCARD && (item.length > 120 || !ITEM.test(item))) {
+      return { ok: false, problem: `Context item ${i + 1} (${levels[i]}) is not letters and digits joined by single '-', '.', '_' or '+'` };
+    }
+  }
+  return { ok: true, context: items };
+}

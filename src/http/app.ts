@@ -11,6 +11,7 @@ import { HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 import { infoRoutes } from './infoRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
+import { readRoutes } from './readRoutes.js';
 
 export function createApp(ctx: AppContext): express.Express {
   const app = express();
@@ -40,6 +41,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
   app.use(infoRoutes(ctx));
   app.use(pushRoutes(ctx));
+  app.use(readRoutes(ctx));
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

@@ -1,0 +1,38 @@
+/**
+ * Answers of the read endpoints, serialised once per (repository, commit, endpoint, options) and
+ * served as bytes with a precomputed ETag. Keyed by commit id, so an entry can never be stale: a
+ * push makes a new commit, hence a new key. Bounded, least recently used first out.
+ */
+import { createHash } from 'node:crypto';
+
+export interface CachedAnswer {
+  readonly body: string;
+  readonly contentType: string;
+  /** A strong ETag: the quoted SHA-1 of the body. */
+  readonly etag: string;
+}
+
+export function answerOf(body: string, contentType: string): CachedAnswer {
+  return { body, contentType, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
+}
+
+export class ReadCache {
+  private readonly entries = new Map<string, CachedAnswer>();
+
+  constructor(private readonly capacity = 1000) {}
+
+  get(key: string): CachedAnswer | undefined {
+    const answer = this.entries.get(key);
+    if (answer) {
+      this.entries.delete(key);
+      this.entries.set(key, answer);
+    }
+    return answer;
+  }
+
+  set(key: string, answer: CachedAnswer): void {
+    this.entries.delete(key);
+    this.entries.set(key, answer);
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+}
