@@ -21,3 +21,21 @@ export function yamlString(text: string): string {
 export function yamlNullableString(text: string | null): string {
   return text === null ? 'null' : yamlString(text);
 }
+
+const CONTROL_OR_NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/;
+
+/**
+ * The string a scalar written by yamlString stands for, or undefined when the text is not in that
+ * form (then the caller reads the document with the yaml library, which knows all of YAML).
+ */
+export function readYamlString(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (PLAIN.test(text)) return KEYWORDS.has(text.toLowerCase()) ? undefined : text;
+  if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"' || CONTROL_OR_NON_PRINTABLE.test(text)) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
