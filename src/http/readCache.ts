@@ -1,7 +1,8 @@
 /**
  * Answers of the read endpoints, serialised once per (repository, commit, endpoint, options) and
  * served as bytes with a precomputed ETag. Keyed by commit id, so an entry can never be stale: a
- * push makes a new commit, hence a new key. Bounded, least recently used first out.
+ * push makes a new commit, hence a new key. Bounded in entries and in bytes (large exports),
+ * least recently used first out.
  */
 import { createHash } from 'node:crypto';
 
@@ -18,8 +19,12 @@ export function answerOf(body: string, contentType: string): CachedAnswer {
 
 export class ReadCache {
   private readonly entries = new Map<string, CachedAnswer>();
+  private bytes = 0;
 
-  constructor(private readonly capacity = 1000) {}
+  constructor(
+    private readonly capacity = 1000,
+    private readonly maxBytes = 64 * 1024 * 1024,
+  ) {}
 
   get(key: string): CachedAnswer | undefined {
     const answer = this.entries.get(key);
@@ -31,8 +36,17 @@ export class ReadCache {
   }
 
   set(key: string, answer: CachedAnswer): void {
-    this.entries.delete(key);
+    this.remove(key);
+    if (answer.body.length > this.maxBytes) return;
     this.entries.set(key, answer);
-    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    this.bytes += answer.body.length;
+    while (this.entries.size > this.capacity || this.bytes > this.maxBytes) this.remove(this.entries.keys().next().value!);
+  }
+
+  private remove(key: string): void {
+    const answer = this.entries.get(key);
+    if (!answer) return;
+    this.entries.delete(key);
+    this.bytes -= answer.body.length;
   }
 }

@@ -1,0 +1,151 @@
+/**
+ * Test support for the read endpoints (contract section 7): GETs that keep the raw text, checks
+ * that an error answer is the JSON of contract section 4 (no stack trace, no filesystem path),
+ * a second `cfghub serve` process, and commits made with plain git's plumbing.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { CLI, git } from './harness.js';
+
+export interface ReadAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The body parsed as JSON, or undefined when it is empty or not JSON. */
+  readonly json: any;
+}
+
+/** GETs a path; header values are sent as given (an empty object sends none). */
+export async function read(url: string, path: string, headers: Record<string, string> = {}): Promise<ReadAnswer> {
+  const response = await fetch(`${url}${path}`, { headers });
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, json };
+}
+
+/** Things no error body may hold: a stack frame or a filesystem path. */
+const LEAKS = [/\bat [^\s]+ \(/, /\n\s+at /, /\/tmp\//, /node_modules/, /\.git\b\//, /\/work\//, /\.ts:\d+/, /\.js:\d+/];
+
+/**
+ * Asserts an error answer of contract section 4: the status, a JSON body `{error, message}` with
+ * non-empty texts, and nothing in it that looks like a stack trace or a path on disk (`extraPaths`:
+ * folders of this test, which must not show either). Returns the message.
+ */
+export function expectJsonError(answer: ReadAnswer, status: number, extraPaths: readonly string[] = []): string {
+  expect({ status: answer.status, body: answer.text }).toMatchObject({ status });
+  expect(answer.headers.get('content-type') ?? '').toMatch(/^application\/json/);
+  expect(answer.json).toBeTypeOf('object');
+  expect(answer.json.error).toBeTypeOf('string');
+  expect(answer.json.error.length).toBeGreaterThan(0);
+  expect(answer.json.message).toBeTypeOf('string');
+  expect(answer.json.message.length).toBeGreaterThan(0);
+  for (const leak of LEAKS) expect(answer.text).not.toMatch(leak);
+  for (const path of extraPaths) expect(answer.text).not.toContain(path);
+  return answer.json.message as string;
+}
+
+/** A second `cfghub serve` process on the same repositories folder, on a free loopback port. */
+export function startServerProcess(repos: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', repos], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk) => {
+      out += String(chunk);
+      const match = /"event":"listening","url":"([^"]+)"/.exec(out);
+      if (match) {
+        resolve({
+          url: match[1],
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`cfghub serve exited with ${code}: ${out}`)));
+  });
+}
+
+/** The path of a key's document in the tree: keys/<first two hex digits of sha1(lower-cased name)>/<name>.yaml. */
+export function keyPath(key: string): string {
+  const id = key.toLowerCase();
+  return `keys/${createHash('sha1').update(id).digest('hex').slice(0, 2)}/${id}.yaml`;
+}
+
+/**
+ * Commits with plain git's plumbing (read-tree, hash-object, update-index, write-tree, commit-tree,
+ * update-ref against the old head): sets the files of `changes` (tree path → content) on top of
+ * the head. `date` sets the author and committer time (git's `@<seconds> +0000` form). Returns
+ * the new commit id.
+ */
+export function plainGitCommit(gitdir: string, changes: Record<string, string>, message: string, date?: number): string {
+  const scratch = mkdtempSync(join(tmpdir(), 'cfghub-plain-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GIT_DIR: gitdir,
+    GIT_INDEX_FILE: join(scratch, 'index'),
+    GIT_AUTHOR_NAME: 'Plain Git',
+    GIT_AUTHOR_EMAIL: 'plain@example.com',
+    GIT_COMMITTER_NAME: 'Plain Git',
+    GIT_COMMITTER_EMAIL: 'plain@example.com',
+    ...(date !== undefined ? { GIT_AUTHOR_DATE: `@${date} +0000`, GIT_COMMITTER_DATE: `@${date} +0000` } : {}),
+  };
+  const run = (...args: string[]) => execFileSync('git', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  try {
+    const head = run('rev-parse', 'refs/heads/main');
+    run('read-tree', head);
+    let n = 0;
+    for (const [path, content] of Object.entries(changes)) {
+      const file = join(scratch, `blob-${n++}`);
+      writeFileSync(file, content);
+      const blob = run('hash-object', '-w', file);
+      run('update-index', '--add', '--cacheinfo', `100644,${blob},${path}`);
+    }
+    const tree = run('write-tree');
+    const commit = run('commit-tree', tree, '-p', head, '-m', message);
+    run('update-ref', 'refs/heads/main', commit, head);
+    return commit;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** A key's YAML document at the head, as git shows it. */
+export function keyYaml(gitdir: string, key: string): string {
+  return git(gitdir, 'show', `refs/heads/main:${keyPath(key)}`);
+}
+
+/** The committer time of a commit, in seconds since the epoch. */
+export function commitTime(gitdir: string, commit: string): number {
+  return Number(git(gitdir, 'log', '-1', '--format=%ct', commit).trim());
+}
+
+/** `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch. */
+export function isoOf(seconds: number): string {
+  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+/** The same instant written with a `+hh:mm` offset: `2026-01-01T14:00:00+02:00` for 12:00Z. */
+export function isoWithOffset(seconds: number, offsetMinutes: number): string {
+  const local = new Date((seconds + offsetMinutes * 60) * 1000).toISOString().slice(0, 19);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+export const ISO_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+/** Waits until the wall clock is in a later second than `seconds` (so the next commit's time differs). */
+export async function nextSecondAfter(seconds: number): Promise<void> {
+  while (Math.floor(Date.now() / 1000) <= seconds) await new Promise((resolve) => setTimeout(resolve, 50));
+}
