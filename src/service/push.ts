@@ -8,6 +8,7 @@ import { applyPush } from '../domain/applyPush.js';
 import { commitMessage, type PushProvenance } from '../domain/commitMessage.js';
 import type { PushRequest } from '../domain/pushRequest.js';
 import type { Signature } from '../store/gitObjects.js';
+import { LOCK_ATTEMPTS, lockRetryPause } from '../store/refs.js';
 import type { GitRepository } from '../store/repository.js';
 import { stageCommit } from '../store/stageCommit.js';
 import { ServiceError } from './errors.js';
@@ -23,7 +24,6 @@ export type PushResult =
   | { readonly kind: 'unchanged'; readonly commitId: string }
   | { readonly kind: 'refused'; readonly reason: string };
 
-const MAX_ATTEMPTS = 50;
 
 export function signature(name = 'cfghub'): Signature {
   return { name, email: 'cfghub@localhost', timestamp: Math.floor(Date.now() / 1000) };
@@ -32,7 +32,7 @@ export function signature(name = 'cfghub'): Signature {
 export function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
   return repository.exclusive(async () => {
     if (request.changeComment?.includes('\u0000')) return { kind: 'refused', reason: 'changeComment contains a NUL character' };
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
       const head = repository.head();
       if (caller.ifMatch !== undefined && caller.ifMatch !== head) {
         throw new ServiceError('precondition_failed', `the repository's head is ${head}, not ${caller.ifMatch}`);
@@ -48,7 +48,7 @@ export function push(repository: GitRepository, request: PushRequest, caller: Pu
       const update = await repository.commit(staged, head);
       if (update.ok) return { kind: 'applied', commitId: staged.commitId };
       // Another process holds the ref lock or moved the ref: wait a little, then start over.
-      await new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
+      await lockRetryPause(attempt);
     }
     throw new ServiceError('unavailable', 'the repository is busy with other writers; try again');
   });

@@ -6,7 +6,7 @@ import { commitAtOrBefore, commitTimes, parseIsoInstant } from '../store/history
 import type { GitRepository } from '../store/repository.js';
 import { resolveTag } from '../store/tags.js';
 import { ServiceError } from './errors.js';
-import { isoSeconds } from './repositories.js';
+import { isoSeconds } from '../domain/dates.js';
 
 export interface ReadPoint {
   readonly commitId: string;

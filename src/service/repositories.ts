@@ -1,6 +1,7 @@
 /** Creating repositories and reading their records (the listing of contract section 5). */
 import { join } from 'node:path';
 import { isValidLevelName, MAX_LEVELS, MIN_LEVELS } from '../domain/context.js';
+import { isoSeconds } from '../domain/dates.js';
 import type { RepoSettings } from '../domain/model.js';
 import { nameProblem } from '../domain/names.js';
 import { createBareRepository, RepositoryExistsError } from '../store/createRepository.js';
@@ -46,10 +47,6 @@ function checkLevels(levels: readonly string[]): void {
     if (seen.has(level.toLowerCase())) throw new ServiceError('invalid_argument', `context level ${level} appears twice`);
     seen.add(level.toLowerCase());
   }
-}
-
-export function isoSeconds(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
 }
 
 export async function createRepository(registry: RepositoryRegistry, input: NewRepository): Promise<GitRepository> {

@@ -7,7 +7,7 @@ import { nameProblem } from '../domain/names.js';
 import type { TokenRecord, TokenStore } from '../store/tokenStore.js';
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
-import { isoSeconds } from './repositories.js';
+import { isoSeconds } from '../domain/dates.js';
 
 export const TOKEN_PREFIX = 'cfg_';
 

@@ -135,3 +135,45 @@ export function parseCommit(content: Buffer): ParsedCommit {
   if (!/^[0-9a-f]{40}$/.test(tree)) throw new Error('malformed commit object');
   return { tree, parents, committedAt, message: end < 0 ? '' : text.slice(end + 2) };
 }
+
+/** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */
+export function serializeTag(fields: { object: string; type: string; tag: string; tagger: Signature; message: string }): Buffer {
+  const { tagger } = fields;
+  const message = fields.message.replace(/\n+$/, '');
+  return Buffer.from(
+    `object ${fields.object}\ntype ${fields.type}\ntag ${fields.tag}\n` +
+      `tagger ${tagger.name} <${tagger.email}> ${tagger.timestamp} +0000\n\n` +
+      (message === '' ? '' : `${message}\n`),
+  );
+}
+
+export interface ParsedTag {
+  readonly object: string;
+  readonly type: string;
+  /** Tagger time in seconds since the epoch, if the tag has a well-formed tagger line. */
+  readonly taggedAt: number | undefined;
+  readonly message: string;
+}
+
+export function parseTag(content: Buffer): ParsedTag {
+  const text = content.toString('utf8');
+  const end = text.indexOf('\n\n');
+  const header = end < 0 ? text : text.slice(0, end);
+  let object = '';
+  let type = '';
+  let taggedAt: number | undefined;
+  for (const line of header.split('\n')) {
+    if (line.startsWith('object ')) object = line.slice(7);
+    else if (line.startsWith('type ')) type = line.slice(5);
+    else if (line.startsWith('tagger ')) {
+      const time = /> (\d+) [+-]\d{4}$/.exec(line)?.[1];
+      taggedAt = time === undefined ? undefined : Number(time);
+    }
+  }
+  if (!/^[0-9a-f]{40}$/.test(object)) throw new Error('malformed tag object');
+  let message = end < 0 ? '' : text.slice(end + 2);
+  // A signed tag carries its signature at the end of the message.
+  const signature = /^-----BEGIN (?:PGP|SSH) SIGNATURE-----$/m.exec(message);
+  if (signature) message = message.slice(0, signature.index);
+  return { object, type, taggedAt, message: message.replace(/\n+$/, '') };
+}

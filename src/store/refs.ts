@@ -39,6 +39,14 @@ function readPackedRef(gitdir: string, name: string): string | null {
   return null;
 }
 
+/** Writers that find a ref locked or moved try again up to this many times, about 5 seconds in all. */
+export const LOCK_ATTEMPTS = 50;
+
+/** The wait before attempt `attempt + 1` at a busy ref: growing, capped at 100 ms, with jitter. */
+export function lockRetryPause(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
+}
+
 export type RefUpdate =
   | { readonly ok: true }
   /** Another writer moved the ref since `expected` was read. */

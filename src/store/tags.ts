@@ -11,11 +11,12 @@
  */
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
+import { isoSeconds } from '../domain/dates.js';
 import { isValidName } from '../domain/names.js';
 import { fsyncFolder } from './durableFs.js';
-import { encodeObject, parseCommit, type Signature } from './gitObjects.js';
+import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from './gitObjects.js';
 import { ObjectNotFoundError } from './objectStore.js';
-import { readRef, RefLock } from './refs.js';
+import { LOCK_ATTEMPTS, lockRetryPause, readRef, RefLock } from './refs.js';
 import type { GitRepository } from './repository.js';
 
 export const TAGS_PREFIX = 'refs/tags/';
@@ -44,8 +45,6 @@ export type TagDeletion =
   | { readonly ok: false; readonly why: 'locked' };
 
 const OID = /^[0-9a-f]{40}$/;
-/** Tries at a lock held by another writer, a little apart (about 5 seconds in all, like pushes). */
-const LOCK_ATTEMPTS = 50;
 /** How deep tags of tags are followed. */
 const MAX_PEEL = 10;
 
@@ -54,57 +53,6 @@ export function isValidTagName(name: string): boolean {
   return isValidName(name) && !/\.lock$/i.test(name);
 }
 
-function isoSeconds(seconds: number): string {
-  return `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`;
-}
-
-function pause(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
-}
-
-// --- the tag object -----------------------------------------------------------------------------
-
-/** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */
-export function serializeTag(fields: { object: string; type: string; tag: string; tagger: Signature; message: string }): Buffer {
-  const { tagger } = fields;
-  const message = fields.message.replace(/\n+$/, '');
-  return Buffer.from(
-    `object ${fields.object}\ntype ${fields.type}\ntag ${fields.tag}\n` +
-      `tagger ${tagger.name} <${tagger.email}> ${tagger.timestamp} +0000\n\n` +
-      (message === '' ? '' : `${message}\n`),
-  );
-}
-
-interface ParsedTag {
-  readonly object: string;
-  readonly type: string;
-  /** Tagger time in seconds since the epoch, if the tag has a well-formed tagger line. */
-  readonly taggedAt: number | undefined;
-  readonly message: string;
-}
-
-export function parseTag(content: Buffer): ParsedTag {
-  const text = content.toString('utf8');
-  const end = text.indexOf('\n\n');
-  const header = end < 0 ? text : text.slice(0, end);
-  let object = '';
-  let type = '';
-  let taggedAt: number | undefined;
-  for (const line of header.split('\n')) {
-    if (line.startsWith('object ')) object = line.slice(7);
-    else if (line.startsWith('type ')) type = line.slice(5);
-    else if (line.startsWith('tagger ')) {
-      const time = /> (\d+) [+-]\d{4}$/.exec(line)?.[1];
-      taggedAt = time === undefined ? undefined : Number(time);
-    }
-  }
-  if (!OID.test(object)) throw new Error('malformed tag object');
-  let message = end < 0 ? '' : text.slice(end + 2);
-  // A signed tag carries its signature at the end of the message.
-  const signature = /^-----BEGIN (?:PGP|SSH) SIGNATURE-----$/m.exec(message);
-  if (signature) message = message.slice(0, signature.index);
-  return { object, type, taggedAt, message: message.replace(/\n+$/, '') };
-}
 
 // --- tag refs on disk ---------------------------------------------------------------------------
 
@@ -206,7 +154,7 @@ async function peel(repository: GitRepository, oid: string): Promise<Peeled | nu
     }
     if (object.type === 'commit') {
       const created = taggedAt ?? parseCommit(object.content).committedAt;
-      peeled = { commitId: current, created: isoSeconds(created), message: message ?? '' };
+      peeled = { commitId: current, created: isoSeconds(new Date(created * 1000)), message: message ?? '' };
     }
     break;
   }
@@ -265,14 +213,14 @@ export function createTag(repository: GitRepository, name: string, message: stri
     for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
       const guard = guardRef === ref ? undefined : await RefLock.acquire(gitdir, guardRef, tag.oid);
       if (guard === 'locked') {
-        await pause(attempt);
+        await lockRetryPause(attempt);
         continue;
       }
       try {
         const lock = await RefLock.acquire(gitdir, ref, tag.oid);
         if (lock === 'locked') {
           await guard?.release();
-          await pause(attempt);
+          await lockRetryPause(attempt);
           continue;
         }
         // Checked again under the locks: another process may have made the tag meanwhile.
@@ -283,7 +231,7 @@ export function createTag(repository: GitRepository, name: string, message: stri
         }
         const update = await lock.swap(null);
         if (!update.ok) return { ok: false, why: 'exists', existing: name };
-        const record: TagRecord = { name, commitId, created: isoSeconds(tagger.timestamp), message: parseTag(tag.content).message };
+        const record: TagRecord = { name, commitId, created: isoSeconds(new Date(tagger.timestamp * 1000)), message: parseTag(tag.content).message };
         return { ok: true, tag: record };
       } finally {
         await guard?.release();
@@ -306,7 +254,7 @@ export function deleteTag(repository: GitRepository, name: string): Promise<TagD
     for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
       const lock = await RefLock.acquire(gitdir, ref, found.oid);
       if (lock === 'locked') {
-        await pause(attempt);
+        await lockRetryPause(attempt);
         continue;
       }
       try {
@@ -350,7 +298,7 @@ async function removePackedRef(gitdir: string, ref: string): Promise<'removed' |
       handle = await fs.promises.open(`${path}.lock`, 'wx', 0o644);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      await pause(attempt);
+      await lockRetryPause(attempt);
       continue;
     }
     let renamed = false;
