@@ -25,18 +25,25 @@ export function readRef(gitdir: string, name: string, depth = 0): string | null 
   throw new Error(`malformed ref ${name}`);
 }
 
-function readPackedRef(gitdir: string, name: string): string | null {
+/** Every ref in `packed-refs` (git gc and git pack-refs move refs there), by full name. */
+export function packedRefs(gitdir: string): Map<string, string> {
+  const found = new Map<string, string>();
   let text: string;
   try {
     text = fs.readFileSync(join(gitdir, 'packed-refs'), 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return found;
     throw error;
   }
   for (const line of text.split('\n')) {
-    if (line.length > 41 && line.slice(41) === name && OID.test(line.slice(0, 40))) return line.slice(0, 40);
+    if (line.length <= 41 || line[40] !== ' ' || !OID.test(line.slice(0, 40))) continue; // comments, peel lines
+    found.set(line.slice(41).replace(/\r$/, ''), line.slice(0, 40));
   }
-  return null;
+  return found;
+}
+
+function readPackedRef(gitdir: string, name: string): string | null {
+  return packedRefs(gitdir).get(name) ?? null;
 }
 
 /** Writers that find a ref locked or moved try again up to this many times, about 5 seconds in all. */

@@ -16,7 +16,7 @@ import { isValidName } from '../domain/names.js';
 import { fsyncFolder } from './durableFs.js';
 import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from './gitObjects.js';
 import { ObjectNotFoundError } from './objectStore.js';
-import { LOCK_ATTEMPTS, lockRetryPause, readRef, RefLock } from './refs.js';
+import { LOCK_ATTEMPTS, lockRetryPause, packedRefs, readRef, RefLock } from './refs.js';
 import type { GitRepository } from './repository.js';
 
 export const TAGS_PREFIX = 'refs/tags/';
@@ -65,18 +65,7 @@ interface TagRef {
 
 function packedTagRefs(gitdir: string): Map<string, string> {
   const found = new Map<string, string>();
-  let text: string;
-  try {
-    text = fs.readFileSync(join(gitdir, 'packed-refs'), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return found;
-    throw error;
-  }
-  for (const line of text.split('\n')) {
-    if (line.length <= 41 || line[40] !== ' ' || !OID.test(line.slice(0, 40))) continue; // comments, peel lines
-    const ref = line.slice(41).replace(/\r$/, '');
-    if (ref.startsWith(TAGS_PREFIX)) found.set(ref.slice(TAGS_PREFIX.length), line.slice(0, 40));
-  }
+  for (const [ref, oid] of packedRefs(gitdir)) if (ref.startsWith(TAGS_PREFIX)) found.set(ref.slice(TAGS_PREFIX.length), oid);
   return found;
 }
 
