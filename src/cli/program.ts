@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { resolve } from 'node:path';
+import { parseIsoInstant } from '../domain/dates.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
 import { listRepositories } from '../service/listing.js';
@@ -29,11 +30,11 @@ function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` offset. */
+/** `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` offset; a day that does not exist is refused. */
 function parseDate(text: string): Date {
-  const ok = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text));
-  if (!ok) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`);
-  return new Date(text);
+  const date = parseIsoInstant(text);
+  if (!date) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`);
+  return date;
 }
 
 function parseLevels(text: string): string[] {

@@ -55,6 +55,7 @@ describe('repo create', () => {
     [['repo', 'create', 'acme/x'], "required option '--context"],
     [['repo', 'frobnicate'], 'unknown command'],
     [['token', 'create', 'acme/billing', '--expires', 'tomorrow'], '--expires must be an ISO 8601 date'],
+    [['token', 'create', 'acme/billing', '--expires', '2031-02-30T00:00:00Z'], '--expires must be an ISO 8601 date'],
     [['token', 'create', 'acme/billing', '--expires', '2001-01-01T00:00:00Z'], 'in the past'],
     [['token', 'create', 'acme/billing', '--name', 'bad label'], 'token label'],
   ])('%j exits 2 with a one-line error naming the problem', (args, problem) => {

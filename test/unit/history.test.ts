@@ -5,7 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepository } from '../../src/service/repositories.js';
-import { commitAtOrBefore, commitTimes, parseIsoInstant } from '../../src/store/history.js';
+import { parseIsoInstant } from '../../src/domain/dates.js';
+import { commitAtOrBefore, commitTimes } from '../../src/store/history.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
 import type { GitRepository } from '../../src/store/repository.js';
 import { tempDir } from '../support/harness.js';
