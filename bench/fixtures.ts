@@ -6,6 +6,9 @@
  * caches) and cloned bare (for the git plumbing reference, so all three start from the same tree;
  * the clone is made and pushed to by the reference's own process).
  *
+ * Read fixture: one cfghub repository seeded with N keys by one push, token-free pull on, alone in
+ * its repositories folder, for the pull scenarios (a server of its own reads it).
+ *
  * Listing fixture: 1,000 small repositories, slow to create, so they are built once into
  * bench/.fixtures/<version>/ (ignored by git) and reused by later runs while they still read back
  * as expected.
@@ -22,7 +25,7 @@ import type { GitRepository } from '../src/store/repository.js';
 import { TokenStore } from '../src/store/tokenStore.js';
 import { GitPlumbingProcess } from './gitPlumbingProcess.js';
 import { makeTempFolder } from './tempFolders.js';
-import { CONTEXT_LEVELS, KeyWorkload, type PushPayload } from './workload.js';
+import { CONTEXT_LEVELS, KeyWorkload, type PullContext, type PushPayload, type WorkloadOptions } from './workload.js';
 
 export const BENCH_ACCOUNT = 'bench';
 /** Who the in-process pushes come from; the HTTP pushes carry no token either. */
@@ -88,6 +91,39 @@ export async function preparePushFixture(keyCount: number, log: Log): Promise<Pu
   };
 }
 
+// --- read fixture ------------------------------------------------------------------------------
+
+export interface ReadFixture {
+  readonly keyCount: number;
+  /** The repositories folder, holding only this repository. */
+  readonly reposRoot: string;
+  readonly account: string;
+  readonly repository: string;
+  /** The context the scenarios pull with: fully qualified, resolving the most keys. */
+  readonly context: PullContext;
+  /** `/rest/pull/{account}/{repository}`, token-free. */
+  readonly pullPath: string;
+}
+
+export async function prepareReadFixture(keyCount: number, options: WorkloadOptions, log: Log): Promise<ReadFixture> {
+  const folder = makeTempFolder(`read-${keyCount}`);
+  const reposRoot = join(folder, 'repos');
+  const name = 'pull';
+  const repository = await createRepository(new RepositoryRegistry(reposRoot), {
+    account: BENCH_ACCOUNT,
+    name,
+    levels: [...CONTEXT_LEVELS],
+    description: `bench read fixture, ${keyCount} keys`,
+    tokenFreePull: true,
+  });
+  const workload = new KeyWorkload(keyCount, options);
+  const started = performance.now();
+  await pushOrThrow(repository, workload.seedPayload());
+  const context = workload.busiestContext();
+  log(`read fixture: seeded ${keyCount} keys in ${Math.round(performance.now() - started)} ms; ${context.text} resolves ${context.resolvedKeys} of them`);
+  return { keyCount, reposRoot, account: BENCH_ACCOUNT, repository: name, context, pullPath: `/rest/pull/${BENCH_ACCOUNT}/${name}` };
+}
+
 // --- listing fixture ---------------------------------------------------------------------------
 
 /** Bump when the fixture's content changes, so stale fixtures are never reused. */
@@ -151,7 +187,7 @@ async function buildListingFixture(folder: string, log: Log): Promise<void> {
         levels: [...CONTEXT_LEVELS],
         description: `listing fixture repository ${i}`,
       });
-      await pushOrThrow(repository, new KeyWorkload(KEYS_PER_REPOSITORY, i + 1).seedPayload());
+      await pushOrThrow(repository, new KeyWorkload(KEYS_PER_REPOSITORY, { seed: i + 1 }).seedPayload());
       if ((i + 1) % 250 === 0) log(`listing fixture: ${i + 1}/${LISTING_REPOSITORIES} repositories`);
     }
   };

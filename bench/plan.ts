@@ -1,7 +1,7 @@
 /**
- * How much to measure. `--quick` keeps the whole run under two minutes (fewer rounds; the
- * listing fixture is reused from bench/.fixtures/); the full run gives p99 figures that rest on
- * a few hundred samples.
+ * How much to measure. `--quick` keeps the whole run under two minutes (fewer rounds, shorter and
+ * fewer load slices, fewer restarts; the listing fixture is reused from bench/.fixtures/); the
+ * full run gives p99 figures that rest on a few hundred samples.
  */
 
 export interface RoundPlan {
@@ -17,7 +17,31 @@ export interface Plan {
   /** Keys changed per push, with the rounds for each. */
   readonly pushes: ReadonlyArray<{ readonly keysPerPush: number } & RoundPlan>;
   readonly listing: { readonly cold: number; readonly warmup: number; readonly warm: number };
+  readonly pull: PullPlan;
+  readonly restart: RestartPlan;
 }
+
+/** Pull throughput against a static endpoint on the same server (issue 3). */
+export interface PullPlan {
+  readonly keyCount: number;
+  /** Characters per value: sized so the pulled context's JSON is about 60 KB. */
+  readonly valueLength: number;
+  readonly connections: readonly number[];
+  /** One untimed slice per endpoint first, at each connection count: JIT, caches, connections. */
+  readonly warmupSeconds: number;
+  /** Timed slices per endpoint, alternating pull and static (ABBA), each `sliceSeconds` long. */
+  readonly slices: number;
+  readonly sliceSeconds: number;
+}
+
+/** The first pull after a restart of `cfghub serve` (issue 3). */
+export interface RestartPlan {
+  readonly keyCount: number;
+  readonly repetitions: number;
+}
+
+const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const;
+const RESTART_KEYS = 10_000;
 
 const QUICK: Plan = {
   mode: 'quick',
@@ -27,6 +51,8 @@ const QUICK: Plan = {
     { keysPerPush: 100, warmup: 2, rounds: 8 },
   ],
   listing: { cold: 2, warmup: 2, warm: 30 },
+  pull: { ...PULL, warmupSeconds: 1, slices: 4, sliceSeconds: 2 },
+  restart: { keyCount: RESTART_KEYS, repetitions: 3 },
 };
 
 const FULL: Plan = {
@@ -37,6 +63,8 @@ const FULL: Plan = {
     { keysPerPush: 100, warmup: 3, rounds: 100 },
   ],
   listing: { cold: 5, warmup: 3, warm: 200 },
+  pull: { ...PULL, warmupSeconds: 2, slices: 10, sliceSeconds: 3 },
+  restart: { keyCount: RESTART_KEYS, repetitions: 10 },
 };
 
 export function planFromArgs(args: readonly string[]): Plan {

@@ -17,7 +17,14 @@ function milliseconds(value: number): string {
 function ratio(result: ScenarioResult, measurement: Measurement): string {
   if (!result.reference) return '-';
   if (measurement.implementation === result.reference) return '1 (reference)';
-  return `${measurement.speedup!.toFixed(1)}x`;
+  const speedup = measurement.speedup!;
+  return `${speedup < 1 ? speedup.toFixed(2) : speedup.toFixed(1)}x`;
+}
+
+function rate(result: ScenarioResult, measurement: Measurement): string {
+  if (result.hideRate) return '-';
+  const perSecond = measurement.summary.opsPerSecond;
+  return perSecond < 10 ? perSecond.toFixed(1) : perSecond.toFixed(0);
 }
 
 function rows(results: readonly ScenarioResult[]): string[][] {
@@ -27,7 +34,7 @@ function rows(results: readonly ScenarioResult[]): string[][] {
       m.implementation,
       milliseconds(m.summary.p50),
       milliseconds(m.summary.p99),
-      m.summary.opsPerSecond < 10 ? m.summary.opsPerSecond.toFixed(1) : m.summary.opsPerSecond.toFixed(0),
+      rate(result, m),
       ratio(result, m),
     ]),
   );
@@ -53,7 +60,7 @@ export function markdownTable(results: readonly ScenarioResult[]): string {
 }
 
 const RATIO_LEGEND =
-  'Ratio: for each round, the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; above 1 means faster than the reference.';
+  'Ratio: for each round, the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; above 1 means faster than the reference. For the pull rows, for each pair of slices, pull\'s requests per second divided by the static endpoint\'s; their ops/s is requests per second of all connections together, n the number of requests.';
 
 function durabilityLine(): string {
   const git = Object.entries(GIT_DURABILITY)
@@ -64,8 +71,11 @@ function durabilityLine(): string {
 
 function planLine(plan: Plan): string {
   const pushes = plan.pushes.map((p) => `${p.rounds} rounds of ${p.keysPerPush}-key pushes after ${p.warmup} warm-up`).join(', ');
-  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${plan.listing.warm} warm and ${plan.listing.cold} cold listings).`;
+  const pull = `pull vs static: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
+  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${plan.listing.warm} warm and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts).`;
 }
+
+const TARGETS_HEADING = 'Targets (issues 2 and 3):';
 
 function targetLine(check: TargetCheck): string {
   return `${check.met ? 'met' : 'NOT met'}: ${check.target} (measured ${check.measured})`;
@@ -86,7 +96,7 @@ export function terminalReport(results: readonly ScenarioResult[], machine: Mach
     durabilityLine(),
     ...notes(results),
     '',
-    'Targets (issue 2):',
+    TARGETS_HEADING,
     ...targets.map((check) => `  ${targetLine(check)}`),
     '',
   ].join('\n');
@@ -104,7 +114,7 @@ export function readmeSection(results: readonly ScenarioResult[], machine: Machi
     '',
     markdownTable(results),
     '',
-    'Targets (issue 2):',
+    TARGETS_HEADING,
     '',
     ...targets.map((check) => `- ${check.met ? '**met**' : '**not met**'}: ${check.target}: ${check.measured}`),
     '',

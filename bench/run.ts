@@ -1,23 +1,29 @@
 /**
- * `npm run bench [-- --quick]`: the speed figures of issue 2, measured in one run on one machine.
+ * `npm run bench [-- --quick]`: the speed figures of issues 2 and 3, measured in one run on one machine.
  *
  * 1. Pushes of 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process,
  *    cfghub over HTTP and git plumbing, interleaved round by round.
  * 2. The repository listing over HTTP with 1,000 repositories, warm and cold.
+ * 3. Pull throughput of a 1,000-key repository against a static endpoint serving the same bytes
+ *    from the same server, with 1 and 16 connections (wrk, else a Node client).
+ * 4. The first pull of a 10,000-key repository after `cfghub serve` restarts.
  *
  * Prints one table to stdout (progress goes to stderr), rewrites the README's bench section, and
  * keeps every raw sample in bench/results/ (ignored by git) for anyone who doubts a percentile.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { listingFixture, preparePushFixture, type Log } from './fixtures.js';
+import { killChildren } from './childProcesses.js';
+import { listingFixture, preparePushFixture, prepareReadFixture, type Log } from './fixtures.js';
 import { describeMachine, type Machine } from './machine.js';
 import { planFromArgs, type Plan } from './plan.js';
 import { updateReadme } from './readme.js';
 import { readmeSection, terminalReport } from './report.js';
 import type { ScenarioResult } from './results.js';
 import { runListingScenario } from './scenarios/listing.js';
+import { runPullScenario } from './scenarios/pull.js';
 import { runPushScenario } from './scenarios/push.js';
+import { runRestartScenario } from './scenarios/restart.js';
 import { startBenchServer } from './server.js';
 import { checkTargets, type TargetCheck } from './targets.js';
 import { removeTempFolders } from './tempFolders.js';
@@ -42,6 +48,11 @@ async function measure(plan: Plan): Promise<ScenarioResult[]> {
   const listing = await listingFixture(log);
   log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
   results.push(...(await runListingScenario(listing.reposRoot, plan.listing, log)));
+  const pull = await prepareReadFixture(plan.pull.keyCount, { valueLength: plan.pull.valueLength }, log);
+  results.push(...(await runPullScenario(pull, plan.pull, log)));
+  // The push workload's value length: the restart's figure is about parsing 10,000 keys, not bulk.
+  const restart = await prepareReadFixture(plan.restart.keyCount, {}, log);
+  results.push(...(await runRestartScenario(restart, plan.restart, log)));
   return results;
 }
 
@@ -55,9 +66,13 @@ function saveRawResults(results: readonly ScenarioResult[], machine: Machine, pl
 
 async function main(): Promise<void> {
   const plan = planFromArgs(process.argv.slice(2));
-  // Neither Ctrl-C nor a crash may leave gigabytes of repositories in the temporary folder:
-  // 'exit' runs even after an uncaught exception, and the signals are turned into an exit.
-  process.once('exit', removeTempFolders);
+  // Neither Ctrl-C nor a crash may leave gigabytes of repositories in the temporary folder, nor a
+  // server or load generator running: 'exit' runs even after an uncaught exception, and the
+  // signals are turned into an exit. Children go first: a server may hold files in the folders.
+  process.once('exit', () => {
+    killChildren();
+    removeTempFolders();
+  });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
   const started = performance.now();
   let results: ScenarioResult[];

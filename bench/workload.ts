@@ -1,6 +1,7 @@
 /**
  * The data the push scenarios write: N keys of ~300 bytes of YAML with 1-5 values each, in a
- * repository with three context levels, and, per round, a change of K keys' values.
+ * repository with three context levels, and, per round, a change of K keys' values. The pull
+ * scenarios read the same kind of repository, with longer values (see KeyWorkload's options).
  *
  * The workload keeps its own model of every key, so the git plumbing reference can write exactly
  * the files cfghub writes (same serializer, same paths): the trees of all implementations must
@@ -10,6 +11,7 @@ import { compareContexts, formatContext, type Context } from '../src/domain/cont
 import type { KeyRecord } from '../src/domain/model.js';
 import type { PushRequest } from '../src/domain/pushRequest.js';
 import { parsePushBody } from '../src/http/pushSchema.js';
+import { requestContext, resolveValue } from '../src/domain/resolve.js';
 import { keyPath, serializeKey } from '../src/store/layout.js';
 import { Random } from './random.js';
 
@@ -25,6 +27,17 @@ const CONTEXTS: readonly Context[] = [
   ['Production', 'api', 'node1'],
   ['Staging', 'api', '*'],
 ];
+
+/**
+ * Fully qualified contexts a client would pull with: every item named, no wildcard. `batch` and
+ * `node2` appear in no stored context, so they exercise the wildcard fallbacks.
+ */
+const PULL_CONTEXTS: readonly Context[] = ['Production', 'Staging', 'Development'].flatMap((environment) =>
+  ['web', 'api', 'batch'].flatMap((application) => ['node1', 'node2'].map((instance) => [environment, application, instance])),
+);
+
+/** Length of each value, in characters (the push workload's, and the default). */
+const VALUE_LENGTH = 14;
 
 const SERVICES = ['billing', 'catalog', 'checkout', 'gateway', 'identity', 'inventory', 'search', 'shipping'];
 const SETTINGS = ['db.pool-size', 'db.url', 'cache.ttl', 'http.timeout', 'feature.flags', 'retry.max', 'log.level', 'queue.name'];
@@ -71,13 +84,31 @@ function payload(wire: { changeComment: string; enableKeyCreation?: boolean; dat
   return { body: JSON.stringify(wire), request: parsed.request, elements: wire.data.length };
 }
 
+export interface WorkloadOptions {
+  readonly seed?: number;
+  /**
+   * Characters per value. The push scenarios keep the default (their figures stay comparable from
+   * run to run); the pull scenario uses longer values, so the JSON of a context of 1,000 keys is
+   * about 60 KB, the size issue 3 names.
+   */
+  readonly valueLength?: number;
+}
+
+/** A fully qualified context and how many keys it resolves. */
+export interface PullContext {
+  readonly text: string;
+  readonly resolvedKeys: number;
+}
+
 export class KeyWorkload {
   private readonly records: KeyRecord[] = [];
   private readonly random: Random;
+  private readonly valueLength: number;
   private sequence = 0;
 
-  constructor(keyCount: number, seed = 20_240_601) {
-    this.random = new Random(seed);
+  constructor(keyCount: number, options: WorkloadOptions = {}) {
+    this.random = new Random(options.seed ?? 20_240_601);
+    this.valueLength = options.valueLength ?? VALUE_LENGTH;
     for (let i = 0; i < keyCount; i++) this.records.push(this.makeKey(i));
   }
 
@@ -89,6 +120,21 @@ export class KeyWorkload {
   meanDocumentBytes(): number {
     const total = this.records.reduce((sum, record) => sum + Buffer.byteLength(serializeKey(record)), 0);
     return total / this.records.length;
+  }
+
+  /**
+   * The fully qualified context that resolves the most keys (the first such in a fixed order),
+   * found with cfghub's own resolution rule: a pull's worst case among the contexts a client
+   * would send, since every resolved key is serialized.
+   */
+  busiestContext(): PullContext {
+    let best: PullContext | undefined;
+    for (const context of PULL_CONTEXTS) {
+      const request = requestContext(context);
+      const resolvedKeys = this.records.filter((record) => resolveValue(record, request) !== undefined).length;
+      if (!best || resolvedKeys > best.resolvedKeys) best = { text: formatContext(context), resolvedKeys };
+    }
+    return best!;
   }
 
   /** One push creating every key. */
@@ -139,7 +185,7 @@ export class KeyWorkload {
       deprecated: false,
       vdt: 'Text',
       push: true,
-      values: contexts.map((context) => ({ context, value: this.random.word(14), active: true })),
+      values: contexts.map((context) => ({ context, value: this.random.word(this.valueLength), active: true })),
     };
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * The pull scenario's server process (see pullServer.ts): cfghub's express app, built with
+ * createApp as `cfghub serve` builds it, plus one extra route, `GET /static`, that answers the
+ * exact bytes of a pull, so both endpoints are served by one process, one HTTP server and one
+ * framework. Listens on 127.0.0.1 on a free port, and exits when the parent stops it.
+ */
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { createApp } from '../src/http/app.js';
+import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
+import { TokenService } from '../src/service/tokens.js';
+import { RepositoryRegistry } from '../src/store/registry.js';
+import { TokenStore } from '../src/store/tokenStore.js';
+import type { PullServerMessage, PullServerReply, PullServerStart } from './pullServer.js';
+import { residentMiB } from './probes.js';
+
+async function start(request: PullServerStart): Promise<PullServerReply> {
+  const ctx = {
+    registry: new RepositoryRegistry(request.reposRoot),
+    tokens: new TokenService(new TokenStore(request.reposRoot)),
+    // Silent, as in bench/server.ts: the benchmark measures the service, not log output to a pipe.
+    logger: pino({ level: 'silent' }),
+    bodyLimit: DEFAULT_BODY_LIMIT,
+  };
+  let staticBody: Buffer | undefined;
+  // createApp ends with a catch-all 404, so a route added to its app after it would never be
+  // reached: /static goes on an outer app, ahead of cfghub's app mounted whole. A static request
+  // thereby skips cfghub's request-id and log middleware and the mount, which a pull goes
+  // through: any bias of this arrangement is against cfghub, never in its favour.
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false); // as createApp: no hashing of 60 KB per answer by express
+  app.get('/static', (_req, res) => {
+    if (!staticBody) res.status(503).end();
+    else res.type('application/json').send(staticBody);
+  });
+  app.use(createApp(ctx));
+  const server = await new Promise<Server>((resolve, reject) => {
+    const listening = app.listen(0, '127.0.0.1');
+    listening.once('error', reject);
+    listening.once('listening', () => resolve(listening));
+  });
+  // The same timeouts as src/http/server.ts, so keep-alive behaves as in `cfghub serve`.
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  // The static bytes are the pull answer itself, fetched once through the real route (which also
+  // builds and caches that answer, as a first client would).
+  const response = await fetch(`${url}${request.pullPath}`, { headers: { Context: request.context } });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status !== 200) throw new Error(`the first pull answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
+  staticBody = body;
+  return { kind: 'ready', url, bodyBytes: body.length, residentMiB: residentMiB() };
+}
+
+process.on('message', (message: PullServerMessage) => {
+  const reply = (value: PullServerReply) => process.send!(value);
+  if (message.kind === 'memory') {
+    reply({ kind: 'memory', residentMiB: residentMiB() });
+    return;
+  }
+  start(message).then(reply, (error: unknown) =>
+    reply({ kind: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+  );
+});
+// The parent stops this process by its pid; a lost parent (IPC closed) ends it too.
+process.on('disconnect', () => process.exit(0));
