@@ -5,7 +5,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { findLimitProblem } from '../domain/pushRequest.js';
-import { headerSafeReason } from '../domain/reasons.js';
+import { headerSafeReason, withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
 import { push } from '../service/push.js';
 import { requireRepository } from '../service/repositories.js';
@@ -54,6 +54,9 @@ export function pushRoutes(ctx: AppContext): Router {
       clientVersion: version,
       ifMatch: ifMatch(req),
     });
+    if (repository.maintenanceProblem) {
+      ctx.logger.warn({ reqId: res.locals.requestId, event: 'pack-merge-failed', repository: repository.fullName, problem: withoutPaths(String((repository.maintenanceProblem as Error)?.message ?? repository.maintenanceProblem)) });
+    }
     res.locals.pushOutcome = result.kind;
     if (result.kind === 'refused') {
       res.locals.refusal = result.reason;

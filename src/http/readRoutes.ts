@@ -18,7 +18,8 @@ import type { AppContext } from './context.js';
 import { booleanHeader, clientVersion, header } from './headers.js';
 import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
 
-type Access = (req: Request) => Promise<GitRepository>;
+/** The repository a read is allowed on, and its head as read once for this request. */
+type Access = (req: Request) => Promise<{ repository: GitRepository; head: string }>;
 
 interface Endpoint {
   /** Headers that change the answer, besides the commit read: part of the cache key. */
@@ -116,28 +117,30 @@ export function readRoutes(ctx: AppContext): Router {
     const presented = header(req, 'Client-Token');
     if (!presented) throw new ServiceError('unauthorized', `${req.path} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
-    return requireRepository(ctx.registry, token.account, token.repository);
+    const repository = requireRepository(ctx.registry, token.account, token.repository);
+    return { repository, head: repository.head() };
   };
 
   /** `/rest/<name>/{account}/{repository}`: a token of that repository, or none if it allows token-free pull. */
   const byPath: Access = async (req) => {
     const repository = requireRepository(ctx.registry, String(req.params.account), String(req.params.repository));
+    const head = repository.head();
     const presented = header(req, 'Client-Token');
     if (presented) {
       const token = ctx.tokens.authenticate(presented);
       if (!tokenBelongsTo(token, repository)) throw new ServiceError('forbidden', `the Client-Token is not a token of ${repository.fullName}`);
-      return repository;
+      return { repository, head };
     }
-    const { settings } = await repository.headSnapshot();
+    const { settings } = await repository.snapshot(head);
     if (settings.isPrivate) throw new ServiceError('unauthorized', `repository ${repository.fullName} is private: reading it needs a Client-Token of its own`);
     if (!settings.tokenFreePull) throw new ServiceError('forbidden', `repository ${repository.fullName} does not allow reads without a Client-Token`);
-    return repository;
+    return { repository, head };
   };
 
   const handle = (name: string, endpoint: Endpoint, access: Access) => async (req: Request, res: Response) => {
     clientVersion(req);
-    const repository = await access(req);
-    const point = await readPoint(repository, header(req, 'Tag'), header(req, 'Repository-Date'));
+    const { repository, head } = await access(req);
+    const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ...endpoint.varies.map((h) => req.get(h) ?? '')].join('\0');
     let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;
     if (!answer) {

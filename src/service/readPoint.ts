@@ -14,7 +14,8 @@ export interface ReadPoint {
   readonly repoDate?: string;
 }
 
-export async function readPoint(repository: GitRepository, tag?: string, date?: string): Promise<ReadPoint> {
+/** `head` is the repository's head as the caller read it, so one request reads the ref once. */
+export async function readPoint(repository: GitRepository, head: string, tag?: string, date?: string): Promise<ReadPoint> {
   if (tag !== undefined) {
     const commitId = await resolveTag(repository, tag);
     if (!commitId) throw new ServiceError('not_found', `repository ${repository.fullName} has no tag ${tag}`);
@@ -27,7 +28,7 @@ export async function readPoint(repository: GitRepository, tag?: string, date?: 
     if (!commitId) throw new ServiceError('not_found', `repository ${repository.fullName} did not exist at ${date}`);
     return { commitId, repoDate: await committedAt(repository, commitId) };
   }
-  return { commitId: repository.head() };
+  return { commitId: head };
 }
 
 async function committedAt(repository: GitRepository, commitId: string): Promise<string> {

@@ -48,9 +48,3 @@ export async function deleteTag(repository: GitRepository, name: string): Promis
   throw new ServiceError('unavailable', BUSY);
 }
 
-/** The tag of that name (exact, else without regard to case), or not_found. */
-export async function requireTag(repository: GitRepository, name: string): Promise<TagRecord> {
-  const tag = await store.findTag(repository, name);
-  if (!tag) throw new ServiceError('not_found', `repository ${repository.fullName} has no tag ${name}`);
-  return tag;
-}

@@ -123,13 +123,3 @@ export class RefLock {
     await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
   }
 }
-
-/**
- * Moves `name` from `expected` (null: the ref must not exist) to `next`, durably, or reports why not.
- * `next` must already be durable on disk.
- */
-export async function compareAndSwapRef(gitdir: string, name: string, expected: string | null, next: string): Promise<RefUpdate> {
-  const lock = await RefLock.acquire(gitdir, name, next);
-  if (lock === 'locked') return { ok: false, why: 'locked' };
-  return lock.swap(expected);
-}

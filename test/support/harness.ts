@@ -130,13 +130,16 @@ export async function pushTo(
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();
-  let json: unknown;
+  return { status: response.status, etag: response.headers.get('etag'), body: text, json: jsonOrUndefined(text) };
+}
+
+/** A body parsed as JSON, or undefined when it is empty or not JSON. */
+export function jsonOrUndefined(text: string): any {
   try {
-    json = text ? JSON.parse(text) : undefined;
+    return text ? JSON.parse(text) : undefined;
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: response.status, etag: response.headers.get('etag'), body: text, json };
 }
 
 /** The reason of a 304, without its quotes. */

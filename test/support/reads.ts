@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { CLI, git } from './harness.js';
+import { CLI, git, jsonOrUndefined } from './harness.js';
 
 export interface ReadAnswer {
   readonly status: number;
@@ -23,13 +23,7 @@ export interface ReadAnswer {
 export async function read(url: string, path: string, headers: Record<string, string> = {}): Promise<ReadAnswer> {
   const response = await fetch(`${url}${path}`, { headers });
   const text = await response.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json };
+  return { status: response.status, headers: response.headers, text, json: jsonOrUndefined(text) };
 }
 
 /** Things no error body may hold: a stack frame or a filesystem path. */
