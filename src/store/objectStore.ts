@@ -1,26 +1,26 @@
 /**
- * The object database of one bare repository. Reads go through isomorphic-git, which knows loose
- * objects and packs alike (also those native git writes), with one long-lived cache per
- * repository so packs are parsed once (git-engine-notes §4: 63 ms instead of 1,020 ms for 200
- * packed reads).
+ * The object database of one bare repository.
  *
- * Writes do not: isomorphic-git writes loose objects in place, without fsync. Each push is written
- * as one pack and its index instead, each file atomically and durably (temporary file, fsync,
- * rename, folder fsync): three fsyncs per push, where durable loose objects cost two per object.
+ * Reads: packs first (read directly by `PackFile`, each pack's index parsed once), then loose
+ * objects, which plain git writes; when neither holds an object, the pack folder is listed again,
+ * as another process may have added or replaced packs. (isomorphic-git read objects here before:
+ * it lists the pack folder and inflates in JavaScript on every read, which made the first pull of
+ * a 10,000-key repository after a restart take about 1 s instead of 0.3 s.)
+ *
+ * Writes: each push is written as one pack and its index, each file atomically and durably
+ * (temporary file, fsync, rename, folder fsync): three fsyncs per push, where durable loose
+ * objects cost two per object.
  * `consolidatePacks` keeps the number of packs small.
  */
-import git from 'isomorphic-git';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { fsyncFolder, readFs, renameIntoPlace, writeTemporary } from './durableFs.js';
+import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
+import { PackFile, type StoredObject } from './packFile.js';
 import { buildPack, type Pack } from './packWriter.js';
 
-export interface StoredObject {
-  readonly type: ObjectType;
-  readonly content: Buffer;
-}
+export type { StoredObject } from './packFile.js';
 
 export class ObjectNotFoundError extends Error {
   readonly code = 'ObjectNotFound';
@@ -35,9 +35,11 @@ function unwrap(wrapped: Buffer): StoredObject {
   return { type: wrapped.toString('latin1', 0, space) as ObjectType, content: wrapped.subarray(nul + 1) };
 }
 
+const PACK_INDEX = /^(pack-[0-9a-f]{40})\.idx$/;
+
 export class ObjectStore {
-  /** isomorphic-git's cache of parsed packs; replaced when the set of packs changes. */
-  private cache: object = {};
+  /** Open packs by name; undefined until the first read lists the pack folder. */
+  private packs: Map<string, PackFile> | undefined;
   /** Packs this process wrote since the last consolidation. */
   packsWritten = 0;
 
@@ -47,36 +49,12 @@ export class ObjectStore {
     return join(this.gitdir, 'objects', 'pack');
   }
 
-  /**
-   * An object by id. If a pack was replaced since the cache was filled (a consolidation, git gc),
-   * the read is tried once more with a fresh cache.
-   */
+  /** An object by id (40 hex digits). */
   async read(oid: string): Promise<StoredObject> {
-    try {
-      return await this.readOnce(oid);
-    } catch {
-      this.resetCache();
-      return this.readOnce(oid);
-    }
-  }
-
-  private async readOnce(oid: string): Promise<StoredObject> {
-    let result: { format: string; type?: string; object: unknown };
-    try {
-      result = await git.readObject({ fs: readFs, gitdir: this.gitdir, oid, format: 'deflated', cache: this.cache });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'NotFoundError') throw new ObjectNotFoundError(oid);
-      throw error;
-    }
-    const bytes = Buffer.from(result.object as Uint8Array);
-    switch (result.format) {
-      case 'deflated':
-        return unwrap(inflateSync(bytes));
-      case 'wrapped':
-        return unwrap(bytes);
-      default: // packed objects come back inflated, with their type
-        return { type: result.type as ObjectType, content: bytes };
-    }
+    const id = Buffer.from(oid, 'hex');
+    const found = this.fromPacks(id) ?? this.fromLoose(oid) ?? (this.rescanPacks(), this.fromPacks(id));
+    if (!found) throw new ObjectNotFoundError(oid);
+    return found;
   }
 
   /**
@@ -85,7 +63,9 @@ export class ObjectStore {
    */
   async writeDurably(objects: readonly EncodedObject[]): Promise<void> {
     if (objects.length === 0) return;
-    await this.writePackDurably(buildPack(objects));
+    const pack = buildPack(objects);
+    await this.writePackDurably(pack);
+    this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
     this.packsWritten++;
   }
 
@@ -104,8 +84,64 @@ export class ObjectStore {
     return pack.name;
   }
 
-  /** Forget parsed packs, after the set of packs changed. */
+  /** Forget open packs, after the set of packs changed; the next read lists the folder again. */
   resetCache(): void {
-    this.cache = {};
+    for (const pack of this.packs?.values() ?? []) pack.close();
+    this.packs = undefined;
+  }
+
+  private fromPacks(id: Buffer): StoredObject | undefined {
+    if (!this.packs) this.rescanPacks();
+    for (const pack of this.packs!.values()) {
+      const object = pack.read(id, this.readBase);
+      if (object) return object;
+    }
+    return undefined;
+  }
+
+  /** The base of a REF_DELTA entry, which may live in another pack or loose. */
+  private readonly readBase = (id: Buffer): StoredObject | undefined => {
+    for (const pack of this.packs!.values()) if (pack.has(id)) return pack.read(id, this.readBase);
+    return this.fromLoose(id.toString('hex'));
+  };
+
+  private fromLoose(oid: string): StoredObject | undefined {
+    let deflated: Buffer;
+    try {
+      deflated = fs.readFileSync(join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    return unwrap(inflateSync(deflated));
+  }
+
+  /** Opens packs that appeared since the last listing and closes those that are gone. */
+  private rescanPacks(): void {
+    const listed = new Set<string>();
+    try {
+      for (const file of fs.readdirSync(this.packFolder)) {
+        const name = PACK_INDEX.exec(file)?.[1];
+        if (name) listed.add(name);
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    const packs = this.packs ?? new Map<string, PackFile>();
+    for (const [name, pack] of packs) {
+      if (listed.has(name)) continue;
+      pack.close();
+      packs.delete(name);
+    }
+    for (const name of listed) {
+      if (packs.has(name)) continue;
+      try {
+        packs.set(name, PackFile.open(join(this.packFolder, name), name));
+      } catch (error) {
+        // An index whose pack is gone (removed by another process between listing and opening).
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      }
+    }
+    this.packs = packs;
   }
 }

@@ -1,0 +1,143 @@
+/**
+ * One pack (`objects/pack/pack-*.pack` with its `.idx`), read directly: the entry's bytes are
+ * inflated with Node's zlib and delta entries resolved against their bases. Much cheaper than
+ * isomorphic-git's reader, which lists the pack folder and inflates in JavaScript on every read
+ * (the first pull after a restart reads every object of a repository).
+ *
+ * Small packs are read into memory whole; larger ones are read entry by entry through a file
+ * handle kept open, so a pack removed by a merge or `git repack` stays readable until closed.
+ */
+import * as fs from 'node:fs';
+import { inflateSync } from 'node:zlib';
+import { applyDelta } from './delta.js';
+import type { ObjectType } from './gitObjects.js';
+import { PackIndex } from './packIndex.js';
+
+export interface StoredObject {
+  readonly type: ObjectType;
+  readonly content: Buffer;
+}
+
+/** Packs up to this size are kept in memory; cfghub's own per-push packs are far smaller. */
+const IN_MEMORY_LIMIT = 32 * 1024 * 1024;
+/** Delta bases kept per pack: chains share bases, and git's default depth is 50. */
+const BASE_CACHE_SIZE = 128;
+const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
+const OFS_DELTA = 6;
+const REF_DELTA = 7;
+
+export class PackFormatError extends Error {
+  readonly code = 'PackFormat';
+}
+
+/** Reads an object of another pack or a loose one: the base of a REF_DELTA entry. */
+export type BaseReader = (oid: Buffer) => StoredObject | undefined;
+
+interface PackBytes {
+  slice(start: number, end: number): Buffer;
+  close(): void;
+}
+
+function openBytes(path: string): { bytes: PackBytes; length: number } {
+  const handle = fs.openSync(path, 'r');
+  const length = fs.fstatSync(handle).size;
+  if (length <= IN_MEMORY_LIMIT) {
+    const whole = Buffer.allocUnsafe(length);
+    try {
+      fs.readSync(handle, whole, 0, length, 0);
+    } finally {
+      fs.closeSync(handle);
+    }
+    return { length, bytes: { slice: (start, end) => whole.subarray(start, end), close: () => undefined } };
+  }
+  return {
+    length,
+    bytes: {
+      slice(start, end) {
+        const part = Buffer.allocUnsafe(end - start);
+        fs.readSync(handle, part, 0, part.length, start);
+        return part;
+      },
+      close: () => fs.closeSync(handle),
+    },
+  };
+}
+
+export class PackFile {
+  private readonly bases = new Map<number, StoredObject>();
+
+  private constructor(
+    readonly name: string,
+    private readonly index: PackIndex,
+    private readonly bytes: PackBytes,
+  ) {}
+
+  /** A pack this process has just written, read from the bytes it wrote. */
+  static fromBuffers(name: string, pack: Buffer, index: Buffer): PackFile {
+    return new PackFile(name, new PackIndex(index, pack.length), { slice: (start, end) => pack.subarray(start, end), close: () => undefined });
+  }
+
+  /** Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. */
+  static open(base: string, name: string): PackFile {
+    const { bytes, length } = openBytes(`${base}.pack`);
+    try {
+      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), length), bytes);
+    } catch (error) {
+      bytes.close();
+      throw error;
+    }
+  }
+
+  has(oid: Buffer): boolean {
+    return this.index.find(oid) !== undefined;
+  }
+
+  /** The object, or undefined when this pack does not hold it. */
+  read(oid: Buffer, readBase: BaseReader): StoredObject | undefined {
+    const offset = this.index.find(oid);
+    return offset === undefined ? undefined : this.readAt(offset, readBase);
+  }
+
+  close(): void {
+    this.bytes.close();
+    this.bases.clear();
+  }
+
+  private readAt(offset: number, readBase: BaseReader): StoredObject {
+    const entry = this.bytes.slice(offset, this.index.endOf(offset));
+    let byte = entry[0];
+    const kind = (byte >> 4) & 7;
+    let position = 1;
+    while (byte & 0x80) byte = entry[position++];
+    if (TYPES[kind]) return { type: TYPES[kind], content: inflateSync(entry.subarray(position)) };
+
+    let base: StoredObject | undefined;
+    if (kind === OFS_DELTA) {
+      byte = entry[position++];
+      let distance = byte & 0x7f;
+      while (byte & 0x80) {
+        byte = entry[position++];
+        distance = (distance + 1) * 128 + (byte & 0x7f);
+      }
+      base = this.baseAt(offset - distance, readBase);
+    } else if (kind === REF_DELTA) {
+      const baseId = entry.subarray(position, position + 20);
+      position += 20;
+      const baseOffset = this.index.find(baseId);
+      base = baseOffset === undefined ? readBase(baseId) : this.baseAt(baseOffset, readBase);
+      if (!base) throw new PackFormatError(`${this.name}: the delta base ${baseId.toString('hex')} is missing`);
+    } else {
+      throw new PackFormatError(`${this.name}: entry at ${offset} has the unknown type ${kind}`);
+    }
+    return { type: base.type, content: applyDelta(base.content, inflateSync(entry.subarray(position))) };
+  }
+
+  private baseAt(offset: number, readBase: BaseReader): StoredObject {
+    const cached = this.bases.get(offset);
+    if (cached) return cached;
+    const base = this.readAt(offset, readBase);
+    if (this.bases.size >= BASE_CACHE_SIZE) this.bases.delete(this.bases.keys().next().value as number);
+    this.bases.set(offset, base);
+    return base;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * A pack index (`objects/pack/pack-*.idx`), version 2 (git's format since 2008) or version 1 (the
+ * older one, still readable by git): finds an object's offset in its pack by binary search within
+ * the index's fan-out bucket, and where each entry's stored bytes end (the next entry's offset),
+ * so an entry can be inflated from exactly its own bytes.
+ */
+
+const V2_MAGIC = 0xff744f63;
+const FANOUT = 256 * 4;
+
+export class PackIndexFormatError extends Error {
+  readonly code = 'PackIndexFormat';
+}
+
+/** Where the parts of an index live: the fan-out table, the object ids, their offsets. */
+interface Layout {
+  readonly fanout: number;
+  /** Position of object id `i`: `ids + i * idStride`. */
+  readonly ids: number;
+  readonly idStride: number;
+  /** Position of the 32-bit offset of object `i`: `offsets + i * offsetStride`. */
+  readonly offsets: number;
+  readonly offsetStride: number;
+  /** Version 2 only: the table of 64-bit offsets past 2 GiB. */
+  readonly largeOffsets?: number;
+}
+
+function layoutOf(index: Buffer): { layout: Layout; count: number } {
+  if (index.length >= 8 && index.readUInt32BE(0) === V2_MAGIC) {
+    if (index.readUInt32BE(4) !== 2) throw new PackIndexFormatError(`pack index version ${index.readUInt32BE(4)} is unknown`);
+    const fanout = 8;
+    const count = index.readUInt32BE(fanout + FANOUT - 4);
+    const ids = fanout + FANOUT;
+    if (index.length < ids + count * 28 + 40) throw new PackIndexFormatError('pack index is cut short');
+    return { count, layout: { fanout, ids, idStride: 20, offsets: ids + count * 24, offsetStride: 4, largeOffsets: ids + count * 28 } };
+  }
+  // Version 1: the fan-out table, then (offset, id) pairs.
+  if (index.length < FANOUT + 40) throw new PackIndexFormatError('pack index is cut short');
+  const count = index.readUInt32BE(FANOUT - 4);
+  if (index.length < FANOUT + count * 24 + 40) throw new PackIndexFormatError('pack index is cut short');
+  return { count, layout: { fanout: 0, ids: FANOUT + 4, idStride: 24, offsets: FANOUT, offsetStride: 24 } };
+}
+
+export class PackIndex {
+  readonly count: number;
+  private readonly layout: Layout;
+  /** Entry offsets in pack order, to find where an entry ends. */
+  private readonly sortedOffsets: Float64Array;
+
+  /** `packLength` is the size of the pack file the index describes. */
+  constructor(
+    private readonly index: Buffer,
+    packLength: number,
+  ) {
+    ({ layout: this.layout, count: this.count } = layoutOf(index));
+    const offsets = new Float64Array(this.count + 1);
+    for (let i = 0; i < this.count; i++) offsets[i] = this.offsetAt(i);
+    offsets[this.count] = packLength - 20; // the pack's trailing checksum
+    this.sortedOffsets = offsets.sort();
+  }
+
+  /** The offset of an object in the pack, or undefined when this pack does not hold it. */
+  find(oid: Buffer): number | undefined {
+    const { fanout, ids, idStride } = this.layout;
+    const first = oid[0];
+    let low = first === 0 ? 0 : this.index.readUInt32BE(fanout + (first - 1) * 4);
+    let high = this.index.readUInt32BE(fanout + first * 4);
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const at = ids + middle * idStride;
+      const order = this.index.compare(oid, 0, 20, at, at + 20);
+      if (order === 0) return this.offsetAt(middle);
+      if (order < 0) low = middle + 1;
+      else high = middle;
+    }
+    return undefined;
+  }
+
+  /** Where the entry starting at `offset` ends: the next entry's start, or the pack's checksum. */
+  endOf(offset: number): number {
+    let low = 0;
+    let high = this.sortedOffsets.length - 1;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.sortedOffsets[middle] <= offset) low = middle + 1;
+      else high = middle;
+    }
+    return this.sortedOffsets[low];
+  }
+
+  private offsetAt(position: number): number {
+    const { offsets, offsetStride, largeOffsets } = this.layout;
+    const small = this.index.readUInt32BE(offsets + position * offsetStride);
+    if (largeOffsets === undefined || !(small & 0x80000000)) return small;
+    // Version 2 keeps offsets past 2 GiB in a table of 64-bit offsets after the small ones.
+    const large = largeOffsets + (small & 0x7fffffff) * 8;
+    return this.index.readUInt32BE(large) * 2 ** 32 + this.index.readUInt32BE(large + 4);
+  }
+}
