@@ -10,8 +10,15 @@ export interface RoundPlan {
   readonly rounds: number;
 }
 
+/** The scenarios, in the order a run measures them; `--only` picks some. */
+export const SCENARIOS = ['push', 'listing', 'pull', 'restart'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
 export interface Plan {
   readonly mode: 'quick' | 'full';
+  /** The scenarios to run: all of them unless `--only` names some (a partial run leaves the README alone). */
+  readonly only: ReadonlySet<ScenarioName>;
+  readonly partial: boolean;
   /** Sizes of the repositories pushed into. */
   readonly keyCounts: readonly number[];
   /** Keys changed per push, with the rounds for each. */
@@ -43,7 +50,9 @@ export interface RestartPlan {
 const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const;
 const RESTART_KEYS = 10_000;
 
-const QUICK: Plan = {
+type Amounts = Omit<Plan, 'only' | 'partial'>;
+
+const QUICK: Amounts = {
   mode: 'quick',
   keyCounts: [1_000, 10_000],
   pushes: [
@@ -55,7 +64,7 @@ const QUICK: Plan = {
   restart: { keyCount: RESTART_KEYS, repetitions: 3 },
 };
 
-const FULL: Plan = {
+const FULL: Amounts = {
   mode: 'full',
   keyCounts: [1_000, 10_000],
   pushes: [
@@ -67,8 +76,20 @@ const FULL: Plan = {
   restart: { keyCount: RESTART_KEYS, repetitions: 10 },
 };
 
+/** `[--quick] [--only NAME[,NAME…]]`. */
 export function planFromArgs(args: readonly string[]): Plan {
-  const unknown = args.filter((arg) => arg !== '--quick');
-  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}; the only option is --quick`);
-  return args.includes('--quick') ? QUICK : FULL;
+  let quick = false;
+  let only: ScenarioName[] | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--quick') quick = true;
+    else if (arg === '--only' || arg.startsWith('--only=')) {
+      const value = arg === '--only' ? args[++i] : arg.slice('--only='.length);
+      const names = (value ?? '').split(',').filter(Boolean);
+      const unknown = names.find((name) => !(SCENARIOS as readonly string[]).includes(name));
+      if (names.length === 0 || unknown !== undefined) throw new Error(`--only takes scenario names from ${SCENARIOS.join(', ')}${unknown ? `; ${unknown} is none of them` : ''}`);
+      only = names as ScenarioName[];
+    } else throw new Error(`unknown argument ${arg}; the options are --quick and --only ${SCENARIOS.join(',')}`);
+  }
+  return { ...(quick ? QUICK : FULL), only: new Set(only ?? SCENARIOS), partial: only !== undefined };
 }

@@ -1,14 +1,14 @@
 /**
- * The pull scenario's server process (see pullServer.ts): cfghub's express app, built with
- * createApp as `cfghub serve` builds it, plus one extra route, `GET /static`, that answers the
- * exact bytes of a pull, so both endpoints are served by one process, one HTTP server and one
- * framework. Listens on 127.0.0.1 on a free port, and exits when the parent stops it.
+ * The pull scenario's server process (see pullServer.ts): cfghub's request listener, built with
+ * createRequestListener as `cfghub serve` builds it, plus one extra route, `GET /static`, that
+ * answers the exact bytes of a pull with plain node:http calls, so both endpoints are served by
+ * one process and one HTTP server. Listens on 127.0.0.1 on a free port, and exits when the parent
+ * stops it.
  */
-import express from 'express';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createApp } from '../src/http/app.js';
+import { createRequestListener } from '../src/http/app.js';
 import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
 import { TokenService } from '../src/service/tokens.js';
 import { RepositoryRegistry } from '../src/store/registry.js';
@@ -25,20 +25,15 @@ async function start(request: PullServerStart): Promise<PullServerReply> {
     bodyLimit: DEFAULT_BODY_LIMIT,
   };
   let staticBody: Buffer | undefined;
-  // createApp ends with a catch-all 404, so a route added to its app after it would never be
-  // reached: /static goes on an outer app, ahead of cfghub's app mounted whole. A static request
-  // thereby skips cfghub's request-id and log middleware and the mount, which a pull goes
-  // through: any bias of this arrangement is against cfghub, never in its favour.
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false); // as createApp: no hashing of 60 KB per answer by express
-  app.get('/static', (_req, res) => {
-    if (!staticBody) res.status(503).end();
-    else res.type('application/json').send(staticBody);
-  });
-  app.use(createApp(ctx));
+  // /static is answered ahead of cfghub's listener, with no request id, no log call and no route
+  // table: the floor of node:http itself. Any bias of this arrangement is against cfghub.
+  const cfghub = createRequestListener(ctx);
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(0, '127.0.0.1');
+    const listening = createServer((req, res) => {
+      if (req.url !== '/static') return cfghub(req, res);
+      if (!staticBody) res.writeHead(503).end();
+      else res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': staticBody.length }).end(staticBody);
+    }).listen(0, '127.0.0.1');
     listening.once('error', reject);
     listening.once('listening', () => resolve(listening));
   });

@@ -32,7 +32,7 @@ const log: Log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 async function measure(plan: Plan): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
-  for (const keyCount of plan.keyCounts) {
+  for (const keyCount of plan.only.has('push') ? plan.keyCounts : []) {
     const fixture = await preparePushFixture(keyCount, log);
     try {
       const server = await startBenchServer(fixture.reposRoot);
@@ -45,14 +45,20 @@ async function measure(plan: Plan): Promise<ScenarioResult[]> {
       await fixture.close();
     }
   }
-  const listing = await listingFixture(log);
-  log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
-  results.push(...(await runListingScenario(listing.reposRoot, plan.listing, log)));
-  const pull = await prepareReadFixture(plan.pull.keyCount, { valueLength: plan.pull.valueLength }, log);
-  results.push(...(await runPullScenario(pull, plan.pull, log)));
-  // The push workload's value length: the restart's figure is about parsing 10,000 keys, not bulk.
-  const restart = await prepareReadFixture(plan.restart.keyCount, {}, log);
-  results.push(...(await runRestartScenario(restart, plan.restart, log)));
+  if (plan.only.has('listing')) {
+    const listing = await listingFixture(log);
+    log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
+    results.push(...(await runListingScenario(listing.reposRoot, plan.listing, log)));
+  }
+  if (plan.only.has('pull')) {
+    const pull = await prepareReadFixture(plan.pull.keyCount, { valueLength: plan.pull.valueLength }, log);
+    results.push(...(await runPullScenario(pull, plan.pull, log)));
+  }
+  if (plan.only.has('restart')) {
+    // The push workload's value length: the restart's figure is about parsing 10,000 keys, not bulk.
+    const restart = await prepareReadFixture(plan.restart.keyCount, {}, log);
+    results.push(...(await runRestartScenario(restart, plan.restart, log)));
+  }
   return results;
 }
 
@@ -84,9 +90,10 @@ async function main(): Promise<void> {
   const machine = await describeMachine();
   const targets = checkTargets(results);
   process.stdout.write(terminalReport(results, machine, plan, targets));
-  updateReadme(readmeSection(results, machine, plan, targets));
+  if (!plan.partial) updateReadme(readmeSection(results, machine, plan, targets));
   const raw = saveRawResults(results, machine, plan, targets);
-  log(`README.md bench section rewritten; raw samples in ${raw}; ${plan.mode} run took ${Math.round((performance.now() - started) / 1000)} s`);
+  const readme = plan.partial ? 'README.md left alone (--only)' : 'README.md bench section rewritten';
+  log(`${readme}; raw samples in ${raw}; ${plan.mode} run took ${Math.round((performance.now() - started) / 1000)} s`);
 }
 
 main().catch((error: unknown) => {

@@ -4,7 +4,7 @@
  * bytes, both from one server process (pullServer.ts), loaded by wrk or the Node fallback
  * (load.ts) with 1 and with 16 keep-alive connections.
  *
- * The static endpoint is the floor of the process, framework and HTTP stack: what serving those
+ * The static endpoint is the floor of the process and node:http: what serving those
  * bytes costs with no cfghub code at all. The two are measured in short alternating slices
  * (pull, static, static, pull, …), so a noisy second on the shared machine hits both alike, and
  * each pair of slices gives one ratio; the reported ratio is their median.
@@ -101,7 +101,7 @@ export async function runPullScenario(fixture: ReadFixture, plan: PullPlan, log:
     const serverMiB = await server.residentMiB();
     const [first, ...rest] = results;
     const shared = [
-      `GET ${fixture.pullPath} with \`Context: ${fixture.context.text}\` (fully qualified; resolves ${fixture.context.resolvedKeys} of ${fixture.keyCount.toLocaleString('en-US')} keys, the most of any such context; ${server.bodyBytes} bytes of JSON, token-free pull) against GET /static answering those very bytes (checked byte for byte), both routes in one server process started for this scenario (RSS ${server.residentMiBAtStart} MiB at start, ${serverMiB} MiB at the end), with cfghub's app from createApp mounted behind /static: static requests skip cfghub's request-id and log middleware, so any bias is against pull`,
+      `GET ${fixture.pullPath} with \`Context: ${fixture.context.text}\` (fully qualified; resolves ${fixture.context.resolvedKeys} of ${fixture.keyCount.toLocaleString('en-US')} keys, the most of any such context; ${server.bodyBytes} bytes of JSON, token-free pull) against GET /static answering those very bytes (checked byte for byte), both routes in one server process started for this scenario (RSS ${server.residentMiBAtStart} MiB at start, ${serverMiB} MiB at the end); /static is answered by plain node:http calls ahead of cfghub's request listener (no request id, no log call, no route match), so any bias is against pull`,
       `load generator: ${load.description}`,
     ];
     return [{ ...first, notes: [...shared, ...first.notes] }, ...rest];

@@ -1,20 +1,27 @@
-/** Reading request headers the ConfigHub way, and writing JSON answers (contract section 4). */
-import type { Request, Response } from 'express';
+/**
+ * Reading request headers the ConfigHub way, and writing JSON answers (contract section 4).
+ * Written against node:http's request and response, so both express routes and the read
+ * endpoints (served without express, see readRoutes.ts) use them.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest } from './errors.js';
 
 /** A header's value, where an empty value counts as absent (the ConfigHub Java client sends empty ones). */
-export function header(req: Request, name: string): string | undefined {
-  const value = req.get(name);
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const raw = req.headers[name.toLowerCase()];
+  const value = Array.isArray(raw) ? raw.join(', ') : raw;
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
 }
 
 /** `true` in any case; anything else is false. */
-export function booleanHeader(req: Request, name: string): boolean {
+export function booleanHeader(req: IncomingMessage, name: string): boolean {
   return header(req, name)?.toLowerCase() === 'true';
 }
 
 /** `Client-Version: v<major>.<minor>`; absent means latest. The API is v1.x. */
-export function clientVersion(req: Request): string | undefined {
+export function clientVersion(req: IncomingMessage): string | undefined {
   const value = header(req, 'Client-Version');
   if (value === undefined) return undefined;
   const match = /^v(\d{1,6})\.(\d{1,6})$/.exec(value);
@@ -23,7 +30,17 @@ export function clientVersion(req: Request): string | undefined {
   return value;
 }
 
-export function sendJson(req: Request, res: Response, status: number, body: unknown): void {
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Writes a whole answer: status, type, length, body (nothing for HEAD, as node:http knows). */
+export function sendBytes(res: ServerResponse, status: number, contentType: string, body: Buffer): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', body.length);
+  res.end(body);
+}
+
+export function sendJson(req: IncomingMessage, res: ServerResponse, status: number, body: unknown): void {
   const text = booleanHeader(req, 'Pretty') ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-  res.status(status).type('application/json').send(text);
+  sendBytes(res, status, JSON_TYPE, Buffer.from(text, 'utf8'));
 }

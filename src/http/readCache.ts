@@ -7,14 +7,17 @@
 import { createHash } from 'node:crypto';
 
 export interface CachedAnswer {
-  readonly body: string;
+  /** The encoded body, sent as it is: no string is encoded again per request. */
+  readonly body: Buffer;
+  /** The Content-Type header, with its charset: every answer is UTF-8 text. */
   readonly contentType: string;
   /** A strong ETag: the quoted SHA-1 of the body. */
   readonly etag: string;
 }
 
-export function answerOf(body: string, contentType: string): CachedAnswer {
-  return { body, contentType, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
+export function answerOf(text: string, mediaType: string): CachedAnswer {
+  const body = Buffer.from(text, 'utf8');
+  return { body, contentType: `${mediaType}; charset=utf-8`, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
 }
 
 export class ReadCache {

@@ -3,8 +3,11 @@
  * `export`, each as `/rest/<name>` (the `Client-Token` names the repository) and as
  * `/rest/<name>/{account}/{repository}`. Each answer is built once per commit and options (see
  * ReadCache), carries an ETag, and answers a matching `If-None-Match` with 304.
+ *
+ * Served straight from node:http, without express (see app.ts for the measurement): a cached
+ * answer costs a route match, the access check, a stat of the head ref and one write.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../domain/context.js';
 import { ServiceError } from '../service/errors.js';
 import { exportBody, infoBody, keyDataBody, pullBody, rawFile, type ReadTarget } from '../service/read.js';
@@ -15,11 +18,39 @@ import { tokenBelongsTo } from '../service/tokens.js';
 import type { GitRepository } from '../store/repository.js';
 import { listTags } from '../store/tags.js';
 import type { AppContext } from './context.js';
-import { booleanHeader, clientVersion, header } from './headers.js';
+import { answerError } from './errorAnswer.js';
+import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
 import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
+import { beginRequest } from './requestLog.js';
+
+type Request = IncomingMessage;
+
+/** `/rest/<endpoint>` or `/rest/<endpoint>/<account>/<repository>`, with an optional final slash. */
+const READ_PATH = /^\/rest\/(pull|rawFile|info|keyData|export)(?:\/([^/]+)\/([^/]+))?\/?$/i;
+/** Endpoint names by their lower case: paths match without regard to case, as express's routes did. */
+const ENDPOINT_NAMES = new Map(['pull', 'rawFile', 'info', 'keyData', 'export'].map((name) => [name.toLowerCase(), name]));
 
 /** The repository a read is allowed on, and its head as read once for this request. */
-type Access = (req: Request) => Promise<{ repository: GitRepository; head: string }>;
+type Access = (req: Request, path: ReadPath) => Promise<{ repository: GitRepository; head: string }>;
+
+interface ReadPath {
+  readonly pathname: string;
+  readonly endpoint: string;
+  /** Both present in the path form, both absent in the token form. */
+  readonly account?: string;
+  readonly repository?: string;
+}
+
+/** The read endpoint a request names, or undefined for any other request. */
+function readPathOf(req: Request): ReadPath | undefined {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  const pathname = query === -1 ? url : url.slice(0, query);
+  const match = READ_PATH.exec(pathname);
+  if (!match) return undefined;
+  return { pathname, endpoint: ENDPOINT_NAMES.get(match[1].toLowerCase())!, account: match[2], repository: match[3] };
+}
 
 interface Endpoint {
   /** Headers that change the answer, besides the commit read: part of the cache key. */
@@ -108,22 +139,26 @@ function notModified(req: Request, etag: string): boolean {
   });
 }
 
-export function readRoutes(ctx: AppContext): Router {
-  const router = express.Router();
+/**
+ * The read endpoints as a handler that takes a request if it names one (returning true) and
+ * leaves every other request to the caller (returning false).
+ */
+export function readRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const cache = new ReadCache();
 
   /** `/rest/<name>`: the token names the repository. */
-  const byToken: Access = async (req) => {
+  const byToken: Access = async (req, path) => {
     const presented = header(req, 'Client-Token');
-    if (!presented) throw new ServiceError('unauthorized', `${req.path} needs a Client-Token header`);
+    if (!presented) throw new ServiceError('unauthorized', `${path.pathname} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
     const repository = requireRepository(ctx.registry, token.account, token.repository);
     return { repository, head: repository.head() };
   };
 
   /** `/rest/<name>/{account}/{repository}`: a token of that repository, or none if it allows token-free pull. */
-  const byPath: Access = async (req) => {
-    const repository = requireRepository(ctx.registry, String(req.params.account), String(req.params.repository));
+  const byPath: Access = async (req, path) => {
+    // decodeURIComponent throws URIError on a malformed escape: answered 400.
+    const repository = requireRepository(ctx.registry, decodeURIComponent(path.account!), decodeURIComponent(path.repository!));
     const head = repository.head();
     const presented = header(req, 'Client-Token');
     if (presented) {
@@ -137,28 +172,33 @@ export function readRoutes(ctx: AppContext): Router {
     return { repository, head };
   };
 
-  const handle = (name: string, endpoint: Endpoint, access: Access) => async (req: Request, res: Response) => {
+  const handle = async (req: Request, res: ServerResponse, path: ReadPath): Promise<void> => {
+    const name = path.endpoint;
+    const endpoint = ENDPOINTS[name];
     clientVersion(req);
-    const { repository, head } = await access(req);
+    const { repository, head } = await (path.account === undefined ? byToken : byPath)(req, path);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
-    const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ...endpoint.varies.map((h) => req.get(h) ?? '')].join('\0');
+    const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ...endpoint.varies.map((h) => header(req, h) ?? '')].join('\0');
     let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;
     if (!answer) {
       const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(point.commitId), repoDate: point.repoDate };
       answer = await endpoint.build(req, target, isoSeconds(new Date()));
       if (endpoint.cacheable(req)) cache.set(key, answer);
     }
-    res.set('ETag', answer.etag);
+    res.setHeader('ETag', answer.etag);
     if (notModified(req, answer.etag)) {
-      res.status(304).end();
+      res.statusCode = 304;
+      res.end();
       return;
     }
-    res.status(200).type(answer.contentType).send(answer.body);
+    sendBytes(res, 200, answer.contentType, answer.body);
   };
 
-  for (const [name, endpoint] of Object.entries(ENDPOINTS)) {
-    router.get(`/rest/${name}`, handle(name, endpoint, byToken));
-    router.get(`/rest/${name}/:account/:repository`, handle(name, endpoint, byPath));
-  }
-  return router;
+  return (req, res) => {
+    const path = readPathOf(req);
+    if (!path) return false;
+    const requestId = beginRequest(ctx, req, res);
+    handle(req, res, path).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
+    return true;
+  };
 }

@@ -1,7 +1,7 @@
 /** Starting and stopping the HTTP server, with graceful shutdown (contract section 2). */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from './app.js';
+import { createRequestListener } from './app.js';
 import type { AppContext } from './context.js';
 
 export interface RunningServer {
@@ -16,9 +16,10 @@ export interface RunningServer {
 const DRAIN_MS = 10_000;
 
 export function startServer(ctx: AppContext, port: number, host: string): Promise<RunningServer> {
-  const app = createApp(ctx);
+  const listener = createRequestListener(ctx);
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    const server = createServer(listener);
+    server.listen(port, host);
     server.headersTimeout = 30_000;
     server.requestTimeout = 60_000;
     server.keepAliveTimeout = 5_000;

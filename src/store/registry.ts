@@ -38,6 +38,8 @@ function isRealFolder(path: string): boolean {
 
 export class RepositoryRegistry {
   private readonly opened = new Map<string, GitRepository>();
+  /** Repositories found by `find`, by the lower-case name asked for: skips the folder search. */
+  private readonly found = new Map<string, GitRepository>();
 
   constructor(readonly root: string) {}
 
@@ -64,6 +66,17 @@ export class RepositoryRegistry {
 
   /** A repository by account and name (any case), or undefined if there is none. */
   find(account: string, name: string): GitRepository | undefined {
+    const asked = `${account}/${name}`.toLowerCase();
+    const known = this.found.get(asked);
+    // One lstat instead of the search: the folder must still be there, and still no symbolic link.
+    if (known && isRealFolder(known.gitdir)) return known;
+    this.found.delete(asked);
+    const repository = this.search(account, name);
+    if (repository) this.found.set(asked, repository);
+    return repository;
+  }
+
+  private search(account: string, name: string): GitRepository | undefined {
     if (!isValidName(account) || !isValidName(name)) return undefined;
     const accountFolder = this.accountFolder(account);
     if (!accountFolder) return undefined;

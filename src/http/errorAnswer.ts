@@ -1,0 +1,39 @@
+/** Any error as its JSON answer (contract section 4); internal errors are logged without paths. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withoutPaths } from '../domain/reasons.js';
+import { ServiceError } from '../service/errors.js';
+import type { AppContext } from './context.js';
+import { HttpError, STATUS_OF } from './errors.js';
+import { sendJson } from './headers.js';
+
+export function answerError(ctx: AppContext, req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
+  const answer = toHttpError(error);
+  if (answer.status >= 500) {
+    ctx.logger.error({ reqId: requestId, event: 'internal-error', problem: withoutPaths(describe(error)) });
+  }
+  if (res.headersSent) return;
+  sendJson(req, res, answer.status, answer.body());
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], error.code, error.message);
+  if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');
+  const parserError = error as { type?: string; status?: number };
+  switch (parserError?.type) {
+    case 'entity.too.large':
+      return new HttpError(413, 'payload_too_large', 'the request body is larger than the limit');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new HttpError(400, 'bad_request', 'the request body was cut short');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError(415, 'unsupported_media_type', 'the request body encoding is not supported');
+  }
+  return new HttpError(500, 'internal', 'internal error');
+}

@@ -1,0 +1,30 @@
+/** The request id (taken from `X-Request-Id` when well formed) and one log line per request. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from './context.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Gives the request its id (also sent back as `X-Request-Id`) and logs it when answered, with
+ * the fields `extra` gives then (a refused push adds its reason). Returns the id.
+ */
+export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, extra?: () => object): string {
+  const incoming = req.headers['x-request-id'];
+  const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', requestId);
+  const started = process.hrtime.bigint();
+  res.once('finish', () => {
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    ctx.logger.info({
+      reqId: requestId,
+      method: req.method,
+      path: query === -1 ? url : url.slice(0, query),
+      status: res.statusCode,
+      durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+      ...extra?.(),
+    });
+  });
+  return requestId;
+}
