@@ -17,8 +17,10 @@ export interface LoadSlice {
   readonly connections: number;
   /** How long the slice runs (whole seconds: wrk's -d). */
   readonly seconds: number;
-  /** The body size of every answer; a short answer, another status or a socket error fails the slice. */
+  /** The least body size of every answer; a short answer, another status or a socket error fails the slice. */
   readonly bodyBytes: number;
+  /** When present, every request is a POST of this body (etcd's range read); else a GET. */
+  readonly body?: string;
 }
 
 export interface SliceResult {

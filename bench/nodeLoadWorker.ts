@@ -4,7 +4,7 @@
  * is spent. Every answer must be a 200 of the expected size. Latencies go to a 1 µs histogram,
  * the same form wrk reports. It exits when the parent disconnects or stops it.
  */
-import { Agent, get } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import type { LoadSlice, SliceResult } from './load.js';
 import type { NodeLoadReply, NodeLoadRequest } from './nodeLoad.js';
 import { histogramPercentile, type Histogram } from './stats.js';
@@ -12,15 +12,17 @@ import { histogramPercentile, type Histogram } from './stats.js';
 /** A hard cap per slice besides its time, so no loop can run away. */
 const MAX_REQUESTS_PER_SLICE = 500_000;
 
-function request(agent: Agent, url: string, headers: Readonly<Record<string, string>>): Promise<{ status: number; bytes: number }> {
+function request(agent: Agent, url: string, headers: Readonly<Record<string, string>>, body?: string): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
-    const outgoing = get(url, { agent, headers }, (response) => {
+    const method = body === undefined ? 'GET' : 'POST';
+    const outgoing = httpRequest(url, { agent, headers, method }, (response) => {
       let bytes = 0;
       response.on('data', (chunk: Buffer) => (bytes += chunk.length));
       response.once('end', () => resolve({ status: response.statusCode ?? 0, bytes }));
       response.once('error', reject);
     });
     outgoing.once('error', reject);
+    outgoing.end(body);
   });
 }
 
@@ -38,14 +40,14 @@ async function runSlice(slice: LoadSlice): Promise<SliceResult> {
     while (!failed && performance.now() < deadline && issued < MAX_REQUESTS_PER_SLICE) {
       issued++;
       const t0 = performance.now();
-      const { status, bytes } = await request(agent, slice.url, slice.headers).catch((error: unknown) => {
+      const { status, bytes } = await request(agent, slice.url, slice.headers, slice.body).catch((error: unknown) => {
         failed = true;
         throw error;
       });
       finished = performance.now();
-      if (status !== 200 || bytes !== slice.bodyBytes) {
+      if (status !== 200 || bytes < slice.bodyBytes) {
         failed = true;
-        throw new Error(`GET ${slice.url} answered ${status} with ${bytes} bytes, expected 200 with ${slice.bodyBytes}`);
+        throw new Error(`${slice.body === undefined ? "GET" : "POST"} ${slice.url} answered ${status} with ${bytes} bytes, expected 200 with at least ${slice.bodyBytes}`);
       }
       const micros = Math.round((finished - t0) * 1000);
       counts.set(micros, (counts.get(micros) ?? 0) + 1);

@@ -11,7 +11,7 @@ export interface RoundPlan {
 }
 
 /** The scenarios, in the order a run measures them; `--only` picks some. */
-export const SCENARIOS = ['push', 'listing', 'pull', 'restart'] as const;
+export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
@@ -23,9 +23,27 @@ export interface Plan {
   readonly keyCounts: readonly number[];
   /** Keys changed per push, with the rounds for each. */
   readonly pushes: ReadonlyArray<{ readonly keysPerPush: number } & RoundPlan>;
-  readonly listing: { readonly cold: number; readonly warmup: number; readonly warm: number };
+  /** Listings: of new server instances, untimed, timed, and each right after one push. */
+  readonly listing: { readonly cold: number; readonly warmup: number; readonly warm: number; readonly afterPush: number };
+  readonly concurrent: ConcurrentPlan;
   readonly pull: PullPlan;
   readonly restart: RestartPlan;
+  readonly memory: MemoryPlan;
+}
+
+/** Many clients pushing at once (issue 4). */
+export interface ConcurrentPlan {
+  readonly clients: number;
+  readonly warmupSeconds: number;
+  /** Timed slices per implementation, in rotating order. */
+  readonly slices: number;
+  readonly sliceSeconds: number;
+}
+
+/** Resident memory with many repositories loaded (issue 4). */
+export interface MemoryPlan {
+  readonly repositories: number;
+  readonly keyCount: number;
 }
 
 /** Pull throughput against a static endpoint on the same server (issue 3). */
@@ -49,6 +67,7 @@ export interface RestartPlan {
 
 const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const;
 const RESTART_KEYS = 10_000;
+const MEMORY: MemoryPlan = { repositories: 100, keyCount: 1_000 };
 
 type Amounts = Omit<Plan, 'only' | 'partial'>;
 
@@ -59,9 +78,11 @@ const QUICK: Amounts = {
     { keysPerPush: 1, warmup: 4, rounds: 30 },
     { keysPerPush: 100, warmup: 2, rounds: 8 },
   ],
-  listing: { cold: 2, warmup: 2, warm: 30 },
-  pull: { ...PULL, warmupSeconds: 1, slices: 4, sliceSeconds: 2 },
+  listing: { cold: 2, warmup: 2, warm: 30, afterPush: 10 },
+  concurrent: { clients: 16, warmupSeconds: 1, slices: 2, sliceSeconds: 2 },
+  pull: { ...PULL, warmupSeconds: 1, slices: 2, sliceSeconds: 1 },
   restart: { keyCount: RESTART_KEYS, repetitions: 3 },
+  memory: MEMORY,
 };
 
 const FULL: Amounts = {
@@ -71,9 +92,11 @@ const FULL: Amounts = {
     { keysPerPush: 1, warmup: 10, rounds: 400 },
     { keysPerPush: 100, warmup: 3, rounds: 100 },
   ],
-  listing: { cold: 5, warmup: 3, warm: 200 },
-  pull: { ...PULL, warmupSeconds: 2, slices: 10, sliceSeconds: 3 },
+  listing: { cold: 5, warmup: 3, warm: 200, afterPush: 50 },
+  concurrent: { clients: 16, warmupSeconds: 2, slices: 6, sliceSeconds: 3 },
+  pull: { ...PULL, warmupSeconds: 2, slices: 8, sliceSeconds: 3 },
   restart: { keyCount: RESTART_KEYS, repetitions: 10 },
+  memory: MEMORY,
 };
 
 /** `[--quick] [--only NAME[,NAME…]]`. */

@@ -8,17 +8,22 @@ import type { Plan } from './plan.js';
 import type { Measurement, ScenarioResult } from './results.js';
 import type { TargetCheck } from './targets.js';
 
-const HEADER = ['scenario', 'implementation', 'p50 ms', 'p99 ms', 'ops/s', 'ratio vs reference'];
+const HEADER = ['scenario', 'implementation', 'p50 ms', 'p99 ms', 'ops/s', 'ratio vs references'];
 
 function milliseconds(value: number): string {
   return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
 }
 
-function ratio(result: ScenarioResult, measurement: Measurement): string {
-  if (!result.reference) return '-';
-  if (measurement.implementation === result.reference) return '1 (reference)';
-  const speedup = measurement.speedup!;
+function times(speedup: number): string {
   return `${speedup < 1 ? speedup.toFixed(2) : speedup.toFixed(1)}x`;
+}
+
+function ratio(result: ScenarioResult, measurement: Measurement): string {
+  if (!result.references?.length) return '-';
+  if (result.references.includes(measurement.implementation)) return 'reference';
+  return Object.entries(measurement.speedups ?? {})
+    .map(([reference, speedup]) => `${times(speedup)} ${reference}`)
+    .join(', ');
 }
 
 function rate(result: ScenarioResult, measurement: Measurement): string {
@@ -27,9 +32,14 @@ function rate(result: ScenarioResult, measurement: Measurement): string {
   return perSecond < 10 ? perSecond.toFixed(1) : perSecond.toFixed(0);
 }
 
+/** A memory scenario has one figure and no latencies: its row says so. */
+function memoryRow(result: ScenarioResult): string[] {
+  return [result.title, 'cfghub serve', '-', '-', '-', `${result.residentMiB} MiB resident`];
+}
+
 function rows(results: readonly ScenarioResult[]): string[][] {
   return results.flatMap((result) =>
-    result.measurements.map((m) => [
+    result.residentMiB !== undefined ? [memoryRow(result)] : result.measurements.map((m) => [
       `${result.title} (n=${m.summary.samples})`,
       m.implementation,
       milliseconds(m.summary.p50),
@@ -60,25 +70,31 @@ export function markdownTable(results: readonly ScenarioResult[]): string {
 }
 
 const RATIO_LEGEND =
-  'Ratio: for each round, the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; above 1 means faster than the reference. For the pull rows, for each pair of slices, pull\'s requests per second divided by the static endpoint\'s; their ops/s is requests per second of all connections together, n the number of requests.';
+  'Ratio, for each reference named in the cell: for latency rows, per round the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; for throughput rows (pull, concurrent pushes), per pair of slices this implementation\'s operations per second divided by the reference\'s, then the median. Above 1 means faster than the reference. ops/s is operations per second of all clients together; n the number of operations.';
 
 function durabilityLine(): string {
   const git = Object.entries(GIT_DURABILITY)
     .map(([name, value]) => `${name}=${value}`)
     .join(', ');
-  return `Durability: cfghub fsyncs the push's pack, its index, their folder and the ref before answering; git plumbing runs with ${git} set in the reference repository's config. Reference: one git child process per command (hash-object, update-index on a kept index, write-tree, commit-tree, update-ref), spawned from a separate lean Node process and timed there.`;
+  return `Durability: cfghub fsyncs the push's pack, its index, their folder and the ref before answering; git plumbing runs with ${git} set in the reference repository's config; etcd runs with its defaults (its write-ahead log fsynced before a transaction is answered). git plumbing: one git child process per command (hash-object, update-index on a kept index, write-tree, commit-tree, update-ref), spawned from a separate lean Node process and timed there. etcd: one member on loopback, temporary data folder, reached through its HTTP gateway (JSON, base64 keys and values).`;
 }
 
 function planLine(plan: Plan): string {
   const pushes = plan.pushes.map((p) => `${p.rounds} rounds of ${p.keysPerPush}-key pushes after ${p.warmup} warm-up`).join(', ');
-  const pull = `pull vs static: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
-  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${plan.listing.warm} warm and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts).`;
+  const pull = `pull: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
+  const concurrent = `${plan.concurrent.clients} concurrent clients: ${plan.concurrent.slices} slices of ${plan.concurrent.sliceSeconds} s per implementation`;
+  const scenarios = plan.partial ? `; scenarios: ${[...plan.only].join(', ')}` : '';
+  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory${scenarios}).`;
 }
 
-const TARGETS_HEADING = 'Targets (issues 2 and 3):';
+const TARGETS_HEADING = 'Targets (issues 2, 3 and 4):';
+
+function verdict(check: TargetCheck): string {
+  return check.met === undefined ? 'not checked' : check.met ? 'met' : 'NOT met';
+}
 
 function targetLine(check: TargetCheck): string {
-  return `${check.met ? 'met' : 'NOT met'}: ${check.target} (measured ${check.measured})`;
+  return `${verdict(check)}: ${check.target} (measured ${check.measured})`;
 }
 
 function notes(results: readonly ScenarioResult[]): string[] {
@@ -116,7 +132,7 @@ export function readmeSection(results: readonly ScenarioResult[], machine: Machi
     '',
     TARGETS_HEADING,
     '',
-    ...targets.map((check) => `- ${check.met ? '**met**' : '**not met**'}: ${check.target}: ${check.measured}`),
+    ...targets.map((check) => `- **${verdict(check).toLowerCase()}**: ${check.target}: ${check.measured}`),
     '',
     'Notes:',
     '',

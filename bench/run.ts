@@ -1,12 +1,18 @@
 /**
- * `npm run bench [-- --quick]`: the speed figures of issues 2 and 3, measured in one run on one machine.
+ * `npm run bench [-- --quick] [-- --only NAME,…]`: the speed figures of issues 2, 3 and 4,
+ * measured in one run on one machine, each against its references in the same run.
  *
- * 1. Pushes of 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process,
- *    cfghub over HTTP and git plumbing, interleaved round by round.
- * 2. The repository listing over HTTP with 1,000 repositories, warm and cold.
- * 3. Pull throughput of a 1,000-key repository against a static endpoint serving the same bytes
- *    from the same server, with 1 and 16 connections (wrk, else a Node client).
- * 4. The first pull of a 10,000-key repository after `cfghub serve` restarts.
+ * 1. push: 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process, cfghub
+ *    over HTTP, git plumbing and an etcd transaction, interleaved round by round.
+ * 2. concurrent: 16 clients pushing at once into 16 repositories and into one, against etcd.
+ * 3. listing: 1,000 repositories over HTTP, warm, right after a push, and cold.
+ * 4. pull: throughput of a 1,000-key context with 1 and 16 connections (wrk, else a Node client)
+ *    against the same bytes from the same server, from a bare node:http process, and an etcd
+ *    range read of the same values.
+ * 5. restart: the first pull of a 10,000-key repository after `cfghub serve` restarts.
+ * 6. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
+ *
+ * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
  *
  * Prints one table to stdout (progress goes to stderr), rewrites the README's bench section, and
  * keeps every raw sample in bench/results/ (ignored by git) for anyone who doubts a percentile.
@@ -20,7 +26,10 @@ import { planFromArgs, type Plan } from './plan.js';
 import { updateReadme } from './readme.js';
 import { readmeSection, terminalReport } from './report.js';
 import type { ScenarioResult } from './results.js';
+import { EtcdServer } from './etcd.js';
+import { runConcurrentPushScenario } from './scenarios/concurrentPush.js';
 import { runListingScenario } from './scenarios/listing.js';
+import { runMemoryScenario } from './scenarios/memory.js';
 import { runPullScenario } from './scenarios/pull.js';
 import { runPushScenario } from './scenarios/push.js';
 import { runRestartScenario } from './scenarios/restart.js';
@@ -31,13 +40,23 @@ import { removeTempFolders } from './tempFolders.js';
 const log: Log = (message) => process.stderr.write(`[bench] ${message}\n`);
 
 async function measure(plan: Plan): Promise<ScenarioResult[]> {
+  const needsEtcd = plan.only.has('push') || plan.only.has('concurrent') || plan.only.has('pull');
+  const etcd = needsEtcd ? await EtcdServer.start(log) : undefined;
+  try {
+    return await measureWith(plan, etcd);
+  } finally {
+    await etcd?.close();
+  }
+}
+
+async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
   for (const keyCount of plan.only.has('push') ? plan.keyCounts : []) {
     const fixture = await preparePushFixture(keyCount, log);
     try {
       const server = await startBenchServer(fixture.reposRoot);
       try {
-        for (const pushes of plan.pushes) results.push(await runPushScenario(fixture, server, pushes.keysPerPush, pushes, log));
+        for (const pushes of plan.pushes) results.push(await runPushScenario(fixture, server, etcd, pushes.keysPerPush, pushes, log));
       } finally {
         await server.close();
       }
@@ -45,6 +64,7 @@ async function measure(plan: Plan): Promise<ScenarioResult[]> {
       await fixture.close();
     }
   }
+  if (plan.only.has('concurrent')) results.push(await runConcurrentPushScenario(etcd, plan.concurrent, log));
   if (plan.only.has('listing')) {
     const listing = await listingFixture(log);
     log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
@@ -52,12 +72,16 @@ async function measure(plan: Plan): Promise<ScenarioResult[]> {
   }
   if (plan.only.has('pull')) {
     const pull = await prepareReadFixture(plan.pull.keyCount, { valueLength: plan.pull.valueLength }, log);
-    results.push(...(await runPullScenario(pull, plan.pull, log)));
+    results.push(...(await runPullScenario(pull, etcd, plan.pull, log)));
   }
   if (plan.only.has('restart')) {
     // The push workload's value length: the restart's figure is about parsing 10,000 keys, not bulk.
     const restart = await prepareReadFixture(plan.restart.keyCount, {}, log);
     results.push(...(await runRestartScenario(restart, plan.restart, log)));
+  }
+  if (plan.only.has('memory')) {
+    const memory = await prepareReadFixture(plan.memory.keyCount, {}, log);
+    results.push(await runMemoryScenario(memory, plan.memory, log));
   }
   return results;
 }

@@ -95,9 +95,17 @@ export interface WorkloadOptions {
 }
 
 /** A fully qualified context and how many keys it resolves. */
+/** A key and its value resolved for a context: what etcd holds for the pull comparison. */
+export interface ResolvedValue {
+  readonly key: string;
+  readonly value: string;
+}
+
 export interface PullContext {
   readonly text: string;
   readonly resolvedKeys: number;
+  /** Each resolved key with its value, in key order. */
+  readonly values: readonly ResolvedValue[];
 }
 
 export class KeyWorkload {
@@ -131,10 +139,18 @@ export class KeyWorkload {
     let best: PullContext | undefined;
     for (const context of PULL_CONTEXTS) {
       const request = requestContext(context);
-      const resolvedKeys = this.records.filter((record) => resolveValue(record, request) !== undefined).length;
-      if (!best || resolvedKeys > best.resolvedKeys) best = { text: formatContext(context), resolvedKeys };
+      const values = this.records.flatMap((record) => {
+        const value = resolveValue(record, request)?.value;
+        return value === undefined ? [] : [{ key: record.key, value: String(value) }];
+      });
+      if (!best || values.length > best.resolvedKeys) best = { text: formatContext(context), resolvedKeys: values.length, values };
     }
     return best!;
+  }
+
+  /** Every key document, as cfghub writes it, under its path in git. */
+  allFiles(): FileChange[] {
+    return this.records.map((record) => ({ path: keyPath(record.key), content: serializeKey(record) }));
   }
 
   /** One push creating every key. */

@@ -31,9 +31,10 @@ interface Finished {
   readonly output: string;
 }
 
-function run(args: readonly string[], limitMs: number): Promise<Finished> {
+function run(args: readonly string[], limitMs: number, postBody?: string): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = track(spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const env = postBody === undefined ? process.env : { ...process.env, WRK_POST_BODY: postBody };
+    const child = track(spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'], env }));
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -116,7 +117,7 @@ export class WrkLoad implements LoadGenerator {
   async run(slice: LoadSlice): Promise<SliceResult> {
     const headers = Object.entries(slice.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
     const args = ['-t1', `-c${slice.connections}`, `-d${slice.seconds}s`, '--latency', '--timeout', REQUEST_TIMEOUT, '-s', SCRIPT, ...headers, slice.url];
-    const { code, output } = await run(args, slice.seconds * 1000 + OVERRUN_MS);
+    const { code, output } = await run(args, slice.seconds * 1000 + OVERRUN_MS, slice.body);
     if (code !== 0) throw new Error(`wrk ${args.join(' ')} exited with ${code}:\n${output.slice(0, 2000)}`);
     return parseWrkReport(output, slice.bodyBytes);
   }

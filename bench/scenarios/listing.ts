@@ -5,7 +5,14 @@
  * snapshot exists). The process, its JIT and the OS page cache are warm: this is a restarted
  * server on a machine that has read the files recently, not a cold disk.
  * Warm: later listings of the last of those servers, after its first one.
+ * After a push: each listing right after a 1-key push into one of the repositories, made by
+ * another writer on the same folder (as the CLI or a second server would): the server must notice
+ * the new head and read that repository's new commit, and only that one.
  */
+import { push } from '../../src/service/push.js';
+import { RepositoryRegistry } from '../../src/store/registry.js';
+import { BENCH_CALLER } from '../fixtures.js';
+import { KeyWorkload } from '../workload.js';
 import type { Log } from '../fixtures.js';
 import { LISTING_REPOSITORIES } from '../fixtures.js';
 import type { Plan } from '../plan.js';
@@ -15,6 +22,7 @@ import { summarize } from '../stats.js';
 
 export const LISTING_WARM = 'listing-warm';
 export const LISTING_COLD = 'listing-cold';
+export const LISTING_AFTER_PUSH = 'listing-after-push';
 const IMPLEMENTATION = 'cfghub HTTP';
 
 async function timedListing(server: BenchServer): Promise<{ ms: number; body: string }> {
@@ -31,6 +39,7 @@ function checkCount(body: string): void {
 export async function runListingScenario(reposRoot: string, plan: Plan['listing'], log: Log): Promise<ScenarioResult[]> {
   const cold: number[] = [];
   const warm: number[] = [];
+  const afterPush: number[] = [];
   let server: BenchServer | undefined;
   let bytes = 0;
   try {
@@ -45,6 +54,18 @@ export async function runListingScenario(reposRoot: string, plan: Plan['listing'
     }
     for (let i = 0; i < plan.warmup; i++) await timedListing(server!);
     for (let i = 0; i < plan.warm; i++) warm.push((await timedListing(server!)).ms);
+    // The fixture's first repository (5 keys): each round changes one of its values. The key names
+    // do not depend on the seed; a seed of this run's own makes values earlier runs never wrote.
+    const writer = new RepositoryRegistry(reposRoot).find('team00', 'config0000');
+    if (!writer) throw new Error('the listing fixture has no team00/config0000');
+    const workload = new KeyWorkload(5, { seed: Date.now() % 1_000_000_007 });
+    for (let i = 0; i < plan.afterPush; i++) {
+      const result = await push(writer, workload.nextChange(1).payload.request, BENCH_CALLER);
+      if (result.kind !== 'applied') throw new Error(`the push before listing ${i} did not apply: ${JSON.stringify(result)}`);
+      const listing = await timedListing(server!);
+      checkCount(listing.body);
+      afterPush.push(listing.ms);
+    }
   } finally {
     await server?.close();
   }
@@ -56,6 +77,12 @@ export async function runListingScenario(reposRoot: string, plan: Plan['listing'
       title: `GET /rest/info/all, ${repositories}, warm`,
       measurements: [{ implementation: IMPLEMENTATION, samples: warm, summary: summarize(warm) }],
       notes: [`${plan.warm} listings after ${1 + plan.warmup} untimed ones on the same server; ${Math.round(bytes / 1024)} KiB of JSON each`],
+    },
+    {
+      id: LISTING_AFTER_PUSH,
+      title: `GET /rest/info/all, ${repositories}, right after a push`,
+      measurements: [{ implementation: IMPLEMENTATION, samples: afterPush, summary: summarize(afterPush) }],
+      notes: [`${plan.afterPush} listings on the warm server, each right after a 1-key push into team00/config0000 by another writer on the same folder`],
     },
     {
       id: LISTING_COLD,

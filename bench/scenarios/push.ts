@@ -1,6 +1,7 @@
 /**
- * Push of K keys into a repository of N keys, durable, one client, three implementations side by
- * side: cfghub in-process (`push()`), cfghub over HTTP, and git plumbing (the reference).
+ * Push of K keys into a repository of N keys, durable, one client, side by side: cfghub
+ * in-process (`push()`), cfghub over HTTP, and two references: git plumbing making the same
+ * commit, and one etcd transaction putting the same key documents (when etcd is installed).
  *
  * Rounds are interleaved: each round makes one change set and every implementation pushes it
  * once, in an order that rotates from round to round, so machine noise (disk, scheduler, a
@@ -8,6 +9,7 @@
  * After each round the in-process tree must equal git's; at the end the HTTP tree must too.
  */
 import { push } from '../../src/service/push.js';
+import type { EtcdServer } from '../etcd.js';
 import { BENCH_ACCOUNT, BENCH_CALLER, type Log, type PushFixture } from '../fixtures.js';
 import { runGit } from '../gitPlumbing.js';
 import type { RoundPlan } from '../plan.js';
@@ -21,6 +23,7 @@ import type { ChangeSet } from '../workload.js';
 export const IN_PROCESS = 'cfghub in-process';
 export const OVER_HTTP = 'cfghub HTTP';
 export const GIT_PLUMBING = 'git plumbing';
+export const ETCD_TXN = 'etcd txn';
 
 interface Pusher {
   readonly name: string;
@@ -38,9 +41,18 @@ export function pushScenarioId(keysPerPush: number, keyCount: number): string {
   return `push-k${keysPerPush}-n${keyCount}`;
 }
 
-function pushers(fixture: PushFixture, server: BenchServer, gitTrees: string[]): Pusher[] {
+/** The etcd key of a key document: the document's path in git, under the scenario's own prefix. */
+function etcdKey(prefix: string, path: string): string {
+  return `${prefix}${path}`;
+}
+
+function pushers(fixture: PushFixture, server: BenchServer, gitTrees: string[], etcd: EtcdServer | undefined, etcdPrefix: string): Pusher[] {
   const url = `${server.url}/rest/push/${BENCH_ACCOUNT}/${fixture.httpRepository}`;
+  const etcdPusher: Pusher[] = etcd
+    ? [{ name: ETCD_TXN, push: (change) => timed(() => etcd.txn(change.files.map((f) => ({ key: etcdKey(etcdPrefix, f.path), value: f.content })))) }]
+    : [];
   return [
+    ...etcdPusher,
     {
       name: IN_PROCESS,
       push: (change) =>
@@ -72,6 +84,7 @@ function floor(summary: Summary): string {
 export async function runPushScenario(
   fixture: PushFixture,
   server: BenchServer,
+  etcd: EtcdServer | undefined,
   keysPerPush: number,
   plan: RoundPlan,
   log: Log,
@@ -79,7 +92,11 @@ export async function runPushScenario(
   const fsync = await fsyncFloor(fixture.folder);
   const spawnCost = await fixture.reference.spawnFloor();
   const gitTrees: string[] = [];
-  const implementations = pushers(fixture, server, gitTrees);
+  // etcd holds the same documents as the repository before the first round, under a prefix of
+  // this scenario's own.
+  const etcdPrefix = `/push-k${keysPerPush}-n${fixture.keyCount}/`;
+  await etcd?.load(fixture.workload.allFiles().map((f) => ({ key: etcdKey(etcdPrefix, f.path), value: f.content })));
+  const implementations = pushers(fixture, server, gitTrees, etcd, etcdPrefix);
   const samples = new Map<string, number[]>(implementations.map((p) => [p.name, []]));
   const total = plan.warmup + plan.rounds;
   const started = performance.now();
@@ -98,20 +115,22 @@ export async function runPushScenario(
   const httpTree = (await runGit(['--git-dir', fixture.httpGitdir, 'rev-parse', 'refs/heads/main^{tree}'])).trim();
   if (httpTree !== gitTrees[gitTrees.length - 1]) throw new Error(`the HTTP repository ended at tree ${httpTree}, git plumbing at ${gitTrees[gitTrees.length - 1]}`);
 
-  const reference = samples.get(GIT_PLUMBING)!;
+  const references = [GIT_PLUMBING, ...(etcd ? [ETCD_TXN] : [])];
   const measurements: Measurement[] = implementations.map(({ name }) => {
     const mine = samples.get(name)!;
-    const speedup = name === GIT_PLUMBING ? {} : { speedup: pairedSpeedup(reference, mine) };
-    return { implementation: name, samples: mine, summary: summarize(mine), ...speedup };
+    const speedups = references.includes(name)
+      ? undefined
+      : Object.fromEntries(references.map((reference) => [reference, pairedSpeedup(samples.get(reference)!, mine)]));
+    return { implementation: name, samples: mine, summary: summarize(mine), ...(speedups ? { speedups } : {}) };
   });
   log(`push ${keysPerPush} key(s) into ${fixture.keyCount}: ${total} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
   return {
     id: pushScenarioId(keysPerPush, fixture.keyCount),
     title: `push ${keysPerPush} key${keysPerPush === 1 ? '' : 's'} into ${fixture.keyCount.toLocaleString('en-US')} keys`,
-    reference: GIT_PLUMBING,
+    references,
     measurements,
     notes: [
-      `${plan.rounds} timed rounds after ${plan.warmup} warm-up; in-process tree equal to git's after every round, HTTP tree equal at the end`,
+      `${plan.rounds} timed rounds after ${plan.warmup} warm-up; in-process tree equal to git's after every round, HTTP tree equal at the end${etcd ? `; etcd: one transaction per round putting the changed keys' YAML documents (the bytes cfghub and git write) under their paths, into an etcd holding all ${fixture.keyCount.toLocaleString('en-US')} documents` : '; etcd not installed: no etcd row'}`,
       `floors just before: write+fsync of a 300-byte file ${floor(fsync)}; spawning git from the reference's process (RSS ${spawnCost.residentMiB} MiB) ${floor(spawnCost.summary)}, 5 spawns per plumbing push; this process's RSS ${residentMiB()} MiB`,
     ],
   };

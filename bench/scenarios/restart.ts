@@ -10,27 +10,16 @@
  * alone, as a client that connects right after a restart sees it). The OS page cache is warm (the
  * fixture was just written), as after a restart on a running machine, not a cold boot.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
-import { stopChild, track } from '../childProcesses.js';
+import { stopChild } from '../childProcesses.js';
 import type { Log, ReadFixture } from '../fixtures.js';
 import type { RestartPlan } from '../plan.js';
 import type { ScenarioResult } from '../results.js';
+import { listening, requireBuiltCli, spawnServe, type ServeProcess } from '../serveProcess.js';
 import { summarize } from '../stats.js';
 
 export const RESTART_LISTENING = 'restart-listening';
 export const RESTART_SPAWN = 'restart-spawn';
 export const SERVE = 'cfghub serve';
-
-const CLI = fileURLToPath(new URL('../../dist/cli/main.cjs', import.meta.url));
-/** Far beyond any plausible start; a server that takes longer has failed. */
-const LISTEN_TIMEOUT_MS = 60_000;
-const PULL_TIMEOUT_MS = 60_000;
-
-type ServeProcess = ChildProcessByStdio<null, Readable, Readable>;
 
 interface Restart {
   readonly spawnToAnswer: number;
@@ -40,35 +29,7 @@ interface Restart {
   readonly bodyBytes: number;
 }
 
-/** Resolves with the server's URL when its listening line arrives; the server's stdout keeps being read after. */
-function listening(child: ServeProcess): Promise<{ url: string; at: number }> {
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => fail(new Error(`cfghub serve did not log "listening" within ${LISTEN_TIMEOUT_MS / 1000} s`)), LISTEN_TIMEOUT_MS);
-    const onExit = (code: number | null) => fail(new Error(`cfghub serve exited (${code}) before listening: ${stderr.slice(0, 1000)}`));
-    function fail(error: Error): void {
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      reject(error);
-    }
-    child.once('exit', onExit);
-    // Every line is read (request logs follow), so the pipe never fills and blocks the server.
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const at = performance.now();
-      let entry: { event?: string; url?: string };
-      try {
-        entry = JSON.parse(line) as typeof entry;
-      } catch {
-        return;
-      }
-      if (entry.event !== 'listening' || !entry.url) return;
-      clearTimeout(timer);
-      child.off('exit', onExit);
-      resolve({ url: entry.url, at });
-    });
-  });
-}
+const PULL_TIMEOUT_MS = 60_000;
 
 async function pull(url: string, context: string): Promise<string> {
   const response = await fetch(url, { headers: { Context: context }, signal: AbortSignal.timeout(PULL_TIMEOUT_MS) });
@@ -79,13 +40,7 @@ async function pull(url: string, context: string): Promise<string> {
 
 async function restartOnce(fixture: ReadFixture): Promise<Restart> {
   const spawned = performance.now();
-  const child: ServeProcess = track(
-    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', fixture.reposRoot], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // The listening line is an info log: make sure no LOG_LEVEL of the caller hides it.
-      env: { ...process.env, LOG_LEVEL: 'info' },
-    }),
-  );
+  const child: ServeProcess = spawnServe(fixture.reposRoot);
   try {
     const { url, at } = await listening(child);
     const pullUrl = `${url}${fixture.pullPath}`;
@@ -103,7 +58,7 @@ async function restartOnce(fixture: ReadFixture): Promise<Restart> {
 }
 
 export async function runRestartScenario(fixture: ReadFixture, plan: RestartPlan, log: Log): Promise<ScenarioResult[]> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
+  requireBuiltCli();
   const runs: Restart[] = [];
   for (let i = 0; i < plan.repetitions; i++) runs.push(await restartOnce(fixture));
   const fromListening = runs.map((r) => r.listeningToAnswer);

@@ -1,0 +1,69 @@
+/**
+ * `cfghub serve` as a user runs it (the built CLI, `node dist/cli/main.cjs serve --port 0 --repos
+ * DIR`) in a child process, and its `"event":"listening"` log line: for the restart and memory
+ * scenarios, which measure the real program rather than a server built inside the bench.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { track } from './childProcesses.js';
+
+const CLI = fileURLToPath(new URL('../dist/cli/main.cjs', import.meta.url));
+/** Far beyond any plausible start; a server that takes longer has failed. */
+const LISTEN_TIMEOUT_MS = 60_000;
+
+export function requireBuiltCli(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
+}
+
+export function spawnServe(reposRoot: string): ServeProcess {
+  return track(
+    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', reposRoot], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // The listening line is an info log: make sure no LOG_LEVEL of the caller hides it.
+      env: { ...process.env, LOG_LEVEL: 'info' },
+    }),
+  );
+}
+
+/** A process's resident memory, from /proc (Linux), in MiB. */
+export function residentMiBOf(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Math.round(Number(match[1]) / 1024);
+}
+
+export type ServeProcess = ChildProcessByStdio<null, Readable, Readable>;
+
+/** Resolves with the server's URL when its listening line arrives; the server's stdout keeps being read after. */
+export function listening(child: ServeProcess): Promise<{ url: string; at: number }> {
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => fail(new Error(`cfghub serve did not log "listening" within ${LISTEN_TIMEOUT_MS / 1000} s`)), LISTEN_TIMEOUT_MS);
+    const onExit = (code: number | null) => fail(new Error(`cfghub serve exited (${code}) before listening: ${stderr.slice(0, 1000)}`));
+    function fail(error: Error): void {
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      reject(error);
+    }
+    child.once('exit', onExit);
+    // Every line is read (request logs follow), so the pipe never fills and blocks the server.
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const at = performance.now();
+      let entry: { event?: string; url?: string };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        return;
+      }
+      if (entry.event !== 'listening' || !entry.url) return;
+      clearTimeout(timer);
+      child.off('exit', onExit);
+      resolve({ url: entry.url, at });
+    });
+  });
+}
+
