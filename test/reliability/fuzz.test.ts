@@ -232,5 +232,5 @@ describe('random sequences of valid and invalid pushes', () => {
       { numRuns: RUNS, endOnFailure: true },
     );
     recordFigures('fuzz', { sequences: sequence, steps, badInputs });
-  });
+  }, RUNS * 3_000);
 });
