@@ -89,9 +89,9 @@ describe(`${CLIENTS} clients pushing and pulling for ${SECONDS} s`, () => {
       for (const [id, value] of lastWritten) if (id.startsWith(`${repository} `)) expect(stored.get(id), id).toBe(value);
     }
 
-    // Windows: the first quarter after a warm-up of a tenth of the run, and the last quarter.
+    // Windows: the quarter after a warm-up of a fifth of the run, and the last quarter.
     const span = SECONDS * 1000;
-    const first = (at: number) => at >= span * 0.1 && at < span * 0.35;
+    const first = (at: number) => at >= span * 0.2 && at < span * 0.45;
     const last = (at: number) => at >= span * 0.75;
     const memoryFirst = median(memory.filter((m) => first(m.at)).map((m) => m.mib));
     const memoryLast = median(memory.filter((m) => last(m.at)).map((m) => m.mib));
