@@ -4,6 +4,7 @@ import { DEFAULT_BODY_LIMIT } from '../http/context.js';
 import { startServer } from '../http/server.js';
 import { ensureDemoRepository } from '../service/demo.js';
 import { TokenService } from '../service/tokens.js';
+import { onStaleLockRemoved } from '../store/refs.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { createLogger } from './logger.js';
@@ -19,6 +20,7 @@ export interface ServeOptions {
 export async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger();
   const registry = new RepositoryRegistry(options.reposDir);
+  onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   if (options.demo && (await ensureDemoRepository(registry))) {
     logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
   }

@@ -4,7 +4,7 @@
  * reason that names the element (contract section 6). No I/O: the store writes the result.
  */
 import { contextId, formatContext, parseContext, type Context } from './context.js';
-import { normalizeFilePath, PathIndex } from './filePath.js';
+import { LONE_SURROGATE, normalizeFilePath, PathIndex } from './filePath.js';
 import {
   fileId,
   type FileRecord,
@@ -209,6 +209,7 @@ class Transaction {
       if (current) this.files.set(id, null);
       return;
     }
+    if (element.content !== undefined && LONE_SURROGATE.test(element.content)) refuse(`${where}: content is not valid Unicode (a lone surrogate)`);
     this.files.set(id, {
       path,
       context: current?.context ?? this.contextSpelling(context),

@@ -17,6 +17,12 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** Code points HFS+ ignores in names, so `.g\u200cit` is `.git` there (git's is_hfs_dotgit). */
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
+/**
+ * Half of a UTF-16 surrogate pair on its own: JSON can carry it, UTF-8 cannot, so git would
+ * store U+FFFD instead and the text read back would differ from the text pushed.
+ */
+export const LONE_SURROGATE = /\p{Surrogate}/u;
+
 /** Names git reserves, as NTFS and HFS+ would see a segment (trailing dots and spaces dropped). */
 const GIT_RESERVED = new Set(['.git', 'git~1', '.gitmodules', 'gitmod~1', '.gitattributes', 'gitatt~1']);
 
@@ -31,6 +37,7 @@ export function normalizeFilePath(raw: string): PathCheck {
   if (path.length > MAX_PATH_LENGTH) return { ok: false, problem: `file path is longer than ${MAX_PATH_LENGTH} characters` };
   if (path.includes('\\')) return { ok: false, problem: 'file path contains a backslash' };
   if (CONTROL.test(path)) return { ok: false, problem: 'file path contains a control character' };
+  if (LONE_SURROGATE.test(path)) return { ok: false, problem: 'file path is not valid Unicode (a lone surrogate)' };
   for (const segment of path.split('/')) {
     if (segment === '') return { ok: false, problem: 'file path has an empty segment' };
     if (segment === '.' || segment === '..') return { ok: false, problem: `file path has a '${segment}' segment` };

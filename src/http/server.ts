@@ -15,14 +15,28 @@ export interface RunningServer {
 /** How long in-flight requests get to finish on shutdown before their connections are cut. */
 const DRAIN_MS = 10_000;
 
-export function startServer(ctx: AppContext, port: number, host: string): Promise<RunningServer> {
+/** How long a client may take to send its headers, and its whole request: slow clients are cut off. */
+export interface ServerTimeouts {
+  readonly headersMs: number;
+  readonly requestMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 60_000 };
+
+export function startServer(ctx: AppContext, port: number, host: string, timeouts = DEFAULT_TIMEOUTS): Promise<RunningServer> {
   const listener = createRequestListener(ctx);
   return new Promise((resolve, reject) => {
-    const server = createServer(listener);
+    const server = createServer(
+      {
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        keepAliveTimeout: 5_000,
+        // How often the two timeouts are enforced (Node's default is every 30 s).
+        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 2),
+      },
+      listener,
+    );
     server.listen(port, host);
-    server.headersTimeout = 30_000;
-    server.requestTimeout = 60_000;
-    server.keepAliveTimeout = 5_000;
     server.once('error', reject);
     server.once('listening', () => {
       const address = server.address() as AddressInfo;

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { nameProblem } from '../domain/names.js';
-import type { TokenRecord, TokenStore } from '../store/tokenStore.js';
+import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../store/tokenStore.js';
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
 import { isoSeconds } from '../domain/dates.js';
@@ -54,7 +54,7 @@ export class TokenService {
       throw new ServiceError('invalid_argument', 'the expiry date is in the past');
     }
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-    const label = await this.store.update((records) => {
+    const label = await this.update((records) => {
       const mine = records.filter((r) => tokenBelongsTo(r, repository));
       const label = input.label ?? nextLabel(mine);
       if (mine.some((r) => isActive(r) && r.label.toLowerCase() === label.toLowerCase())) {
@@ -90,13 +90,23 @@ export class TokenService {
   }
 
   async revoke(repository: GitRepository, label: string): Promise<void> {
-    await this.store.update((records) => {
+    await this.update((records) => {
       const index = records.findIndex((r) => tokenBelongsTo(r, repository) && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
       if (index < 0) throw new ServiceError('not_found', `repository ${repository.fullName} has no unrevoked token labelled ${label}`);
       const next = [...records];
       next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
       return { records: next, result: undefined };
     });
+  }
+
+  /** The store's update; a token file locked by another process for too long is a 503. */
+  private async update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
+    try {
+      return await this.store.update(change);
+    } catch (error) {
+      if (error instanceof TokenStoreBusyError) throw new ServiceError('unavailable', 'the token store is busy with other writers; try again');
+      throw error;
+    }
   }
 
   /** Active tokens of one repository: the listing's `userCount`. */

@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
+import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
 import { buildPack, type Pack } from './packWriter.js';
@@ -65,6 +66,7 @@ export class ObjectStore {
     if (objects.length === 0) return;
     const pack = buildPack(objects);
     await this.writePackDurably(pack);
+    faultPoint('objects-synced');
     this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
     this.packsWritten++;
   }
@@ -78,6 +80,7 @@ export class ObjectStore {
     }
     const base = join(folder, pack.name);
     const [packFile, indexFile] = await Promise.all([writeTemporary(`${base}.pack`, pack.pack), writeTemporary(`${base}.idx`, pack.index)]);
+    faultPoint('objects-written');
     await renameIntoPlace(packFile, `${base}.pack`);
     await renameIntoPlace(indexFile, `${base}.idx`);
     await fsyncFolder(folder);

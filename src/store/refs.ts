@@ -5,9 +5,11 @@
  * started from, and a rename over the ref, then fsync of the ref's folder.
  * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fsyncFolder } from './durableFs.js';
+import { faultPoint } from './faultPoints.js';
 
 const OID = /^[0-9a-f]{40}$/;
 
@@ -54,6 +56,62 @@ export function lockRetryPause(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
 }
 
+/**
+ * A `<ref>.lock` older than this was left by a process that died holding it (a writer holds one
+ * for milliseconds), and is removed. `CFGHUB_STALE_LOCK_SECONDS` sets it, read once at load;
+ * git itself never breaks a lock, so this must stay far above any writer's time under the lock.
+ */
+export const STALE_LOCK_MS = staleLockMs(process.env.CFGHUB_STALE_LOCK_SECONDS);
+
+function staleLockMs(seconds: string | undefined): number {
+  if (seconds === undefined || seconds === '') return 30_000;
+  const value = Number(seconds);
+  if (!Number.isFinite(value) || value <= 0) throw new Error('CFGHUB_STALE_LOCK_SECONDS must be a positive number of seconds');
+  return value * 1000;
+}
+
+export interface StaleLockReport {
+  /** `account/name` of the repository (never a path). */
+  readonly repository: string;
+  readonly ref: string;
+  readonly ageSeconds: number;
+}
+
+const staleLockListeners = new Set<(report: StaleLockReport) => void>();
+
+/** Calls `listener` each time this process removes a stale ref lock (the server logs a warning); returns the unsubscribe. */
+export function onStaleLockRemoved(listener: (report: StaleLockReport) => void): () => void {
+  staleLockListeners.add(listener);
+  return () => staleLockListeners.delete(listener);
+}
+
+/**
+ * Removes `lockPath` if it is older than STALE_LOCK_MS; true if it did. The lock is first renamed
+ * aside, and removed only if what was moved is the very file found stale: a writer that replaced
+ * it meanwhile gets its lock back. The aside name ends in `.lock`, which git's ref listing skips.
+ */
+async function removeIfStale(gitdir: string, name: string, lockPath: string): Promise<boolean> {
+  const seen = await fs.promises.stat(lockPath).catch(() => undefined);
+  const age = seen ? Date.now() - seen.mtimeMs : 0;
+  if (!seen || age < STALE_LOCK_MS) return false;
+  const aside = `${lockPath.slice(0, -'.lock'.length)}.stale-${process.pid}-${randomBytes(4).toString('hex')}.lock`;
+  try {
+    await fs.promises.rename(lockPath, aside);
+  } catch {
+    return false; // released or removed by another writer meanwhile
+  }
+  const moved = await fs.promises.stat(aside);
+  if (moved.ino !== seen.ino || moved.dev !== seen.dev) {
+    await fs.promises.link(aside, lockPath).catch(() => undefined);
+    await fs.promises.unlink(aside).catch(() => undefined);
+    return false;
+  }
+  await fs.promises.unlink(aside);
+  const report = { repository: `${basename(dirname(gitdir))}/${basename(gitdir).replace(/\.git$/, '')}`, ref: name, ageSeconds: Math.round(age / 1000) };
+  for (const listener of staleLockListeners) listener(report);
+  return true;
+}
+
 export type RefUpdate =
   | { readonly ok: true }
   /** Another writer moved the ref since `expected` was read. */
@@ -77,15 +135,21 @@ export class RefLock {
     return join(this.gitdir, this.name);
   }
 
-  /** Takes the lock for `name`, to move it to `next`; 'locked' if another writer holds it. */
+  /**
+   * Takes the lock for `name`, to move it to `next`; 'locked' if another writer holds it. A stale
+   * lock (see STALE_LOCK_MS) is removed and the lock taken.
+   */
   static async acquire(gitdir: string, name: string, next: string): Promise<RefLock | 'locked'> {
     const lock = new RefLock(gitdir, name);
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(`${lock.refPath}.lock`, 'wx', 0o644);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'locked';
-      throw error;
+    const lockPath = `${lock.refPath}.lock`;
+    let handle: fs.promises.FileHandle | undefined;
+    for (let tries = 0; !handle; tries++) {
+      try {
+        handle = await fs.promises.open(lockPath, 'wx', 0o644);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (tries > 0 || !(await removeIfStale(gitdir, name, lockPath))) return 'locked';
+      }
     }
     try {
       await handle.writeFile(`${next}\n`);
@@ -110,6 +174,7 @@ export class RefLock {
       if (current !== expected) return { ok: false, why: 'moved', current };
       await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
       this.released = true;
+      faultPoint('ref-renamed');
       await fsyncFolder(dirname(this.refPath));
       return { ok: true };
     } finally {

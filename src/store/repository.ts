@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
+import { faultPoint } from './faultPoints.js';
 import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { ObjectStore } from './objectStore.js';
@@ -101,8 +102,10 @@ export class GitRepository {
     }
     if (lock.status === 'rejected') throw lock.reason;
     if (lock.value === 'locked') return { ok: false, why: 'locked' };
+    faultPoint('lock-taken');
     const update = await lock.value.swap(parent);
     if (update.ok) {
+      faultPoint('lock-released');
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
       this.makeLatest(staged.snapshot);
       if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();

@@ -2,7 +2,7 @@
  * Concurrent writers lose nothing (contract section 6, "Guarantees"): pushes racing in one server,
  * two server processes, plain git writing the same repository, and the CLI beside them.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,7 @@ import {
   tempDir,
   type TestServer,
 } from '../support/harness.js';
+import { startServerProcess } from '../support/serverProcess.js';
 
 const run = promisify(execFile);
 let dir: ReturnType<typeof tempDir>;
@@ -125,20 +126,6 @@ describe('pushes racing with plain git on the same repository', () => {
   });
 });
 
-/** A second server process on the same repositories folder; resolves with its URL. */
-function startServerProcess(repos: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', repos], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += String(chunk);
-      const match = /"event":"listening","url":"([^"]+)"/.exec(out);
-      if (match) resolve({ url: match[1], child });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
 describe('two server processes and the CLI on the same repositories folder', () => {
   it('lose no push, and tokens created meanwhile all work', async () => {
     const gitdir = createRepo('acme/shared');
@@ -168,7 +155,50 @@ describe('two server processes and the CLI on the same repositories folder', () 
       expect(revoked.status).toBe(401);
       expect(headOf(dir.path, 'acme/shared')).toBe(git(gitdir, 'rev-parse', 'refs/heads/main').trim());
     } finally {
-      other.child.kill('SIGTERM');
+      await other.stop();
+    }
+  });
+});
+
+describe('two servers, the CLI and plain git all writing one repository at once', () => {
+  it('keep every commit on one line, and each writer either lands or gets a clear conflict', async () => {
+    const gitdir = createRepo('acme/everyone');
+    const other = await startServerProcess(dir.path);
+    try {
+      const before = commitCount(dir.path, 'acme/everyone');
+      const urls = [server.url, other.url];
+      const pushes = Array.from({ length: 16 }, (_, i) => pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`all.${i}`, `v${i}`)));
+      // Conditional pushes: each names the head it read; a moved head is a 412 naming the head.
+      const conditional = Array.from({ length: 8 }, async (_, i) => {
+        const head = headOf(dir.path, 'acme/everyone');
+        return pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`if.${i}`, `v${i}`), { 'If-Match': `"${head}"` });
+      });
+      const plain = Array.from({ length: 6 }, (_, i) => plainGitCommit(gitdir, 100 + i));
+      const tags = Array.from({ length: 4 }, (_, i) => run(process.execPath, [CLI, 'tag', 'create', 'acme/everyone', `t${i}`, '--repos', dir.path]));
+      const answers = await Promise.all(pushes);
+      const conditionalAnswers = await Promise.all(conditional);
+      await Promise.all([...plain, ...tags]);
+
+      expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
+      for (const answer of conditionalAnswers) {
+        expect([200, 412], answer.body).toContain(answer.status);
+        if (answer.status === 412) expect(answer.json).toMatchObject({ error: 'precondition_failed', message: expect.stringMatching(/head is [0-9a-f]{40}/) });
+      }
+      const landed = conditionalAnswers.filter((a) => a.status === 200).length;
+      expect(commitCount(dir.path, 'acme/everyone')).toBe(before + 16 + landed + 6);
+      expect(keysAtHead(gitdir).sort()).toEqual(
+        [...Array.from({ length: 16 }, (_, i) => `all.${i}`), ...conditionalAnswers.flatMap((a, i) => (a.status === 200 ? [`if.${i}`] : []))].sort(),
+      );
+      expect(git(gitdir, 'ls-tree', '--name-only', 'refs/heads/main', 'notes/').trim().split('\n')).toHaveLength(6);
+      assertLinear(gitdir);
+      // Every tag points at a commit of the line.
+      const line = new Set(git(gitdir, 'rev-list', 'refs/heads/main').trim().split('\n'));
+      for (let i = 0; i < 4; i++) expect(line.has(git(gitdir, 'rev-parse', `t${i}^{commit}`).trim())).toBe(true);
+      await server.settle('acme/everyone');
+      await other.stop();
+      await run('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling']);
+    } finally {
+      await other.stop();
     }
   });
 });

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
-import { startServer, type RunningServer } from '../../src/http/server.js';
+import { startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/tokens.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
 import { TokenStore } from '../../src/store/tokenStore.js';
@@ -75,7 +75,7 @@ export interface TestServer {
 }
 
 /** Starts the real HTTP server in this process, on a free loopback port. */
-export async function startTestServer(repos: string, options: { bodyLimit?: number } = {}): Promise<TestServer> {
+export async function startTestServer(repos: string, options: { bodyLimit?: number; timeouts?: ServerTimeouts } = {}): Promise<TestServer> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -94,6 +94,7 @@ export async function startTestServer(repos: string, options: { bodyLimit?: numb
     },
     0,
     '127.0.0.1',
+    options.timeouts,
   );
   return {
     url: running.url,

@@ -3,13 +3,13 @@
  * that an error answer is the JSON of contract section 4 (no stack trace, no filesystem path),
  * a second `cfghub serve` process, and commits made with plain git's plumbing.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { CLI, git, jsonOrUndefined } from './harness.js';
+import { git, jsonOrUndefined } from './harness.js';
 
 export interface ReadAnswer {
   readonly status: number;
@@ -47,28 +47,8 @@ export function expectJsonError(answer: ReadAnswer, status: number, extraPaths: 
   return answer.json.message as string;
 }
 
-/** A second `cfghub serve` process on the same repositories folder, on a free loopback port. */
-export function startServerProcess(repos: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', repos], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk) => {
-      out += String(chunk);
-      const match = /"event":"listening","url":"([^"]+)"/.exec(out);
-      if (match) {
-        resolve({
-          url: match[1],
-          stop: async () => {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`cfghub serve exited with ${code}: ${out}`)));
-  });
-}
+/** A second `cfghub serve` process on the same repositories folder. */
+export { startServerProcess } from './serverProcess.js';
 
 /** The path of a key's document in the tree: keys/<first two hex digits of sha1(lower-cased name)>/<name>.yaml. */
 export function keyPath(key: string): string {

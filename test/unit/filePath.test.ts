@@ -96,6 +96,13 @@ describe('normalizeFilePath: refused paths', () => {
     }
   });
 
+  it('refuses half a surrogate pair, which UTF-8 cannot hold, and keeps whole pairs', () => {
+    for (const lone of ['\ud800', '\udbff', '\udc00', '\udfff', 'a\udfff\ud800b']) {
+      expect(refused(`dir/${lone}`)).toBe('file path is not valid Unicode (a lone surrogate)');
+    }
+    expect(normalizeFilePath('dir/\ud83c\udf89.txt').ok).toBe(true);
+  });
+
   it('accepts 1,024 characters and refuses 1,025', () => {
     expect(MAX_PATH_LENGTH).toBe(1024);
     const at = 'a/'.repeat(511) + 'bb'; // 1,024 characters

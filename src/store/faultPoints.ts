@@ -1,0 +1,33 @@
+/**
+ * Fault points of the write path, for the crash tests: `CFGHUB_FAULT=<step>` makes the process
+ * kill itself with SIGKILL the first time a push reaches that step, as a power cut or an
+ * out-of-memory kill would. The variable is read once, at load; when it is unset, `faultPoint`
+ * is an empty function, so the write path pays nothing for it.
+ */
+
+/** The steps of a push's commit, in the order one push passes them. */
+export const FAULT_STEPS = [
+  'objects-written', // the pack and its index are in fsynced temporary files, not yet renamed into place
+  'objects-synced', // the pack and its index are in place and their folder is fsynced
+  'lock-taken', // `<ref>.lock` holds the new commit id and the objects are durable; the ref is untouched
+  'ref-renamed', // the lock has been renamed over the ref; the ref's folder is not yet fsynced
+  'lock-released', // the ref is moved and its folder fsynced; the push has not been answered yet
+] as const;
+
+export type FaultStep = (typeof FAULT_STEPS)[number];
+
+function armedStep(value: string | undefined): FaultStep | undefined {
+  if (!value) return undefined;
+  if (!(FAULT_STEPS as readonly string[]).includes(value)) {
+    throw new Error(`CFGHUB_FAULT must be one of ${FAULT_STEPS.join(', ')}`);
+  }
+  return value as FaultStep;
+}
+
+const armed = armedStep(process.env.CFGHUB_FAULT);
+
+export const faultPoint: (step: FaultStep) => void = armed
+  ? (step) => {
+      if (step === armed) process.kill(process.pid, 'SIGKILL');
+    }
+  : () => undefined;

@@ -1,0 +1,55 @@
+/**
+ * Test support: `cfghub serve` as a child process on a free loopback port, with its own
+ * environment (fault points, the stale-lock age), its log kept, and stoppable gracefully or
+ * killed outright with SIGKILL, as a crash would.
+ */
+import { spawn } from 'node:child_process';
+import { CLI } from './harness.js';
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly pid: number;
+  /** Everything the process wrote on stdout so far (its JSON log lines). */
+  output(): string;
+  /** Resolves when the process has ended, with the signal that ended it, if any. */
+  readonly exited: Promise<NodeJS.Signals | null>;
+  /** SIGKILL: no shutdown, no flush, like a power cut. */
+  kill(): Promise<NodeJS.Signals | null>;
+  /** SIGTERM: the graceful shutdown. */
+  stop(): Promise<void>;
+}
+
+export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', repos], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (chunk) => (err += String(chunk)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      const before = out;
+      out += String(chunk);
+      const match = /"event":"listening","url":"([^"]+)"/.exec(out);
+      if (match && !/"event":"listening"/.test(before)) {
+        resolve({
+          url: match[1],
+          pid: child.pid!,
+          output: () => out,
+          exited,
+          kill: () => {
+            child.kill('SIGKILL');
+            return exited;
+          },
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+    child.once('exit', (code, signal) => reject(new Error(`cfghub serve ended (${code ?? signal}) before listening: ${out}${err}`)));
+  });
+}
