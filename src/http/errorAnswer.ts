@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
+import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
@@ -23,6 +24,7 @@ function describe(error: unknown): string {
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], error.code, error.message);
+  if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
   if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');
   const parserError = error as { type?: string; status?: number };
   switch (parserError?.type) {

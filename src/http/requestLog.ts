@@ -13,6 +13,7 @@ export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerR
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.setHeader('X-Request-Id', requestId);
+  if (!ctx.logger.isLevelEnabled('info')) return requestId; // no line to write: no timing, no listener
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const url = req.url ?? '';

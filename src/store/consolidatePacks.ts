@@ -81,12 +81,19 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
   }
   if (merging.length < 2) return 0;
   const merged = await store.writePackDurably(assemblePack(entries));
-  for (const pack of merging) {
-    if (pack.base === merged) continue;
-    fs.rmSync(join(folder, `${pack.base}.idx`), { force: true });
-    fs.rmSync(join(folder, `${pack.base}.pack`), { force: true });
-  }
-  await fsyncFolder(folder);
+  // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
+  // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
+  // mounted with discard). Each index goes before its data, so no index names a missing pack.
+  const old = merging.filter((pack) => pack.base !== merged);
+  store.removeLater(
+    (async () => {
+      for (const pack of old) {
+        await fs.promises.rm(join(folder, `${pack.base}.idx`), { force: true });
+        await fs.promises.rm(join(folder, `${pack.base}.pack`), { force: true });
+      }
+      await fsyncFolder(folder);
+    })(),
+  );
   store.resetCache();
   store.packsWritten = 0;
   return merging.length;

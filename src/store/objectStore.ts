@@ -63,16 +63,33 @@ export class ObjectStore {
    * The index is renamed into place last, as readers find packs by their index.
    */
   async writeDurably(objects: readonly EncodedObject[]): Promise<void> {
-    if (objects.length === 0) return;
+    if (await this.writeUntilFolderSync(objects)) await fsyncFolder(this.packFolder);
+  }
+
+  /**
+   * Writes objects as one pack and its index, each fsynced and renamed into place, all but the
+   * fsync of the pack folder, which the caller owes before relying on them: the commit path does
+   * it beside the ref folder's fsync (see GitRepository.commit). True if there was a pack to write.
+   */
+  async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<boolean> {
+    if (objects.length === 0) return false;
     const pack = buildPack(objects);
-    await this.writePackDurably(pack);
+    await this.placePack(pack);
     faultPoint('objects-synced');
     this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
     this.packsWritten++;
+    return true;
   }
 
-  /** Writes a pack and its index, each atomically; returns the pack's name. */
+  /** Writes a pack and its index, each atomically and durably; returns the pack's name. */
   async writePackDurably(pack: Pack): Promise<string> {
+    await this.placePack(pack);
+    await fsyncFolder(this.packFolder);
+    return pack.name;
+  }
+
+  /** The pack and its index in place, each fsynced; their folder not yet. */
+  private async placePack(pack: Pack): Promise<void> {
     const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
@@ -83,8 +100,23 @@ export class ObjectStore {
     faultPoint('objects-written');
     await renameIntoPlace(packFile, `${base}.pack`);
     await renameIntoPlace(indexFile, `${base}.idx`);
-    await fsyncFolder(folder);
-    return pack.name;
+  }
+
+  /** Removals of merged packs still running (see consolidatePacks); a failure is kept, not thrown. */
+  private removals: Promise<void> = Promise.resolve();
+  removalProblem: unknown;
+
+  removeLater(removal: Promise<void>): void {
+    const done = removal.then(
+      () => (this.removalProblem = undefined),
+      (error: unknown) => (this.removalProblem = error),
+    );
+    this.removals = Promise.all([this.removals, done]).then(() => undefined);
+  }
+
+  /** Resolves when every removal started so far has ended. */
+  settled(): Promise<void> {
+    return this.removals;
   }
 
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */

@@ -165,17 +165,17 @@ export class RefLock {
 
   /**
    * Moves the ref to the locked value if it still points at `expected` (null: must not exist),
-   * durably; releases the lock either way. The ref is read only now that the lock is ours: from
+   * durably, fsyncing the folders `alsoSync` beside the ref's own; releases the lock either way. The ref is read only now that the lock is ours: from
    * here on, no cooperating writer can move it.
    */
-  async swap(expected: string | null): Promise<RefUpdate> {
+  async swap(expected: string | null, alsoSync: readonly string[] = []): Promise<RefUpdate> {
     try {
       const current = readRef(this.gitdir, this.name);
       if (current !== expected) return { ok: false, why: 'moved', current };
       await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
       this.released = true;
       faultPoint('ref-renamed');
-      await fsyncFolder(dirname(this.refPath));
+      await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
       return { ok: true };
     } finally {
       await this.release();

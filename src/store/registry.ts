@@ -68,8 +68,9 @@ export class RepositoryRegistry {
   find(account: string, name: string): GitRepository | undefined {
     const asked = `${account}/${name}`.toLowerCase();
     const known = this.found.get(asked);
-    // One lstat instead of the search: the folder must still be there, and still no symbolic link.
-    if (known && isRealFolder(known.gitdir)) return known;
+    // No search and no syscall: the repository checks its folder is still in place whenever its
+    // head ref changes (GitRepository.head), which a removed or swapped folder always shows as.
+    if (known && !known.gone) return known;
     this.found.delete(asked);
     const repository = this.search(account, name);
     if (repository) this.found.set(asked, repository);
@@ -95,7 +96,7 @@ export class RepositoryRegistry {
     const id = `${location.account}/${location.name}`.toLowerCase();
     let repository = this.opened.get(id);
     if (!repository || repository.gitdir !== location.gitdir) {
-      repository = new GitRepository(location.account, location.name, location.gitdir);
+      repository = new GitRepository(location.account, location.name, location.gitdir, () => isRealFolder(location.gitdir));
       this.opened.set(id, repository);
     }
     return repository;

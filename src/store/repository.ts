@@ -16,6 +16,14 @@ import type { StagedCommit } from './stageCommit.js';
 /** Snapshots kept per repository besides the newest: enough for reads that started before a push. */
 const SNAPSHOTS_KEPT = 4;
 
+/** The repository's folder is gone, or was replaced by something that is not a real folder. */
+export class RepositoryGoneError extends Error {
+  readonly code = 'RepositoryGone';
+  constructor(readonly fullName: string) {
+    super(`repository ${fullName} does not exist`);
+  }
+}
+
 export class GitRepository {
   readonly objects: ObjectStore;
   private queue: Promise<unknown> = Promise.resolve();
@@ -28,9 +36,16 @@ export class GitRepository {
     readonly account: string,
     readonly name: string,
     readonly gitdir: string,
+    /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */
+    private readonly stillInPlace: () => boolean = () => true,
   ) {
     this.objects = new ObjectStore(gitdir);
+    this.refPath = join(gitdir, BRANCH_REF);
   }
+
+  private readonly refPath: string;
+  /** Set when the folder was found gone or swapped: the registry then searches again. */
+  gone = false;
 
   get fullName(): string {
     return `${this.account}/${this.name}`;
@@ -40,11 +55,17 @@ export class GitRepository {
    * The current head commit. Checked on disk every time, so commits made by others show at once,
    * but re-read only when the ref file changed: git and cfghub replace refs by rename, which gives
    * the file a new inode. (A compare-and-swap always reads the ref itself, under the lock.)
+   * Whenever the ref file is not the one seen last, the folder is checked to be still in place
+   * first: a folder removed, or swapped for a symbolic link to another repository, shows as a new
+   * ref file, so reads of an unchanged head cost one stat and nothing more.
    */
   head(): string {
-    const stat = statSync(join(this.gitdir, BRANCH_REF), { bigint: true, throwIfNoEntry: false });
+    const stat = statSync(this.refPath, { bigint: true, throwIfNoEntry: false });
     const stamp = stat && `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
     if (stamp && this.headSeen?.stamp === stamp) return this.headSeen.head;
+    this.headSeen = undefined;
+    this.gone = !this.stillInPlace();
+    if (this.gone) throw new RepositoryGoneError(this.fullName);
     const head = readRef(this.gitdir, BRANCH_REF);
     if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
     this.headSeen = stamp ? { stamp, head } : undefined;
@@ -87,14 +108,18 @@ export class GitRepository {
   }
 
   /**
-   * Makes a staged commit the head: objects durable first, then the ref moved by lock,
-   * compare-and-swap against `parent` and rename. The lock is taken (and fsynced) while the
-   * objects are written, so the two waits overlap. Call inside `exclusive`.
+   * Makes a staged commit the head, durably, in two rounds of fsyncs. First, at once: the lock
+   * file with the new commit id, and the pack with its index, each fsynced, then renamed into
+   * place. Then the ref: lock, compare-and-swap against `parent`, rename, and the fsyncs of the
+   * ref's folder and the pack folder together, before the answer. The pack's rename comes before
+   * the ref's; on journaling file systems (ext4, xfs, btrfs) metadata reaches the disk in that
+   * order, so a power cut never leaves the ref ahead of its objects (git's batch fsync mode rests
+   * on the same order). Call inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
     const [lock, written] = await Promise.allSettled([
       RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!),
-      this.objects.writeDurably(staged.objects),
+      this.objects.writeUntilFolderSync(staged.objects),
     ]);
     if (written.status === 'rejected') {
       if (lock.status === 'fulfilled' && lock.value !== 'locked') await lock.value.release();
@@ -103,7 +128,7 @@ export class GitRepository {
     if (lock.status === 'rejected') throw lock.reason;
     if (lock.value === 'locked') return { ok: false, why: 'locked' };
     faultPoint('lock-taken');
-    const update = await lock.value.swap(parent);
+    const update = await lock.value.swap(parent, written.value ? [this.objects.packFolder] : []);
     if (update.ok) {
       faultPoint('lock-released');
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
@@ -121,11 +146,15 @@ export class GitRepository {
   private scheduleMaintenance(): void {
     this.objects.packsWritten = 0;
     this.exclusive(() => consolidatePacks(this.objects)).then(
-      () => (this.maintenanceProblem = undefined),
-      (error: unknown) => (this.maintenanceProblem = error),
+      () => (this.mergeProblem = undefined),
+      (error: unknown) => (this.mergeProblem = error),
     );
   }
 
-  /** Why the last pack consolidation failed, if it did. */
-  maintenanceProblem: unknown;
+  private mergeProblem: unknown;
+
+  /** Why the last pack consolidation, or the removal of the packs it merged, failed, if one did. */
+  get maintenanceProblem(): unknown {
+    return this.mergeProblem ?? this.objects.removalProblem;
+  }
 }

@@ -105,7 +105,9 @@ export async function startTestServer(repos: string, options: { bodyLimit?: numb
     logText: () => lines.join('\n'),
     settle: async (fullName) => {
       const [account, name] = fullName.split('/');
-      await registry.find(account, name)?.exclusive(async () => undefined);
+      const repository = registry.find(account, name);
+      await repository?.exclusive(async () => undefined);
+      await repository?.objects.settled(); // old packs of a merge are removed after it
     },
     close: () => running.close(),
   };
