@@ -117,6 +117,8 @@ export interface ParsedCommit {
   readonly parents: string[];
   /** Committer time, seconds since the epoch. */
   readonly committedAt: number;
+  /** Who wrote the change, as `git log` shows it (`%an`, `%ae`); empty when the line is malformed. */
+  readonly author: { readonly name: string; readonly email: string };
   readonly message: string;
 }
 
@@ -126,14 +128,19 @@ export function parseCommit(content: Buffer): ParsedCommit {
   const header = end < 0 ? text : text.slice(0, end);
   let tree = '';
   let committedAt = 0;
+  let author = { name: '', email: '' };
   const parents: string[] = [];
   for (const line of header.split('\n')) {
     if (line.startsWith('tree ')) tree = line.slice(5);
     else if (line.startsWith('parent ')) parents.push(line.slice(7));
     else if (line.startsWith('committer ')) committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
+    else if (line.startsWith('author ')) {
+      const match = /^author (.*?) ?<([^>]*)>/.exec(line);
+      if (match) author = { name: match[1], email: match[2] };
+    }
   }
   if (!/^[0-9a-f]{40}$/.test(tree)) throw new Error('malformed commit object');
-  return { tree, parents, committedAt, message: end < 0 ? '' : text.slice(end + 2) };
+  return { tree, parents, committedAt, author, message: end < 0 ? '' : text.slice(end + 2) };
 }
 
 /** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */
