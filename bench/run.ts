@@ -120,7 +120,8 @@ async function main(): Promise<void> {
     removeTempFolders();
   }
   const machine = await describeMachine();
-  const targets = checkTargets(results);
+  // A partial run checks only the targets it measured.
+  const targets = checkTargets(results).filter((check) => !plan.partial || check.measured !== 'not measured');
   process.stdout.write(terminalReport(results, machine, plan, targets));
   if (!plan.partial) updateReadme(readmeSection(results, machine, plan, targets));
   const raw = saveRawResults(results, machine, plan, targets);

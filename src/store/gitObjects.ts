@@ -53,6 +53,13 @@ function sortKey(entry: TreeEntry): string {
 
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** Two entries in git's order of a tree's entries, as serializeTree writes them. */
+export function compareTreeEntries(x: TreeEntry, y: TreeEntry): number {
+  const [a, b] = [sortKey(x), sortKey(y)];
+  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
 export function serializeTree(entries: Iterable<TreeEntry>): Buffer {
   const keyed = [...entries].map((entry) => ({ entry, key: sortKey(entry) }));
   // For ASCII names comparing strings is comparing bytes, and much cheaper than making Buffers.

@@ -10,7 +10,7 @@
  */
 import { contextId, type Context } from '../domain/context.js';
 import { fileId, type KeyRecord } from '../domain/model.js';
-import { BLOB_MODE, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from './gitObjects.js';
+import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from './gitObjects.js';
 import {
   decodeFilePath,
   FILES_FOLDER,
@@ -71,6 +71,7 @@ export interface DiffSides {
 
 const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 
+
 /**
  * Parsed trees and key documents by object id, per object store. Walking history newest first,
  * the "before" side of one commit is the "after" side of an older one, so each tree and each key
@@ -115,7 +116,7 @@ class ParsedObjects {
 
   private offer(oid: string, entries: () => TreeEntry[]): void {
     if (this.trees.has(oid) || this.fromSnapshots.has(oid)) return;
-    this.fromSnapshots.set(oid, entries);
+    this.fromSnapshots.set(oid, () => entries().sort(compareTreeEntries));
     if (this.fromSnapshots.size > ParsedObjects.KEPT) this.fromSnapshots.delete(this.fromSnapshots.keys().next().value!);
   }
 
@@ -172,11 +173,8 @@ class TreeDiff {
   }
 
   async run(): Promise<TreeChanges> {
-    const before = await this.entries(this.sides.before?.treeId);
-    const after = await this.entries(this.sides.after.treeId);
-    for (const name of new Set([...before.keys(), ...after.keys()])) {
-      const [b, a] = [before.get(name), after.get(name)];
-      if (b?.oid === a?.oid && b?.mode === a?.mode) continue;
+    for (const [b, a] of await this.changed(this.sides.before?.treeId, this.sides.after.treeId)) {
+      const name = (b ?? a)!.name;
       if (name === SETTINGS_FILE) this.settingsChanged = true;
       else if (name === KEYS_FOLDER) await this.diffKeys(b, a);
       else if (name === FILES_FOLDER || name === INACTIVE_FILES_FOLDER) await this.diffFiles(name, b, a);
@@ -188,9 +186,28 @@ class TreeDiff {
     return { keys: this.keys, files, settingsChanged: this.settingsChanged, otherPaths: this.otherPaths, problems: this.problems };
   }
 
-  private async entries(treeId: string | undefined): Promise<Map<string, TreeEntry>> {
-    if (treeId === undefined) return new Map();
-    return new Map((await this.objects.tree(treeId)).map((entry) => [entry.name, entry]));
+  /**
+   * The entries that differ between two trees, paired by name (and kind: a file and a folder of
+   * the same name are two entries), in one pass over both: git keeps a tree's entries sorted.
+   */
+  private async changed(before: string | undefined, after: string | undefined): Promise<[TreeEntry | undefined, TreeEntry | undefined][]> {
+    if (before === after) return [];
+    const b = before === undefined ? [] : await this.objects.tree(before);
+    const a = after === undefined ? [] : await this.objects.tree(after);
+    const out: [TreeEntry | undefined, TreeEntry | undefined][] = [];
+    let i = 0;
+    let j = 0;
+    while (i < b.length || j < a.length) {
+      const order = i === b.length ? 1 : j === a.length ? -1 : compareTreeEntries(b[i], a[j]);
+      if (order < 0) out.push([b[i++], undefined]);
+      else if (order > 0) out.push([undefined, a[j++]]);
+      else {
+        if (b[i].oid !== a[j].oid || b[i].mode !== a[j].mode) out.push([b[i], a[j]]);
+        i++;
+        j++;
+      }
+    }
+    return out;
   }
 
   /** The entry if it is a folder; a problem (and nothing) if it is a file where a folder belongs. */
@@ -202,18 +219,12 @@ class TreeDiff {
   }
 
   private async diffKeys(before: TreeEntry | undefined, after: TreeEntry | undefined): Promise<void> {
-    const b = await this.entries(this.folder(before, KEYS_FOLDER, 'before'));
-    const a = await this.entries(this.folder(after, KEYS_FOLDER, 'after'));
-    for (const shard of new Set([...b.keys(), ...a.keys()])) {
-      const [bs, as] = [b.get(shard), a.get(shard)];
-      if (bs?.oid === as?.oid) continue;
+    const shards = await this.changed(this.folder(before, KEYS_FOLDER, 'before'), this.folder(after, KEYS_FOLDER, 'after'));
+    for (const [bs, as] of shards) {
+      const shard = (bs ?? as)!.name;
       const path = `${KEYS_FOLDER}/${shard}`;
-      const bEntries = await this.entries(this.folder(bs, path, 'before'));
-      const aEntries = await this.entries(this.folder(as, path, 'after'));
-      for (const fileName of new Set([...bEntries.keys(), ...aEntries.keys()])) {
-        const [bk, ak] = [bEntries.get(fileName), aEntries.get(fileName)];
-        if (bk?.oid === ak?.oid) continue;
-        const keyPath = `${path}/${fileName}`;
+      for (const [bk, ak] of await this.changed(this.folder(bs, path, 'before'), this.folder(as, path, 'after'))) {
+        const keyPath = `${path}/${(bk ?? ak)!.name}`;
         const beforeKey = await this.key(bk, keyPath, shard, 'before');
         const afterKey = await this.key(ak, keyPath, shard, 'after');
         if (beforeKey === undefined || afterKey === undefined) continue; // reported as a problem
@@ -276,13 +287,8 @@ class TreeDiff {
     segments: string[],
     visit: (side: 'before' | 'after', segments: string[], blob: TreeEntry) => void,
   ): Promise<void> {
-    if (before === after) return;
-    const b = await this.entries(before);
-    const a = await this.entries(after);
-    for (const name of new Set([...b.keys(), ...a.keys()])) {
-      const [be, ae] = [b.get(name), a.get(name)];
-      if (be?.oid === ae?.oid && be?.mode === ae?.mode) continue;
-      const path = [...segments, name];
+    for (const [be, ae] of await this.changed(before, after)) {
+      const path = [...segments, (be ?? ae)!.name];
       const folderOf = (entry: TreeEntry | undefined) => (entry && isTreeEntry(entry) ? entry.oid : undefined);
       if (folderOf(be) !== undefined || folderOf(ae) !== undefined) await this.walk(folderOf(be), folderOf(ae), path, visit);
       if (be && !isTreeEntry(be)) visit('before', path, be);
