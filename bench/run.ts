@@ -120,8 +120,7 @@ async function main(): Promise<void> {
     removeTempFolders();
   }
   const machine = await describeMachine();
-  // A partial run checks only the targets it measured.
-  const targets = checkTargets(results).filter((check) => !plan.partial || check.measured !== 'not measured');
+  const targets = checkTargets(results);
   process.stdout.write(terminalReport(results, machine, plan, targets));
   if (!plan.partial) updateReadme(readmeSection(results, machine, plan, targets));
   const raw = saveRawResults(results, machine, plan, targets);
