@@ -11,7 +11,7 @@ export interface RoundPlan {
 }
 
 /** The scenarios, in the order a run measures them; `--only` picks some. */
-export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory'] as const;
+export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
@@ -29,6 +29,20 @@ export interface Plan {
   readonly pull: PullPlan;
   readonly restart: RestartPlan;
   readonly memory: MemoryPlan;
+  readonly history: HistoryPlan;
+}
+
+/** History of the last 50 commits on a repository with 10,000 commits (issue 6). */
+export interface HistoryPlan {
+  readonly commits: number;
+  /** First requests of new server instances. */
+  readonly cold: number;
+  /** Pages of commits not summarized before, on a warm server. */
+  readonly fresh: number;
+  readonly warmup: number;
+  readonly warm: number;
+  /** Rounds of a push, then the first page. */
+  readonly afterPush: number;
 }
 
 /** Many clients pushing at once (issue 4). */
@@ -68,6 +82,7 @@ export interface RestartPlan {
 const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const;
 const RESTART_KEYS = 10_000;
 const MEMORY: MemoryPlan = { repositories: 100, keyCount: 1_000 };
+const HISTORY_COMMITS = 10_000;
 
 type Amounts = Omit<Plan, 'only' | 'partial'>;
 
@@ -83,6 +98,7 @@ const QUICK: Amounts = {
   pull: { ...PULL, warmupSeconds: 1, slices: 2, sliceSeconds: 1 },
   restart: { keyCount: RESTART_KEYS, repetitions: 3 },
   memory: MEMORY,
+  history: { commits: HISTORY_COMMITS, cold: 5, fresh: 20, warmup: 3, warm: 30, afterPush: 30 },
 };
 
 const FULL: Amounts = {
@@ -97,6 +113,7 @@ const FULL: Amounts = {
   pull: { ...PULL, warmupSeconds: 2, slices: 8, sliceSeconds: 3 },
   restart: { keyCount: RESTART_KEYS, repetitions: 10 },
   memory: MEMORY,
+  history: { commits: HISTORY_COMMITS, cold: 20, fresh: 100, warmup: 5, warm: 200, afterPush: 200 },
 };
 
 /** `[--quick] [--only NAME[,NAME…]]`. */

@@ -87,7 +87,7 @@ function planLine(plan: Plan): string {
   return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory${scenarios}).`;
 }
 
-const TARGETS_HEADING = 'Targets (issues 2, 3 and 4):';
+const TARGETS_HEADING = 'Targets (issues 2, 3, 4 and 6):';
 
 function verdict(check: TargetCheck): string {
   return check.met === undefined ? 'not checked' : check.met ? 'met' : 'NOT met';

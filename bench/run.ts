@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only NAME,…]`: the speed figures of issues 2, 3 and 4,
+ * `npm run bench [-- --quick] [-- --only NAME,…]`: the speed figures of issues 2, 3, 4 and 6,
  * measured in one run on one machine, each against its references in the same run.
  *
  * 1. push: 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process, cfghub
@@ -11,6 +11,8 @@
  *    range read of the same values.
  * 5. restart: the first pull of a 10,000-key repository after `cfghub serve` restarts.
  * 6. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
+ * 7. history: the last 50 commits of a repository with 10,000 commits (issue 6), cold, paging
+ *    back, right after a push and warm.
  *
  * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
  *
@@ -28,6 +30,8 @@ import { readmeSection, terminalReport } from './report.js';
 import type { ScenarioResult } from './results.js';
 import { EtcdServer } from './etcd.js';
 import { runConcurrentPushScenario } from './scenarios/concurrentPush.js';
+import { prepareHistoryFixture } from './historyFixture.js';
+import { runHistoryScenario } from './scenarios/history.js';
 import { runListingScenario } from './scenarios/listing.js';
 import { runMemoryScenario } from './scenarios/memory.js';
 import { runPullScenario } from './scenarios/pull.js';
@@ -82,6 +86,10 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
   if (plan.only.has('memory')) {
     const memory = await prepareReadFixture(plan.memory.keyCount, {}, log);
     results.push(await runMemoryScenario(memory, plan.memory, log));
+  }
+  if (plan.only.has('history')) {
+    const history = await prepareHistoryFixture(plan.history.commits, log);
+    results.push(...(await runHistoryScenario(history, plan.history, log)));
   }
   return results;
 }

@@ -1,11 +1,12 @@
 /**
- * The speed targets of issues 2, 3 and 4, checked against what was measured. A target whose
+ * The speed targets of issues 2, 3, 4 and 6, checked against what was measured. A target whose
  * scenario did not run, or whose reference is not installed, is reported as not checked, never
  * assumed met.
  */
 import type { ScenarioResult } from './results.js';
 import { measurementOf, speedupOver } from './results.js';
 import { CONCURRENT, ETCD_CLIENTS, INTO_MANY } from './scenarios/concurrentPush.js';
+import { HISTORY_AFTER_PUSH, HISTORY_COLD, HISTORY_FRESH, HISTORY_HTTP, HISTORY_WARM } from './scenarios/history.js';
 import { LISTING_WARM } from './scenarios/listing.js';
 import { MEMORY } from './scenarios/memory.js';
 import { BARE_HTTP, ETCD_RANGE, PULL, pullScenarioId, STATIC } from './scenarios/pull.js';
@@ -35,6 +36,14 @@ function on(results: readonly ScenarioResult[], id: string, target: string, chec
   const result = results.find((r) => r.id === id);
   if (!result) return { target, met: undefined, measured: 'not measured in this run' };
   return { target, ...check(result) };
+}
+
+/** The strict form, for targets that say "answers in": nearly every request within the limit. */
+function p99Under(implementation: string, limitMs: number): Check {
+  return (result) => {
+    const { p50, p99 } = measurementOf(result, implementation).summary;
+    return { met: p99 < limitMs, measured: `p99 ${ms(p99)} (p50 ${ms(p50)})` };
+  };
 }
 
 function p50Under(implementation: string, limitMs: number): Check {
@@ -100,5 +109,10 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
       met: result.residentMiB! * 1.048576 < 500,
       measured: `${result.residentMiB} MiB (${Math.round(result.residentMiB! * 1.048576)} MB)`,
     })),
+    // Issue 6
+    on(results, HISTORY_WARM, 'issue 6: GET /rest/history of the last 50 of 10,000 commits, warm, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
+    on(results, HISTORY_AFTER_PUSH, 'issue 6: GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
+    on(results, HISTORY_FRESH, 'issue 6: GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
+    on(results, HISTORY_COLD, 'issue 6: GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
   ];
 }

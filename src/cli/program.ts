@@ -14,6 +14,7 @@ import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { serve } from './serve.js';
 import { addTagCommands } from './tagCommands.js';
+import { addRollbackCommands } from './rollbackCommands.js';
 
 function reposDir(option: string | undefined): string {
   return resolve(option ?? process.env.CFGHUB_REPOS ?? './repos');
@@ -150,6 +151,7 @@ export function buildProgram(): Command {
       process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
     });
   addTagCommands(program, reposOption, reposDir);
+  addRollbackCommands(program, reposOption, reposDir);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

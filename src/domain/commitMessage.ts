@@ -32,3 +32,40 @@ export function commitMessage(comment: string | undefined, provenance: PushProve
   if (trailers.length) parts.push(trailers.join('\n'));
   return parts.length ? `${parts.join('\n\n')}\n` : '';
 }
+
+export interface ParsedCommitMessage extends PushProvenance {
+  /** The message without the trailer block cfghub writes: the change comment. */
+  readonly comment: string;
+}
+
+const TRAILERS: Record<string, keyof PushProvenance> = {
+  'application-name': 'applicationName',
+  token: 'tokenLabel',
+  'client-version': 'clientVersion',
+};
+
+/**
+ * Reads a commit message back: the last paragraph is the trailer block when each of its lines is
+ * `Name: value` and at least one names a trailer cfghub writes (as `git interpret-trailers` sees a
+ * block); everything before it is the comment. A message written with plain git is all comment,
+ * unless it ends in such a block.
+ */
+export function parseCommitMessage(message: string): ParsedCommitMessage {
+  const text = message.replace(/\n+$/, '');
+  const cut = text.lastIndexOf('\n\n');
+  const block = cut < 0 ? text : text.slice(cut + 2);
+  const lines = block.split('\n');
+  const provenance: { -readonly [K in keyof PushProvenance]: string } = {};
+  let known = false;
+  for (const line of lines) {
+    const match = /^([A-Za-z0-9-]+): (.*)$/.exec(line);
+    if (!match) return { comment: text };
+    const field = TRAILERS[match[1].toLowerCase()];
+    if (field) {
+      provenance[field] = match[2];
+      known = true;
+    }
+  }
+  if (!known) return { comment: text };
+  return { comment: cut < 0 ? '' : text.slice(0, cut), ...provenance };
+}

@@ -15,8 +15,10 @@ import { answerError } from './errorAnswer.js';
 import { HttpError } from './errors.js';
 import { sendJson } from './headers.js';
 import { infoRoutes } from './infoRoutes.js';
+import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
 import { readRoutes } from './readRoutes.js';
+import { rollbackRoutes } from './rollbackRoutes.js';
 import { beginRequest } from './requestLog.js';
 
 /** The express application: everything but the read endpoints. */
@@ -34,6 +36,8 @@ export function createApp(ctx: AppContext): express.Express {
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
   app.use(infoRoutes(ctx));
   app.use(pushRoutes(ctx));
+  app.use(historyRoutes(ctx));
+  app.use(rollbackRoutes(ctx));
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

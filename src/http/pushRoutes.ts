@@ -6,43 +6,23 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { findLimitProblem } from '../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../domain/reasons.js';
-import { ServiceError } from '../service/errors.js';
 import { push } from '../service/push.js';
-import { requireRepository } from '../service/repositories.js';
-import { tokenBelongsTo } from '../service/tokens.js';
-import type { GitRepository } from '../store/repository.js';
-import type { TokenRecord } from '../store/tokenStore.js';
 import type { AppContext } from './context.js';
 import { badRequest, HttpError } from './errors.js';
 import { clientVersion, header } from './headers.js';
+import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
 import { parsePushBody } from './pushSchema.js';
-
-interface PushAccess {
-  readonly repository: GitRepository;
-  readonly token?: TokenRecord;
-}
+import { pushAccess, type WriteAccess } from './pushAccess.js';
 
 export function pushRoutes(ctx: AppContext): Router {
   const router = express.Router();
-  const rawBody = express.raw({ type: () => true, limit: ctx.bodyLimit });
-  const readBody = (req: Request, res: Response) =>
-    new Promise<Buffer>((resolve, reject) => rawBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(req.body as Buffer))));
+  const readBody = bodyReader(ctx.bodyLimit);
 
-  const handle = (access: (req: Request) => PushAccess | Promise<PushAccess>) => async (req: Request, res: Response) => {
+  const handle = (access: WriteAccess) => async (req: Request, res: Response) => {
     const version = clientVersion(req);
     const { repository, token } = await access(req);
-    const contentType = (req.get('Content-Type') ?? '').split(';')[0].trim().toLowerCase();
-    if (contentType !== 'application/json') {
-      throw new HttpError(415, 'unsupported_media_type', 'a push must be sent with Content-Type: application/json');
-    }
-    const body = await readBody(req, res);
-    let json: unknown;
-    try {
-      json = JSON.parse(Buffer.isBuffer(body) ? body.toString('utf8') : '');
-    } catch {
-      throw badRequest('the body is not valid JSON');
-    }
-    const parsed = parsePushBody(json);
+    requireJsonContentType(req, 'a push');
+    const parsed = parsePushBody(parseJson(await readBody(req, res)));
     if (!parsed.ok) throw badRequest(`the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`, parsed.problems);
     const limit = findLimitProblem(parsed.request);
     if (limit) throw new HttpError(413, 'payload_too_large', `${limit.path}: ${limit.message}`, [limit]);
@@ -67,33 +47,9 @@ export function pushRoutes(ctx: AppContext): Router {
     res.status(200).set('ETag', `"${result.commitId}"`).set('Content-Length', '0').end();
   };
 
-  router.post(
-    '/rest/push',
-    handle((req) => {
-      const presented = header(req, 'Client-Token');
-      if (!presented) throw new ServiceError('unauthorized', 'POST /rest/push needs a Client-Token header');
-      const token = ctx.tokens.authenticate(presented);
-      return { repository: requireRepository(ctx.registry, token.account, token.repository), token };
-    }),
-  );
-
-  router.post(
-    '/rest/push/:account/:repository',
-    handle(async (req) => {
-      const repository = requireRepository(ctx.registry, String(req.params.account), String(req.params.repository));
-      const presented = header(req, 'Client-Token');
-      if (presented) {
-        const token = ctx.tokens.authenticate(presented);
-        if (!tokenBelongsTo(token, repository)) throw new ServiceError('forbidden', `the Client-Token is not a token of ${repository.fullName}`);
-        return { repository, token };
-      }
-      const { settings } = await repository.headSnapshot();
-      if (!settings.tokenFreePush) {
-        throw new ServiceError('forbidden', `repository ${repository.fullName} does not allow push without a Client-Token`);
-      }
-      return { repository };
-    }),
-  );
+  const { byToken, byPath } = pushAccess(ctx);
+  router.post('/rest/push', handle(byToken));
+  router.post('/rest/push/:account/:repository', handle(byPath));
 
   return router;
 }

@@ -13,13 +13,11 @@ import { ServiceError } from '../service/errors.js';
 import { exportBody, infoBody, keyDataBody, pullBody, rawFile, type ReadTarget } from '../service/read.js';
 import { readPoint } from '../service/readPoint.js';
 import { isoSeconds } from '../domain/dates.js';
-import { requireRepository } from '../service/repositories.js';
-import { tokenBelongsTo } from '../service/tokens.js';
-import type { GitRepository } from '../store/repository.js';
 import { listTags } from '../store/tags.js';
 import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
 import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
+import { readAccess } from './readAccess.js';
 import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
 import { beginRequest } from './requestLog.js';
 
@@ -29,9 +27,6 @@ type Request = IncomingMessage;
 const READ_PATH = /^\/rest\/(pull|rawFile|info|keyData|export)(?:\/([^/]+)\/([^/]+))?\/?$/i;
 /** Endpoint names by their lower case: paths match without regard to case, as express's routes did. */
 const ENDPOINT_NAMES = new Map(['pull', 'rawFile', 'info', 'keyData', 'export'].map((name) => [name.toLowerCase(), name]));
-
-/** The repository a read is allowed on, and its head as read once for this request. */
-type Access = (req: Request, path: ReadPath) => Promise<{ repository: GitRepository; head: string }>;
 
 interface ReadPath {
   readonly pathname: string;
@@ -146,37 +141,15 @@ function notModified(req: Request, etag: string): boolean {
 export function readRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const cache = new ReadCache();
 
-  /** `/rest/<name>`: the token names the repository. */
-  const byToken: Access = async (req, path) => {
-    const presented = header(req, 'Client-Token');
-    if (!presented) throw new ServiceError('unauthorized', `${path.pathname} needs a Client-Token header`);
-    const token = ctx.tokens.authenticate(presented);
-    const repository = requireRepository(ctx.registry, token.account, token.repository);
-    return { repository, head: repository.head() };
-  };
-
-  /** `/rest/<name>/{account}/{repository}`: a token of that repository, or none if it allows token-free pull. */
-  const byPath: Access = async (req, path) => {
-    // decodeURIComponent throws URIError on a malformed escape: answered 400.
-    const repository = requireRepository(ctx.registry, decodeURIComponent(path.account!), decodeURIComponent(path.repository!));
-    const head = repository.head();
-    const presented = header(req, 'Client-Token');
-    if (presented) {
-      const token = ctx.tokens.authenticate(presented);
-      if (!tokenBelongsTo(token, repository)) throw new ServiceError('forbidden', `the Client-Token is not a token of ${repository.fullName}`);
-      return { repository, head };
-    }
-    const { settings } = await repository.snapshot(head);
-    if (settings.isPrivate) throw new ServiceError('unauthorized', `repository ${repository.fullName} is private: reading it needs a Client-Token of its own`);
-    if (!settings.tokenFreePull) throw new ServiceError('forbidden', `repository ${repository.fullName} does not allow reads without a Client-Token`);
-    return { repository, head };
-  };
+  const access = readAccess(ctx);
 
   const handle = async (req: Request, res: ServerResponse, path: ReadPath): Promise<void> => {
     const name = path.endpoint;
     const endpoint = ENDPOINTS[name];
     clientVersion(req);
-    const { repository, head } = await (path.account === undefined ? byToken : byPath)(req, path);
+    // decodeURIComponent throws URIError on a malformed escape: answered 400.
+    const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
+    const { repository, head } = await access(req, named);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ...endpoint.varies.map((h) => header(req, h) ?? '')].join('\0');
     let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;

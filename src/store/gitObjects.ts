@@ -53,6 +53,13 @@ function sortKey(entry: TreeEntry): string {
 
 const ASCII = /^[\x00-\x7f]*$/;
 
+/** Two entries in git's order of a tree's entries, as serializeTree writes them. */
+export function compareTreeEntries(x: TreeEntry, y: TreeEntry): number {
+  const [a, b] = [sortKey(x), sortKey(y)];
+  if (ASCII.test(a) && ASCII.test(b)) return a < b ? -1 : a > b ? 1 : 0;
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
 export function serializeTree(entries: Iterable<TreeEntry>): Buffer {
   const keyed = [...entries].map((entry) => ({ entry, key: sortKey(entry) }));
   // For ASCII names comparing strings is comparing bytes, and much cheaper than making Buffers.
@@ -117,6 +124,8 @@ export interface ParsedCommit {
   readonly parents: string[];
   /** Committer time, seconds since the epoch. */
   readonly committedAt: number;
+  /** Who wrote the change, as `git log` shows it (`%an`, `%ae`); empty when the line is malformed. */
+  readonly author: { readonly name: string; readonly email: string };
   readonly message: string;
 }
 
@@ -126,14 +135,19 @@ export function parseCommit(content: Buffer): ParsedCommit {
   const header = end < 0 ? text : text.slice(0, end);
   let tree = '';
   let committedAt = 0;
+  let author = { name: '', email: '' };
   const parents: string[] = [];
   for (const line of header.split('\n')) {
     if (line.startsWith('tree ')) tree = line.slice(5);
     else if (line.startsWith('parent ')) parents.push(line.slice(7));
     else if (line.startsWith('committer ')) committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
+    else if (line.startsWith('author ')) {
+      const match = /^author (.*?) ?<([^>]*)>/.exec(line);
+      if (match) author = { name: match[1], email: match[2] };
+    }
   }
   if (!/^[0-9a-f]{40}$/.test(tree)) throw new Error('malformed commit object');
-  return { tree, parents, committedAt, message: end < 0 ? '' : text.slice(end + 2) };
+  return { tree, parents, committedAt, author, message: end < 0 ? '' : text.slice(end + 2) };
 }
 
 /** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */

@@ -5,7 +5,8 @@
  * change, so repeated lookups walk the history in memory. The walk always starts from the head as
  * it is now, since plain git may add commits at any time.
  */
-import { parseCommit } from './gitObjects.js';
+import { parseCommit, type ParsedCommit } from './gitObjects.js';
+import { LayoutError } from './layout.js';
 import type { GitRepository } from './repository.js';
 
 export interface CommitTimes {
@@ -14,20 +15,28 @@ export interface CommitTimes {
   readonly committedAt: number;
 }
 
-const commitCache = new WeakMap<GitRepository, Map<string, CommitTimes>>();
+const commitCache = new WeakMap<GitRepository, Map<string, ParsedCommit>>();
 
-/** A commit's parents and committer time, parsed once per repository. */
-export async function commitTimes(repository: GitRepository, commitId: string): Promise<CommitTimes> {
+/**
+ * A commit parsed (tree, parents, committer time, author, message), once per repository: commits
+ * never change. A LayoutError when the object is not a commit.
+ */
+export async function commitInfo(repository: GitRepository, commitId: string): Promise<ParsedCommit> {
   let cache = commitCache.get(repository);
   if (!cache) commitCache.set(repository, (cache = new Map()));
   const known = cache.get(commitId);
   if (known) return known;
   const object = await repository.objects.read(commitId);
-  if (object.type !== 'commit') throw new Error(`object ${commitId} is a ${object.type}, not a commit`);
-  const { parents, committedAt } = parseCommit(object.content);
-  const times: CommitTimes = { parents, committedAt };
-  cache.set(commitId, times);
-  return times;
+  if (object.type !== 'commit') throw new LayoutError(`object ${commitId} is a ${object.type}, not a commit`);
+  const parsed = parseCommit(object.content);
+  cache.set(commitId, parsed);
+  return parsed;
+}
+
+/** A commit's parents and committer time. */
+export async function commitTimes(repository: GitRepository, commitId: string): Promise<CommitTimes> {
+  const { parents, committedAt } = await commitInfo(repository, commitId);
+  return { parents, committedAt };
 }
 
 /**

@@ -28,6 +28,8 @@ export class GitRepository {
   readonly objects: ObjectStore;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly snapshots = new Map<string, Promise<Snapshot>>();
+  /** The snapshots of `snapshots` that are built, for readers that must not wait or read. */
+  private readonly built = new Map<string, Snapshot>();
   private latest: Snapshot | undefined;
   /** The head as last read, and the identity (inode, mtime, size) of the ref file it was read from. */
   private headSeen: { stamp: string; head: string } | undefined;
@@ -83,17 +85,29 @@ export class GitRepository {
       pending = readSnapshot(this.objects, commitId, this.latest);
       this.remember(commitId, pending);
       pending.then(
-        (snapshot) => this.makeLatest(snapshot),
+        (snapshot) => {
+          if (this.snapshots.get(commitId) === pending) this.built.set(commitId, snapshot);
+          this.makeLatest(snapshot);
+        },
         () => this.snapshots.delete(commitId),
       );
     }
     return pending;
   }
 
+  /** The snapshot of a commit if it is built already; never reads anything. */
+  builtSnapshot(commitId: string): Snapshot | undefined {
+    return this.built.get(commitId);
+  }
+
   private remember(commitId: string, snapshot: Promise<Snapshot>): void {
     this.snapshots.delete(commitId);
     this.snapshots.set(commitId, snapshot);
-    while (this.snapshots.size > SNAPSHOTS_KEPT) this.snapshots.delete(this.snapshots.keys().next().value!);
+    while (this.snapshots.size > SNAPSHOTS_KEPT) {
+      const oldest = this.snapshots.keys().next().value!;
+      this.snapshots.delete(oldest);
+      this.built.delete(oldest);
+    }
   }
 
   private makeLatest(snapshot: Snapshot): void {
@@ -132,6 +146,7 @@ export class GitRepository {
     if (update.ok) {
       faultPoint('lock-released');
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
+      this.built.set(staged.commitId!, staged.snapshot);
       this.makeLatest(staged.snapshot);
       if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();
     }

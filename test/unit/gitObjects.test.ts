@@ -275,7 +275,7 @@ describe('parseCommit', () => {
     fc.assert(
       fc.property(hex40, fc.array(hex40, { maxLength: 3 }), signature, signature, fc.string({ unit: 'grapheme', maxLength: 60 }), (tree, parents, author, committer, message) => {
         const parsed = parseCommit(serializeCommit({ tree, parents, author, committer, message }));
-        expect(parsed).toEqual({ tree, parents, committedAt: committer.timestamp, message });
+        expect(parsed).toEqual({ tree, parents, committedAt: committer.timestamp, author: { name: author.name, email: author.email }, message });
       }),
       { numRuns: 300 },
     );
@@ -294,7 +294,7 @@ describe('parseCommit', () => {
     const parent = repo.git(['commit-tree', tree], 'parent\n', env).trim();
     const commit = repo.git(['commit-tree', tree, '-p', parent], 'child\n\nbody\n', env).trim();
     const parsed = parseCommit(repo.gitBinary(['cat-file', 'commit', commit]));
-    expect(parsed).toEqual({ tree, parents: [parent], committedAt: 1_650_000_000, message: 'child\n\nbody\n' });
+    expect(parsed).toEqual({ tree, parents: [parent], committedAt: 1_650_000_000, author: { name: 'A', email: 'a@x' }, message: 'child\n\nbody\n' });
 
     // A header git does not write by itself here (as in a signed commit): continuation lines are skipped.
     const raw = repo.gitBinary(['cat-file', 'commit', commit]).toString('utf8');

@@ -1,0 +1,55 @@
+/**
+ * `GET /rest/history` and `GET /rest/diff` (issue 6, items 2 and 3), each also as
+ * `…/{account}/{repository}`, with the access rules of the other reads. Options come as headers,
+ * as for the other reads, or as query parameters of the same name in lower case.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import { diff } from '../service/diff.js';
+import { DEFAULT_HISTORY_LIMIT, history, MAX_HISTORY_LIMIT } from '../service/history.js';
+import type { AppContext } from './context.js';
+import { badRequest } from './errors.js';
+import { clientVersion, header, sendJson } from './headers.js';
+import { readAccess, type NamedRepository } from './readAccess.js';
+
+/** A header, else the query parameter of the same name in lower case; empty counts as absent. */
+function option(req: Request, name: string): string | undefined {
+  const fromHeader = header(req, name);
+  if (fromHeader !== undefined) return fromHeader;
+  const fromQuery = req.query[name.toLowerCase()];
+  return typeof fromQuery === 'string' && fromQuery.trim() !== '' ? fromQuery.trim() : undefined;
+}
+
+function limitOf(req: Request): number {
+  const text = option(req, 'Limit');
+  if (text === undefined) return DEFAULT_HISTORY_LIMIT;
+  const limit = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
+  if (!(limit >= 1 && limit <= MAX_HISTORY_LIMIT)) throw badRequest(`Limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
+  return limit;
+}
+
+export function historyRoutes(ctx: AppContext): Router {
+  const router = express.Router();
+  const access = readAccess(ctx);
+  const named = (req: Request): NamedRepository => ({ pathname: req.path, account: req.params.account as string | undefined, repository: req.params.repository as string | undefined });
+
+  const historyOf = async (req: Request, res: Response) => {
+    clientVersion(req);
+    const limit = limitOf(req);
+    const { repository, head } = await access(req, named(req));
+    const page = await history(repository, head, { limit, before: option(req, 'Before'), key: option(req, 'Key'), file: option(req, 'File') });
+    sendJson(req, res, 200, { account: repository.account, repository: repository.name, head, ...page });
+  };
+
+  const diffOf = async (req: Request, res: Response) => {
+    clientVersion(req);
+    const from = option(req, 'From');
+    if (from === undefined) throw badRequest('the From header is required: a commit id, a tag or an ISO 8601 date');
+    const { repository, head } = await access(req, named(req));
+    const body = await diff(repository, head, { from, to: option(req, 'To'), context: option(req, 'Context') });
+    sendJson(req, res, 200, { account: repository.account, repository: repository.name, ...body });
+  };
+
+  router.get(['/rest/history', '/rest/history/:account/:repository'], historyOf);
+  router.get(['/rest/diff', '/rest/diff/:account/:repository'], diffOf);
+  return router;
+}

@@ -1,0 +1,68 @@
+/**
+ * The one way the service makes a commit (contract section 6), shared by push, revert and
+ * restore: inside the repository's queue, plan the changes against the head, stage the commit,
+ * write its objects durably and move the ref by lock and compare-and-swap. A ref moved by another
+ * process (the CLI, a second server, plain git) means the plan is made again on the new head and
+ * retried: nothing is lost and nothing is applied twice.
+ */
+import type { PushChanges } from '../domain/model.js';
+import type { Signature } from '../store/gitObjects.js';
+import { LayoutError } from '../store/layout.js';
+import { LOCK_ATTEMPTS, lockRetryPause } from '../store/refs.js';
+import type { GitRepository } from '../store/repository.js';
+import type { Snapshot } from '../store/snapshot.js';
+import { stageCommit } from '../store/stageCommit.js';
+import { ServiceError } from './errors.js';
+
+/** What to commit on a head, or why not. */
+export type CommitPlan =
+  | { readonly ok: true; readonly changes: PushChanges; readonly message: string }
+  | { readonly ok: false; readonly reason: string };
+
+export type CommitResult =
+  | { readonly kind: 'applied'; readonly commitId: string }
+  | { readonly kind: 'unchanged'; readonly commitId: string }
+  | { readonly kind: 'refused'; readonly reason: string };
+
+export function signature(name = 'cfghub'): Signature {
+  return { name, email: 'cfghub@localhost', timestamp: Math.floor(Date.now() / 1000) };
+}
+
+/**
+ * The state a commit is planned on: by default the head's snapshot. A head whose content breaks
+ * the layout rules is a 409 naming the file and commit (restore, which does not need it, passes its
+ * own base).
+ */
+export type BaseOf = (head: string) => Promise<Snapshot>;
+
+async function headSnapshot(repository: GitRepository, head: string): Promise<Snapshot> {
+  try {
+    return await repository.snapshot(head);
+  } catch (error) {
+    if (error instanceof LayoutError) throw new ServiceError('conflict', `the repository's head cannot be read: ${error.message}`);
+    throw error;
+  }
+}
+
+/** `plan` may run more than once (once per head tried) and may throw a ServiceError to stop. */
+export function commitOnHead(
+  repository: GitRepository,
+  plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
+  baseOf: BaseOf = (head) => headSnapshot(repository, head),
+): Promise<CommitResult> {
+  return repository.exclusive(async () => {
+    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+      const head = repository.head();
+      const base = await baseOf(head);
+      const planned = await plan(base);
+      if (!planned.ok) return { kind: 'refused', reason: planned.reason };
+      const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
+      if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
+      const update = await repository.commit(staged, head);
+      if (update.ok) return { kind: 'applied', commitId: staged.commitId };
+      // Another process holds the ref lock or moved the ref: wait a little, then start over.
+      await lockRetryPause(attempt);
+    }
+    throw new ServiceError('unavailable', 'the repository is busy with other writers; try again');
+  });
+}

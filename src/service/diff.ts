@@ -1,0 +1,83 @@
+/**
+ * The difference between two points of a repository (issue 6, item 3): the keys, values and files
+ * that changed, from the trees; and, for a context, what a client of that context sees change:
+ * the pulls at both points (resolved properties, rendered files) compared.
+ */
+import { parseRequestContext } from '../domain/context.js';
+import { LayoutError } from '../store/layout.js';
+import type { GitRepository } from '../store/repository.js';
+import type { Snapshot } from '../store/snapshot.js';
+import { changesBetween, summarizeChanges, type ChangeSummary } from './commitChanges.js';
+import { ServiceError } from './errors.js';
+import { resolvePoint } from './points.js';
+import { pullBody } from './read.js';
+
+export interface DiffQuery {
+  readonly from: string;
+  /** Defaults to the head. */
+  readonly to?: string;
+  /** A context, one item per level: adds the difference of the resolved configuration. */
+  readonly context?: string;
+}
+
+export interface Changed<T> {
+  readonly added: Record<string, T>;
+  readonly changed: Record<string, { before: T; after: T }>;
+  readonly removed: Record<string, T>;
+}
+
+export interface ResolvedDiff {
+  readonly context: string;
+  readonly properties: Changed<unknown>;
+  readonly files: Changed<unknown>;
+}
+
+export interface DiffBody extends ChangeSummary {
+  readonly from: string;
+  readonly to: string;
+  readonly resolved?: ResolvedDiff;
+}
+
+/** `head` is the head as the caller read it. */
+export async function diff(repository: GitRepository, head: string, query: DiffQuery): Promise<DiffBody> {
+  const from = await resolvePoint(repository, head, query.from);
+  const to = query.to === undefined ? head : await resolvePoint(repository, head, query.to);
+  const body: DiffBody = { from, to, ...summarizeChanges(await changesBetween(repository, from, to)) };
+  if (query.context === undefined) return body;
+  const [before, after] = [await snapshotAt(repository, from), await snapshotAt(repository, to)];
+  const parsed = parseRequestContext(query.context, after.settings.levels);
+  if (!parsed.ok) throw new ServiceError('invalid_argument', parsed.problem);
+  const pull = (snapshot: Snapshot) =>
+    pullBody({ repository, account: repository.account, name: repository.name, snapshot }, query.context!, parsed.context, {
+      includeComments: false,
+      includeValueContext: false,
+      noProperties: false,
+      noFiles: false,
+    }) as { properties: Record<string, unknown>; files: Record<string, unknown> };
+  const [was, is] = [pull(before), pull(after)];
+  return {
+    ...body,
+    resolved: { context: query.context, properties: compare(was.properties, is.properties), files: compare(was.files, is.files) },
+  };
+}
+
+/** A snapshot, where content that breaks the layout rules is a 409 naming the file and commit. */
+async function snapshotAt(repository: GitRepository, commitId: string): Promise<Snapshot> {
+  try {
+    return await repository.snapshot(commitId);
+  } catch (error) {
+    if (error instanceof LayoutError) throw new ServiceError('conflict', `the configuration cannot be resolved: ${error.message}`);
+    throw error;
+  }
+}
+
+function compare<T>(before: Record<string, T>, after: Record<string, T>): Changed<T> {
+  // Null prototypes: a key may be named __proto__.
+  const out: Changed<T> = { added: Object.create(null), changed: Object.create(null), removed: Object.create(null) };
+  for (const [name, value] of Object.entries(after)) {
+    if (!Object.hasOwn(before, name)) out.added[name] = value;
+    else if (JSON.stringify(before[name]) !== JSON.stringify(value)) out.changed[name] = { before: before[name], after: value };
+  }
+  for (const [name, value] of Object.entries(before)) if (!Object.hasOwn(after, name)) out.removed[name] = value;
+  return out;
+}

@@ -1,0 +1,51 @@
+/**
+ * `restore` (issue 6, item 4): a new commit whose keys and files equal those of an earlier point
+ * (a commit, a tag or a date), through the same commit path as a push. History is never rewritten:
+ * the commits since stay, and the restore is one more. The repository's settings
+ * (`repository.yaml`) are left as they are. Restoring the current state makes no commit.
+ *
+ * The commit is staged on the point's own snapshot, re-parented on the head: nothing of the head
+ * but its settings is read, so a head whose content breaks the layout rules (a bad commit made
+ * with plain git) can be restored away.
+ */
+import { commitMessage } from '../domain/commitMessage.js';
+import { commitInfo } from '../store/history.js';
+import { LayoutError } from '../store/layout.js';
+import { readSettings } from '../store/readSettings.js';
+import type { GitRepository } from '../store/repository.js';
+import { Snapshot } from '../store/snapshot.js';
+import { commitOnHead } from './commitOnHead.js';
+import { ServiceError } from './errors.js';
+import { resolvePoint } from './points.js';
+import type { RollbackCaller, RollbackResult } from './revert.js';
+import { rollbackComment } from './rollbackChanges.js';
+
+/** The point's state, as if it were the head: the head's commit, tree and settings, the point's keys and files. */
+async function pointOnHead(repository: GitRepository, head: string, point: Snapshot): Promise<Snapshot> {
+  const { tree } = await commitInfo(repository, head);
+  let stored = { settings: point.settings, blobId: point.settingsBlobId };
+  try {
+    stored = await readSettings(repository, head);
+  } catch (error) {
+    if (!(error instanceof LayoutError)) throw error; // unreadable settings at the head: the point's repair them
+  }
+  return new Snapshot({ ...point, commitId: head, treeId: tree, settings: stored.settings, settingsBlobId: stored.blobId });
+}
+
+export async function restore(repository: GitRepository, pointText: string, caller: RollbackCaller): Promise<RollbackResult> {
+  if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+  const target = await resolvePoint(repository, repository.head(), pointText);
+  let point: Snapshot;
+  try {
+    point = await repository.snapshot(target);
+  } catch (error) {
+    if (error instanceof LayoutError) throw new ServiceError('conflict', `commit ${target.slice(0, 12)} cannot be restored: ${error.message}`);
+    throw error;
+  }
+  const fallback = pointText.toLowerCase() === target ? `Restore ${target.slice(0, 12)}` : `Restore ${pointText}`;
+  const message = commitMessage(rollbackComment(caller.comment, fallback, `This restores the keys and files of commit ${target}.`), caller);
+  const nothing = { keys: new Map(), files: new Map() };
+  const result = await commitOnHead(repository, () => ({ ok: true, changes: nothing, message }), (head) => pointOnHead(repository, head, point));
+  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
+  return result;
+}

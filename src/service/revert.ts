@@ -1,0 +1,83 @@
+/**
+ * `revert` (issue 6, item 4): a new commit that undoes one commit of the history, as `git revert`
+ * does, through the same commit path as a push. Each key facet (field, value by context) and each
+ * file variant the commit changed gets its content from before the commit again; when a later
+ * commit changed it since, the revert is refused naming it, and nothing changes.
+ */
+import { brokenReference } from '../domain/brokenReference.js';
+import { commitMessage, parseCommitMessage, type PushProvenance } from '../domain/commitMessage.js';
+import { revertKey } from '../domain/keyChanges.js';
+import type { FileRecord, KeyRecord } from '../domain/model.js';
+import { commitInfo } from '../store/history.js';
+import type { GitRepository } from '../store/repository.js';
+import type { Snapshot } from '../store/snapshot.js';
+import type { FileSide, TreeChanges } from '../store/treeDiff.js';
+import { commitOnHead, type CommitPlan } from './commitOnHead.js';
+import { ServiceError } from './errors.js';
+import { requireCommit, requireCommitId } from './points.js';
+import { fileRecord, readableChanges, rollbackComment } from './rollbackChanges.js';
+
+export interface RollbackCaller extends PushProvenance {
+  /** The change comment; a default naming what is rolled back otherwise. */
+  readonly comment?: string;
+}
+
+export interface RollbackResult {
+  readonly kind: 'applied' | 'unchanged';
+  readonly commitId: string;
+}
+
+const sideText = (side: FileSide | null | undefined) => (side ? `${side.active} ${side.blobId}` : 'absent');
+
+/** Whether `commitId` is on the first-parent history of `head`. */
+async function inHistory(repository: GitRepository, head: string, commitId: string): Promise<boolean> {
+  for (let at: string | undefined = head; at !== undefined; at = (await commitInfo(repository, at)).parents[0]) {
+    if (at === commitId) return true;
+  }
+  return false;
+}
+
+async function plan(repository: GitRepository, base: Snapshot, commitId: string, changes: TreeChanges, message: string): Promise<CommitPlan> {
+  const short = commitId.slice(0, 12);
+  if (!(await inHistory(repository, base.commitId, commitId))) {
+    throw new ServiceError('not_found', `commit ${commitId} is not in the history of ${repository.fullName}`);
+  }
+  const keys = new Map<string, KeyRecord | null>();
+  for (const change of changes.keys) {
+    const reverted = revertKey(change.before, change.after, base.key(change.id) ?? null);
+    if (!reverted.ok) return { ok: false, reason: `cannot revert commit ${short}: ${reverted.reason}` };
+    keys.set(change.id, reverted.record);
+  }
+  const files = new Map<string, FileRecord | null>();
+  for (const change of changes.files) {
+    const entry = base.fileEntries.get(change.id);
+    const head = sideText(entry && { active: entry.record.active, blobId: entry.blobId });
+    if (head === sideText(change.before)) continue;
+    if (head !== sideText(change.after)) {
+      return { ok: false, reason: `cannot revert commit ${short}: file ${change.path} (context ${change.context.join(';')}) was changed again by a later commit` };
+    }
+    files.set(change.id, change.before ? await fileRecord(repository, change, change.before) : null);
+  }
+  const broken = brokenReference(base, { keys, files });
+  if (broken) return { ok: false, reason: `cannot revert commit ${short}: ${broken}` };
+  return { ok: true, changes: { keys, files }, message };
+}
+
+export async function revert(repository: GitRepository, commitText: string, caller: RollbackCaller): Promise<RollbackResult> {
+  if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+  const commitId = await requireCommit(repository, requireCommitId(commitText, 'the commit to revert'));
+  const info = await commitInfo(repository, commitId);
+  const parent = info.parents[0];
+  if (parent === undefined) throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} created the repository; it cannot be reverted`);
+  const changes = await readableChanges(repository, parent, commitId);
+  if (changes.settingsChanged || changes.otherPaths.length) {
+    const what = changes.settingsChanged ? 'repository.yaml' : changes.otherPaths.join(', ');
+    throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} changed ${what}, which revert does not undo; change it with git`);
+  }
+  const title = parseCommitMessage(info.message).comment.split('\n')[0];
+  const comment = rollbackComment(caller.comment, title ? `Revert "${title}"` : `Revert ${commitId.slice(0, 12)}`, `This reverts commit ${commitId}.`);
+  const message = commitMessage(comment, caller);
+  const result = await commitOnHead(repository, (base) => plan(repository, base, commitId, changes, message));
+  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
+  return result;
+}

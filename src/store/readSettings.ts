@@ -1,0 +1,39 @@
+/**
+ * A repository's settings at a commit, read alone: the commit, its root tree and
+ * `repository.yaml`. For deciding access when the rest of the commit breaks the layout rules and
+ * its snapshot cannot be built, so that history can still show what went wrong and a restore can
+ * still repair it.
+ */
+import type { RepoSettings } from '../domain/model.js';
+import { isTreeEntry, parseTree } from './gitObjects.js';
+import { commitInfo } from './history.js';
+import { LayoutError, parseSettings, SETTINGS_FILE } from './layout.js';
+import type { GitRepository } from './repository.js';
+
+export interface StoredSettings {
+  readonly settings: RepoSettings;
+  readonly blobId: string;
+}
+
+export async function readSettings(repository: GitRepository, commitId: string): Promise<StoredSettings> {
+  const where = `commit ${commitId.slice(0, 12)}`;
+  const root = await repository.objects.read((await commitInfo(repository, commitId)).tree);
+  const entry = parseTree(root.content).find((e) => e.name === SETTINGS_FILE);
+  if (!entry || isTreeEntry(entry)) throw new LayoutError(`${where} has no ${SETTINGS_FILE}`);
+  const blob = await repository.objects.read(entry.oid);
+  try {
+    return { settings: parseSettings(blob.content.toString('utf8')), blobId: entry.oid };
+  } catch (error) {
+    throw new LayoutError(`${SETTINGS_FILE} at ${where}: ${(error as Error).message}`);
+  }
+}
+
+/** The settings at a commit: from its snapshot (which readers need anyway), else read alone. */
+export async function settingsAt(repository: GitRepository, commitId: string): Promise<RepoSettings> {
+  try {
+    return (await repository.snapshot(commitId)).settings;
+  } catch (error) {
+    if (error instanceof LayoutError) return (await readSettings(repository, commitId)).settings;
+    throw error;
+  }
+}

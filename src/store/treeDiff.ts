@@ -1,0 +1,298 @@
+/**
+ * What changed between two root trees, found top-down by tree ids: a folder whose id is the same
+ * on both sides is skipped whole, so a commit that changed one key reads the root, `keys`, one
+ * shard and two key documents, whatever the size of the repository. Only changed key documents are
+ * parsed; file contents are left as blob ids for the caller to read if it needs them.
+ *
+ * Content that breaks the layout rules (a document that does not parse, a key in the wrong shard,
+ * a file outside a context folder) is not thrown: it is reported in `problems`, each naming the
+ * file and the commit, and the rest of the change is still reported.
+ */
+import { contextId, type Context } from '../domain/context.js';
+import { fileId, type KeyRecord } from '../domain/model.js';
+import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from './gitObjects.js';
+import {
+  decodeFilePath,
+  FILES_FOLDER,
+  INACTIVE_FILES_FOLDER,
+  KEYS_FOLDER,
+  keyShard,
+  parseContextFolderName,
+  parseKey,
+  SETTINGS_FILE,
+} from './layout.js';
+import type { ObjectStore } from './objectStore.js';
+import type { Snapshot } from './snapshot.js';
+
+export interface KeyChange {
+  /** The key's id (lower-cased name). */
+  readonly id: string;
+  readonly before: KeyRecord | null;
+  readonly after: KeyRecord | null;
+}
+
+export interface FileSide {
+  readonly active: boolean;
+  readonly blobId: string;
+}
+
+export interface FileChange {
+  /** The file variant's id (path and context), as Snapshot.fileEntries keys it. */
+  readonly id: string;
+  readonly path: string;
+  readonly context: Context;
+  readonly before: FileSide | null;
+  readonly after: FileSide | null;
+}
+
+export interface TreeChanges {
+  readonly keys: readonly KeyChange[];
+  readonly files: readonly FileChange[];
+  /** Whether `repository.yaml` changed. */
+  readonly settingsChanged: boolean;
+  /** Root entries cfghub does not manage that were added, changed or removed. */
+  readonly otherPaths: readonly string[];
+  /** Layout problems met on the way, each naming the file and the commit. */
+  readonly problems: readonly string[];
+}
+
+/** The two commits compared, to name them in problems; `before` is absent for a first commit. */
+export interface DiffSide {
+  readonly commitId: string;
+  readonly treeId: string;
+  /** The commit's snapshot, when one is built: its trees and key documents are then not read. */
+  readonly snapshot?: Snapshot;
+}
+
+export interface DiffSides {
+  readonly before?: DiffSide;
+  readonly after: DiffSide;
+}
+
+const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+
+
+/**
+ * Parsed trees and key documents by object id, per object store. Walking history newest first,
+ * the "before" side of one commit is the "after" side of an older one, so each tree and each key
+ * version is read once rather than twice. Promises are kept, so concurrent diffs share a read.
+ * Bounded: the oldest entries go first.
+ */
+class ParsedObjects {
+  private static readonly KEPT = 4096;
+  private readonly trees = new Map<string, Promise<TreeEntry[]>>();
+  private readonly keys = new Map<string, Promise<KeyRecord>>();
+  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
+  private readonly fromSnapshots = new Map<string, () => TreeEntry[]>();
+  private readonly learned = new WeakSet<Snapshot>();
+
+  constructor(private readonly objects: ObjectStore) {}
+
+  /**
+   * Lets the trees and key documents of a built snapshot (the head's, one just pushed) be taken
+   * from it rather than read. Shards are shared between snapshots, so each is added once.
+   */
+  learn(snapshot: Snapshot): void {
+    if (this.learned.has(snapshot)) return;
+    this.learned.add(snapshot);
+    this.offer(snapshot.treeId, () => [
+      ...snapshot.otherRootEntries,
+      { name: SETTINGS_FILE, mode: BLOB_MODE, oid: snapshot.settingsBlobId },
+      ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
+      ...snapshot.fileRootEntries,
+    ]);
+    if (snapshot.keysTreeId) {
+      this.offer(snapshot.keysTreeId, () => [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })));
+    }
+    for (const shard of snapshot.shards.values()) {
+      this.offer(shard.treeId, () =>
+        [...shard.byId.values()].map((entry) => {
+          if (!this.keys.has(entry.blobId)) this.keys.set(entry.blobId, Promise.resolve(entry.record));
+          return { name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId };
+        }),
+      );
+    }
+  }
+
+  private offer(oid: string, entries: () => TreeEntry[]): void {
+    if (this.trees.has(oid) || this.fromSnapshots.has(oid)) return;
+    this.fromSnapshots.set(oid, () => entries().sort(compareTreeEntries));
+    if (this.fromSnapshots.size > ParsedObjects.KEPT) this.fromSnapshots.delete(this.fromSnapshots.keys().next().value!);
+  }
+
+  tree(oid: string): Promise<TreeEntry[]> {
+    return this.remember(this.trees, oid, async () => {
+      const known = this.fromSnapshots.get(oid);
+      if (known) return known();
+      const object = await this.objects.read(oid);
+      if (object.type !== 'tree') throw new Error(`object ${oid.slice(0, 12)} is a ${object.type}, not a tree`);
+      return parseTree(object.content);
+    });
+  }
+
+  /** A key document; a LayoutError naming `where` when it does not parse. Failures are not kept. */
+  key(oid: string, where: string): Promise<KeyRecord> {
+    return this.remember(this.keys, oid, async () => parseKey((await this.objects.read(oid)).content.toString('utf8'), where));
+  }
+
+  private remember<T>(map: Map<string, Promise<T>>, oid: string, load: () => Promise<T>): Promise<T> {
+    let pending = map.get(oid);
+    if (!pending) {
+      pending = load();
+      map.set(oid, pending);
+      pending.catch(() => map.delete(oid));
+      if (map.size > ParsedObjects.KEPT) map.delete(map.keys().next().value!);
+    }
+    return pending;
+  }
+}
+
+const parsed = new WeakMap<ObjectStore, ParsedObjects>();
+
+export async function diffTrees(objects: ObjectStore, sides: DiffSides): Promise<TreeChanges> {
+  let cache = parsed.get(objects);
+  if (!cache) parsed.set(objects, (cache = new ParsedObjects(objects)));
+  for (const side of [sides.before, sides.after]) if (side?.snapshot) cache.learn(side.snapshot);
+  return new TreeDiff(cache, sides).run();
+}
+
+class TreeDiff {
+  private readonly keys: KeyChange[] = [];
+  private readonly files = new Map<string, { path: string; context: Context; before: FileSide | null; after: FileSide | null }>();
+  private readonly problems: string[] = [];
+  private readonly otherPaths: string[] = [];
+  private settingsChanged = false;
+
+  constructor(
+    private readonly objects: ParsedObjects,
+    private readonly sides: DiffSides,
+  ) {}
+
+  private at(side: 'before' | 'after'): string {
+    return `commit ${this.sides[side]!.commitId.slice(0, 12)}`;
+  }
+
+  async run(): Promise<TreeChanges> {
+    for (const [b, a] of await this.changed(this.sides.before?.treeId, this.sides.after.treeId)) {
+      const name = (b ?? a)!.name;
+      if (name === SETTINGS_FILE) this.settingsChanged = true;
+      else if (name === KEYS_FOLDER) await this.diffKeys(b, a);
+      else if (name === FILES_FOLDER || name === INACTIVE_FILES_FOLDER) await this.diffFiles(name, b, a);
+      if (!MANAGED.has(name)) this.otherPaths.push(name);
+    }
+    this.keys.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    const files = [...this.files].map(([id, change]) => ({ id, ...change }));
+    files.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+    return { keys: this.keys, files, settingsChanged: this.settingsChanged, otherPaths: this.otherPaths, problems: this.problems };
+  }
+
+  /**
+   * The entries that differ between two trees, paired by name (and kind: a file and a folder of
+   * the same name are two entries), in one pass over both: git keeps a tree's entries sorted.
+   */
+  private async changed(before: string | undefined, after: string | undefined): Promise<[TreeEntry | undefined, TreeEntry | undefined][]> {
+    if (before === after) return [];
+    const b = before === undefined ? [] : await this.objects.tree(before);
+    const a = after === undefined ? [] : await this.objects.tree(after);
+    const out: [TreeEntry | undefined, TreeEntry | undefined][] = [];
+    let i = 0;
+    let j = 0;
+    while (i < b.length || j < a.length) {
+      const order = i === b.length ? 1 : j === a.length ? -1 : compareTreeEntries(b[i], a[j]);
+      if (order < 0) out.push([b[i++], undefined]);
+      else if (order > 0) out.push([undefined, a[j++]]);
+      else {
+        if (b[i].oid !== a[j].oid || b[i].mode !== a[j].mode) out.push([b[i], a[j]]);
+        i++;
+        j++;
+      }
+    }
+    return out;
+  }
+
+  /** The entry if it is a folder; a problem (and nothing) if it is a file where a folder belongs. */
+  private folder(entry: TreeEntry | undefined, path: string, side: 'before' | 'after'): string | undefined {
+    if (!entry) return undefined;
+    if (isTreeEntry(entry)) return entry.oid;
+    this.problems.push(`${path} is a file where a folder belongs, at ${this.at(side)}`);
+    return undefined;
+  }
+
+  private async diffKeys(before: TreeEntry | undefined, after: TreeEntry | undefined): Promise<void> {
+    const shards = await this.changed(this.folder(before, KEYS_FOLDER, 'before'), this.folder(after, KEYS_FOLDER, 'after'));
+    for (const [bs, as] of shards) {
+      const shard = (bs ?? as)!.name;
+      const path = `${KEYS_FOLDER}/${shard}`;
+      for (const [bk, ak] of await this.changed(this.folder(bs, path, 'before'), this.folder(as, path, 'after'))) {
+        const keyPath = `${path}/${(bk ?? ak)!.name}`;
+        const beforeKey = await this.key(bk, keyPath, shard, 'before');
+        const afterKey = await this.key(ak, keyPath, shard, 'after');
+        if (beforeKey === undefined || afterKey === undefined) continue; // reported as a problem
+        const id = (afterKey ?? beforeKey)!.key.toLowerCase();
+        this.keys.push({ id, before: beforeKey, after: afterKey });
+      }
+    }
+  }
+
+  /** The key document at an entry; null when absent, undefined when it breaks the layout (reported). */
+  private async key(entry: TreeEntry | undefined, path: string, shard: string, side: 'before' | 'after'): Promise<KeyRecord | null | undefined> {
+    if (!entry) return null;
+    const where = `${path} at ${this.at(side)}`;
+    if (isTreeEntry(entry)) {
+      this.problems.push(`${where}: a folder where a key document belongs`);
+      return undefined;
+    }
+    try {
+      // Parsed once per blob: the same document at another path is checked below all the same.
+      const record = await this.objects.key(entry.oid, where);
+      const expected = keyShard(record.key.toLowerCase());
+      if (expected !== shard) {
+        this.problems.push(`${where}: key ${record.key} belongs in ${KEYS_FOLDER}/${expected}`);
+        return undefined;
+      }
+      return record;
+    } catch (error) {
+      this.problems.push((error as Error).message.startsWith(path) ? (error as Error).message : `${where}: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private async diffFiles(top: string, before: TreeEntry | undefined, after: TreeEntry | undefined): Promise<void> {
+    const active = top === FILES_FOLDER;
+    const visit = (side: 'before' | 'after', segments: string[], blob: TreeEntry) => {
+      const [contextFolder, ...pathSegments] = segments;
+      if (pathSegments.length === 0) {
+        this.problems.push(`${top}/${contextFolder} is not inside a context folder, at ${this.at(side)}`);
+        return;
+      }
+      const path = decodeFilePath(pathSegments);
+      const context = parseContextFolderName(contextFolder);
+      const id = fileId(path, contextId(context));
+      let change = this.files.get(id);
+      if (!change) this.files.set(id, (change = { path, context, before: null, after: null }));
+      change[side] = { active, blobId: blob.oid };
+    };
+    await this.walk(
+      this.folder(before, top, 'before'),
+      this.folder(after, top, 'after'),
+      [],
+      visit,
+    );
+  }
+
+  /** Visits every blob that differs between two folders, on the side it is found. */
+  private async walk(
+    before: string | undefined,
+    after: string | undefined,
+    segments: string[],
+    visit: (side: 'before' | 'after', segments: string[], blob: TreeEntry) => void,
+  ): Promise<void> {
+    for (const [be, ae] of await this.changed(before, after)) {
+      const path = [...segments, (be ?? ae)!.name];
+      const folderOf = (entry: TreeEntry | undefined) => (entry && isTreeEntry(entry) ? entry.oid : undefined);
+      if (folderOf(be) !== undefined || folderOf(ae) !== undefined) await this.walk(folderOf(be), folderOf(ae), path, visit);
+      if (be && !isTreeEntry(be)) visit('before', path, be);
+      if (ae && !isTreeEntry(ae)) visit('after', path, ae);
+    }
+  }
+}
