@@ -14,6 +14,7 @@ import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
 import { HttpError } from './errors.js';
 import { sendJson } from './headers.js';
+import { answerGitError, gitRoutes } from './gitRoutes.js';
 import { infoRoutes } from './infoRoutes.js';
 import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
@@ -34,6 +35,7 @@ export function createApp(ctx: AppContext): express.Express {
   });
 
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
+  app.use(gitRoutes(ctx)); // before anything reads a body: git's requests stream into git untouched
   app.use(infoRoutes(ctx));
   app.use(pushRoutes(ctx));
   app.use(historyRoutes(ctx));
@@ -44,7 +46,8 @@ export function createApp(ctx: AppContext): express.Express {
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    answerError(ctx, req, res, res.locals.requestId as string, error);
+    if (res.locals.gitProtocolRoute) answerGitError(ctx, res, res.locals.requestId as string, error);
+    else answerError(ctx, req, res, res.locals.requestId as string, error);
   });
   return app;
 }

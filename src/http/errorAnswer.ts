@@ -4,16 +4,24 @@ import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
 import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
-import { HttpError, STATUS_OF } from './errors.js';
+import { GitUnavailableError } from '../store/gitCommand.js';
+import { LayoutError } from '../store/layout.js';
+import { contentInvalid, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
 export function answerError(ctx: AppContext, req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
+  const answer = errorAnswer(ctx, requestId, error);
+  if (res.headersSent) return;
+  sendJson(req, res, answer.status, answer.body());
+}
+
+/** The answer to an error, for adapters that send it in their own form; internal errors are logged. */
+export function errorAnswer(ctx: AppContext, requestId: string, error: unknown): HttpError {
   const answer = toHttpError(error);
   if (answer.status >= 500) {
     ctx.logger.error({ reqId: requestId, event: 'internal-error', problem: withoutPaths(describe(error)) });
   }
-  if (res.headersSent) return;
-  sendJson(req, res, answer.status, answer.body());
+  return answer;
 }
 
 function describe(error: unknown): string {
@@ -25,6 +33,8 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], error.code, error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
+  if (error instanceof LayoutError) return contentInvalid(error);
+  if (error instanceof GitUnavailableError) return new HttpError(503, 'git_unavailable', 'git is not installed on the server');
   if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');
   const parserError = error as { type?: string; status?: number };
   switch (parserError?.type) {

@@ -3,6 +3,7 @@
  * the matching status (contract section 4). Never a stack trace or a filesystem path.
  */
 import type { ServiceErrorCode } from '../service/errors.js';
+import type { LayoutError } from '../store/layout.js';
 
 export interface ErrorDetail {
   readonly path: string;
@@ -15,12 +16,14 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly details?: readonly ErrorDetail[],
+    /** Further fields of the body, after `message`. */
+    readonly fields?: Readonly<Record<string, unknown>>,
   ) {
     super(message);
   }
 
   body(): Record<string, unknown> {
-    return { error: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+    return { error: this.code, message: this.message, ...this.fields, ...(this.details ? { details: this.details } : {}) };
   }
 }
 
@@ -35,3 +38,15 @@ export const STATUS_OF: Record<ServiceErrorCode, number> = {
 };
 
 export const badRequest = (message: string, details?: readonly ErrorDetail[]) => new HttpError(400, 'bad_request', message, details);
+
+/**
+ * A repository whose commit breaks the layout (made with plain git, say): 409, since the request
+ * is fine but the repository's content must be mended first. Names the file and the commit.
+ */
+export function contentInvalid(error: LayoutError): HttpError {
+  return new HttpError(409, 'repository_content_invalid', error.message, undefined, {
+    ...(error.file ? { file: error.file } : {}),
+    ...(error.commit ? { commit: error.commit } : {}),
+  });
+}
+

@@ -9,7 +9,8 @@ import { faultPoint } from './faultPoints.js';
 import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { ObjectStore } from './objectStore.js';
-import { readSnapshot } from './readSnapshot.js';
+import { readSettings, readSnapshot } from './readSnapshot.js';
+import type { RepoSettings } from '../domain/model.js';
 import type { Snapshot } from './snapshot.js';
 import type { StagedCommit } from './stageCommit.js';
 
@@ -33,6 +34,7 @@ export class GitRepository {
   private latest: Snapshot | undefined;
   /** The head as last read, and the identity (inode, mtime, size) of the ref file it was read from. */
   private headSeen: { stamp: string; head: string } | undefined;
+  private settingsSeen: { commitId: string; settings: Promise<RepoSettings> } | undefined;
 
   constructor(
     readonly account: string,
@@ -72,6 +74,22 @@ export class GitRepository {
     if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
     this.headSeen = stamp ? { stamp, head } : undefined;
     return head;
+  }
+
+  /**
+   * The settings at a commit, without building its snapshot: access checks of clones use it, so
+   * a clone neither waits for every key to be parsed nor fails on a broken key file.
+   */
+  settingsAt(commitId: string): Promise<RepoSettings> {
+    if (this.latest?.commitId === commitId) return Promise.resolve(this.latest.settings);
+    if (this.settingsSeen?.commitId !== commitId) {
+      const settings = readSettings(this.objects, commitId);
+      this.settingsSeen = { commitId, settings };
+      settings.catch(() => {
+        if (this.settingsSeen?.settings === settings) this.settingsSeen = undefined;
+      });
+    }
+    return this.settingsSeen.settings;
   }
 
   async headSnapshot(): Promise<Snapshot> {

@@ -3,7 +3,7 @@
  * commands (hash-object, mktree, commit-tree, cat-file, fsck) to check cfghub's encoding of git
  * objects against git itself.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,4 +59,25 @@ export function tempGit(bare = true): TempGit {
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+export interface GitRun {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs the real git CLI without blocking the event loop, for git talking to a server in this
+ * very process (a synchronous spawn would leave the server unable to answer).
+ */
+export function gitAsync(args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<GitRun> {
+  return new Promise((resolve) => {
+    const child = spawn('git', args, { cwd: options.cwd, env: gitEnv(options.env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
 }
