@@ -167,8 +167,8 @@ async function checkListingFixture(reposRoot: string): Promise<string | undefine
   );
   if (unreadable.length > 0) return `${unreadable.length} repositories unreadable, e.g. ${unreadable[0]}`;
   if (records.length !== LISTING_REPOSITORIES) return `${records.length} repositories instead of ${LISTING_REPOSITORIES}`;
-  const odd = records.find((record) => record.keyCount !== KEYS_PER_REPOSITORY);
-  if (odd) return `${odd.account}/${odd.name} has ${odd.keyCount} keys instead of ${KEYS_PER_REPOSITORY}`;
+  const odd = records.find((record) => !('keyCount' in record) || record.keyCount !== KEYS_PER_REPOSITORY);
+  if (odd) return `${odd.account}/${odd.name} has ${'keyCount' in odd ? odd.keyCount : 'no'} keys instead of ${KEYS_PER_REPOSITORY}`;
   return undefined;
 }
 

@@ -106,7 +106,7 @@ export function buildProgram(): Command {
     .addOption(reposOption())
     .action(async (options) => {
       const { registry, tokens } = stores(options.repos);
-      const listing = await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} is unreadable; left out\n`));
+      const listing = await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} cannot be read; its record says why\n`));
       printJson(listing.records);
     });
 

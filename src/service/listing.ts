@@ -1,8 +1,12 @@
 /**
  * The repository listing (`GET /rest/info/all`, `cfghub repo list`): one record per repository,
  * computed from its current head, sorted by account then name (lower case, by code point).
- * A repository that cannot be read is reported to `onUnreadable` and left out.
+ * A repository that cannot be read (a commit made with plain git that breaks the layout, say) is
+ * listed with what is wrong instead of its counts, and reported to `onUnreadable`; it never hides
+ * the others.
  */
+import { withoutPaths } from '../domain/reasons.js';
+import { LayoutError } from '../store/layout.js';
 import type { RepositoryRegistry } from '../store/registry.js';
 import type { TokenService } from './tokens.js';
 
@@ -23,12 +27,37 @@ export interface RepositoryRecord {
   readonly context: readonly string[];
 }
 
+/** A repository the listing cannot read: what is wrong, and where when known. */
+export interface UnreadableRecord {
+  readonly account: string;
+  readonly name: string;
+  /** `repository_content_invalid` (content breaks the layout) or `repository_unreadable`. */
+  readonly error: 'repository_content_invalid' | 'repository_unreadable';
+  readonly message: string;
+  readonly file?: string;
+  readonly commit?: string;
+}
+
+export function unreadableRecord(account: string, name: string, error: unknown): UnreadableRecord {
+  if (error instanceof LayoutError) {
+    return {
+      account,
+      name,
+      error: 'repository_content_invalid',
+      message: error.message,
+      ...(error.file ? { file: error.file } : {}),
+      ...(error.commit ? { commit: error.commit } : {}),
+    };
+  }
+  return { account, name, error: 'repository_unreadable', message: withoutPaths(error instanceof Error ? error.message : String(error)) };
+}
+
 function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
 export interface Listing {
-  readonly records: RepositoryRecord[];
+  readonly records: (RepositoryRecord | UnreadableRecord)[];
   /**
    * Names every repository with its head and user count: equal fingerprints mean equal records,
    * so an adapter may reuse what it made of an earlier listing.
@@ -42,7 +71,7 @@ export async function listRepositories(
   onUnreadable: (repository: string, error: unknown) => void,
 ): Promise<Listing> {
   const userCounts = tokens.activeCounts();
-  const records: RepositoryRecord[] = [];
+  const records: (RepositoryRecord | UnreadableRecord)[] = [];
   const fingerprint: string[] = [];
   for (const location of registry.locations()) {
     const repository = registry.open(location);
@@ -68,6 +97,9 @@ export async function listRepositories(
       });
     } catch (error) {
       onUnreadable(repository.fullName, error);
+      const record = unreadableRecord(repository.account, repository.name, error);
+      fingerprint.push(`${location.gitdir}!${record.commit ?? ''}:${record.message}`);
+      records.push(record);
     }
   }
   records.sort(

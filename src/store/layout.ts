@@ -149,7 +149,7 @@ function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {
   try {
     doc = YAML.parse(text, { schema: 'core', strict: true, uniqueKeys: true });
   } catch (error) {
-    throw new LayoutError(`${what} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    throw new LayoutError(`${what} is not valid YAML: ${(error as Error).message.split('\n')[0].replace(/:$/, '')}`);
   }
   const parsed = schema.safeParse(doc);
   if (!parsed.success) {
@@ -230,7 +230,7 @@ export function serializeSettings(settings: RepoSettings): string {
   });
 }
 
-export function parseSettings(text: string): RepoSettings {
-  const { context, ...rest } = parseYaml(text, settingsDocument, SETTINGS_FILE);
+export function parseSettings(text: string, what = SETTINGS_FILE): RepoSettings {
+  const { context, ...rest } = parseYaml(text, settingsDocument, what);
   return { levels: context, ...rest };
 }

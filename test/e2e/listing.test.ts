@@ -101,7 +101,7 @@ describe('GET /rest/info/all', () => {
     expect(json[0]).toMatchObject({ name: 'Beta', keyCount: 1, valueCount: 1 });
   });
 
-  it('leaves out an unreadable repository, logs it without a path, and lists the others', async () => {
+  it('lists an unreadable repository with what is wrong, logs it without a path, and lists the others', async () => {
     mkdirSync(join(dir.path, 'broken', 'empty.git'), { recursive: true });
     cliOk(dir.path, 'repo', 'create', 'broken/badyaml', '--context', 'Env');
     const gitdir = gitdirOf(dir.path, 'broken/badyaml');
@@ -112,7 +112,20 @@ describe('GET /rest/info/all', () => {
     writeFileSync(join(dir.path, 'broken', 'not-a-repo.txt'), 'stray file');
     const { status, json } = await getJson(server.url, '/rest/info/all');
     expect(status).toBe(200);
-    expect(json.map((r: { name: string }) => r.name)).toEqual(['Beta', 'zed', 'one']);
+    expect(json.filter((r: { error?: string }) => !r.error).map((r: { name: string }) => r.name)).toEqual(['Beta', 'zed', 'one']);
+    const unreadable = json.filter((r: { error?: string }) => r.error);
+    expect(unreadable).toEqual([
+      {
+        account: 'broken',
+        name: 'badyaml',
+        error: 'repository_content_invalid',
+        message: expect.stringMatching(new RegExp(`^repository\\.yaml at commit ${commit.slice(0, 12)} is not valid YAML`)),
+        file: 'repository.yaml',
+        commit,
+      },
+      { account: 'broken', name: 'empty', error: 'repository_content_invalid', message: 'repository broken/empty has no refs/heads/main' },
+    ]);
+    expect(JSON.stringify(unreadable)).not.toContain(dir.path);
     const warnings = server.logs.filter((line) => line.event === 'unreadable-repository');
     expect(warnings.map((line) => line.repository).sort()).toEqual(['broken/badyaml', 'broken/empty']);
     expect(server.logText()).not.toContain(dir.path);

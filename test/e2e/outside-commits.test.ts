@@ -1,0 +1,173 @@
+/**
+ * Commits made outside the service (issue 6, deliverable 5): plain git pushed into the bare
+ * repository is served at once, without a restart; content that breaks the layout is reported by
+ * the listing and by reads with the file and the commit, without hiding other repositories or
+ * stopping the server, and a plain-git fix is served at once too.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitEnv } from '../support/gitCli.js';
+import { cliOk, getJson, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+
+const GOOD = 'acme/good';
+const OTHER = 'acme/other';
+
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+
+/** Runs plain git in a working folder, as a person editing the repository would. */
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], {
+    cwd,
+    env: gitEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** A working clone of a repository, straight from its folder on disk. */
+function workingClone(fullName: string): string {
+  const folder = join(dir.path, 'work', fullName.replace('/', '-'));
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(dirname(folder), { recursive: true });
+  git(dir.path, 'clone', '--quiet', gitdirOf(dir.path, fullName), folder);
+  return folder;
+}
+
+/** Writes files in a working clone, commits them and pushes to the bare repository; returns the commit. */
+function commitOutside(clone: string, files: Record<string, string | null>, message: string): string {
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(clone, path);
+    if (content === null) rmSync(full);
+    else {
+      mkdirSync(dirname(full), { recursive: true });
+      writeFileSync(full, content);
+    }
+  }
+  git(clone, 'add', '-A');
+  git(clone, 'commit', '--quiet', '-m', message);
+  git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
+  return git(clone, 'rev-parse', 'HEAD').trim();
+}
+
+const pull = (fullName: string) => getJson(server.url, `/rest/pull/${fullName}`, { Context: 'Prod;web' });
+const listing = async () => (await getJson(server.url, '/rest/info/all')).json as Record<string, any>[];
+const recordOf = async (fullName: string) => (await listing()).find((r) => `${r.account}/${r.name}` === fullName);
+
+const keyYaml = (key: string, value: string, context = '*;*') =>
+  `key: ${key}\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "${context}"\n    value: ${value}\n    active: true\n`;
+
+beforeAll(async () => {
+  dir = tempDir();
+  for (const name of [GOOD, OTHER]) cliOk(dir.path, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  server = await startTestServer(dir.path);
+  const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, {
+    changeComment: 'first keys',
+    enableKeyCreation: true,
+    data: [
+      { key: 'db.host', values: [{ context: '*;*', value: 'localhost' }] },
+      { file: 'conf/app.properties', context: '*;*', content: 'host=${ db.host }\n' },
+    ],
+  });
+  expect(pushed.status).toBe(200);
+  await pull(GOOD); // the server has read the repository before the outside commits
+});
+
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+describe('commits made with plain git', () => {
+  it('are served at once by pull and the listing, without a restart', async () => {
+    const clone = workingClone(GOOD);
+    const keyFile = join(clone, 'keys', '7a', 'db.host.yaml');
+    expect(readFileSync(keyFile, 'utf8')).toContain('localhost');
+    // sha1("db.port") starts with 63, sha1("db.host") with 7a.
+    const commit = commitOutside(
+      clone,
+      {
+        'keys/7a/db.host.yaml': readFileSync(keyFile, 'utf8').replace('localhost', 'db.example.com'),
+        'keys/63/db.port.yaml': keyYaml('db.port', '"5432"'),
+        'files/_;_/conf/app.properties': 'host=${ db.host }\nport=${ db.port }\n',
+      },
+      'edited by hand',
+    );
+    expect(headOf(dir.path, GOOD)).toBe(commit);
+
+    const { status, json } = await pull(GOOD);
+    expect(status).toBe(200);
+    expect(json.properties['db.host'].val).toBe('db.example.com');
+    expect(json.properties['db.port'].val).toBe('5432');
+    expect(json.files['conf/app.properties'].content).toBe('host=db.example.com\nport=5432\n');
+    expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2, valueCount: 2 });
+
+    // And the service's next push builds on the outside commit.
+    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'after', data: [{ key: 'db.port', values: [{ context: 'Prod;*', value: '6543' }] }] });
+    expect(pushed.status).toBe(200);
+    expect(execFileSync('git', ['--git-dir', gitdirOf(dir.path, GOOD), 'rev-parse', 'main^'], { encoding: 'utf8' }).trim()).toBe(commit);
+  });
+
+  const BROKEN: Array<[string, Record<string, string | null>, string, RegExp]> = [
+    ['bad YAML in a key file', { 'keys/7a/db.host.yaml': 'key: db.host\nvalues: [unclosed\n' }, 'keys/7a/db.host.yaml', /is not valid YAML/],
+    ['an unknown field', { 'keys/7a/db.host.yaml': `${keyYaml('db.host', 'x')}owner: me\n` }, 'keys/7a/db.host.yaml', /does not match the layout: .*owner/],
+    ['a key file in the wrong shard folder', { 'keys/7a/db.host.yaml': null, 'keys/aa/db.host.yaml': keyYaml('db.host', 'x') }, 'keys/aa/db.host.yaml', /holds key "db.host", whose file is keys\/7a\/db.host.yaml/],
+    ['a key file under another name', { 'keys/7a/DB.yaml': keyYaml('db.host', 'x'), 'keys/7a/db.host.yaml': null }, 'keys/7a/DB.yaml', /whose file is keys\/7a\/db.host.yaml/],
+    ['a file straight under keys/', { 'keys/notes.txt': 'hello' }, 'keys/notes.txt', /is not in a shard folder/],
+    ['a folder that is no shard', { 'keys/zz/x.yaml': keyYaml('x', 'y') }, 'keys/zz', /is not a shard folder/],
+    ['a file outside any context folder', { 'files/loose.txt': 'hello' }, 'files/loose.txt', /is not inside a context folder/],
+    ['a context folder with too few items', { 'files/Prod/a.txt': 'hello' }, 'files/Prod/a.txt', /does not have 2 items/],
+    ['a value with a context of too many items', { 'keys/7a/db.host.yaml': keyYaml('db.host', 'x', 'Prod;web;extra') }, 'keys/7a/db.host.yaml', /does not have 2 items/],
+    ['a broken repository.yaml', { 'repository.yaml': 'context: [Env, App]\n' }, 'repository.yaml', /does not match the layout/],
+  ];
+
+  let broken = 0;
+  it.each(BROKEN)('that break the layout (%s) are reported with the file and the commit, and a fix is served at once', async (_, files, file, problem) => {
+    const clone = workingClone(GOOD);
+    const good = headOf(dir.path, GOOD);
+    const tag = `before-${++broken}`;
+    cliOk(dir.path, 'tag', 'create', GOOD, tag);
+    const commit = commitOutside(clone, files, 'break it');
+
+    const answer = await pull(GOOD);
+    expect(answer.status).toBe(409);
+    expect(answer.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
+    expect(answer.json.message).toMatch(problem);
+    expect(answer.json.message).toContain(file);
+    expect(answer.json.message).toContain(commit.slice(0, 12));
+    expect(answer.text).not.toContain(dir.path);
+
+    expect(await recordOf(GOOD)).toEqual({ account: 'acme', name: 'good', error: 'repository_content_invalid', message: answer.json.message, file, commit });
+    expect(await recordOf(OTHER)).toMatchObject({ keyCount: 0 });
+    expect((await pull(OTHER)).status).toBe(200);
+
+    // A push cannot build on it either, and says why.
+    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'x', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'y' }] }] });
+    expect(pushed.status).toBe(409);
+    expect(pushed.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
+    // What came before stays readable (unless the head's settings, which say who may read, are broken).
+    const before = await getJson(server.url, `/rest/pull/${GOOD}`, { Context: 'Prod;web', Tag: tag });
+    expect(before.status).toBe(file === 'repository.yaml' ? 409 : 200);
+    if (before.status === 200) expect(before.json.properties['db.host'].val).toBe('db.example.com');
+
+    git(clone, 'revert', '--no-edit', 'HEAD');
+    git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
+    const fixed = await pull(GOOD);
+    expect(fixed.status).toBe(200);
+    expect(fixed.json.properties['db.host'].val).toBe('db.example.com');
+    expect(git(clone, 'rev-parse', 'HEAD~2').trim()).toBe(good);
+    expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2 });
+    expect((await getJson(server.url, '/healthz')).status).toBe(200);
+  });
+
+  it('keeps a file at the top of the repository (a README, say) and serves the rest', async () => {
+    const clone = workingClone(GOOD);
+    commitOutside(clone, { 'README.md': '# Our configuration\n' }, 'a readme');
+    expect((await pull(GOOD)).status).toBe(200);
+    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'keep it', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'z' }] }] });
+    expect(pushed.status).toBe(200);
+    expect(execFileSync('git', ['--git-dir', gitdirOf(dir.path, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' })).toBe('# Our configuration\n');
+  });
+});
