@@ -10,6 +10,7 @@ import { ServiceError } from '../service/errors.js';
 import { listRepositories } from '../service/listing.js';
 import { createRepository, parseFullName, requireRepository } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
+import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../store/looseObjects.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { serve } from './serve.js';
@@ -55,13 +56,23 @@ export function buildProgram(): Command {
     .option('--host <h>', 'address to listen on (else HOST, else 127.0.0.1)')
     .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
+    .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .addOption(reposOption())
     .action(async (options) => {
       const port = Number(options.port ?? process.env.PORT ?? 8080);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ServiceError('invalid_argument', '--port must be a port number');
       const bodyLimit = Number(options.bodyLimit ?? process.env.CFGHUB_BODY_LIMIT ?? 16 * 1024 * 1024);
       if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new ServiceError('invalid_argument', '--body-limit must be a number of bytes');
-      await serve({ reposDir: reposDir(options.repos), port, host: options.host ?? process.env.HOST ?? '127.0.0.1', demo: Boolean(options.demo), bodyLimit });
+      const looseObjects = Number(options.looseObjects ?? process.env.CFGHUB_LOOSE_OBJECTS ?? DEFAULT_LOOSE_OBJECT_LIMIT);
+      if (!Number.isInteger(looseObjects) || looseObjects < 0) throw new ServiceError('invalid_argument', '--loose-objects must be a number of objects');
+      await serve({
+        reposDir: reposDir(options.repos),
+        port,
+        host: options.host ?? process.env.HOST ?? '127.0.0.1',
+        demo: Boolean(options.demo),
+        bodyLimit,
+        looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
+      });
     });
 
   const repo = program.command('repo').description('create and list repositories');

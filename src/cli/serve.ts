@@ -15,11 +15,13 @@ export interface ServeOptions {
   readonly host: string;
   readonly demo: boolean;
   readonly bodyLimit?: number;
+  /** Repack a repository when plain git left more loose objects than this; undefined: never. */
+  readonly looseObjectLimit?: number;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger();
-  const registry = new RepositoryRegistry(options.reposDir);
+  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   if (options.demo && (await ensureDemoRepository(registry))) {
     logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });

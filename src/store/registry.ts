@@ -41,7 +41,14 @@ export class RepositoryRegistry {
   /** Repositories found by `find`, by the lower-case name asked for: skips the folder search. */
   private readonly found = new Map<string, GitRepository>();
 
-  constructor(readonly root: string) {}
+  /**
+   * `looseObjectLimit`: repack a repository when plain-git writers left more loose objects than
+   * this (the server sets it; short-lived commands leave repacking to it).
+   */
+  constructor(
+    readonly root: string,
+    private readonly options: { readonly looseObjectLimit?: number } = {},
+  ) {}
 
   /** Every repository, in the order the folder lists them. */
   locations(): RepositoryLocation[] {
@@ -96,7 +103,7 @@ export class RepositoryRegistry {
     const id = `${location.account}/${location.name}`.toLowerCase();
     let repository = this.opened.get(id);
     if (!repository || repository.gitdir !== location.gitdir) {
-      repository = new GitRepository(location.account, location.name, location.gitdir, () => isRealFolder(location.gitdir));
+      repository = new GitRepository(location.account, location.name, location.gitdir, () => isRealFolder(location.gitdir), this.options.looseObjectLimit);
       this.opened.set(id, repository);
     }
     return repository;

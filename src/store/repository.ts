@@ -8,6 +8,7 @@ import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
+import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
 import { ObjectStore } from './objectStore.js';
 import { readSettings, readSnapshot } from './readSnapshot.js';
 import type { RepoSettings } from '../domain/model.js';
@@ -42,6 +43,8 @@ export class GitRepository {
     readonly gitdir: string,
     /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */
     private readonly stillInPlace: () => boolean = () => true,
+    /** Loose objects (as `git gc --auto` estimates them) above which the repository is repacked; undefined: never. */
+    private readonly looseObjectLimit?: number,
   ) {
     this.objects = new ObjectStore(gitdir);
     this.refPath = join(gitdir, BRANCH_REF);
@@ -73,6 +76,11 @@ export class GitRepository {
     const head = readRef(this.gitdir, BRANCH_REF);
     if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
     this.headSeen = stamp ? { stamp, head } : undefined;
+    if (head !== this.headChecked) {
+      // A new head may come from a plain-git writer, who leaves loose objects.
+      this.headChecked = head;
+      this.checkLooseObjects();
+    }
     return head;
   }
 
@@ -184,10 +192,39 @@ export class GitRepository {
     );
   }
 
+  /**
+   * Repacks the repository after the current writer, before the next one, when plain-git writers
+   * left more loose objects than the limit since the last repack (objects it cannot pack, being
+   * unreachable, are not counted again: the sample left behind is the new baseline).
+   */
+  private checkLooseObjects(): void {
+    if (this.looseObjectLimit === undefined || this.repackQueued) return;
+    if (looseObjectSample(this.gitdir) <= this.looseBaseline + samplePerLimit(this.looseObjectLimit)) return;
+    this.repackQueued = true;
+    this.exclusive(async () => {
+      try {
+        await packLooseObjects(this.gitdir);
+      } finally {
+        this.looseBaseline = looseObjectSample(this.gitdir);
+        this.objects.resetCache();
+      }
+    })
+      .then(
+        () => (this.repackProblem = undefined),
+        (error: unknown) => (this.repackProblem = error),
+      )
+      .finally(() => (this.repackQueued = false));
+  }
+
+  private headChecked: string | undefined;
+  private repackQueued = false;
+  /** Loose objects in the sampled folder after the last repack. */
+  private looseBaseline = 0;
+  private repackProblem: unknown;
   private mergeProblem: unknown;
 
-  /** Why the last pack consolidation, or the removal of the packs it merged, failed, if one did. */
+  /** Why the last pack consolidation, the removal of the packs it merged, or the last repack failed, if one did. */
   get maintenanceProblem(): unknown {
-    return this.mergeProblem ?? this.objects.removalProblem;
+    return this.mergeProblem ?? this.repackProblem ?? this.objects.removalProblem;
   }
 }

@@ -75,7 +75,10 @@ export interface TestServer {
 }
 
 /** Starts the real HTTP server in this process, on a free loopback port. */
-export async function startTestServer(repos: string, options: { bodyLimit?: number; timeouts?: ServerTimeouts } = {}): Promise<TestServer> {
+export async function startTestServer(
+  repos: string,
+  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number } = {},
+): Promise<TestServer> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -84,7 +87,7 @@ export async function startTestServer(repos: string, options: { bodyLimit?: numb
     },
   });
   const logger = pino({ level: 'info' }, sink);
-  const registry = new RepositoryRegistry(repos);
+  const registry = new RepositoryRegistry(repos, { looseObjectLimit: options.looseObjectLimit });
   const running: RunningServer = await startServer(
     {
       registry,
