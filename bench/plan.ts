@@ -11,7 +11,7 @@ export interface RoundPlan {
 }
 
 /** The scenarios, in the order a run measures them; `--only` picks some. */
-export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history'] as const;
+export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history', 'clone'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
@@ -30,6 +30,7 @@ export interface Plan {
   readonly restart: RestartPlan;
   readonly memory: MemoryPlan;
   readonly history: HistoryPlan;
+  readonly clone: ClonePlan;
 }
 
 /** History of the last 50 commits on a repository with 10,000 commits (issue 6). */
@@ -60,6 +61,17 @@ export interface MemoryPlan {
   readonly keyCount: number;
 }
 
+/** Clone over HTTP against clone from disk (issue 6). */
+export interface ClonePlan {
+  readonly keyCount: number;
+  readonly commits: number;
+  /** Keys changed by each commit after the first. */
+  readonly keysPerCommit: number;
+  readonly warmup: number;
+  /** Rounds of one clone each way. */
+  readonly rounds: number;
+}
+
 /** Pull throughput against a static endpoint on the same server (issue 3). */
 export interface PullPlan {
   readonly keyCount: number;
@@ -83,6 +95,7 @@ const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const
 const RESTART_KEYS = 10_000;
 const MEMORY: MemoryPlan = { repositories: 100, keyCount: 1_000 };
 const HISTORY_COMMITS = 10_000;
+const CLONE = { keyCount: 10_000, commits: 1_000, keysPerCommit: 10 } as const;
 
 type Amounts = Omit<Plan, 'only' | 'partial'>;
 
@@ -99,6 +112,7 @@ const QUICK: Amounts = {
   restart: { keyCount: RESTART_KEYS, repetitions: 3 },
   memory: MEMORY,
   history: { commits: HISTORY_COMMITS, cold: 5, fresh: 20, warmup: 3, warm: 30, afterPush: 30 },
+  clone: { ...CLONE, warmup: 1, rounds: 3 },
 };
 
 const FULL: Amounts = {
@@ -114,6 +128,7 @@ const FULL: Amounts = {
   restart: { keyCount: RESTART_KEYS, repetitions: 10 },
   memory: MEMORY,
   history: { commits: HISTORY_COMMITS, cold: 20, fresh: 100, warmup: 5, warm: 200, afterPush: 200 },
+  clone: { ...CLONE, warmup: 2, rounds: 10 },
 };
 
 /** `[--quick] [--only NAME[,NAME…]]`. */

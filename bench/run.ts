@@ -13,6 +13,8 @@
  * 6. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
  * 7. history: the last 50 commits of a repository with 10,000 commits (issue 6), cold, paging
  *    back, right after a push and warm.
+ * 8. clone: `git clone` over HTTP of a 10,000-key repository with 1,000 commits against a
+ *    clone from its folder on disk.
  *
  * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
  *
@@ -29,6 +31,7 @@ import { updateReadme } from './readme.js';
 import { readmeSection, terminalReport } from './report.js';
 import type { ScenarioResult } from './results.js';
 import { EtcdServer } from './etcd.js';
+import { runCloneScenario } from './scenarios/clone.js';
 import { runConcurrentPushScenario } from './scenarios/concurrentPush.js';
 import { prepareHistoryFixture } from './historyFixture.js';
 import { runHistoryScenario } from './scenarios/history.js';
@@ -91,6 +94,7 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
     const history = await prepareHistoryFixture(plan.history.commits, log);
     results.push(...(await runHistoryScenario(history, plan.history, log)));
   }
+  if (plan.only.has('clone')) results.push(await runCloneScenario(plan.clone, log));
   return results;
 }
 

@@ -12,6 +12,7 @@ import { MEMORY } from './scenarios/memory.js';
 import { BARE_HTTP, ETCD_RANGE, PULL, pullScenarioId, STATIC } from './scenarios/pull.js';
 import { ETCD_TXN, GIT_PLUMBING, IN_PROCESS, OVER_HTTP, pushScenarioId } from './scenarios/push.js';
 import { RESTART_LISTENING, RESTART_SPAWN, SERVE } from './scenarios/restart.js';
+import { CLONE_DISK, CLONE_HTTP, CLONE_SCENARIO } from './scenarios/clone.js';
 
 export interface TargetCheck {
   readonly target: string;
@@ -81,6 +82,16 @@ function firstPullWithin(results: readonly ScenarioResult[], limitMs: number, ta
   });
 }
 
+/** HTTP clone time over disk clone time, paired by round: at most `factor`. */
+function cloneWithin(factor: number): Check {
+  return (result) => {
+    const slowdown = 1 / speedupOver(result, CLONE_HTTP, CLONE_DISK);
+    const http = measurementOf(result, CLONE_HTTP).summary;
+    const disk = measurementOf(result, CLONE_DISK).summary;
+    return { met: slowdown <= factor, measured: `${times(slowdown)} the time of the clone from disk (paired median; p50 ${ms(http.p50)} vs ${ms(disk.p50)})` };
+  };
+}
+
 export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] {
   const push1 = pushScenarioId(1, 10_000);
   return [
@@ -114,5 +125,6 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
     on(results, HISTORY_AFTER_PUSH, 'issue 6: GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_FRESH, 'issue 6: GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_COLD, 'issue 6: GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
+    on(results, CLONE_SCENARIO, 'issue 6: git clone over HTTP of 10,000 keys and 1,000 commits, at most 1.5 times as long as git clone from its folder on disk', cloneWithin(1.5)),
   ];
 }
