@@ -3,7 +3,9 @@
  * fetch after a REST push, push refused, the pull access rules through HTTP Basic, no traversal,
  * gzip request bodies, and a clear 503 when git is missing.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +50,14 @@ function push(fullName: string, key: string, value: string) {
     enableKeyCreation: true,
     data: [{ key, values: [{ context: '*;*', value }] }, { file: `conf/${key}.txt`, context: '*;*', content: `${key}=${value}\n` }],
   }, { 'Client-Token': tokens[fullName] });
+}
+
+/** Waits until `condition` holds, checking every 50 ms; fails after 20 s. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 50) {
+    if (waited > 20_000) throw new Error('the condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** Every file under a folder, recursively. */
@@ -212,6 +222,27 @@ describe('git clone and fetch over HTTP', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers['content-type']).toBe('application/x-git-upload-pack-result');
     expect(answer.body).toContain('PACK');
+  });
+
+  it('stops git when the client goes away mid-request', async () => {
+    const backends = () =>
+      execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.trim() === 'git http-backend').length;
+    const url = new URL(server.url);
+    const req = request({
+      host: url.hostname,
+      port: url.port,
+      method: 'POST',
+      path: `/git/${OPEN}.git/git-upload-pack`,
+      headers: { 'Content-Type': 'application/x-git-upload-pack-request', 'Transfer-Encoding': 'chunked' },
+    });
+    req.on('error', () => undefined);
+    req.write('0032want '); // and never the rest: git waits for it
+    await until(() => backends() === 1);
+    req.destroy();
+    await until(() => backends() === 0);
+    expect(backends()).toBe(0);
   });
 
   it('answers 503 "git is not installed" when git is not on the PATH', async () => {
