@@ -14,6 +14,7 @@ import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
 import { tokenBelongsTo } from '../service/tokens.js';
 import { serveUploadPack, type UploadPackEndpoint } from '../store/gitHttpBackend.js';
+import { readSettings } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { errorAnswer } from './errorAnswer.js';
@@ -100,7 +101,8 @@ async function checkAccess(ctx: AppContext, req: Request, repository: GitReposit
     if (!tokenBelongsTo(token, repository)) throw new HttpError(401, 'unauthorized', `the token is not a token of ${repository.fullName}`);
     return;
   }
-  const settings = await repository.settingsAt(repository.head());
+  // The settings alone: a clone need not wait for every key to be parsed, nor fail on a broken key file.
+  const { settings } = await readSettings(repository, repository.head());
   if (settings.isPrivate) {
     throw new HttpError(401, 'unauthorized', `repository ${repository.fullName} is private: give a token of its own as the password`);
   }

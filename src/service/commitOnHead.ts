@@ -39,7 +39,7 @@ async function headSnapshot(repository: GitRepository, head: string): Promise<Sn
   try {
     return await repository.snapshot(head);
   } catch (error) {
-    if (error instanceof LayoutError) throw new ServiceError('conflict', `the repository's head cannot be read: ${error.message}`);
+    if (error instanceof LayoutError) throw error.within("the repository's head cannot be read");
     throw error;
   }
 }

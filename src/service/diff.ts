@@ -66,7 +66,7 @@ async function snapshotAt(repository: GitRepository, commitId: string): Promise<
   try {
     return await repository.snapshot(commitId);
   } catch (error) {
-    if (error instanceof LayoutError) throw new ServiceError('conflict', `the configuration cannot be resolved: ${error.message}`);
+    if (error instanceof LayoutError) throw error.within('the configuration cannot be resolved');
     throw error;
   }
 }

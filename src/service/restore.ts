@@ -39,7 +39,7 @@ export async function restore(repository: GitRepository, pointText: string, call
   try {
     point = await repository.snapshot(target);
   } catch (error) {
-    if (error instanceof LayoutError) throw new ServiceError('conflict', `commit ${target.slice(0, 12)} cannot be restored: ${error.message}`);
+    if (error instanceof LayoutError) throw error.within(`commit ${target.slice(0, 12)} cannot be restored`);
     throw error;
   }
   const fallback = pointText.toLowerCase() === target ? `Restore ${target.slice(0, 12)}` : `Restore ${pointText}`;

@@ -142,6 +142,11 @@ export class LayoutError extends Error {
   ) {
     super(message);
   }
+
+  /** The same problem, its message prefixed by what it stopped. */
+  within(what: string): LayoutError {
+    return new LayoutError(`${what}: ${this.message}`, this.file, this.commit);
+  }
 }
 
 function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {

@@ -19,12 +19,12 @@ export async function readSettings(repository: GitRepository, commitId: string):
   const where = `commit ${commitId.slice(0, 12)}`;
   const root = await repository.objects.read((await commitInfo(repository, commitId)).tree);
   const entry = parseTree(root.content).find((e) => e.name === SETTINGS_FILE);
-  if (!entry || isTreeEntry(entry)) throw new LayoutError(`${where} has no ${SETTINGS_FILE}`);
+  if (!entry || isTreeEntry(entry)) throw new LayoutError(`${where} has no ${SETTINGS_FILE}`, SETTINGS_FILE, commitId);
   const blob = await repository.objects.read(entry.oid);
   try {
-    return { settings: parseSettings(blob.content.toString('utf8')), blobId: entry.oid };
+    return { settings: parseSettings(blob.content.toString('utf8'), `${SETTINGS_FILE} at ${where}`), blobId: entry.oid };
   } catch (error) {
-    throw new LayoutError(`${SETTINGS_FILE} at ${where}: ${(error as Error).message}`);
+    throw new LayoutError(error instanceof LayoutError ? error.message : `${SETTINGS_FILE} at ${where}: ${(error as Error).message}`, SETTINGS_FILE, commitId);
   }
 }
 

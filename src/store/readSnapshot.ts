@@ -3,7 +3,7 @@
  * already parsed (same tree id, same blob id), so reading the commit after a push, or after a
  * commit made with plain git, parses only what changed.
  */
-import type { FileRecord, KeyRecord, RepoSettings } from '../domain/model.js';
+import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { isTreeEntry, parseCommit, parseTree, type TreeEntry } from './gitObjects.js';
 import {
   decodeFilePath,
@@ -52,18 +52,6 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
       fileRootEntries: root.filter((entry) => entry.name === FILES_FOLDER || entry.name === INACTIVE_FILES_FOLDER),
       fileTreeIds: treeIds,
     });
-  });
-}
-
-/**
- * Only the settings at a commit: what an access check needs, without parsing every key (a clone
- * of a 10,000-key repository need not wait for that, nor fail on a broken key file).
- */
-export async function readSettings(objects: ObjectStore, commitId: string): Promise<RepoSettings> {
-  return namingCommit(commitId, async () => {
-    const reader = new SnapshotReader(objects, commitId);
-    const { settingsEntry } = await readRoot(reader, commitId);
-    return reader.parse(SETTINGS_FILE, parseSettings, await reader.object(settingsEntry.oid, 'blob'));
   });
 }
 

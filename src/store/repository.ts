@@ -10,8 +10,7 @@ import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
 import { ObjectStore } from './objectStore.js';
-import { readSettings, readSnapshot } from './readSnapshot.js';
-import type { RepoSettings } from '../domain/model.js';
+import { readSnapshot } from './readSnapshot.js';
 import type { Snapshot } from './snapshot.js';
 import type { StagedCommit } from './stageCommit.js';
 
@@ -35,7 +34,6 @@ export class GitRepository {
   private latest: Snapshot | undefined;
   /** The head as last read, and the identity (inode, mtime, size) of the ref file it was read from. */
   private headSeen: { stamp: string; head: string } | undefined;
-  private settingsSeen: { commitId: string; settings: Promise<RepoSettings> } | undefined;
 
   constructor(
     readonly account: string,
@@ -82,22 +80,6 @@ export class GitRepository {
       this.checkLooseObjects();
     }
     return head;
-  }
-
-  /**
-   * The settings at a commit, without building its snapshot: access checks of clones use it, so
-   * a clone neither waits for every key to be parsed nor fails on a broken key file.
-   */
-  settingsAt(commitId: string): Promise<RepoSettings> {
-    if (this.latest?.commitId === commitId) return Promise.resolve(this.latest.settings);
-    if (this.settingsSeen?.commitId !== commitId) {
-      const settings = readSettings(this.objects, commitId);
-      this.settingsSeen = { commitId, settings };
-      settings.catch(() => {
-        if (this.settingsSeen?.settings === settings) this.settingsSeen = undefined;
-      });
-    }
-    return this.settingsSeen.settings;
   }
 
   async headSnapshot(): Promise<Snapshot> {
