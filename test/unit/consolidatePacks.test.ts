@@ -49,6 +49,7 @@ describe('consolidatePacks', () => {
       expect(result.kind).toBe('applied');
     }
     await repository.exclusive(async () => undefined); // let scheduled maintenance finish
+    await repository.objects.settled(); // and the removal of the packs it merged
     expect(repository.maintenanceProblem).toBeUndefined();
     expect(packs().length).toBeLessThanOrEqual(PACKS_BEFORE_MERGE + 1);
     expect(Number(git('rev-list', '--count', 'refs/heads/main').trim())).toBe(61);
@@ -78,6 +79,7 @@ describe('consolidatePacks', () => {
       );
     }
     await repository.exclusive(async () => undefined);
+    await repository.objects.settled();
     expect(repository.maintenanceProblem).toBeUndefined();
     if (hasDeltas) expect(packs()).toContain(gitPacks[0]);
     expect(packs().length).toBeLessThanOrEqual(PACKS_BEFORE_MERGE + 2);
