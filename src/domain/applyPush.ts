@@ -12,10 +12,12 @@ import {
   type PushChanges,
   type RepositoryState,
   type StoredValue,
+  templateReferences,
 } from './model.js';
-import { isValidKeyName, keyId, referencedKeys } from './names.js';
+import { isValidKeyName, keyId } from './names.js';
 import type { FileElement, KeyElement, PushRequest } from './pushRequest.js';
 import { shown } from './reasons.js';
+import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
 import {
   describeType,
   fitsType,
@@ -28,6 +30,12 @@ import {
 export interface PushOptions {
   /** The token may write keys whose `push` flag is false. */
   readonly forceKeyPush: boolean;
+  /**
+   * Whether element `index` holds the key of a security group (its `password` opens it, or the
+   * token is bound to it). The state shows the keys and files of such groups opened; those of
+   * other groups stay sealed, and an element may touch them only if it holds their group.
+   */
+  readonly unlocked?: (index: number, group: string) => boolean;
 }
 
 export type PushOutcome = { ok: true; changes: PushChanges } | { ok: false; reason: string };
@@ -95,12 +103,14 @@ class Transaction {
     }
     const where = `data[${index}] key ${element.key}`;
     const id = keyId(element.key);
-    this.checkSecurityGroup(element.securityGroup, where);
+    const requested = this.requestedGroup(element.securityGroup, where);
     const committed = this.state.key(id);
     if (committed && !committed.push && !this.options.forceKeyPush) {
       refuse(`${where}: push is disabled for this key`);
     }
     const current = this.currentKey(id);
+    const securityGroup = requested === undefined ? current?.securityGroup : requested || undefined;
+    this.requireUnlocked(index, where, current?.securityGroup, element.opp === 'delete' ? undefined : securityGroup);
     if (element.opp === 'delete') {
       if (element.values !== undefined) refuse(`${where}: deleting a key takes no values`);
       if (current) this.keys.set(id, null);
@@ -135,6 +145,9 @@ class Transaction {
       if (value.hasValue) {
         const converted = valueToText(value.value, vdt);
         if (!converted.ok) refuse(`${at}: ${converted.problem}`);
+        if (securityGroup !== undefined && converted.text?.startsWith(SEALED_PREFIX)) {
+          refuse(`${at}: value is a sealed ciphertext (from an export made without the group's password); push the plain value`);
+        }
         text = converted.text;
       }
       values.set(cid, { context: existing?.context ?? context, value: text, active: value.active ?? true });
@@ -146,16 +159,31 @@ class Transaction {
       deprecated: element.deprecated ?? current?.deprecated ?? false,
       vdt,
       push: element.push ?? current?.push ?? true,
+      ...(securityGroup !== undefined ? { securityGroup } : {}),
       values: [...values.values()],
     });
     this.keyOrigin.set(id, `data[${index}]`);
   }
 
-  /** Security groups come with a later issue: until then no group exists. An empty name means none. */
-  private checkSecurityGroup(group: string | undefined, where: string): void {
-    if (!group) return;
+  /**
+   * The group an element asks for: undefined when it names none (the key or file keeps its
+   * group), '' for "no group", else the group's stored spelling.
+   */
+  private requestedGroup(group: string | undefined, where: string): string | undefined {
+    if (group === undefined || group === '') return group;
     if (!this.state.settings.securityEnabled) refuse(`${where}: security groups are off in this repository`);
-    refuse(`${where}: security group ${shown(group)} does not exist`);
+    const found = findGroup(this.state.securityGroups, group);
+    if (!found) refuse(`${where}: security group ${shown(group)} does not exist`);
+    return found.name;
+  }
+
+  /** Touching a secured key or file, or moving one into a group, needs that group's key. */
+  private requireUnlocked(index: number, where: string, ...groups: (string | undefined)[]): void {
+    for (const group of groups) {
+      if (group !== undefined && !this.options.unlocked?.(index, group)) {
+        refuse(`${where}: the password for security group ${shown(group)} is missing or wrong`);
+      }
+    }
   }
 
   private originsOf(id: string): Map<string, string> {
@@ -199,22 +227,29 @@ class Transaction {
     if (!normalized.ok) refuse(`data[${index}] file ${shown(element.file)}: ${normalized.problem}`);
     const path = normalized.path;
     const where = `data[${index}] file ${shown(path)}`;
-    this.checkSecurityGroup(element.securityGroup, where);
+    const requested = this.requestedGroup(element.securityGroup, where);
     if (element.context === undefined) refuse(`${where}: file has no context`);
     const context = this.parseContextOrRefuse(element.context, where);
     const id = fileId(path, contextId(context));
     const current = this.currentFile(id);
+    const securityGroup = requested === undefined ? current?.securityGroup : requested || undefined;
+    this.requireUnlocked(index, where, current?.securityGroup, element.opp === 'delete' ? undefined : securityGroup);
     this.fileOrigin.set(id, `data[${index}]`);
     if (element.opp === 'delete') {
       if (current) this.files.set(id, null);
       return;
     }
     if (element.content !== undefined && LONE_SURROGATE.test(element.content)) refuse(`${where}: content is not valid Unicode (a lone surrogate)`);
+    const content = element.content ?? current?.content ?? '';
+    if (securityGroup === undefined && content.startsWith(ENCRYPTED_FILE_MARK)) {
+      refuse(`${where}: content may not begin with ${ENCRYPTED_FILE_MARK}, which marks an encrypted file in git`);
+    }
     this.files.set(id, {
       path,
       context: current?.context ?? this.contextSpelling(context),
-      content: element.content ?? current?.content ?? '',
+      content,
       active: element.active ?? true,
+      ...(securityGroup !== undefined ? { securityGroup } : {}),
     });
   }
 
@@ -297,7 +332,7 @@ class Transaction {
   private checkTemplateReferences(): void {
     for (const [id, file] of this.files) {
       if (!file) continue;
-      for (const name of referencedKeys(file.content)) {
+      for (const name of templateReferences(file)) {
         if (!this.currentKey(keyId(name))) {
           refuse(`${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`);
         }
@@ -307,7 +342,7 @@ class Transaction {
     if (deleted.length === 0) return;
     const deletedSet = new Set(deleted);
     for (const file of this.finalFiles()) {
-      for (const name of referencedKeys(file.content)) {
+      for (const name of templateReferences(file)) {
         const id = keyId(name);
         if (deletedSet.has(id)) {
           refuse(`${this.keyOrigin.get(id)} key ${this.state.key(id)!.key}: cannot delete, file ${shown(file.path)} references it`);

@@ -3,6 +3,7 @@
  * values per context, and files per context. How it is laid out in git is the store's business.
  */
 import type { Context } from './context.js';
+import { referencedKeys } from './names.js';
 import type { ValueType } from './valueTypes.js';
 
 export interface RepoSettings {
@@ -35,6 +36,11 @@ export interface KeyRecord {
   readonly deprecated: boolean;
   readonly vdt: ValueType;
   readonly push: boolean;
+  /**
+   * The security group the key belongs to, if any. Its values are then stored sealed (see
+   * service/sealing.ts); the push works on them opened, for the groups the pusher unlocked.
+   */
+  readonly securityGroup?: string;
   /** Sorted by context identity. */
   readonly values: readonly StoredValue[];
 }
@@ -45,11 +51,32 @@ export interface FileRecord {
   readonly context: Context;
   readonly content: string;
   readonly active: boolean;
+  /** The security group the file belongs to, if any: its content is then stored sealed. */
+  readonly securityGroup?: string;
+  /**
+   * Set only while the content is sealed: the keys its template references, kept in the clear
+   * beside the ciphertext so that a key a secured file uses cannot be deleted under it.
+   */
+  readonly references?: readonly string[];
+}
+
+/**
+ * A security group as stored in the repository: its random data key, wrapped (AES-256-GCM)
+ * under a key derived from the group's password by scrypt. The wrapped key is also the password's
+ * verifier: only the right password opens it.
+ */
+export interface SecurityGroup {
+  readonly name: string;
+  /** Names the data key; changes with every password change. */
+  readonly keyId: string;
+  readonly kdf: { readonly name: 'scrypt'; readonly salt: string; readonly N: number; readonly r: number; readonly p: number };
+  readonly wrappedKey: string;
 }
 
 /** What a push needs to read of the state it starts from. */
 export interface RepositoryState {
   readonly settings: RepoSettings;
+  readonly securityGroups: readonly SecurityGroup[];
   /** A key by its id (lower-cased name). */
   key(id: string): KeyRecord | undefined;
   keys(): Iterable<KeyRecord>;
@@ -67,4 +94,11 @@ export function fileId(path: string, contextIdText: string): string {
 export interface PushChanges {
   readonly keys: ReadonlyMap<string, KeyRecord | null>;
   readonly files: ReadonlyMap<string, FileRecord | null>;
+  /** The new list of security groups, when it changes. */
+  readonly securityGroups?: readonly SecurityGroup[];
+}
+
+/** The keys a file's template references, also while its content is sealed. */
+export function templateReferences(file: FileRecord): readonly string[] {
+  return file.references ?? referencedKeys(file.content);
 }

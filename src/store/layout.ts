@@ -6,6 +6,11 @@
  *                                              xx = first two hex digits of sha1(lower-cased key name)
  *   files/<context>/<path>                     active files, raw content, one folder per context
  *   inactive-files/<context>/<path>            files whose `active` flag is false
+ *   security-groups.yaml                       security groups: name, key id, scrypt salt and
+ *                                              parameters, data key wrapped under the password
+ *
+ * A secured key's document names its group (`securityGroup:`) and holds its values sealed; a
+ * secured file's blob is a small YAML envelope (ENCRYPTED_FILE_MARK first) around its sealed content.
  *
  * `<key>` is the lower-cased key name; `<context>` is the context with `;` between items and `_`
  * for a wildcard (`Production;_`). Characters Windows forbids in names (`* : < > | ? "`), a
@@ -16,12 +21,14 @@ import * as crypto from 'node:crypto';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { WILDCARD, type Context } from '../domain/context.js';
-import type { FileRecord, KeyRecord, RepoSettings, StoredValue } from '../domain/model.js';
+import type { FileRecord, KeyRecord, RepoSettings, SecurityGroup, StoredValue } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
+import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { readYamlString, yamlNullableString, yamlString } from './yamlScalars.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
+export const SECURITY_GROUPS_FILE = 'security-groups.yaml';
 export const KEYS_FOLDER = 'keys';
 export const FILES_FOLDER = 'files';
 export const INACTIVE_FILES_FOLDER = 'inactive-files';
@@ -102,6 +109,7 @@ const keyDocument = z.strictObject({
   deprecated: z.boolean(),
   vdt: z.enum(VALUE_TYPES),
   push: z.boolean(),
+  securityGroup: z.string().optional(),
   values: z.array(
     z.strictObject({
       context: z.string(),
@@ -120,6 +128,7 @@ export function serializeKey(key: KeyRecord): string {
     `vdt: ${key.vdt}`,
     `push: ${key.push}`,
   ];
+  if (key.securityGroup !== undefined) lines.push(`securityGroup: ${yamlString(key.securityGroup)}`);
   if (key.values.length === 0) lines.push('values: []');
   else lines.push('values:');
   for (const v of key.values) {
@@ -179,11 +188,17 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
   const vdt = field(lines[3], 'vdt');
   const push = flag(field(lines[4], 'push'));
   if (key === undefined || readme === undefined || deprecated === undefined || push === undefined || !isValueType(vdt ?? '')) return undefined;
+  let at = 5;
+  let securityGroup: string | undefined;
+  if (lines[at].startsWith('securityGroup: ')) {
+    securityGroup = readYamlString(field(lines[at++], 'securityGroup'));
+    if (securityGroup === undefined) return undefined;
+  }
   const values: StoredValue[] = [];
-  if (lines[5] === 'values: []') {
-    if (lines.length !== 6) return undefined;
-  } else if (lines[5] === 'values:' && lines.length > 6 && (lines.length - 6) % 3 === 0) {
-    for (let i = 6; i < lines.length; i += 3) {
+  if (lines[at] === 'values: []') {
+    if (lines.length !== at + 1) return undefined;
+  } else if (lines[at] === 'values:' && lines.length > at + 1 && (lines.length - at - 1) % 3 === 0) {
+    for (let i = at + 1; i < lines.length; i += 3) {
       const context = readYamlString(field(lines[i], '  - context'));
       const rawValue = field(lines[i + 1], '    value');
       const value = rawValue === 'null' ? null : readYamlString(rawValue);
@@ -194,14 +209,69 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
   } else {
     return undefined;
   }
-  return { key, readme, deprecated, vdt: vdt as ValueType, push, values };
+  return { key, readme, deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup } : {}), values };
 }
 
 export function parseKey(text: string, what: string): KeyRecord {
   const canonical = parseCanonicalKey(text);
   if (canonical) return canonical;
-  const doc = parseYaml(text, keyDocument, what);
-  return { ...doc, values: doc.values.map((v) => ({ context: v.context.split(';'), value: v.value, active: v.active })) };
+  const { securityGroup, ...doc } = parseYaml(text, keyDocument, what);
+  return {
+    ...doc,
+    ...(securityGroup !== undefined ? { securityGroup } : {}),
+    values: doc.values.map((v) => ({ context: v.context.split(';'), value: v.value, active: v.active })),
+  };
+}
+
+// --- secured files ------------------------------------------------------------------------------
+
+
+const encryptedFileDocument = z.strictObject({
+  'cfghub-encrypted-file': z.literal('v1'),
+  securityGroup: z.string(),
+  references: z.array(z.string()),
+  content: z.string(),
+});
+
+/** The blob of a file: its content, or for a secured file the envelope around its sealed content. */
+export function serializeFileContent(file: FileRecord): string {
+  if (file.securityGroup === undefined) return file.content;
+  return [
+    ENCRYPTED_FILE_MARK,
+    `securityGroup: ${yamlString(file.securityGroup)}`,
+    `references: [${(file.references ?? []).map(yamlString).join(', ')}]`,
+    `content: ${yamlString(file.content)}`,
+    '',
+  ].join('\n');
+}
+
+/** The parts of a file record its blob holds. */
+export function parseFileContent(text: string, what: string): Pick<FileRecord, 'content' | 'securityGroup' | 'references'> {
+  if (!text.startsWith(`${ENCRYPTED_FILE_MARK}\n`)) return { content: text };
+  const doc = parseYaml(text, encryptedFileDocument, what);
+  return { content: doc.content, securityGroup: doc.securityGroup, references: doc.references };
+}
+
+// --- security groups ----------------------------------------------------------------------------
+
+const securityGroupsDocument = z.strictObject({
+  groups: z.array(
+    z.strictObject({
+      name: z.string(),
+      keyId: z.string().regex(/^[0-9a-f]{16}$/),
+      kdf: z.strictObject({ name: z.literal('scrypt'), salt: z.string(), N: z.number().int(), r: z.number().int(), p: z.number().int() }),
+      wrappedKey: z.string(),
+    }),
+  ),
+});
+
+export function serializeSecurityGroups(groups: readonly SecurityGroup[]): string {
+  const sorted = [...groups].sort((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : 1));
+  return `# Security groups. Each group's data key is stored only wrapped (AES-256-GCM) under a key derived\n# from the group's password by scrypt; see the README.\n${stringify({ groups: sorted })}`;
+}
+
+export function parseSecurityGroups(text: string): SecurityGroup[] {
+  return parseYaml(text, securityGroupsDocument, SECURITY_GROUPS_FILE).groups;
 }
 
 const settingsDocument = z.strictObject({

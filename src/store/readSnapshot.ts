@@ -13,14 +13,17 @@ import {
   keyPath,
   LayoutError,
   parseContextFolderName,
+  parseFileContent,
   parseKey,
+  parseSecurityGroups,
   parseSettings,
+  SECURITY_GROUPS_FILE,
   SETTINGS_FILE,
 } from './layout.js';
 import type { ObjectStore } from './objectStore.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
-const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 
 export async function readSnapshot(objects: ObjectStore, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {
@@ -34,6 +37,14 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
     const reusable = previous?.settings.levels.length === settings.levels.length ? previous : undefined;
     const levels = settings.levels.length;
 
+    const groupsEntry = byName.get(SECURITY_GROUPS_FILE);
+    if (groupsEntry && isTreeEntry(groupsEntry)) throw reader.problem(SECURITY_GROUPS_FILE, 'is a folder');
+    const securityGroups = !groupsEntry
+      ? []
+      : previous?.securityGroupsBlobId === groupsEntry.oid
+        ? previous.securityGroups
+        : reader.parse(SECURITY_GROUPS_FILE, parseSecurityGroups, await reader.object(groupsEntry.oid, 'blob', SECURITY_GROUPS_FILE));
+
     const shards = await reader.shards(byName.get(KEYS_FOLDER), levels, reusable);
     const { entries: fileEntries, treeIds } = await reader.files(
       [byName.get(FILES_FOLDER), byName.get(INACTIVE_FILES_FOLDER)],
@@ -46,6 +57,8 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
       otherRootEntries: root.filter((entry) => !MANAGED.has(entry.name)),
       settings,
       settingsBlobId: settingsEntry.oid,
+      securityGroups,
+      securityGroupsBlobId: groupsEntry?.oid,
       shards,
       keysTreeId: byName.get(KEYS_FOLDER)?.oid,
       fileEntries,
@@ -169,7 +182,8 @@ class SnapshotReader {
         if (context.length !== levels) throw this.problem(where, `is in context folder ${contextFolder}, which does not have ${levels} items as the repository's levels do`);
         const shape = { path: decodeFilePath(pathSegments), context, active: isActive };
         const reused = previousByBlob.get(`${blob.oid} ${entryKey(shape)}`);
-        const record: FileRecord = reused?.record ?? { ...shape, content: (await this.object(blob.oid, 'blob', where)).toString('utf8') };
+        const record: FileRecord =
+          reused?.record ?? { ...shape, ...this.parse(where, parseFileContent, await this.object(blob.oid, 'blob', where)) };
         entries.set(fileEntryId(record), { blobId: blob.oid, record });
       });
     }

@@ -4,7 +4,7 @@
  * with the snapshot they were derived from.
  */
 import { contextId } from '../domain/context.js';
-import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState } from '../domain/model.js';
+import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState, type SecurityGroup } from '../domain/model.js';
 import type { TreeEntry } from './gitObjects.js';
 import { keyShard } from './layout.js';
 
@@ -40,6 +40,9 @@ export interface SnapshotParts {
   readonly otherRootEntries: readonly TreeEntry[];
   readonly settings: RepoSettings;
   readonly settingsBlobId: string;
+  readonly securityGroups: readonly SecurityGroup[];
+  /** The blob `security-groups.yaml`, absent when the repository has no groups. */
+  readonly securityGroupsBlobId: string | undefined;
   readonly shards: ReadonlyMap<string, Shard>;
   /** The tree `keys`, absent when there are no keys. */
   readonly keysTreeId: string | undefined;

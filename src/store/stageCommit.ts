@@ -25,7 +25,10 @@ import {
   KEYS_FOLDER,
   keyFileName,
   keyShard,
+  SECURITY_GROUPS_FILE,
+  serializeFileContent,
   serializeKey,
+  serializeSecurityGroups,
   SETTINGS_FILE,
 } from './layout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
@@ -50,6 +53,14 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
   const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
 
   const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: base.settingsBlobId }];
+  const securityGroups = changes.securityGroups ?? base.securityGroups;
+  let securityGroupsBlobId = base.securityGroupsBlobId;
+  if (changes.securityGroups) {
+    const blob = securityGroups.length === 0 ? undefined : encodeObject('blob', Buffer.from(serializeSecurityGroups(securityGroups)));
+    if (blob && blob.oid !== base.securityGroupsBlobId) objects.push(blob);
+    securityGroupsBlobId = blob?.oid;
+  }
+  if (securityGroupsBlobId) root.push({ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: securityGroupsBlobId });
   let keysTreeId = base.keysTreeId;
   if (shards !== base.shards) {
     const keysTree = shards.size === 0 ? undefined : encodeObject(
@@ -79,6 +90,8 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
     ...base,
     commitId: commit.oid,
     treeId: rootTree.oid,
+    securityGroups,
+    securityGroupsBlobId,
     shards,
     keysTreeId,
     fileEntries,
@@ -143,7 +156,7 @@ function stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject
       continue;
     }
     const existing = base.fileEntries.get(id);
-    const blob = encodeObject('blob', Buffer.from(record.content, 'utf8'));
+    const blob = encodeObject('blob', Buffer.from(serializeFileContent(record), 'utf8'));
     if (blob.oid !== existing?.blobId) objects.push(blob);
     entries.set(id, { blobId: blob.oid, record });
   }

@@ -10,6 +10,7 @@ import {
   type PushChanges,
   type RepoSettings,
   type RepositoryState,
+  type SecurityGroup,
 } from '../../src/domain/model.js';
 import { keyId } from '../../src/domain/names.js';
 import type { FileElement, KeyElement, ValueElement } from '../../src/domain/pushRequest.js';
@@ -39,6 +40,7 @@ export class MapState implements RepositoryState {
     readonly settings: RepoSettings,
     keys: Iterable<KeyRecord> = [],
     files: Iterable<FileRecord> = [],
+    readonly securityGroups: readonly SecurityGroup[] = [],
   ) {
     this.keyMap = new Map([...keys].map((k) => [keyId(k.key), k]));
     this.fileMap = new Map([...files].map((f) => [fileId(f.path, contextId(f.context)), f]));
