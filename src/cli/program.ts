@@ -16,6 +16,8 @@ import { TokenStore } from '../store/tokenStore.js';
 import { serve } from './serve.js';
 import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
+import { addGroupCommands, readPasswordLines } from './groupCommands.js';
+import { groupKeyWithPassword } from '../service/securityGroups.js';
 
 function reposDir(option: string | undefined): string {
   return resolve(option ?? process.env.CFGHUB_REPOS ?? './repos');
@@ -129,13 +131,19 @@ export function buildProgram(): Command {
     .option('--name <label>', 'label of the token (else token-N)')
     .option('--expires <iso-8601>', 'when the token stops working')
     .option('--force-key-push', 'the token may write keys whose push flag is false')
+    .option('--security-group <group>', "the token reads and writes this group on its own; reads the group's password from standard input")
     .addOption(reposOption())
     .action(async (fullName: string, options) => {
       const { account, name } = parseFullName(fullName);
       const { registry, tokens } = stores(options.repos);
       const expires = options.expires === undefined ? undefined : parseDate(options.expires);
       const repository = requireRepository(registry, account, name);
-      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush) });
+      const groupKeys = [];
+      if (options.securityGroup !== undefined) {
+        const [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
+        groupKeys.push(await groupKeyWithPassword(repository, options.securityGroup, password));
+      }
+      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush), groupKeys });
       process.stdout.write(`${created.token}\n`);
       process.stderr.write(`cfghub: token ${created.label} for ${repository.fullName}; it is shown only this once\n`);
     });
@@ -163,6 +171,7 @@ export function buildProgram(): Command {
     });
   addTagCommands(program, reposOption, reposDir);
   addRollbackCommands(program, reposOption, reposDir);
+  addGroupCommands(program, reposOption, reposDir);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

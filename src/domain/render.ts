@@ -10,10 +10,15 @@ import type { FileRecord, KeyRecord, StoredValue } from './model.js';
 /** ConfigHub's marker for a reference without a value, kept so existing clients recognise it. */
 export const MISSING_VALUE = '[ ERROR: No property value resolved ]';
 export const MISSING_FILE = '[ ERROR: No file resolved ]';
+/** Stands for the value of a secured key whose group the reader has not unlocked. */
+export const ENCRYPTED_VALUE = '[ ERROR: Encrypted value, security group password required ]';
+/** Stands for an embedded secured file whose group the reader has not unlocked. */
+export const ENCRYPTED_FILE = '[ ERROR: Encrypted file, security group password required ]';
 
 export interface RenderSource {
   key(id: string): KeyRecord | undefined;
-  value(key: KeyRecord): StoredValue | undefined;
+  /** The value for the context, opened; 'locked' when it is sealed and the reader may not open it. */
+  value(key: KeyRecord): StoredValue | 'locked' | undefined;
   file(path: string): FileRecord | undefined;
 }
 
@@ -21,6 +26,8 @@ export interface RenderedFile {
   readonly content: string;
   /** Keys referenced (also through embedded files) that have no value for the context. */
   readonly unresolved: readonly string[];
+  /** Keys referenced whose value is sealed in a group the reader has not unlocked. */
+  readonly encrypted: readonly string[];
 }
 
 export class ReferenceCycleError extends Error {
@@ -32,23 +39,28 @@ export class ReferenceCycleError extends Error {
 
 export function renderFile(file: FileRecord, source: RenderSource): RenderedFile {
   const unresolved = new Set<string>();
-  const content = render(file, source, [file.path], unresolved);
-  return { content, unresolved: [...unresolved] };
+  const encrypted = new Set<string>();
+  const content = render(file, source, [file.path], { unresolved, encrypted });
+  return { content, unresolved: [...unresolved], encrypted: [...encrypted] };
 }
 
-function render(file: FileRecord, source: RenderSource, stack: string[], unresolved: Set<string>): string {
+function render(file: FileRecord, source: RenderSource, stack: string[], found: { unresolved: Set<string>; encrypted: Set<string> }): string {
   return file.content.replace(KEY_REFERENCE, (_match, name: string) => {
     const key = source.key(keyId(name));
     const value = key && source.value(key);
     if (!key || !value) {
-      unresolved.add(key?.key ?? name);
+      found.unresolved.add(key?.key ?? name);
       return MISSING_VALUE;
+    }
+    if (value === 'locked') {
+      found.encrypted.add(key.key);
+      return ENCRYPTED_VALUE;
     }
     if (key.vdt !== 'FileEmbed') return value.value ?? (key.vdt === 'FileRef' ? '' : 'null');
     if (value.value === null) return '';
     const path = value.value.startsWith('/') ? value.value.slice(1) : value.value;
     if (stack.includes(path)) throw new ReferenceCycleError([...stack, path]);
     const embedded = source.file(path);
-    return embedded ? render(embedded, source, [...stack, path], unresolved) : MISSING_FILE;
+    return embedded ? render(embedded, source, [...stack, path], found) : MISSING_FILE;
   });
 }

@@ -6,7 +6,8 @@
 import type { Request } from 'express';
 import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
-import { tokenBelongsTo } from '../service/tokens.js';
+import type { GroupKey } from '../service/sealing.js';
+import { tokenBelongsTo, tokenGroupKeys } from '../service/tokens.js';
 import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { TokenRecord } from '../store/tokenStore.js';
@@ -16,6 +17,8 @@ import { header } from './headers.js';
 export interface PushAccess {
   readonly repository: GitRepository;
   readonly token?: TokenRecord;
+  /** Keys of the security groups the token is bound to. */
+  readonly groupKeys?: readonly GroupKey[];
 }
 
 export type WriteAccess = (req: Request) => Promise<PushAccess>;
@@ -25,7 +28,7 @@ export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: Wri
     const presented = header(req, 'Client-Token');
     if (!presented) throw new ServiceError('unauthorized', `${req.method} ${req.path} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
-    return { repository: requireRepository(ctx.registry, token.account, token.repository), token };
+    return { repository: requireRepository(ctx.registry, token.account, token.repository), token, groupKeys: tokenGroupKeys(token, presented) };
   };
 
   const byPath: WriteAccess = async (req) => {
@@ -34,7 +37,7 @@ export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: Wri
     if (presented) {
       const token = ctx.tokens.authenticate(presented);
       if (!tokenBelongsTo(token, repository)) throw new ServiceError('forbidden', `the Client-Token is not a token of ${repository.fullName}`);
-      return { repository, token };
+      return { repository, token, groupKeys: tokenGroupKeys(token, presented) };
     }
     const settings = await settingsAt(repository, repository.head());
     if (!settings.tokenFreePush) {

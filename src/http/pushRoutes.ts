@@ -20,7 +20,7 @@ export function pushRoutes(ctx: AppContext): Router {
 
   const handle = (access: WriteAccess) => async (req: Request, res: Response) => {
     const version = clientVersion(req);
-    const { repository, token } = await access(req);
+    const { repository, token, groupKeys } = await access(req);
     requireJsonContentType(req, 'a push');
     const parsed = parsePushBody(parseJson(await readBody(req, res)));
     if (!parsed.ok) throw badRequest(`the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`, parsed.problems);
@@ -29,6 +29,7 @@ export function pushRoutes(ctx: AppContext): Router {
 
     const result = await push(repository, parsed.request, {
       forceKeyPush: token?.forceKeyPush ?? false,
+      groupKeys,
       tokenLabel: token?.label,
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,

@@ -7,7 +7,8 @@
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
-import { tokenBelongsTo } from '../service/tokens.js';
+import type { GroupKey } from '../service/sealing.js';
+import { tokenBelongsTo, tokenGroupKeys } from '../service/tokens.js';
 import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
@@ -21,8 +22,8 @@ export interface NamedRepository {
   readonly repository?: string;
 }
 
-/** The repository a read is allowed on, and its head as read once for this request. */
-export type ReadAccess = (req: IncomingMessage, named: NamedRepository) => Promise<{ repository: GitRepository; head: string }>;
+/** The repository a read is allowed on, its head as read once for this request, and the keys of the token's security groups. */
+export type ReadAccess = (req: IncomingMessage, named: NamedRepository) => Promise<{ repository: GitRepository; head: string; groupKeys?: readonly GroupKey[] }>;
 
 /** The access check of a read: the token form when the path names no repository, else the path form. */
 export function readAccess(ctx: AppContext): ReadAccess {
@@ -31,7 +32,7 @@ export function readAccess(ctx: AppContext): ReadAccess {
     if (!presented) throw new ServiceError('unauthorized', `${named.pathname} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
     const repository = requireRepository(ctx.registry, token.account, token.repository);
-    return { repository, head: repository.head() };
+    return { repository, head: repository.head(), groupKeys: tokenGroupKeys(token, presented) };
   };
 
   const byPath: ReadAccess = async (req, named) => {
@@ -41,7 +42,7 @@ export function readAccess(ctx: AppContext): ReadAccess {
     if (presented) {
       const token = ctx.tokens.authenticate(presented);
       if (!tokenBelongsTo(token, repository)) throw new ServiceError('forbidden', `the Client-Token is not a token of ${repository.fullName}`);
-      return { repository, head };
+      return { repository, head, groupKeys: tokenGroupKeys(token, presented) };
     }
     // Settings alone when the head breaks the layout rules, so history can show what went wrong.
     const settings = await settingsAt(repository, head);

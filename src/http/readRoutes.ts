@@ -20,6 +20,7 @@ import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
 import { readAccess } from './readAccess.js';
 import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
 import { beginRequest } from './requestLog.js';
+import { readerKeyRing } from './securityProfile.js';
 
 type Request = IncomingMessage;
 
@@ -149,12 +150,14 @@ export function readRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerR
     clientVersion(req);
     // decodeURIComponent throws URIError on a malformed escape: answered 400.
     const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
-    const { repository, head } = await access(req, named);
+    const { repository, head, groupKeys } = await access(req, named);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
-    const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ...endpoint.varies.map((h) => header(req, h) ?? '')].join('\0');
+    // Answers differ by the security groups the caller unlocked: the key names them (by a hash), never a password.
+    const ring = await readerKeyRing(req, repository, point.commitId, groupKeys ?? []);
+    const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ring.fingerprint(), ...endpoint.varies.map((h) => header(req, h) ?? '')].join('\0');
     let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;
     if (!answer) {
-      const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(point.commitId), repoDate: point.repoDate };
+      const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(point.commitId), repoDate: point.repoDate, ring };
       answer = await endpoint.build(req, target, isoSeconds(new Date()));
       if (endpoint.cacheable(req)) cache.set(key, answer);
     }

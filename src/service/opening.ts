@@ -7,7 +7,7 @@ import type { FileRecord, KeyRecord, PushChanges, RepositoryState, SecurityGroup
 import { keyId, referencedKeys } from '../domain/names.js';
 import type { Snapshot } from '../store/snapshot.js';
 import type { KeyRing } from './keyRing.js';
-import { fileIdentity, open, seal, valueIdentity, type GroupKey } from './sealing.js';
+import { fileIdentity, open, seal, sealedKeyId, valueIdentity, type GroupKey } from './sealing.js';
 
 /** A sealed text that does not open with its group's key: changed outside cfghub, or damaged. */
 export class DamagedSecretError extends Error {
@@ -97,9 +97,9 @@ export class OpenedState implements RepositoryState {
 }
 
 /**
- * The changes of a push with every secured key and file sealed for git. A value or file whose
- * plain text and group did not change keeps its ciphertext, so a push that changes nothing makes
- * no commit; anything else gets a fresh nonce.
+ * The changes of a push with every secured key and file sealed for git, with the ring's keys. A
+ * value or file whose plain text did not change and whose ciphertext is already under the same
+ * key keeps it, so a push that changes nothing makes no commit; anything else gets a fresh nonce.
  */
 export function sealChanges(changes: PushChanges, state: OpenedState, ring: KeyRing): PushChanges {
   const keys = new Map<string, KeyRecord | null>();
@@ -121,9 +121,10 @@ function sealKey(id: string, record: KeyRecord, state: OpenedState, ring: KeyRin
   const sealedBefore = state.base.key(id);
   const openedBefore = state.key(id);
   const unchanged = (cid: string, text: string) => {
-    if (sealedBefore?.securityGroup?.toLowerCase() !== record.securityGroup!.toLowerCase() || openedBefore === sealedBefore) return undefined;
-    const at = openedBefore?.values.findIndex((v) => contextId(v.context) === cid) ?? -1;
-    return at >= 0 && openedBefore!.values[at].value === text ? sealedBefore!.values[at].value : undefined;
+    if (!sealedBefore || !openedBefore || openedBefore === sealedBefore) return undefined;
+    const at = openedBefore.values.findIndex((v) => contextId(v.context) === cid);
+    const sealed = at >= 0 && openedBefore.values[at].value === text ? sealedBefore.values[at].value : null;
+    return sealed !== null && sealedKeyId(sealed) === groupKey.keyId ? sealed : undefined;
   };
   const values = record.values.map((value) => {
     if (value.value === null) return value;
@@ -138,7 +139,8 @@ function sealFile(id: string, record: FileRecord, state: OpenedState, ring: KeyR
   const sealedBefore = state.base.file(id);
   const openedBefore = state.file(id);
   const keep =
-    sealedBefore?.securityGroup?.toLowerCase() === record.securityGroup!.toLowerCase() &&
+    sealedBefore !== undefined &&
+    sealedKeyId(sealedBefore.content) === groupKey.keyId &&
     openedBefore !== sealedBefore &&
     openedBefore?.content === record.content;
   return {

@@ -8,11 +8,14 @@ import { formatContext, WILDCARD, type Context } from '../domain/context.js';
 import { globToRegExp } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
-import { renderFile, ReferenceCycleError, type RenderedFile } from '../domain/render.js';
+import { ENCRYPTED_FILE, renderFile, ReferenceCycleError, type RenderedFile } from '../domain/render.js';
 import { requestContext, resolveFile, resolveValue, type RequestContext } from '../domain/resolve.js';
 import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { ServiceError } from './errors.js';
+import { KeyRing } from './keyRing.js';
+import { openFile, openValue } from './opening.js';
+import { CIPHER } from './sealing.js';
 
 export interface PullOptions {
   readonly includeComments: boolean;
@@ -28,7 +31,12 @@ export interface ReadTarget {
   readonly snapshot: Snapshot;
   /** ISO date of the commit read, when the caller asked for the past (Tag, Repository-Date). */
   readonly repoDate?: string;
+  /** The security groups the caller unlocked: their keys and files are read opened, others sealed. */
+  readonly ring?: KeyRing;
 }
+
+/** How a sealed value or file is marked for a reader without its group's password (as ConfigHub does). */
+const SEALED_MARK = { encryption: true, cipher: CIPHER } as const;
 
 const byName = (a: string, b: string) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0);
 
@@ -38,27 +46,45 @@ function filesByPath(snapshot: Snapshot): Map<string, FileRecord[]> {
   return paths;
 }
 
-/** Renders every file that resolves for a context, by path. */
+/**
+ * Renders every file that resolves for a context, by path, opening what the ring unlocks: a
+ * `${ key }` of a key sealed in another group renders as ENCRYPTED_VALUE, never as its value.
+ */
 class ContextView {
   private readonly paths: Map<string, FileRecord[]>;
 
   constructor(
     private readonly snapshot: Snapshot,
     private readonly request: RequestContext,
+    private readonly ring: KeyRing,
   ) {
     this.paths = filesByPath(snapshot);
   }
 
+  /** The file variant that resolves for the context, sealed if it is secured. */
   file(path: string): FileRecord | undefined {
     return resolveFile(this.paths.get(path) ?? [], this.request);
+  }
+
+  /** The file opened, or undefined when it is sealed in a group the ring lacks. */
+  open(file: FileRecord): FileRecord | undefined {
+    return openFile(file, this.ring);
   }
 
   render(file: FileRecord): RenderedFile {
     try {
       return renderFile(file, {
         key: (id) => this.snapshot.key(id),
-        value: (key) => resolveValue(key, this.request),
-        file: (path) => this.file(path),
+        value: (key) => {
+          const value = resolveValue(key, this.request);
+          if (!value) return undefined;
+          const opened = openValue(key, value, this.ring);
+          return opened ? { ...value, value: opened.text } : 'locked';
+        },
+        file: (path) => {
+          const file = this.file(path);
+          return file && (this.open(file) ?? { ...file, content: ENCRYPTED_FILE, references: [] });
+        },
       });
     } catch (error) {
       if (error instanceof ReferenceCycleError) throw new ServiceError('invalid_argument', error.message);
@@ -66,11 +92,14 @@ class ContextView {
     }
   }
 
-  renderedFiles(): [string, RenderedFile][] {
-    const out: [string, RenderedFile][] = [];
+  /** Each path's file rendered, or, when it is sealed in a group the ring lacks, the sealed file. */
+  renderedFiles(): [string, RenderedFile | { sealed: FileRecord }][] {
+    const out: [string, RenderedFile | { sealed: FileRecord }][] = [];
     for (const path of [...this.paths.keys()].sort()) {
       const file = this.file(path);
-      if (file) out.push([path, this.render(file)]);
+      if (!file) continue;
+      const opened = this.open(file);
+      out.push([path, opened ? this.render(opened) : { sealed: file }]);
     }
     return out;
   }
@@ -88,15 +117,21 @@ function typedValue(key: KeyRecord, text: string | null): unknown {
 
 export function pullBody(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Record<string, unknown> {
   const request = requestContext(context);
-  const view = new ContextView(target.snapshot, request);
+  const ring = target.ring ?? KeyRing.EMPTY;
+  const view = new ContextView(target.snapshot, request, ring);
   const body: Record<string, unknown> = {};
   if (!options.noFiles) {
     const files: Record<string, unknown> = {};
     for (const [path, rendered] of view.renderedFiles()) {
+      if ('sealed' in rendered) {
+        files[path] = { ...SEALED_MARK, content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
+        continue;
+      }
       files[path] = {
         content: rendered.content,
         'content-type': contentTypeOf(path),
         ...(rendered.unresolved.length ? { unresolved: rendered.unresolved } : {}),
+        ...(rendered.encrypted.length ? { encrypted: rendered.encrypted } : {}),
       };
     }
     body.files = files;
@@ -107,11 +142,12 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
     for (const key of keys) {
       const value = resolveValue(key, request);
       if (!value) continue;
+      const opened = openValue(key, value, ring);
       properties[key.key] = {
         ...(key.vdt !== 'Text' ? { type: key.vdt } : {}),
         ...(key.deprecated ? { deprecated: true } : {}),
         ...(options.includeComments && key.readme.trim() ? { comment: key.readme } : {}),
-        val: typedValue(key, value.value),
+        ...(opened ? { val: typedValue(key, opened.text) } : { ...SEALED_MARK, val: value.value }),
         ...(options.includeValueContext ? { context: [...value.context] } : {}),
       };
     }
@@ -132,17 +168,28 @@ export interface RawFile {
 
 export function rawFile(target: ReadTarget, path: string, context: Context): RawFile {
   const normalized = path.startsWith('/') ? path.slice(1) : path;
-  const view = new ContextView(target.snapshot, requestContext(context));
+  const view = new ContextView(target.snapshot, requestContext(context), target.ring ?? KeyRing.EMPTY);
   const file = view.file(normalized);
   if (!file) throw new ServiceError('not_found', `no file ${normalized} resolves for context ${formatContext(context)}`);
-  const rendered = view.render(file);
+  const opened = view.open(file);
+  if (!opened) {
+    throw new ServiceError('forbidden', `file ${normalized} is in security group ${file.securityGroup}: send its password in Security-Profile-Auth, or use a token bound to the group`);
+  }
+  const rendered = view.render(opened);
   return { content: rendered.content, contentType: contentTypeOf(normalized), unresolved: rendered.unresolved };
 }
 
 export function keyDataBody(target: ReadTarget, name: string): Record<string, unknown> {
   const key = target.snapshot.key(keyId(name));
   if (!key) throw new ServiceError('not_found', `repository ${target.account}/${target.name} has no key ${name}`);
-  return { key: key.key, readme: key.readme, deprecated: key.deprecated, vdt: key.vdt, push: key.push };
+  return {
+    key: key.key,
+    readme: key.readme,
+    deprecated: key.deprecated,
+    vdt: key.vdt,
+    push: key.push,
+    ...(key.securityGroup !== undefined ? { securityGroup: key.securityGroup } : {}),
+  };
 }
 
 export interface InfoOptions {
@@ -187,7 +234,13 @@ export function infoBody(target: ReadTarget, options: InfoOptions): Record<strin
     body.files = [...snapshot.files()]
       .filter((file) => !pattern || pattern.test(file.path))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : byName(formatContext(a.context), formatContext(b.context))))
-      .map((file) => ({ name: file.path.slice(file.path.lastIndexOf('/') + 1), path: file.path, context: formatContext(file.context), active: file.active }));
+      .map((file) => ({
+        name: file.path.slice(file.path.lastIndexOf('/') + 1),
+        path: file.path,
+        context: formatContext(file.context),
+        active: file.active,
+        ...(file.securityGroup !== undefined ? { secureGroup: file.securityGroup } : {}),
+      }));
   }
   if (options.tags) {
     body.tags = options.tags.map((tag) => ({ name: tag.name, readme: tag.message, ts: Date.parse(tag.created), date: tag.created }));
@@ -200,8 +253,13 @@ export interface ExportOptions {
   readonly omitFiles: boolean;
 }
 
-/** The repository in the push format: pushing it into a repository with the same levels recreates it. */
+/**
+ * The repository in the push format: pushing it into a repository with the same levels (and
+ * groups) recreates it. Secured keys and files carry `securityGroup`; their values and content are
+ * plain for the groups the caller unlocked, else the sealed text (which a push refuses).
+ */
 export function exportBody(target: ReadTarget, options: ExportOptions): { data: Record<string, unknown>[] } {
+  const ring = target.ring ?? KeyRing.EMPTY;
   const data: Record<string, unknown>[] = [];
   for (const key of [...target.snapshot.keys()].sort((a, b) => byName(a.key, b.key))) {
     data.push({
@@ -210,12 +268,23 @@ export function exportBody(target: ReadTarget, options: ExportOptions): { data: 
       deprecated: key.deprecated,
       vdt: key.vdt,
       push: key.push,
-      ...(options.omitValues ? {} : { values: key.values.map((v) => ({ context: formatContext(v.context), value: v.value, active: v.active })) }),
+      ...(key.securityGroup !== undefined ? { securityGroup: key.securityGroup } : {}),
+      ...(options.omitValues
+        ? {}
+        : { values: key.values.map((v) => ({ context: formatContext(v.context), value: openValue(key, v, ring)?.text ?? v.value, active: v.active })) }),
     });
   }
   if (!options.omitFiles) {
     const files = [...target.snapshot.files()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    for (const file of files) data.push({ file: file.path, context: formatContext(file.context), content: file.content, active: file.active });
+    for (const file of files) {
+      data.push({
+        file: file.path,
+        context: formatContext(file.context),
+        content: (openFile(file, ring) ?? file).content,
+        active: file.active,
+        ...(file.securityGroup !== undefined ? { securityGroup: file.securityGroup } : {}),
+      });
+    }
   }
   return { data };
 }

@@ -8,6 +8,7 @@ import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../store
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
 import { isoSeconds } from '../domain/dates.js';
+import { unwrapForToken, wrapForToken, type GroupKey } from './sealing.js';
 
 export const TOKEN_PREFIX = 'cfg_';
 
@@ -19,6 +20,8 @@ export interface NewToken {
   readonly label?: string;
   readonly expires?: Date;
   readonly forceKeyPush?: boolean;
+  /** Opened keys of the security groups the token unlocks on its own. */
+  readonly groupKeys?: readonly GroupKey[];
 }
 
 /** What `token list` shows: never the token, never its hash. */
@@ -27,6 +30,7 @@ export interface TokenInfo {
   readonly created: string;
   readonly expires: string | null;
   readonly forceKeyPush: boolean;
+  readonly securityGroups: readonly string[];
   readonly revoked: string | null;
   readonly active: boolean;
 }
@@ -69,6 +73,7 @@ export class TokenService {
         expires: input.expires ? isoSeconds(input.expires) : null,
         forceKeyPush: input.forceKeyPush ?? false,
         revoked: null,
+        ...(input.groupKeys?.length ? { groups: input.groupKeys.map((key) => wrapForToken(token, key)) } : {}),
       };
       return { records: [...records, record], result: label };
     });
@@ -84,6 +89,7 @@ export class TokenService {
         created: r.created,
         expires: r.expires,
         forceKeyPush: r.forceKeyPush,
+        securityGroups: (r.groups ?? []).map((g) => g.group),
         revoked: r.revoked,
         active: isActive(r),
       }));
@@ -136,6 +142,11 @@ export class TokenService {
     }
     return found;
   }
+}
+
+/** The group keys a presented token holds (it authenticated as `record`). */
+export function tokenGroupKeys(record: TokenRecord, presented: string): GroupKey[] {
+  return (record.groups ?? []).map((held) => unwrapForToken(presented, held)).filter((key): key is GroupKey => key !== undefined);
 }
 
 function nextLabel(existing: readonly TokenRecord[]): string {

@@ -19,6 +19,8 @@ export const tokenRecordSchema = z.strictObject({
   expires: z.string().nullable(),
   forceKeyPush: z.boolean(),
   revoked: z.string().nullable(),
+  /** Keys of security groups the token is bound to, each wrapped under a key derived from the token. */
+  groups: z.array(z.strictObject({ group: z.string(), keyId: z.string(), wrappedKey: z.string() })).optional(),
 });
 
 export type TokenRecord = z.infer<typeof tokenRecordSchema>;
