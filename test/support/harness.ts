@@ -2,7 +2,7 @@
  * Test support: temporary repositories folders, the real server on a loopback port, the real
  * `cfghub` command as a child process, and the real git CLI to check what landed on disk.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -31,6 +31,23 @@ export interface CliResult {
 export function cli(repos: string, ...args: string[]): CliResult {
   const result = spawnSync(process.execPath, [CLI, ...args, '--repos', repos], { encoding: 'utf8' });
   return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs the built `cfghub` command with `input` on its standard input (passwords, one per line),
+ * without blocking this process: a server started by the test keeps serving meanwhile (a long
+ * synchronous wait lets its keep-alive timers and the client's race when it ends).
+ */
+export function cliWithInput(repos: string, input: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args, '--repos', repos], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input);
+  });
 }
 
 /** Like cli, but fails the test when the command fails; returns stdout. */
