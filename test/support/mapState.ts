@@ -74,7 +74,7 @@ export class MapState implements RepositoryState {
       if (record) files.set(id, record);
       else files.delete(id);
     }
-    return new MapState(this.settings, keys.values(), files.values());
+    return new MapState(this.settings, keys.values(), files.values(), this.securityGroups);
   }
 }
 

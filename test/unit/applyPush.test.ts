@@ -312,6 +312,38 @@ describe('keys', () => {
   });
 });
 
+describe('security groups', () => {
+  const group = { name: 'Secrets', keyId: '0123456789abcdef', kdf: { name: 'scrypt' as const, salt: 'c2FsdA==', N: 16384, r: 8, p: 1 }, wrappedKey: 'enc:v1:password:x:y' };
+  const withGroup = (keys = [keyRecord('secret', { securityGroup: 'Secrets', values: [{ context: ['*', '*'], value: 'plain', active: true }] })], files: FileRecord[] = []) =>
+    new MapState(settingsWith(LEVELS), keys, files, [group]);
+  const pushAs = (state: MapState, data: PushElement[], unlocked: boolean) =>
+    applyPush(state, { enableKeyCreation: true, data }, { forceKeyPush: false, unlocked: () => unlocked });
+
+  it('needs the group for any change to a secured key, and for moving a key in or out', () => {
+    const locked = 'data[0] key secret: the password for security group Secrets is missing or wrong';
+    for (const element of [keyEl('secret', { values: [valueEl('*;*', 'x')] }), keyEl('secret', { opp: 'delete' }), keyEl('secret', { readme: 'r' }), keyEl('secret', { securityGroup: '' })]) {
+      expect(pushAs(withGroup(), [element], false)).toEqual({ ok: false, reason: locked });
+      expect(pushAs(withGroup(), [element], true).ok).toBe(true);
+    }
+    expect(pushAs(withGroup(), [keyEl('open', { securityGroup: 'secrets', values: [valueEl('*;*', 'x')] })], false)).toEqual({
+      ok: false,
+      reason: 'data[0] key open: the password for security group Secrets is missing or wrong',
+    });
+    const moved = pushAs(withGroup(), [keyEl('new', { securityGroup: 'SECRETS', values: [valueEl('*;*', 'x')] }), keyEl('secret', { securityGroup: '' })], true);
+    if (!moved.ok) throw new Error(moved.reason);
+    expect(moved.changes.keys.get('new')?.securityGroup).toBe('Secrets');
+    expect(moved.changes.keys.get('secret')).not.toHaveProperty('securityGroup');
+  });
+
+  it('refuses a sealed value, plain file content that looks like an encrypted file, and deleting a key a sealed file uses', () => {
+    expect(pushAs(withGroup(), [keyEl('secret', { values: [valueEl('*;*', 'enc:v1:abc:def:ghi')] })], true)).toMatchObject({ ok: false, reason: expect.stringMatching(/sealed ciphertext/) });
+    expect(pushAs(withGroup(), [fileEl('f.txt', '*;*', { content: 'cfghub-encrypted-file: v1\nx' })], true)).toMatchObject({ ok: false, reason: expect.stringMatching(/marks an encrypted file/) });
+    const sealedFile: FileRecord = { path: 'f.txt', context: ['*', '*'], content: 'enc:v1:sealed', active: true, securityGroup: 'Secrets', references: ['used'] };
+    const state = withGroup([keyRecord('used')], [sealedFile]);
+    expect(pushAs(state, [keyEl('used', { opp: 'delete' })], false)).toEqual({ ok: false, reason: 'data[0] key used: cannot delete, file f.txt references it' });
+  });
+});
+
 describe('values', () => {
   it('identifies values by context without regard to case and keeps the first spelling', () => {
     const { after } = applied(empty(), [

@@ -21,6 +21,7 @@ const record: fc.Arbitrary<KeyRecord> = fc.record({
   deprecated: fc.boolean(),
   vdt: fc.constantFrom(...VALUE_TYPES),
   push: fc.boolean(),
+  securityGroup: fc.option(text, { nil: undefined }),
   values: fc.array(fc.record({ context: fc.array(item, { minLength: 1, maxLength: 4 }), value: fc.option(text, { nil: null }), active: fc.boolean() }), { maxLength: 4 }),
 });
 
