@@ -17,14 +17,16 @@ const MAX_KEPT = 1000;
 
 class PasswordCache {
   private readonly pepper = randomBytes(32);
-  private readonly entries = new Map<string, { key: GroupKey | undefined; until: number }>();
+  /** Derivations under way are kept too, so simultaneous requests with one password derive once. */
+  private readonly entries = new Map<string, { key: Promise<GroupKey | undefined>; until: number }>();
 
-  async unlock(scope: string, group: SecurityGroup, password: string): Promise<GroupKey | undefined> {
+  unlock(scope: string, group: SecurityGroup, password: string): Promise<GroupKey | undefined> {
     const id = secretLookupId(this.pepper, scope, group.name, group.keyId, group.wrappedKey, password);
     const now = Date.now();
     const kept = this.entries.get(id);
     if (kept && kept.until > now) return kept.key;
-    const key = await unlockWithPassword(group, password);
+    const key = unlockWithPassword(group, password);
+    key.catch(() => this.entries.delete(id));
     this.entries.delete(id);
     this.entries.set(id, { key, until: now + KEPT_MS });
     for (const [old, entry] of this.entries) {
@@ -80,8 +82,8 @@ export class KeyRing {
 }
 
 /**
- * The groups a password opens among `groups` (`scope` names the repository). With `names`, only
- * those groups are tried; unknown names and wrong passwords open nothing.
+ * The groups that (group name, password) attempts open among `groups` (`scope` names the
+ * repository); unknown names and wrong passwords open nothing.
  */
 export async function unlockWithPasswords(scope: string, groups: readonly SecurityGroup[], attempts: Iterable<{ group: string; password: string }>): Promise<KeyRing> {
   const opened: (GroupKey | undefined)[] = [];
