@@ -37,6 +37,16 @@ async function inHistory(repository: GitRepository, head: string, commitId: stri
   return false;
 }
 
+/**
+ * Secured keys and files are written only with their group's key (issue 7), which a revert does
+ * not have: it would put back ciphertexts made under a key the group may no longer hold.
+ */
+function securedReason(short: string, what: string, ...records: (KeyRecord | FileRecord | null | undefined)[]): string | undefined {
+  const group = records.find((record) => record?.securityGroup !== undefined)?.securityGroup;
+  if (group === undefined) return undefined;
+  return `cannot revert commit ${short}: ${what} is in security group ${group}; revert does not change secured keys and files, push them with the group's password`;
+}
+
 async function plan(repository: GitRepository, base: Snapshot, commitId: string, changes: TreeChanges, message: string): Promise<CommitPlan> {
   const short = commitId.slice(0, 12);
   if (!(await inHistory(repository, base.commitId, commitId))) {
@@ -44,6 +54,8 @@ async function plan(repository: GitRepository, base: Snapshot, commitId: string,
   }
   const keys = new Map<string, KeyRecord | null>();
   for (const change of changes.keys) {
+    const secured = securedReason(short, `key ${(change.after ?? change.before)!.key}`, change.before, change.after, base.key(change.id));
+    if (secured) return { ok: false, reason: secured };
     const reverted = revertKey(change.before, change.after, base.key(change.id) ?? null);
     if (!reverted.ok) return { ok: false, reason: `cannot revert commit ${short}: ${reverted.reason}` };
     keys.set(change.id, reverted.record);
@@ -56,7 +68,10 @@ async function plan(repository: GitRepository, base: Snapshot, commitId: string,
     if (head !== sideText(change.after)) {
       return { ok: false, reason: `cannot revert commit ${short}: file ${change.path} (context ${change.context.join(';')}) was changed again by a later commit` };
     }
-    files.set(change.id, change.before ? await fileRecord(repository, change, change.before) : null);
+    const before = change.before ? await fileRecord(repository, change, change.before) : null;
+    const secured = securedReason(short, `file ${change.path}`, before, entry?.record);
+    if (secured) return { ok: false, reason: secured };
+    files.set(change.id, before);
   }
   const broken = brokenReference(base, { keys, files });
   if (broken) return { ok: false, reason: `cannot revert commit ${short}: ${broken}` };

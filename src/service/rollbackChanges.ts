@@ -3,6 +3,7 @@
  * when they hold content that breaks the layout rules, and file contents read from their blobs.
  */
 import type { FileRecord } from '../domain/model.js';
+import { parseFileContent } from '../store/layout.js';
 import type { GitRepository } from '../store/repository.js';
 import type { FileChange, FileSide, TreeChanges } from '../store/treeDiff.js';
 import { changesBetween } from './commitChanges.js';
@@ -15,10 +16,10 @@ export async function readableChanges(repository: GitRepository, before: string 
   return changes;
 }
 
-/** The file variant as it is on one side of a change, with its content. */
+/** The file variant as it is on one side of a change, with its content (sealed, for a secured file). */
 export async function fileRecord(repository: GitRepository, change: FileChange, side: FileSide): Promise<FileRecord> {
   const blob = await repository.objects.read(side.blobId);
-  return { path: change.path, context: change.context, content: blob.content.toString('utf8'), active: side.active };
+  return { path: change.path, context: change.context, active: side.active, ...parseFileContent(blob.content.toString('utf8'), change.path) };
 }
 
 /** Ends a commit message's first paragraph with a sentence about the rollback, then the trailers. */

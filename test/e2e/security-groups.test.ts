@@ -362,6 +362,26 @@ describe('templates, the read cache and tokens', () => {
   });
 });
 
+describe('history: revert and restore', () => {
+  it('refuses to revert a commit that changed a secured key, and restores groups with the keys they sealed', async () => {
+    const repo = newRepository();
+    await createGroup(repo, 'secrets', PASSWORD);
+    await pushOk(repo, [{ key: 'k', securityGroup: 'secrets', password: PASSWORD, values: [{ context: ANY, value: 'first-secret' }] }]);
+    const first = git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
+    const second = await pushOk(repo, [{ key: 'k', password: PASSWORD, values: [{ context: ANY, value: 'second-secret' }] }]);
+
+    const reverted = cli(dir.path, 'revert', repo, second.replace(/"/g, ''));
+    expect(reverted.code).toBe(1);
+    expect(reverted.stderr).toMatch(/key k is in security group secrets; revert does not change secured keys/);
+
+    expect((await cliWithInput(dir.path, `${PASSWORD}\nnew-password-123\n`, 'group', 'passwd', repo, 'secrets')).code).toBe(0);
+    // Restoring the first commit brings back its ciphertexts and the group as it was then, so they open with its password of that time.
+    cliOk(dir.path, 'restore', repo, first);
+    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.k).toEqual({ val: 'first-secret' });
+    expect((await pull(repo, auth({ secrets: 'new-password-123' }))).json.properties.k.encryption).toBe(true);
+  });
+});
+
 describe('group commands', () => {
   it('reads the password from standard input only, 8 to 64 characters', async () => {
     const repo = newRepository();
