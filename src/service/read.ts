@@ -182,6 +182,11 @@ export function rawFile(target: ReadTarget, path: string, context: Context): Raw
 export function keyDataBody(target: ReadTarget, name: string): Record<string, unknown> {
   const key = target.snapshot.key(keyId(name));
   if (!key) throw new ServiceError('not_found', `repository ${target.account}/${target.name} has no key ${name}`);
+  return keyFields(key);
+}
+
+/** A key's own fields as keyData and export give them, in ConfigHub's order. */
+function keyFields(key: KeyRecord): Record<string, unknown> {
   return {
     key: key.key,
     readme: key.readme,
@@ -263,12 +268,7 @@ export function exportBody(target: ReadTarget, options: ExportOptions): { data: 
   const data: Record<string, unknown>[] = [];
   for (const key of [...target.snapshot.keys()].sort((a, b) => byName(a.key, b.key))) {
     data.push({
-      key: key.key,
-      readme: key.readme,
-      deprecated: key.deprecated,
-      vdt: key.vdt,
-      push: key.push,
-      ...(key.securityGroup !== undefined ? { securityGroup: key.securityGroup } : {}),
+      ...keyFields(key),
       ...(options.omitValues
         ? {}
         : { values: key.values.map((v) => ({ context: formatContext(v.context), value: openValue(key, v, ring)?.text ?? v.value, active: v.active })) }),
