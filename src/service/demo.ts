@@ -10,7 +10,7 @@ export const DEMO_ACCOUNT = 'demo';
 export const DEMO_NAME = 'HowItWorks';
 
 export async function ensureDemoRepository(registry: RepositoryRegistry): Promise<boolean> {
-  if (registry.find(DEMO_ACCOUNT, DEMO_NAME)) return false;
+  if (registry.find(DEMO_ACCOUNT, DEMO_NAME, { fresh: true })) return false;
   const repository = await createRepository(registry, {
     account: DEMO_ACCOUNT,
     name: DEMO_NAME,

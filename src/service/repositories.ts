@@ -53,7 +53,7 @@ export async function createRepository(registry: RepositoryRegistry, input: NewR
   const problem = nameProblem('account name', input.account) ?? nameProblem('repository name', input.name);
   if (problem) throw new ServiceError('invalid_argument', problem);
   checkLevels(input.levels);
-  if (registry.find(input.account, input.name)) {
+  if (registry.find(input.account, input.name, { fresh: true })) {
     throw new ServiceError('conflict', `repository ${input.account}/${input.name} already exists`);
   }
   const author = signature();
@@ -79,7 +79,7 @@ export async function createRepository(registry: RepositoryRegistry, input: NewR
     }
     throw error;
   }
-  return registry.find(account, input.name)!;
+  return registry.find(account, input.name, { fresh: true })!;
 }
 
 /** Finds a repository or raises not_found. */

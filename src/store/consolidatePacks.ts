@@ -62,6 +62,7 @@ export function geometricPrefix(sizes: readonly number[]): number {
 export async function consolidatePacks(store: ObjectStore): Promise<number> {
   const folder = store.packFolder;
   if (!fs.existsSync(folder)) return 0;
+  await store.settled(); // packs an earlier merge is still removing are not merged again
   const packs = mergeablePacks(folder);
   if (packs.length <= PACKS_BEFORE_MERGE) return 0;
   const chosen = packs.slice(0, Math.max(2, geometricPrefix(packs.map((p) => p.objects))));

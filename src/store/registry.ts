@@ -71,10 +71,14 @@ export class RepositoryRegistry {
     return realFolders(this.root).find((folder) => folder.toLowerCase() === account.toLowerCase());
   }
 
-  /** A repository by account and name (any case), or undefined if there is none. */
-  find(account: string, name: string): GitRepository | undefined {
+  /**
+   * A repository by account and name (any case), or undefined if there is none. A repository
+   * found before is returned without looking at the disk (reads check it through its head);
+   * `fresh` searches the folder again, for callers that must know it is there now (creation).
+   */
+  find(account: string, name: string, options: { fresh?: boolean } = {}): GitRepository | undefined {
     const asked = `${account}/${name}`.toLowerCase();
-    const known = this.found.get(asked);
+    const known = options.fresh ? undefined : this.found.get(asked);
     // No search and no syscall: the repository checks its folder is still in place whenever its
     // head ref changes (GitRepository.head), which a removed or swapped folder always shows as.
     if (known && !known.gone) return known;
