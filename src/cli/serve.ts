@@ -44,5 +44,6 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  registry.close();
   logger.info({ event: 'stopped' });
 }

@@ -102,12 +102,22 @@ export class RepositoryRegistry {
     return this.open({ account: accountFolder, name: entry.slice(0, -SUFFIX.length), gitdir: join(this.root, accountFolder, entry) });
   }
 
+  /** Stops watching the heads of the repositories opened (the server is shutting down). */
+  close(): void {
+    for (const repository of this.opened.values()) repository.close();
+  }
+
   /** The one long-lived GitRepository of a location (its caches live as long as the process). */
   open(location: RepositoryLocation): GitRepository {
     const id = `${location.account}/${location.name}`.toLowerCase();
     let repository = this.opened.get(id);
     if (!repository || repository.gitdir !== location.gitdir) {
-      repository = new GitRepository(location.account, location.name, location.gitdir, () => isRealFolder(location.gitdir), this.options.looseObjectLimit);
+      repository?.close();
+      repository = new GitRepository(location.account, location.name, location.gitdir, {
+        stillInPlace: () => isRealFolder(location.gitdir),
+        looseObjectLimit: this.options.looseObjectLimit,
+        root: this.root,
+      });
       this.opened.set(id, repository);
     }
     return repository;

@@ -3,9 +3,10 @@
  * in-process queue that serialises its writers (other processes are kept out by the ref lock).
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
+import { HeadWatch } from './headWatch.js';
 import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
@@ -25,6 +26,15 @@ export class RepositoryGoneError extends Error {
   }
 }
 
+export interface RepositoryOptions {
+  /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */
+  readonly stillInPlace?: () => boolean;
+  /** Loose objects (as `git gc --auto` estimates them) above which the repository is repacked; undefined: never. */
+  readonly looseObjectLimit?: number;
+  /** The folder the repository was found in (the registry's root): the head watch watches from there down. */
+  readonly root?: string;
+}
+
 export class GitRepository {
   readonly objects: ObjectStore;
   private queue: Promise<unknown> = Promise.resolve();
@@ -39,14 +49,16 @@ export class GitRepository {
     readonly account: string,
     readonly name: string,
     readonly gitdir: string,
-    /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */
-    private readonly stillInPlace: () => boolean = () => true,
-    /** Loose objects (as `git gc --auto` estimates them) above which the repository is repacked; undefined: never. */
-    private readonly looseObjectLimit?: number,
+    private readonly options: RepositoryOptions = {},
   ) {
     this.objects = new ObjectStore(gitdir);
     this.refPath = join(gitdir, BRANCH_REF);
+    this.headWatch = new HeadWatch(options.root ?? dirname(dirname(gitdir)), gitdir);
+    this.looseObjectLimit = options.looseObjectLimit;
   }
+
+  private readonly headWatch: HeadWatch;
+  private readonly looseObjectLimit: number | undefined;
 
   private readonly refPath: string;
   /** Set when the folder was found gone or swapped: the registry then searches again. */
@@ -57,22 +69,39 @@ export class GitRepository {
   }
 
   /**
-   * The current head commit. Checked on disk every time, so commits made by others show at once,
-   * but re-read only when the ref file changed: git and cfghub replace refs by rename, which gives
-   * the file a new inode. (A compare-and-swap always reads the ref itself, under the lock.)
-   * Whenever the ref file is not the one seen last, the folder is checked to be still in place
-   * first: a folder removed, or swapped for a symbolic link to another repository, shows as a new
-   * ref file, so reads of an unchanged head cost one stat and nothing more.
+   * The current head commit, so commits made by others show at once: as of the event loop's
+   * last poll phase, which every request passes before it is read. Read from disk only when the
+   * head may have changed since the last read: the head watch (inotify, see headWatch.ts) says
+   * so, or cannot tell. Then the ref file is stat'ed and re-read only when it is not the one
+   * seen last: git and cfghub replace refs by rename, which gives the file a new inode. (A
+   * compare-and-swap always reads the ref itself, under the lock.) Whenever the ref file is not
+   * the one seen last, the folder is checked to be still in place first: a folder removed, or
+   * swapped for a symbolic link to another repository, shows as a new ref file.
    */
   head(): string {
+    if (this.headSeen && this.headWatch.unchanged()) return this.headSeen.head;
+    this.headWatch.beginCheck();
+    try {
+      return this.readHead();
+    } catch (error) {
+      this.headWatch.invalidate();
+      throw error;
+    }
+  }
+
+  private readHead(): string {
     const stat = statSync(this.refPath, { bigint: true, throwIfNoEntry: false });
     const stamp = stat && `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
     if (stamp && this.headSeen?.stamp === stamp) return this.headSeen.head;
     this.headSeen = undefined;
-    this.gone = !this.stillInPlace();
-    if (this.gone) throw new RepositoryGoneError(this.fullName);
+    this.gone = !(this.options.stillInPlace?.() ?? true);
+    if (this.gone) {
+      this.headWatch.close();
+      throw new RepositoryGoneError(this.fullName);
+    }
     const head = readRef(this.gitdir, BRANCH_REF);
     if (!head) throw new LayoutError(`repository ${this.fullName} has no ${BRANCH_REF}`);
+    // Without a loose ref file (packed refs only) there is no file to watch: read every time.
     this.headSeen = stamp ? { stamp, head } : undefined;
     if (head !== this.headChecked) {
       // A new head may come from a plain-git writer, who leaves loose objects.
@@ -80,6 +109,11 @@ export class GitRepository {
       this.checkLooseObjects();
     }
     return head;
+  }
+
+  /** Stops watching the head (the repository is no longer served from this object). */
+  close(): void {
+    this.headWatch.close();
   }
 
   async headSnapshot(): Promise<Snapshot> {
@@ -150,7 +184,13 @@ export class GitRepository {
     if (lock.status === 'rejected') throw lock.reason;
     if (lock.value === 'locked') return { ok: false, why: 'locked' };
     faultPoint('lock-taken');
-    const update = await lock.value.swap(parent, written.value ? [this.objects.packFolder] : []);
+    let update: RefUpdate;
+    try {
+      update = await lock.value.swap(parent, written.value ? [this.objects.packFolder] : []);
+    } finally {
+      // Before the answer, not when inotify tells: the next read must see this commit.
+      this.headWatch.invalidate();
+    }
     if (update.ok) {
       faultPoint('lock-released');
       this.remember(staged.commitId!, Promise.resolve(staged.snapshot));

@@ -129,7 +129,10 @@ export async function startTestServer(
       await repository?.exclusive(async () => undefined);
       await repository?.objects.settled(); // old packs of a merge are removed after it
     },
-    close: () => running.close(),
+    close: async () => {
+      await running.close();
+      registry.close();
+    },
   };
 }
 

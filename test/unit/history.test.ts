@@ -9,6 +9,7 @@ import { parseIsoInstant } from '../../src/domain/dates.js';
 import { commitAtOrBefore, commitTimes } from '../../src/store/history.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
 import type { GitRepository } from '../../src/store/repository.js';
+import { pollPhase } from '../support/eventLoop.js';
 import { tempDir } from '../support/harness.js';
 
 const at = (iso: string) => new Date(iso);
@@ -36,8 +37,10 @@ describe('commitAtOrBefore', () => {
     });
   }
 
-  function moveMain(to: string): void {
+  /** Moves main with plain git, and lets the event loop read the head watch's events, as a server does before its next request. */
+  async function moveMain(to: string): Promise<void> {
     git(['update-ref', 'refs/heads/main', to]);
+    await pollPhase();
   }
 
   beforeAll(async () => {
@@ -48,7 +51,7 @@ describe('commitAtOrBefore', () => {
     commits.first = commitAt('2021-01-01T00:00:00Z', [], 'first');
     commits.second = commitAt('2021-06-01T12:00:00Z', [commits.first], 'second');
     commits.third = commitAt('2022-01-01T00:00:00Z', [commits.second], 'third');
-    moveMain(commits.third);
+    await moveMain(commits.third);
   });
   afterAll(() => dir.remove());
 
@@ -85,18 +88,18 @@ describe('commitAtOrBefore', () => {
 
   it('starts from the head as it is now: commits made by plain git show at once, and so does a reset', async () => {
     commits.fourth = commitAt('2023-01-01T00:00:00Z', [commits.third], 'fourth');
-    moveMain(commits.fourth);
+    await moveMain(commits.fourth);
     expect(await commitAtOrBefore(repository, at('2030-01-01T00:00:00Z'))).toBe(commits.fourth);
     expect(await commitAtOrBefore(repository, at('2022-06-01T00:00:00Z'))).toBe(commits.third);
-    moveMain(commits.second);
+    await moveMain(commits.second);
     expect(await commitAtOrBefore(repository, at('2030-01-01T00:00:00Z'))).toBe(commits.second);
-    moveMain(commits.fourth);
+    await moveMain(commits.fourth);
   });
 
   it('follows first parents only: a merged side branch is not on the timeline', async () => {
     const side = commitAt('2023-03-01T00:00:00Z', [commits.fourth], 'side');
     const merge = commitAt('2023-06-01T00:00:00Z', [commits.fourth, side], 'merge');
-    moveMain(merge);
+    await moveMain(merge);
     expect(await commitAtOrBefore(repository, at('2023-04-01T00:00:00Z'))).toBe(commits.fourth);
     expect(await commitAtOrBefore(repository, at('2023-06-01T00:00:00Z'))).toBe(merge);
   });
@@ -104,7 +107,7 @@ describe('commitAtOrBefore', () => {
   it('gives the newest commit at or before the instant on the first-parent line, even when clocks went backwards', async () => {
     // A commit whose committer clock was behind its parent's: from the head, it is the first at or before.
     const skewed = commitAt('2022-06-01T00:00:00Z', [git(['rev-parse', 'refs/heads/main'])], 'skewed clock');
-    moveMain(skewed);
+    await moveMain(skewed);
     expect(await commitAtOrBefore(repository, at('2023-01-01T00:00:00Z'))).toBe(skewed);
     expect(await commitAtOrBefore(repository, at('2022-05-31T23:59:59Z'))).toBe(commits.third);
   });
