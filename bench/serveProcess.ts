@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { track } from './childProcesses.js';
+import { stopChild, track } from './childProcesses.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.cjs', import.meta.url));
 /** Far beyond any plausible start; a server that takes longer has failed. */
@@ -67,3 +67,19 @@ export function listening(child: ServeProcess): Promise<{ url: string; at: numbe
   });
 }
 
+
+/**
+ * `cfghub serve` on a repositories folder in a child process, as a BenchServer: a client timing
+ * requests to it shares no event loop with the server, as no real client does.
+ */
+export async function serveInChild(reposRoot: string): Promise<{ url: string; close(): Promise<void> }> {
+  requireBuiltCli();
+  const child = spawnServe(reposRoot);
+  try {
+    const { url } = await listening(child);
+    return { url, close: () => stopChild(child) };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}

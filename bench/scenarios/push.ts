@@ -131,6 +131,7 @@ export async function runPushScenario(
     measurements,
     notes: [
       `${plan.rounds} timed rounds after ${plan.warmup} warm-up; in-process tree equal to git's after every round, HTTP tree equal at the end${etcd ? `; etcd: one transaction per round putting the changed keys' YAML documents (the bytes cfghub and git write) under their paths, into an etcd holding all ${fixture.keyCount.toLocaleString('en-US')} documents` : '; etcd not installed: no etcd row'}`,
+      `${OVER_HTTP}: \`cfghub serve\` in its own process (default logging), one client in this process posting one push after another (Node's fetch, keep-alive)`,
       `floors just before: write+fsync of a 300-byte file ${floor(fsync)}; spawning git from the reference's process (RSS ${spawnCost.residentMiB} MiB) ${floor(spawnCost.summary)}, 5 spawns per plumbing push; this process's RSS ${residentMiB()} MiB`,
     ],
   };
