@@ -4,8 +4,8 @@
  * Git, isomorphic-git and a clone read these packs like any others.
  */
 import { createHash } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
+import { compressObject } from './objectCompression.js';
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
 
@@ -60,7 +60,7 @@ export interface PackEntry {
 }
 
 export function packEntry(object: EncodedObject): PackEntry {
-  const bytes = Buffer.concat([entryHeader(object.type, object.content.length), deflateSync(object.content, { level: 1 })]);
+  const bytes = Buffer.concat([entryHeader(object.type, object.content.length), compressObject(object.content)]);
   return { oid: Buffer.from(object.oid, 'hex'), bytes, crc: crc32([bytes]) };
 }
 

@@ -1,0 +1,44 @@
+/**
+ * Objects framed as zlib stored blocks (src/store/objectCompression.ts) inflate back to their
+ * bytes with Node's zlib, which checks the Adler-32 too, at every size around the block limit;
+ * large objects are deflated.
+ */
+import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { inflateSync } from 'node:zlib';
+import fc from 'fast-check';
+import { adler32, compressObject, DEFLATE_FROM_BYTES, storedZlib } from '../../src/store/objectCompression.js';
+
+describe('storedZlib', () => {
+  for (const size of [0, 1, 1023, 1024, 1025, 65_534, 65_535, 65_536, 131_070, 131_071, 200_000]) {
+    it(`frames ${size} bytes so that zlib inflates them back`, () => {
+      const content = randomBytes(size);
+      const framed = storedZlib(content);
+      expect(inflateSync(framed).equals(content)).toBe(true);
+      expect(framed.length).toBe(2 + 5 * Math.max(1, Math.ceil(size / 65_535)) + size + 4);
+    });
+  }
+
+  it('ends with the Adler-32 zlib computes, for any bytes (all 0xff included: the largest sums)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 5_000 }), (bytes) => {
+        const content = Buffer.from(bytes);
+        expect(inflateSync(storedZlib(content)).equals(content)).toBe(true);
+      }),
+    );
+    const ones = Buffer.alloc(100_000, 0xff);
+    expect(inflateSync(storedZlib(ones)).equals(ones)).toBe(true);
+    expect(adler32(Buffer.from('Wikipedia'))).toBe(0x11e60398); // the example of RFC 1950's article
+  });
+});
+
+describe('compressObject', () => {
+  it('frames small objects and deflates large ones', () => {
+    const small = Buffer.alloc(DEFLATE_FROM_BYTES - 1, 'a');
+    const large = Buffer.alloc(DEFLATE_FROM_BYTES, 'a');
+    expect(compressObject(small).length).toBeGreaterThan(small.length);
+    expect(compressObject(large).length).toBeLessThan(large.length / 10);
+    expect(inflateSync(compressObject(small)).equals(small)).toBe(true);
+    expect(inflateSync(compressObject(large)).equals(large)).toBe(true);
+  });
+});
