@@ -8,8 +8,9 @@
  * into 10,000 keys; framing the same objects costs 0.4 ms. The price is disk: those objects take
  * about twice the bytes (a key document or tree of a few hundred bytes to 2 KiB). `git gc
  * --aggressive` or `git repack -a -d -F` recompresses a repository whenever its size matters.
+ * Reading such a stream back is a copy and a checksum (`inflateObject`), again without a zlib call.
  */
-import { deflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 
 /** From this size on, an object is deflated: one call's cost is small against the bytes it saves. */
 export const DEFLATE_FROM_BYTES = 8 * 1024;
@@ -60,4 +61,35 @@ export function adler32(data: Buffer): number {
     b %= MOD;
   }
   return ((b << 16) | a) >>> 0;
+}
+
+/**
+ * The data of a zlib stream that starts at `stream[0]` (what follows its end is ignored, as
+ * zlib does). Streams of stored blocks are copied out and their Adler-32 checked here; any
+ * other stream goes to zlib. A corrupt stream throws either way.
+ */
+export function inflateObject(stream: Buffer): Buffer {
+  const stored = storedBlocks(stream);
+  if (!stored) return inflateSync(stream);
+  const content = stored.length === 1 ? Buffer.from(stored[0]) : Buffer.concat(stored);
+  const end = 2 + stored.reduce((sum, block) => sum + 5 + block.length, 0);
+  if (end + 4 > stream.length || stream.readUInt32BE(end) !== adler32(content)) throw new Error('zlib stream: incorrect data check');
+  return content;
+}
+
+/** The blocks of a zlib stream made only of stored blocks (no dictionary), or undefined for any other stream. */
+function storedBlocks(stream: Buffer): Buffer[] | undefined {
+  if (stream.length < 7 || (stream[0] & 0x0f) !== 8 || stream[1] & 0x20 || ((stream[0] << 8) | stream[1]) % 31 !== 0) return undefined;
+  const blocks: Buffer[] = [];
+  let at = 2;
+  for (;;) {
+    if (at + 5 > stream.length) return undefined;
+    const head = stream[at];
+    if (head & 0x06) return undefined; // BTYPE not 00: compressed, zlib's work
+    const length = stream.readUInt16LE(at + 1);
+    if ((length ^ 0xffff) !== stream.readUInt16LE(at + 3) || at + 5 + length > stream.length) return undefined;
+    blocks.push(stream.subarray(at + 5, at + 5 + length));
+    at += 5 + length;
+    if (head & 1) return blocks; // BFINAL
+  }
 }

@@ -8,10 +8,10 @@
  * handle kept open, so a pack removed by a merge or `git repack` stays readable until closed.
  */
 import * as fs from 'node:fs';
-import { inflateSync } from 'node:zlib';
 import { applyDelta } from './delta.js';
 import type { ObjectType } from './gitObjects.js';
 import { PackIndex } from './packIndex.js';
+import { inflateObject } from './objectCompression.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -109,7 +109,7 @@ export class PackFile {
     const kind = (byte >> 4) & 7;
     let position = 1;
     while (byte & 0x80) byte = entry[position++];
-    if (TYPES[kind]) return { type: TYPES[kind], content: inflateSync(entry.subarray(position)) };
+    if (TYPES[kind]) return { type: TYPES[kind], content: inflateObject(entry.subarray(position)) };
 
     let base: StoredObject | undefined;
     if (kind === OFS_DELTA) {
@@ -129,7 +129,7 @@ export class PackFile {
     } else {
       throw new PackFormatError(`${this.name}: entry at ${offset} has the unknown type ${kind}`);
     }
-    return { type: base.type, content: applyDelta(base.content, inflateSync(entry.subarray(position))) };
+    return { type: base.type, content: applyDelta(base.content, inflateObject(entry.subarray(position))) };
   }
 
   private baseAt(offset: number, readBase: BaseReader): StoredObject {

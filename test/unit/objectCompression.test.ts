@@ -1,13 +1,14 @@
 /**
  * Objects framed as zlib stored blocks (src/store/objectCompression.ts) inflate back to their
  * bytes with Node's zlib, which checks the Adler-32 too, at every size around the block limit;
- * large objects are deflated.
+ * large objects are deflated. inflateObject reads both kinds back, ignores what follows a
+ * stream (the next pack entry) and refuses a corrupt one.
  */
 import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { inflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { adler32, compressObject, DEFLATE_FROM_BYTES, storedZlib } from '../../src/store/objectCompression.js';
+import { adler32, compressObject, DEFLATE_FROM_BYTES, inflateObject, storedZlib } from '../../src/store/objectCompression.js';
 
 describe('storedZlib', () => {
   for (const size of [0, 1, 1023, 1024, 1025, 65_534, 65_535, 65_536, 131_070, 131_071, 200_000]) {
@@ -40,5 +41,29 @@ describe('compressObject', () => {
     expect(compressObject(large).length).toBeLessThan(large.length / 10);
     expect(inflateSync(compressObject(small)).equals(small)).toBe(true);
     expect(inflateSync(compressObject(large)).equals(large)).toBe(true);
+  });
+});
+
+describe('inflateObject', () => {
+  const trailing = Buffer.from('next entry of the pack');
+
+  for (const size of [0, 1, 65_535, 65_536, 150_000]) {
+    it(`reads ${size} bytes back from stored blocks and from a deflated stream, with bytes after the stream`, () => {
+      const content = randomBytes(size);
+      expect(inflateObject(Buffer.concat([storedZlib(content), trailing])).equals(content)).toBe(true);
+      expect(inflateObject(Buffer.concat([deflateSync(content), trailing])).equals(content)).toBe(true);
+      expect(inflateObject(deflateSync(content, { level: 0 })).equals(content)).toBe(true); // zlib's own stored blocks
+    });
+  }
+
+  it('refuses stored blocks whose checksum does not match, or that end early', () => {
+    const stream = storedZlib(Buffer.from('key: value\n'));
+    const badSum = Buffer.from(stream);
+    badSum[badSum.length - 1] ^= 1;
+    expect(() => inflateObject(badSum)).toThrow();
+    const badData = Buffer.from(stream);
+    badData[8] ^= 1;
+    expect(() => inflateObject(badData)).toThrow();
+    expect(() => inflateObject(stream.subarray(0, stream.length - 6))).toThrow();
   });
 });
