@@ -26,8 +26,9 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (options.demo && (await ensureDemoRepository(registry))) {
     logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
   }
+  const tokens = new TokenService(new TokenStore(options.reposDir));
   const running = await startServer(
-    { registry, tokens: new TokenService(new TokenStore(options.reposDir)), logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
     options.port,
     options.host,
   );
@@ -45,5 +46,6 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.once('SIGTERM', stop);
   });
   registry.close();
+  tokens.close();
   logger.info({ event: 'stopped' });
 }

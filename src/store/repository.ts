@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
-import { HeadWatch } from './headWatch.js';
+import { ChangeWatch } from './changeWatch.js';
 import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
 import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
@@ -53,11 +53,11 @@ export class GitRepository {
   ) {
     this.objects = new ObjectStore(gitdir);
     this.refPath = join(gitdir, BRANCH_REF);
-    this.headWatch = new HeadWatch(options.root ?? dirname(dirname(gitdir)), gitdir);
+    this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.looseObjectLimit = options.looseObjectLimit;
   }
 
-  private readonly headWatch: HeadWatch;
+  private readonly headWatch: ChangeWatch;
   private readonly looseObjectLimit: number | undefined;
 
   private readonly refPath: string;
@@ -71,7 +71,7 @@ export class GitRepository {
   /**
    * The current head commit, so commits made by others show at once: as of the event loop's
    * last poll phase, which every request passes before it is read. Read from disk only when the
-   * head may have changed since the last read: the head watch (inotify, see headWatch.ts) says
+   * head may have changed since the last read: the head watch (inotify, see changeWatch.ts) says
    * so, or cannot tell. Then the ref file is stat'ed and re-read only when it is not the one
    * seen last: git and cfghub replace refs by rename, which gives the file a new inode. (A
    * compare-and-swap always reads the ref itself, under the lock.) Whenever the ref file is not

@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { ChangeWatch } from './changeWatch.js';
 import { fsyncFolder, writeFileAtomic } from './durableFs.js';
 
 export const tokenRecordSchema = z.strictObject({
@@ -38,27 +39,57 @@ export class TokenStoreBusyError extends Error {
 export class TokenStore {
   private readonly folder: string;
   private readonly path: string;
-  private cached: { stamp: string; records: readonly TokenRecord[] } | undefined;
+  private cached: { stamp: string; records: readonly TokenRecord[]; byHash: ReadonlyMap<string, TokenRecord> } | undefined;
+  private readonly watch: ChangeWatch;
 
   constructor(reposDir: string) {
     this.folder = join(reposDir, '.cfghub');
     this.path = join(this.folder, 'tokens.json');
+    this.watch = new ChangeWatch(reposDir, this.folder, ['tokens.json']);
   }
 
   /** Every token record, as on disk now. */
   all(): readonly TokenRecord[] {
+    return this.current()?.records ?? [];
+  }
+
+  /**
+   * The record whose `hash` this is, as on disk now. Looked up by the SHA-256 of the token:
+   * timing can tell something about a hash at most, which leads back to no token of 256 random bits.
+   */
+  byHash(hash: string): TokenRecord | undefined {
+    return this.current()?.byHash.get(hash);
+  }
+
+  /** Stops watching the token file (the server is shutting down). */
+  close(): void {
+    this.watch.close();
+  }
+
+  private current(): TokenStore['cached'] {
+    if (this.cached && this.watch.unchanged()) return this.cached;
+    this.watch.beginCheck();
     let stat: fs.Stats;
     try {
       stat = fs.statSync(this.path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      this.cached = undefined;
+      this.watch.invalidate();
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
     const stamp = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
     if (this.cached?.stamp !== stamp) {
-      this.cached = { stamp, records: fileSchema.parse(JSON.parse(fs.readFileSync(this.path, 'utf8'))).tokens };
+      try {
+        const records = fileSchema.parse(JSON.parse(fs.readFileSync(this.path, 'utf8'))).tokens;
+        this.cached = { stamp, records, byHash: new Map(records.map((record) => [record.hash, record])) };
+      } catch (error) {
+        this.cached = undefined;
+        this.watch.invalidate();
+        throw error;
+      }
     }
-    return this.cached.records;
+    return this.cached;
   }
 
   /** Replaces the records by `change(records)`, under the lock, durably. Returns what `change` returned. */
@@ -73,6 +104,8 @@ export class TokenStore {
       await fsyncFolder(this.folder);
       return result;
     } finally {
+      // Before the caller goes on, not when inotify tells: its next read must see this update.
+      this.cached = undefined;
       await fs.promises.unlink(lock).catch(() => undefined);
     }
   }

@@ -105,10 +105,11 @@ export async function startTestServer(
   });
   const logger = pino({ level: 'info' }, sink);
   const registry = new RepositoryRegistry(repos, { looseObjectLimit: options.looseObjectLimit });
+  const tokens = new TokenService(new TokenStore(repos));
   const running: RunningServer = await startServer(
     {
       registry,
-      tokens: new TokenService(new TokenStore(repos)),
+      tokens,
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     },
@@ -132,6 +133,7 @@ export async function startTestServer(
     close: async () => {
       await running.close();
       registry.close();
+      tokens.close();
     },
   };
 }

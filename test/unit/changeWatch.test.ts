@@ -1,6 +1,7 @@
 /**
- * The head watch (src/store/headWatch.ts) on real folders: it trusts a head read until the ref
- * file is replaced or a folder on the way to it moves, and never trusts one it cannot watch.
+ * The change watch (src/store/changeWatch.ts) on real folders: it trusts a head read until the
+ * ref file is replaced or a folder on the way to it moves, and never trusts one it cannot watch;
+ * watching named entries only (the token file), it ignores the others.
  * Through GitRepository: a commit made by plain git shows on the next read once the event loop
  * has passed its poll phase, as it always has by the time a request that follows the commit is read.
  */
@@ -9,13 +10,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HeadWatch, RECHECK_MS } from '../../src/store/headWatch.js';
+import { ChangeWatch, RECHECK_MS } from '../../src/store/changeWatch.js';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
 import { pollPhase } from '../support/eventLoop.js';
 
 let root: string;
-const watches: HeadWatch[] = [];
+const watches: ChangeWatch[] = [];
 afterEach(() => {
   for (const watch of watches.splice(0)) watch.close();
   rmSync(root, { recursive: true, force: true });
@@ -38,19 +39,19 @@ function replaceRef(ref: string, id: string): void {
   renameSync(`${ref}.lock`, ref);
 }
 
-function watchOf(gitdir: string, now: () => number = () => 0): HeadWatch {
-  const watch = new HeadWatch(root, gitdir, now);
+function watchOf(gitdir: string, now: () => number = () => 0): ChangeWatch {
+  const watch = ChangeWatch.ofHead(root, gitdir, now);
   watches.push(watch);
   return watch;
 }
 
 /** Waits until the watch no longer trusts its head (events arrive through the event loop). */
-async function untilChanged(watch: HeadWatch): Promise<boolean> {
+async function untilChanged(watch: ChangeWatch): Promise<boolean> {
   for (let i = 0; i < 200 && watch.unchanged(); i++) await new Promise((done) => setTimeout(done, 5));
   return !watch.unchanged();
 }
 
-describe('HeadWatch', () => {
+describe('ChangeWatch of a head ref', () => {
   it('trusts the head read until the ref file is replaced', async () => {
     const { gitdir, ref } = layout();
     const watch = watchOf(gitdir);
@@ -132,6 +133,25 @@ describe('HeadWatch', () => {
     watch.beginCheck();
     watch.invalidate();
     expect(watch.unchanged()).toBe(false);
+  });
+});
+
+describe('ChangeWatch of named entries', () => {
+  it('ignores other entries of the folder and sees the named one replaced', async () => {
+    root = mkdtempSync(join(tmpdir(), 'cfghub-changewatch-'));
+    const folder = join(root, '.cfghub');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'tokens.json'), '{}');
+    const watch = new ChangeWatch(root, folder, ['tokens.json'], () => 0);
+    watches.push(watch);
+    watch.beginCheck();
+    writeFileSync(join(folder, 'tokens.json.lock'), '');
+    writeFileSync(join(folder, 'other.json'), '{}');
+    await new Promise((done) => setTimeout(done, 100));
+    expect(watch.unchanged()).toBe(true);
+    writeFileSync(join(folder, 'tokens.json.tmp'), '{"tokens":[]}');
+    renameSync(join(folder, 'tokens.json.tmp'), join(folder, 'tokens.json'));
+    expect(await untilChanged(watch)).toBe(true);
   });
 });
 
