@@ -34,25 +34,34 @@ export class PackFormatError extends Error {
 export type BaseReader = (oid: Buffer) => StoredObject | undefined;
 
 interface PackBytes {
+  readonly length: number;
+  /** The whole pack is in memory: a slice may run past an entry's end at no cost. */
+  readonly inMemory: boolean;
   slice(start: number, end: number): Buffer;
   close(): void;
 }
 
-function openBytes(path: string): { bytes: PackBytes; length: number } {
+function inMemory(whole: Buffer): PackBytes {
+  return { length: whole.length, inMemory: true, slice: (start, end) => whole.subarray(start, end), close: () => undefined };
+}
+
+function openBytes(path: string, inMemoryLimit: number): { bytes: PackBytes; length: number } {
   const handle = fs.openSync(path, 'r');
   const length = fs.fstatSync(handle).size;
-  if (length <= IN_MEMORY_LIMIT) {
+  if (length <= inMemoryLimit) {
     const whole = Buffer.allocUnsafe(length);
     try {
       fs.readSync(handle, whole, 0, length, 0);
     } finally {
       fs.closeSync(handle);
     }
-    return { length, bytes: { slice: (start, end) => whole.subarray(start, end), close: () => undefined } };
+    return { length, bytes: inMemory(whole) };
   }
   return {
     length,
     bytes: {
+      length,
+      inMemory: false,
       slice(start, end) {
         const part = Buffer.allocUnsafe(end - start);
         fs.readSync(handle, part, 0, part.length, start);
@@ -74,12 +83,15 @@ export class PackFile {
 
   /** A pack this process has just written, read from the bytes it wrote. */
   static fromBuffers(name: string, pack: Buffer, index: Buffer): PackFile {
-    return new PackFile(name, new PackIndex(index, pack.length), { slice: (start, end) => pack.subarray(start, end), close: () => undefined });
+    return new PackFile(name, new PackIndex(index, pack.length), inMemory(pack));
   }
 
-  /** Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. */
-  static open(base: string, name: string): PackFile {
-    const { bytes, length } = openBytes(`${base}.pack`);
+  /**
+   * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. Packs up to
+   * `inMemoryLimit` bytes are read whole; larger ones entry by entry.
+   */
+  static open(base: string, name: string, inMemoryLimit = IN_MEMORY_LIMIT): PackFile {
+    const { bytes, length } = openBytes(`${base}.pack`, inMemoryLimit);
     try {
       return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), length), bytes);
     } catch (error) {
@@ -104,7 +116,9 @@ export class PackFile {
   }
 
   private readAt(offset: number, readBase: BaseReader): StoredObject {
-    const entry = this.bytes.slice(offset, this.index.endOf(offset));
+    // An entry's zlib stream ends by itself (what follows is ignored): from memory it is sliced to
+    // the pack's end, which spares finding the next entry; from disk only its own bytes are read.
+    const entry = this.bytes.slice(offset, this.bytes.inMemory ? this.bytes.length - 20 : this.index.endOf(offset));
     let byte = entry[0];
     const kind = (byte >> 4) & 7;
     let position = 1;

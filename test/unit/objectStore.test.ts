@@ -8,6 +8,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ObjectNotFoundError, ObjectStore } from '../../src/store/objectStore.js';
 import { applyDelta, DeltaFormatError } from '../../src/store/delta.js';
+import { PackFile } from '../../src/store/packFile.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 interface GitObject {
@@ -70,6 +71,26 @@ describe('ObjectStore reads what git wrote', () => {
     repo.git(['repack', '-adf', '--depth=50']);
     expect(deltaCount(repo)).toBeGreaterThan(20);
     await expectSameObjects(new ObjectStore(repo.gitdir), allObjects(repo));
+  });
+
+  it('reads a pack entry by entry from disk as it reads one held in memory', () => {
+    repo = tempGit();
+    importHistory(repo, 40);
+    repo.git(['repack', '-adf', '--depth=50']);
+    const folder = join(repo.gitdir, 'objects', 'pack');
+    const name = readdirSync(folder).find((entry) => entry.endsWith('.pack'))!.slice(0, -'.pack'.length);
+    for (const limit of [0, Number.MAX_SAFE_INTEGER]) {
+      const pack = PackFile.open(join(folder, name), name, limit);
+      try {
+        for (const object of allObjects(repo)) {
+          const read = pack.read(Buffer.from(object.oid, 'hex'), () => undefined)!;
+          expect(read.type, object.oid).toBe(object.type);
+          expect(read.content.equals(object.content), `${object.type} ${object.oid} (limit ${limit})`).toBe(true);
+        }
+      } finally {
+        pack.close();
+      }
+    }
   });
 
   it('reads packs with reference deltas', async () => {
