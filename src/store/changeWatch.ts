@@ -20,7 +20,7 @@
  * kernel dropped events (its queue overflowed).
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /** How long an unchanged file is trusted without looking at the disk, whatever the watches say. */
 export const RECHECK_MS = 1_000;
@@ -54,7 +54,7 @@ export class ChangeWatch {
   ) {
     root = resolve(root);
     const links: Link[] = [{ folder: resolve(folder) }];
-    for (let child = resolve(folder); dirname(child) !== child && child !== root && child.startsWith(root); child = dirname(child)) {
+    for (let child = resolve(folder); child.startsWith(root + sep); child = dirname(child)) {
       links.push({ folder: dirname(child), next: basename(child) });
     }
     this.links = links;
