@@ -54,11 +54,9 @@ export class GitRepository {
     this.objects = new ObjectStore(gitdir);
     this.refPath = join(gitdir, BRANCH_REF);
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
-    this.looseObjectLimit = options.looseObjectLimit;
   }
 
   private readonly headWatch: ChangeWatch;
-  private readonly looseObjectLimit: number | undefined;
 
   private readonly refPath: string;
   /** Set when the folder was found gone or swapped: the registry then searches again. */
@@ -220,8 +218,9 @@ export class GitRepository {
    * unreachable, are not counted again: the sample left behind is the new baseline).
    */
   private checkLooseObjects(): void {
-    if (this.looseObjectLimit === undefined || this.repackQueued) return;
-    if (looseObjectSample(this.gitdir) <= this.looseBaseline + samplePerLimit(this.looseObjectLimit)) return;
+    const limit = this.options.looseObjectLimit;
+    if (limit === undefined || this.repackQueued) return;
+    if (looseObjectSample(this.gitdir) <= this.looseBaseline + samplePerLimit(limit)) return;
     this.repackQueued = true;
     this.exclusive(async () => {
       try {
