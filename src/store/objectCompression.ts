@@ -73,7 +73,10 @@ export function inflateObject(stream: Buffer): Buffer {
   if (!stored) return inflateSync(stream);
   const content = stored.length === 1 ? Buffer.from(stored[0]) : Buffer.concat(stored);
   const end = 2 + stored.reduce((sum, block) => sum + 5 + block.length, 0);
-  if (end + 4 > stream.length || stream.readUInt32BE(end) !== adler32(content)) throw new Error('zlib stream: incorrect data check');
+  if (end + 4 > stream.length || stream.readUInt32BE(end) !== adler32(content)) {
+    // As zlib itself reports it, so callers handle a bad stored stream like a bad deflated one.
+    throw Object.assign(new Error('incorrect data check'), { code: 'Z_DATA_ERROR' });
+  }
   return content;
 }
 

@@ -45,7 +45,7 @@ function inMemory(whole: Buffer): PackBytes {
   return { length: whole.length, inMemory: true, slice: (start, end) => whole.subarray(start, end), close: () => undefined };
 }
 
-function openBytes(path: string, inMemoryLimit: number): { bytes: PackBytes; length: number } {
+function openBytes(path: string, inMemoryLimit: number): PackBytes {
   const handle = fs.openSync(path, 'r');
   const length = fs.fstatSync(handle).size;
   if (length <= inMemoryLimit) {
@@ -55,20 +55,17 @@ function openBytes(path: string, inMemoryLimit: number): { bytes: PackBytes; len
     } finally {
       fs.closeSync(handle);
     }
-    return { length, bytes: inMemory(whole) };
+    return inMemory(whole);
   }
   return {
     length,
-    bytes: {
-      length,
-      inMemory: false,
-      slice(start, end) {
-        const part = Buffer.allocUnsafe(end - start);
-        fs.readSync(handle, part, 0, part.length, start);
-        return part;
-      },
-      close: () => fs.closeSync(handle),
+    inMemory: false,
+    slice(start, end) {
+      const part = Buffer.allocUnsafe(end - start);
+      fs.readSync(handle, part, 0, part.length, start);
+      return part;
     },
+    close: () => fs.closeSync(handle),
   };
 }
 
@@ -91,9 +88,9 @@ export class PackFile {
    * `inMemoryLimit` bytes are read whole; larger ones entry by entry.
    */
   static open(base: string, name: string, inMemoryLimit = IN_MEMORY_LIMIT): PackFile {
-    const { bytes, length } = openBytes(`${base}.pack`, inMemoryLimit);
+    const bytes = openBytes(`${base}.pack`, inMemoryLimit);
     try {
-      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), length), bytes);
+      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), bytes.length), bytes);
     } catch (error) {
       bytes.close();
       throw error;
