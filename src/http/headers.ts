@@ -20,12 +20,16 @@ export function booleanHeader(req: IncomingMessage, name: string): boolean {
   return header(req, name)?.toLowerCase() === 'true';
 }
 
-/** `Client-Version: v<major>.<minor>`; absent means latest. The API is v1.x. */
+/**
+ * `Client-Version: v<major>.<minor>` (the seed's section 9) or `v<major>.<minor>.<patch>` (what the
+ * published ConfigHub Java client sends: `v1.3.0`); absent means latest. The API is v1.x.
+ * Returns the value exactly as sent, for the commit's trailer.
+ */
 export function clientVersion(req: IncomingMessage): string | undefined {
   const value = header(req, 'Client-Version');
   if (value === undefined) return undefined;
-  const match = /^v(\d{1,6})\.(\d{1,6})$/.exec(value);
-  if (!match) throw badRequest('Client-Version must look like v1.0');
+  const match = /^v(\d{1,6})\.(\d{1,6})(?:\.(\d{1,6}))?$/.exec(value);
+  if (!match) throw badRequest('Client-Version must look like v1.0 or v1.3.0');
   if (match[1] !== '1') throw badRequest(`Client-Version ${value} is not supported; this server speaks v1.x`);
   return value;
 }

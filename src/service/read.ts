@@ -35,8 +35,15 @@ export interface ReadTarget {
   readonly ring?: KeyRing;
 }
 
-/** How a sealed value or file is marked for a reader without its group's password (as ConfigHub does). */
-const SEALED_MARK = { encryption: true, cipher: CIPHER } as const;
+/**
+ * How a sealed value or file is marked for a reader without its group's password: `encryption`
+ * is the group's name, as ConfigHub's APIPull and FileHelper write it (`group.getName()`) and the
+ * Java client's getEncryptionGroup returns it.
+ */
+function sealedMark(group: string | undefined): { encryption: string; cipher: string } {
+  // Only a record in a group is ever sealed, so `group` is always set here.
+  return { encryption: group ?? '', cipher: CIPHER };
+}
 
 const byName = (a: string, b: string) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0);
 
@@ -124,7 +131,7 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
     const files: Record<string, unknown> = {};
     for (const [path, rendered] of view.renderedFiles()) {
       if ('sealed' in rendered) {
-        files[path] = { ...SEALED_MARK, content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
+        files[path] = { ...sealedMark(rendered.sealed.securityGroup), content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
         continue;
       }
       files[path] = {
@@ -147,7 +154,7 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
         ...(key.vdt !== 'Text' ? { type: key.vdt } : {}),
         ...(key.deprecated ? { deprecated: true } : {}),
         ...(options.includeComments && key.readme.trim() ? { comment: key.readme } : {}),
-        ...(opened ? { val: typedValue(key, opened.text) } : { ...SEALED_MARK, val: value.value }),
+        ...(opened ? { val: typedValue(key, opened.text) } : { ...sealedMark(key.securityGroup), val: value.value }),
         ...(options.includeValueContext ? { context: [...value.context] } : {}),
       };
     }

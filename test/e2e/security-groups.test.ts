@@ -118,12 +118,12 @@ describe('a new user: create a group, push a database password into it, clone, p
     git(gitdirOf(dir.path, repo), 'fsck', '--strict', '--no-progress');
   });
 
-  it('pulls the ciphertext with encryption and cipher without the password, and the plain value with it', async () => {
+  it('pulls the ciphertext marked with the group's name (encryption) and cipher without the password, and the plain value with it', async () => {
     const locked = await pull(repo);
     expect(locked.status).toBe(200);
-    expect(locked.json.properties['db.password']).toEqual({ encryption: true, cipher: 'AES-256-GCM', val: expect.stringMatching(/^enc:v1:/) });
+    expect(locked.json.properties['db.password']).toEqual({ encryption: 'secrets', cipher: 'AES-256-GCM', val: expect.stringMatching(/^enc:v1:/) });
     expect(locked.json.properties['db.host']).toEqual({ val: 'db.example.com' });
-    expect(locked.json.files['conf/key.pem']).toMatchObject({ encryption: true, cipher: 'AES-256-GCM', content: expect.stringMatching(/^enc:v1:/) });
+    expect(locked.json.files['conf/key.pem']).toMatchObject({ encryption: 'secrets', cipher: 'AES-256-GCM', content: expect.stringMatching(/^enc:v1:/) });
     expect(locked.text).not.toContain(DB_SECRET);
     expect(locked.text).not.toContain(FILE_SECRET);
 
@@ -137,7 +137,7 @@ describe('a new user: create a group, push a database password into it, clone, p
   it('ignores a wrong password or an unknown group on pull, and refuses a malformed header', async () => {
     for (const groups of [{ secrets: 'wrong-password' }, { other: PASSWORD }, {}] as Record<string, string>[]) {
       const answer = await pull(repo, auth(groups));
-      expect(answer.json.properties['db.password'].encryption).toBe(true);
+      expect(answer.json.properties['db.password'].encryption).toBe('secrets');
       expect(answer.text).not.toContain(DB_SECRET);
     }
     const malformed = await pull(repo, { 'Security-Profile-Auth': 'not json' });
@@ -246,7 +246,7 @@ describe('moving between groups and changing a password', () => {
     expect(inOps).toMatch(/securityGroup: ops/);
     expect(inOps.match(/enc:v1:([0-9a-f]{16})/)![1]).not.toBe(inSecrets.match(/enc:v1:([0-9a-f]{16})/)![1]);
     expect((await pull(repo, auth({ ops: OPS_PASSWORD }))).json.properties.moving).toEqual({ val: DB_SECRET });
-    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.moving.encryption).toBe(true);
+    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.moving.encryption).toBe('ops');
 
     await pushOk(repo, [{ key: 'moving', securityGroup: '', password: OPS_PASSWORD }]);
     const out = keyDocument(dir.path, repo, keyPath('moving'))!;
@@ -278,7 +278,7 @@ describe('moving between groups and changing a password', () => {
     expect(keyIdsAfter.size).toBe(1);
     expect([...keyIdsAfter][0]).not.toBe([...keyIdsBefore][0]);
 
-    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.b.encryption).toBe(true);
+    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.b.encryption).toBe('secrets');
     const opened = await pull(repo, auth({ secrets: 'new-password-123' }));
     expect(opened.json.properties).toEqual({ a: { val: 'secret-a' }, b: { val: 'secret-b2' } });
     expect(opened.json.files['f.txt'].content).toBe('secret-file');
@@ -352,7 +352,7 @@ describe('templates, the read cache and tokens', () => {
     // A token of the same repository without the group reads the ciphertext.
     const plain = cliOk(dir.path, 'token', 'create', repo, '--name', 'plain').trim();
     const other = await read(server.url, '/rest/pull', { Context: 'Prod;web', 'Client-Token': plain });
-    expect(other.json.properties['db.password'].encryption).toBe(true);
+    expect(other.json.properties['db.password'].encryption).toBe('secrets');
   });
 
   it('refuses a token for a group with a wrong password', async () => {
@@ -378,7 +378,7 @@ describe('history: revert and restore', () => {
     // Restoring the first commit brings back its ciphertexts and the group as it was then, so they open with its password of that time.
     cliOk(dir.path, 'restore', repo, first);
     expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.k).toEqual({ val: 'first-secret' });
-    expect((await pull(repo, auth({ secrets: 'new-password-123' }))).json.properties.k.encryption).toBe(true);
+    expect((await pull(repo, auth({ secrets: 'new-password-123' }))).json.properties.k.encryption).toBe('secrets');
   });
 });
 
