@@ -76,8 +76,9 @@ describe('GET /rest/info/all', () => {
 
   it('accepts Client-Version v1.x and an empty one, and refuses a malformed or other major version with 400', async () => {
     expect((await getJson(server.url, '/rest/info/all', { 'Client-Version': 'v1.2' })).status).toBe(200);
+    expect((await getJson(server.url, '/rest/info/all', { 'Client-Version': 'v1.3.0' })).status).toBe(200);
     expect((await getJson(server.url, '/rest/info/all', { 'Client-Version': '' })).status).toBe(200);
-    for (const version of ['junk', 'v2.0', '1.0']) {
+    for (const version of ['junk', 'v2.0', '1.0', 'v2.0.0', 'v1.3.0.1']) {
       const answer = await getJson(server.url, '/rest/info/all', { 'Client-Version': version });
       expect(answer.status).toBe(400);
       expect(answer.json).toMatchObject({ error: 'bad_request', message: expect.stringContaining('Client-Version') });

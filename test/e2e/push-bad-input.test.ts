@@ -433,12 +433,22 @@ describe('sizes', () => {
 });
 
 describe('Client-Version', () => {
-  it.each(['junk', 'v2.0', 'v0.9', 'v1', '1.0', 'v1.x'])('answers 400 to %s', async (version) => {
+  it.each(['junk', 'v2.0', 'v0.9', 'v1', '1.0', 'v1.x', 'v2.0.0', 'v1.3.0.1', 'v1.3.', 'v1.3.x', 'v1.3.0-beta', 'V1.3.0'])('answers 400 to %s', async (version) => {
     const answer = await unchanged(() =>
       toApp({ enableKeyCreation: true, data: [{ key: 'cv.key', values: [{ context: ANY, value: 'x' }] }] }, { 'Client-Version': version }),
     );
     expectError(answer, 400);
     expect(keyAtHead('cv.key')).toBeNull();
+  });
+
+  it('accepts v1.3.0, as the ConfigHub Java client sends it, and records it in the commit exactly as sent', async () => {
+    const answer = await toApp({ changeComment: 'from Java', enableKeyCreation: true, data: [{ key: 'cv.java', values: [{ context: ANY, value: 'java' }] }] }, { 'Client-Version': 'v1.3.0' });
+    expect(answer.status, answer.body).toBe(200);
+    expect(storedValue('cv.java')).toBe('java');
+    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe('v1.3.0');
+    const padded = await toApp({ changeComment: 'padded', data: [{ key: 'cv.java', values: [{ context: ANY, value: 'padded' }] }] }, { 'Client-Version': 'v1.03.007' });
+    expect(padded.status, padded.body).toBe(200);
+    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe('v1.03.007');
   });
 
   it('accepts v1.7, and an empty value as absent', async () => {

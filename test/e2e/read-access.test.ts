@@ -191,11 +191,12 @@ describe('bad headers', () => {
   });
 
   it.each(ENDPOINTS)('%s answers 400 for a malformed Client-Version or another major version, and reads v1.x', async (endpoint) => {
-    for (const version of ['junk', 'v2.0', '1.0', 'v1', 'v0.9']) {
+    for (const version of ['junk', 'v2.0', '1.0', 'v1', 'v0.9', 'v2.1.0', 'v1.3.0.0']) {
       const message = denied(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': version }), 400);
       expect(message, version).toMatch(/Client-Version/);
     }
     expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.7' }), endpoint, OPEN);
+    expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.3.0' }), endpoint, OPEN);
     expectRead(await get(endpoint, undefined, tokens[OPEN], { ...NEEDS, 'Client-Version': 'v1.0' }), endpoint, OPEN);
   });
 });

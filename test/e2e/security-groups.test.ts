@@ -118,7 +118,7 @@ describe('a new user: create a group, push a database password into it, clone, p
     git(gitdirOf(dir.path, repo), 'fsck', '--strict', '--no-progress');
   });
 
-  it('pulls the ciphertext marked with the group's name (encryption) and cipher without the password, and the plain value with it', async () => {
+  it('pulls the ciphertext marked with the group name (encryption) and cipher without the password, and the plain value with it', async () => {
     const locked = await pull(repo);
     expect(locked.status).toBe(200);
     expect(locked.json.properties['db.password']).toEqual({ encryption: 'secrets', cipher: 'AES-256-GCM', val: expect.stringMatching(/^enc:v1:/) });
