@@ -1,8 +1,9 @@
 /**
  * Request bodies of the write endpoints: read whole within the body limit (413 beyond it, before
- * parsing), sent as `application/json` (415 otherwise), parsed as JSON (400 otherwise).
+ * parsing), sent as `application/json` (415 otherwise), valid UTF-8 and JSON (400 otherwise).
  */
 import express, { type Request, type Response } from 'express';
+import { decodeUtf8Strict, InvalidUtf8Error } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
 
 /** Reads a body, raw, within `limit` bytes; an empty Buffer when there is none. */
@@ -20,9 +21,24 @@ export function requireJsonContentType(req: Request, what: string): void {
   if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what} must be sent with Content-Type: application/json`);
 }
 
+/**
+ * Every JSON body the server reads goes through here: decoded strictly (a body that is not valid
+ * UTF-8 is a 400 naming the first bad byte's offset, never stored with replacement characters),
+ * then parsed.
+ */
 export function parseJson(body: Buffer): unknown {
+  let text: string;
   try {
-    return JSON.parse(body.toString('utf8'));
+    text = decodeUtf8Strict(body);
+  } catch (error) {
+    if (!(error instanceof InvalidUtf8Error)) throw error;
+    throw badRequest(
+      `the body is not valid UTF-8: ${error.message}; send text as UTF-8, or escape each non-ASCII character as \\uXXXX inside JSON strings`,
+      [{ path: 'body', message: `not valid UTF-8 at byte offset ${error.offset}` }],
+    );
+  }
+  try {
+    return JSON.parse(text);
   } catch {
     throw badRequest('the body is not valid JSON');
   }

@@ -432,6 +432,42 @@ describe('sizes', () => {
   });
 });
 
+describe('bodies that are not valid UTF-8', () => {
+  /** A push body as the ConfigHub Java client writes it: `café` with é as its low byte alone (0xE9). */
+  const javaBody = (key: string) =>
+    Buffer.concat([Buffer.from(`{"enableKeyCreation":"true","data":[{"key":"${key}","values":[{"context":"*;*;*","value":"caf`, 'latin1'), Buffer.from([0xe9]), Buffer.from('"}]}]}')]);
+
+  it.each([
+    ['the path form', `/rest/push/${APP}`, () => ({})],
+    ['the token form', '/rest/push', () => ({ 'Client-Token': appToken })],
+  ])('refuses a push on %s with 400 naming the offset of the bad byte, and stores nothing', async (_, path, headers) => {
+    const body = javaBody('utf8.java');
+    const offset = body.indexOf(0xe9);
+    const answer = await unchanged(() => post(path, body, headers()));
+    const json = expectError(answer, 400);
+    expect(json.message).toMatch(/not valid UTF-8/);
+    expect(json.message).toContain(`byte 0xE9 at offset ${offset}`);
+    expect(json.details).toEqual([{ path: 'body', message: `not valid UTF-8 at byte offset ${offset}` }]);
+    expect(keyAtHead('utf8.java')).toBeNull();
+  });
+
+  it('stores the same text sent as UTF-8, or escaped as \\u00e9, unchanged', async () => {
+    const utf8 = await toApp(Buffer.from('{"enableKeyCreation":true,"data":[{"key":"utf8.sent","values":[{"context":"*;*;*","value":"café €"}]}]}', 'utf8'));
+    expect(utf8.status, utf8.body).toBe(200);
+    expect(storedValue('utf8.sent')).toBe('café €');
+    const escaped = await toApp(Buffer.from('{"enableKeyCreation":true,"data":[{"key":"utf8.escaped","values":[{"context":"*;*;*","value":"caf\\u00e9 \\u20ac"}]}]}', 'latin1'));
+    expect(escaped.status, escaped.body).toBe(200);
+    expect(storedValue('utf8.escaped')).toBe('café €');
+  });
+
+  it.each(['revert', 'restore'])('refuses a %s body with 400 naming the offset, and moves nothing', async (operation) => {
+    const body = Buffer.concat([Buffer.from(`{"changeComment":"r`), Buffer.from([0xe2, 0x82]), Buffer.from(`","commit":"x","to":"x"}`)]);
+    const answer = await unchanged(() => post(`/rest/${operation}/${APP}`, body));
+    const json = expectError(answer, 400);
+    expect(json.message).toContain(`byte 0xE2 at offset ${body.indexOf(0xe2)}`);
+  });
+});
+
 describe('Client-Version', () => {
   it.each(['junk', 'v2.0', 'v0.9', 'v1', '1.0', 'v1.x', 'v2.0.0', 'v1.3.0.1', 'v1.3.', 'v1.3.x', 'v1.3.0-beta', 'V1.3.0'])('answers 400 to %s', async (version) => {
     const answer = await unchanged(() =>
