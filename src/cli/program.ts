@@ -8,6 +8,7 @@ import { parseIsoInstant } from '../domain/dates.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
 import { listRepositories } from '../service/listing.js';
+import { unreadableLines } from './unreadable.js';
 import { createRepository, parseFullName, requireRepository } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
 import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../store/looseObjects.js';
@@ -119,8 +120,10 @@ export function buildProgram(): Command {
     .addOption(reposOption())
     .action(async (options) => {
       const { registry, tokens } = stores(options.repos);
-      const listing = await listRepositories(registry, tokens, (name) => process.stderr.write(`cfghub: repository ${name} cannot be read; its record says why\n`));
+      const listing = await listRepositories(registry, tokens, () => undefined);
       printJson(listing.records);
+      // Left out of the records, as from the HTTP listing; named here, where an operator looks.
+      for (const line of unreadableLines(listing.unreadable)) process.stderr.write(`${line}\n`);
     });
 
   const token = program.command('token').description('client tokens of a repository');

@@ -2,8 +2,9 @@
  * The repository listing (`GET /rest/info/all`, `cfghub repo list`): one record per repository,
  * computed from its current head, sorted by account then name (lower case, by code point).
  * A repository that cannot be read (a commit made with plain git that breaks the layout, say) is
- * listed with what is wrong instead of its counts, and reported to `onUnreadable`; it never hides
- * the others.
+ * left out of the records (contract section 5: every record carries every field the seed marks
+ * "always", which a client reading the fields relies on), reported to `onUnreadable`, and kept
+ * apart in `unreadable` with what is wrong, for the operator's tools; it never hides the others.
  */
 import { withoutPaths } from '../domain/reasons.js';
 import { LayoutError } from '../store/layout.js';
@@ -56,8 +57,15 @@ function byCodePoint(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+function byAccountThenName(a: { account: string; name: string }, b: { account: string; name: string }): number {
+  return byCodePoint(a.account.toLowerCase(), b.account.toLowerCase()) || byCodePoint(a.name.toLowerCase(), b.name.toLowerCase());
+}
+
 export interface Listing {
-  readonly records: (RepositoryRecord | UnreadableRecord)[];
+  /** The readable repositories' records, every field of the seed's section 2.1 present. */
+  readonly records: RepositoryRecord[];
+  /** The repositories left out of `records`, with what is wrong, in the same order. */
+  readonly unreadable: UnreadableRecord[];
   /**
    * Names every repository with its head and user count: equal fingerprints mean equal records,
    * so an adapter may reuse what it made of an earlier listing.
@@ -71,7 +79,8 @@ export async function listRepositories(
   onUnreadable: (repository: string, error: unknown) => void,
 ): Promise<Listing> {
   const userCounts = tokens.activeCounts();
-  const records: (RepositoryRecord | UnreadableRecord)[] = [];
+  const records: RepositoryRecord[] = [];
+  const unreadable: UnreadableRecord[] = [];
   const fingerprint: string[] = [];
   for (const location of registry.locations()) {
     const repository = registry.open(location);
@@ -99,11 +108,10 @@ export async function listRepositories(
       onUnreadable(repository.fullName, error);
       const record = unreadableRecord(repository.account, repository.name, error);
       fingerprint.push(`${location.gitdir}!${record.commit ?? ''}:${record.message}`);
-      records.push(record);
+      unreadable.push(record);
     }
   }
-  records.sort(
-    (a, b) => byCodePoint(a.account.toLowerCase(), b.account.toLowerCase()) || byCodePoint(a.name.toLowerCase(), b.name.toLowerCase()),
-  );
-  return { records, fingerprint: fingerprint.join('\n') };
+  records.sort(byAccountThenName);
+  unreadable.sort(byAccountThenName);
+  return { records, unreadable, fingerprint: fingerprint.join('\n') };
 }

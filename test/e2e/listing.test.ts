@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, getJson, git, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cli, cliOk, getJson, git, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
 let dir: ReturnType<typeof tempDir>;
 let server: TestServer;
@@ -27,6 +27,18 @@ const FIELD_ORDER = [
   'account', 'name', 'isPrivate', 'isPersonal', 'description', 'created', 'accessControlsEnabled', 'vdtEnabled',
   'securityEnabled', 'contextGroupsEnabled', 'keyCount', 'valueCount', 'userCount', 'context',
 ];
+
+/** The seed's section 2.1: every field marked "always", with its type; `description` optional. */
+function expectSeedShape(record: Record<string, unknown>): void {
+  const types: Record<string, string> = {
+    account: 'string', name: 'string', isPrivate: 'boolean', isPersonal: 'boolean', created: 'string', accessControlsEnabled: 'boolean',
+    vdtEnabled: 'boolean', securityEnabled: 'boolean', contextGroupsEnabled: 'boolean', keyCount: 'number', valueCount: 'number', userCount: 'number',
+  };
+  for (const [field, type] of Object.entries(types)) expect(typeof record[field], `${field} of ${JSON.stringify(record)}`).toBe(type);
+  expect(Array.isArray(record.context) && record.context.every((level) => typeof level === 'string'), JSON.stringify(record)).toBe(true);
+  expect(record.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  expect(Object.keys(record).every((field) => field in types || field === 'context' || field === 'description'), JSON.stringify(record)).toBe(true);
+}
 
 describe('GET /rest/info/all', () => {
   it('lists every repository sorted by account then name without regard to case, fields in the seed order', async () => {
@@ -102,7 +114,7 @@ describe('GET /rest/info/all', () => {
     expect(json[0]).toMatchObject({ name: 'Beta', keyCount: 1, valueCount: 1 });
   });
 
-  it('lists an unreadable repository with what is wrong, logs it without a path, and lists the others', async () => {
+  it('leaves an unreadable repository out, logs it without a path, lists the others, and repo list names it on stderr', async () => {
     mkdirSync(join(dir.path, 'broken', 'empty.git'), { recursive: true });
     cliOk(dir.path, 'repo', 'create', 'broken/badyaml', '--context', 'Env');
     const gitdir = gitdirOf(dir.path, 'broken/badyaml');
@@ -113,22 +125,21 @@ describe('GET /rest/info/all', () => {
     writeFileSync(join(dir.path, 'broken', 'not-a-repo.txt'), 'stray file');
     const { status, json } = await getJson(server.url, '/rest/info/all');
     expect(status).toBe(200);
-    expect(json.filter((r: { error?: string }) => !r.error).map((r: { name: string }) => r.name)).toEqual(['Beta', 'zed', 'one']);
-    const unreadable = json.filter((r: { error?: string }) => r.error);
-    expect(unreadable).toEqual([
-      {
-        account: 'broken',
-        name: 'badyaml',
-        error: 'repository_content_invalid',
-        message: expect.stringMatching(new RegExp(`^repository\\.yaml at commit ${commit.slice(0, 12)} is not valid YAML`)),
-        file: 'repository.yaml',
-        commit,
-      },
-      { account: 'broken', name: 'empty', error: 'repository_content_invalid', message: 'repository broken/empty has no refs/heads/main' },
-    ]);
-    expect(JSON.stringify(unreadable)).not.toContain(dir.path);
+    expect(json.map((r: { name: string }) => r.name)).toEqual(['Beta', 'zed', 'one']);
+    // Every record carries every field the seed marks "always", with its type.
+    for (const record of json) expectSeedShape(record);
     const warnings = server.logs.filter((line) => line.event === 'unreadable-repository');
     expect(warnings.map((line) => line.repository).sort()).toEqual(['broken/badyaml', 'broken/empty']);
+    expect(server.logText()).not.toContain(dir.path);
+
+    const listed = cli(dir.path, 'repo', 'list');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual(json);
+    expect(listed.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^cfghub: repository broken/badyaml is left out of the list: repository_content_invalid: repository\\.yaml at commit ${commit.slice(0, 12)} is not valid YAML.* \\(file repository\\.yaml, commit ${commit}\\)$`)),
+      'cfghub: repository broken/empty is left out of the list: repository_content_invalid: repository broken/empty has no refs/heads/main',
+    ]);
+    expect(listed.stderr).not.toContain(dir.path);
     expect(server.logText()).not.toContain(dir.path);
   });
 });

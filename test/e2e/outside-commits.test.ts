@@ -1,7 +1,7 @@
 /**
  * Commits made outside the service (issue 6, deliverable 5): plain git pushed into the bare
  * repository is served at once, without a restart; content that breaks the layout is reported by
- * the listing and by reads with the file and the commit, without hiding other repositories or
+ * reads with the file and the commit (and left out of the listing, logged, named by `repo list`), without hiding other repositories or
  * stopping the server, and a plain-git fix is served at once too.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
-import { cliOk, getJson, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cli, cliOk, getJson, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
 const GOOD = 'acme/good';
 const OTHER = 'acme/other';
@@ -139,7 +139,13 @@ describe('commits made with plain git', () => {
     expect(answer.json.message).toContain(commit.slice(0, 12));
     expect(answer.text).not.toContain(dir.path);
 
-    expect(await recordOf(GOOD)).toEqual({ account: 'acme', name: 'good', error: 'repository_content_invalid', message: answer.json.message, file, commit });
+    // The listing leaves it out (every record keeps the seed's fields) and logs it; `repo list` names it on stderr.
+    expect(await recordOf(GOOD)).toBeUndefined();
+    expect(server.logs.filter((line) => line.event === 'unreadable-repository' && line.repository === GOOD).length).toBeGreaterThan(0);
+    const listed = cli(dir.path, 'repo', 'list');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout).map((r: { name: string }) => r.name)).toEqual(['other']);
+    expect(listed.stderr).toContain(`repository acme/good is left out of the list: repository_content_invalid: ${answer.json.message} (file ${file}, commit ${commit})`);
     expect(await recordOf(OTHER)).toMatchObject({ keyCount: 0 });
     expect((await pull(OTHER)).status).toBe(200);
 
