@@ -289,8 +289,8 @@ describe('pushes of the ConfigHub Java client', () => {
     expect(error.error).toBe('bad_request');
     expect(error.message).toContain(`not valid UTF-8: byte 0xE9 at offset ${body.indexOf(0xe9)}`);
     expect(headOf(dir.path, REPO)).toBe(before);
-    // The README's advice: the same text escaped as \uXXXX lands.
-    const escaped = await javaPush(json.replace('é', '\\u00e9'));
+    // The README's advice: the application writes é as the text \u00e9; Gson escapes its backslash, so it lands as that text.
+    const escaped = await javaPush(JSON.stringify({ enableKeyCreation: true, data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'caf\\u00e9' }] }] }));
     expect(escaped.status).toBe(200);
   });
 });
@@ -328,7 +328,7 @@ describe('pulls of the ConfigHub Java client', () => {
       expect(config.properties.get('limits')?.value).toEqual({ max: '10', min: '1' });
       expect(config.properties.get('hosts')?.value).toEqual(['db1', 'db2']);
       expect(config.properties.get('timeout')?.value).toBe(30000000000n);
-      expect(config.properties.get('greeting')?.value).toBe('café');
+      expect(config.properties.get('greeting')?.value).toBe('caf\\u00e9'); // the escape text, for the application to unescape
       expect(encryptionGroup(config, 'db.password')).toBe(GROUP);
       expect(config.properties.get('db.password')?.value).toMatch(/^enc:v1:/);
       expect(config.files.get('conf/app.properties')).toBe('port=7000\nhosts=["db1","db2"]\n');
