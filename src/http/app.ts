@@ -20,6 +20,7 @@ import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
 import { readRoutes } from './readRoutes.js';
 import { rollbackRoutes } from './rollbackRoutes.js';
+import { uiRoutes } from './uiRoutes.js';
 import { beginRequest } from './requestLog.js';
 
 /** The express application: everything but the read endpoints. */
@@ -40,6 +41,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(pushRoutes(ctx));
   app.use(historyRoutes(ctx));
   app.use(rollbackRoutes(ctx));
+  app.use(uiRoutes(ctx)); // the web console: GET / and /ui/…
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

@@ -1,0 +1,343 @@
+/**
+ * The console's only way to the server: the public REST API, with the token the user signed in
+ * with. The token lives in sessionStorage (gone when the tab closes) and travels only in the
+ * `Client-Token` header, never in a URL.
+ *
+ * A session is a client token of one repository. An admin token (the admin API under
+ * /rest/admin, when it exists) would be a second `kind`, sent as its own header; nothing else in
+ * the console needs to change for it.
+ */
+
+export interface Session {
+  readonly kind: 'client';
+  readonly token: string;
+  readonly account: string;
+  readonly repository: string;
+}
+
+const STORAGE_KEY = 'cfghub.session';
+
+export function loadSession(): Session | undefined {
+  try {
+    const text = sessionStorage.getItem(STORAGE_KEY);
+    const parsed = text ? (JSON.parse(text) as Session) : undefined;
+    return parsed && parsed.kind === 'client' && typeof parsed.token === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function saveSession(session: Session | undefined): void {
+  if (session) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(session));
+  else sessionStorage.removeItem(STORAGE_KEY);
+}
+
+/** An answer other than 2xx, with the server's own message as it is. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface RepoRef {
+  readonly account: string;
+  readonly repository: string;
+}
+
+export const sameRepo = (a: RepoRef, b: RepoRef) =>
+  a.account.toLowerCase() === b.account.toLowerCase() && a.repository.toLowerCase() === b.repository.toLowerCase();
+
+const repoPath = (repo: RepoRef) => `${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;
+
+interface CallOptions {
+  readonly method?: 'GET' | 'POST';
+  readonly headers?: Record<string, string>;
+  readonly body?: unknown;
+  /** The repository the call is about: the session's token goes only to its own repository. */
+  readonly repo?: RepoRef;
+  /** A token to use instead of the session's (signing in). */
+  readonly token?: string;
+}
+
+export interface Answer<T> {
+  readonly status: number;
+  readonly etag: string | null;
+  readonly json: T;
+}
+
+let session: Session | undefined;
+export const setCurrentSession = (next: Session | undefined) => {
+  session = next;
+};
+
+export async function call<T = unknown>(path: string, options: CallOptions = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+  const token = options.token ?? (session && options.repo && sameRepo(session, options.repo) ? session.token : undefined);
+  if (token) headers['Client-Token'] = token;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      method: options.method ?? 'GET',
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      cache: 'no-store',
+      credentials: 'omit',
+    });
+  } catch {
+    throw new ApiError(0, 'unreachable', 'The server did not answer. Is cfghub running?');
+  }
+  const text = await response.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (response.status >= 400) {
+    const body = json as { error?: string; message?: string } | undefined;
+    throw new ApiError(response.status, body?.error ?? `http_${response.status}`, body?.message ?? `${response.status} ${response.statusText}`, json);
+  }
+  return { status: response.status, etag: response.headers.get('ETag'), json: json as T };
+}
+
+// ---- the endpoints the console uses (README "HTTP API") ----
+
+export interface RepositoryRecord {
+  account: string;
+  name: string;
+  isPrivate: boolean;
+  isPersonal: boolean;
+  description?: string;
+  created: string;
+  accessControlsEnabled: boolean;
+  vdtEnabled: boolean;
+  securityEnabled: boolean;
+  contextGroupsEnabled: boolean;
+  keyCount: number;
+  valueCount: number;
+  userCount: number;
+  context: string[];
+  error?: string;
+  message?: string;
+}
+
+export const listRepositories = () => call<RepositoryRecord[]>('/rest/info/all').then((a) => a.json);
+
+export interface TagInfo {
+  name: string;
+  readme: string;
+  date: string;
+}
+
+export interface FileInfo {
+  name: string;
+  path: string;
+  context: string;
+  active: boolean;
+  secureGroup?: string;
+}
+
+export interface RepoInfo {
+  account: string;
+  repository: string;
+  context: string[];
+  contextElements: Record<string, string[]>;
+  files: FileInfo[];
+  tags: TagInfo[];
+}
+
+export const repoInfo = (repo: RepoRef) =>
+  call<RepoInfo>(`/rest/info/${repoPath(repo)}`, { repo, headers: { 'Context-Elements': 'true', Files: 'true', Tags: 'true' } }).then((a) => a.json);
+
+/** Which repository a token belongs to: `/rest/info` on the token form names it. */
+export const whoseToken = (token: string) => call<{ account: string; repository: string }>('/rest/info', { token }).then((a) => a.json);
+
+export interface ExportedValue {
+  context: string;
+  value: string | null;
+  active: boolean;
+}
+
+export interface ExportedKey {
+  key: string;
+  readme: string;
+  deprecated: boolean;
+  vdt: string;
+  push: boolean;
+  securityGroup?: string;
+  values: ExportedValue[];
+}
+
+export interface ExportedFile {
+  file: string;
+  context: string;
+  content: string;
+  active: boolean;
+  securityGroup?: string;
+}
+
+export async function exportRepo(repo: RepoRef): Promise<{ keys: ExportedKey[]; files: ExportedFile[] }> {
+  const answer = await call<{ data: (ExportedKey | ExportedFile)[] }>(`/rest/export/${repoPath(repo)}`, { repo });
+  const keys: ExportedKey[] = [];
+  const files: ExportedFile[] = [];
+  for (const element of answer.json.data) {
+    if ('key' in element) keys.push(element);
+    else files.push(element);
+  }
+  return { keys, files };
+}
+
+export interface PulledProperty {
+  val: unknown;
+  type?: string;
+  deprecated?: boolean;
+  comment?: string;
+  context?: string[];
+  encryption?: boolean;
+}
+
+export interface PulledFile {
+  content: string;
+  'content-type': string;
+  unresolved?: string[];
+  encrypted?: string[];
+  encryption?: boolean;
+}
+
+export interface Pull {
+  properties: Record<string, PulledProperty>;
+  files: Record<string, PulledFile>;
+  context: string;
+}
+
+export const pull = (repo: RepoRef, context: string) =>
+  call<Pull>(`/rest/pull/${repoPath(repo)}`, {
+    repo,
+    headers: { Context: context, 'Include-Value-Context': 'true', 'Include-Comments': 'true' },
+  }).then((a) => a.json);
+
+export interface ValueState {
+  value: string | null;
+  active: boolean;
+}
+
+export interface ValueChange {
+  context: string;
+  change: 'added' | 'modified' | 'deleted';
+  before?: ValueState;
+  after?: ValueState;
+}
+
+export interface KeyChange {
+  key: string;
+  change: 'added' | 'modified' | 'deleted';
+  fields?: Record<string, { before: unknown; after: unknown }>;
+  values?: ValueChange[];
+}
+
+export interface FileChange {
+  path: string;
+  context: string;
+  change: 'added' | 'modified' | 'deleted';
+  active: boolean;
+}
+
+export interface Changes {
+  keys?: KeyChange[];
+  files?: FileChange[];
+  settings?: boolean;
+  other?: string[];
+  problems?: string[];
+}
+
+export interface Commit extends Changes {
+  id: string;
+  date: string;
+  comment: string;
+  applicationName?: string;
+  token?: string;
+  author: { name: string; email: string };
+}
+
+export interface HistoryPage {
+  head: string;
+  commits: Commit[];
+  nextBefore?: string;
+}
+
+export const history = (repo: RepoRef, before?: string, limit = 20) =>
+  call<HistoryPage>(`/rest/history/${repoPath(repo)}?limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ''}`, { repo }).then((a) => a.json);
+
+export interface ResolvedDiff {
+  context: string;
+  properties: {
+    added: Record<string, { val: unknown }>;
+    changed: Record<string, { before: { val: unknown }; after: { val: unknown } }>;
+    removed: Record<string, { val: unknown }>;
+  };
+  files: {
+    added?: Record<string, { content: string }>;
+    changed?: Record<string, { before: { content: string }; after: { content: string } }>;
+    removed?: Record<string, { content: string }>;
+  };
+}
+
+export interface Diff extends Changes {
+  from: string;
+  to: string;
+  resolved?: ResolvedDiff;
+}
+
+export function diff(repo: RepoRef, from: string, to: string, context: string | undefined) {
+  const headers: Record<string, string> = { From: from };
+  if (to) headers.To = to;
+  if (context) headers.Context = context;
+  return call<Diff>(`/rest/diff/${repoPath(repo)}`, { repo, headers }).then((a) => a.json);
+}
+
+export interface PushOutcome {
+  /** The new head (or the unchanged one) after a 200. */
+  readonly commit?: string;
+  /** A 304's reason, from its ETag. */
+  readonly refusal?: string;
+}
+
+const unquote = (etag: string | null) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
+
+/** A push: 200 with the commit, or 304 with the reason (a refusal changes nothing). */
+export async function pushChanges(repo: RepoRef, body: unknown): Promise<PushOutcome> {
+  const answer = await call(`/rest/push/${repoPath(repo)}`, {
+    repo,
+    method: 'POST',
+    body,
+    headers: { 'Application-Name': 'cfghub-console' },
+  });
+  if (answer.status === 304) return { refusal: unquote(answer.etag) || 'the push was refused (no reason given)' };
+  return { commit: unquote(answer.etag) };
+}
+
+export async function revert(repo: RepoRef, commit: string, comment?: string): Promise<PushOutcome> {
+  const answer = await call(`/rest/revert/${repoPath(repo)}`, {
+    repo,
+    method: 'POST',
+    body: { commit, ...(comment ? { changeComment: comment } : {}) },
+    headers: { 'Application-Name': 'cfghub-console' },
+  });
+  return { commit: unquote(answer.etag) };
+}
+
+export async function restore(repo: RepoRef, to: string, comment?: string): Promise<PushOutcome> {
+  const answer = await call(`/rest/restore/${repoPath(repo)}`, {
+    repo,
+    method: 'POST',
+    body: { to, ...(comment ? { changeComment: comment } : {}) },
+    headers: { 'Application-Name': 'cfghub-console' },
+  });
+  return { commit: unquote(answer.etag) };
+}

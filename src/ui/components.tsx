@@ -1,0 +1,176 @@
+/** Small pieces every screen uses: loading, error and empty states, and the context picker. */
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from './api';
+
+export type Load<T> =
+  | { readonly state: 'loading' }
+  | { readonly state: 'error'; readonly error: unknown }
+  | { readonly state: 'ok'; readonly data: T };
+
+/** Runs `load` when `deps` change; the newest call wins. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Load<T>, () => void] {
+  const [result, setResult] = useState<Load<T>>({ state: 'loading' });
+  const [round, setRound] = useState(0);
+  const latest = useRef(0);
+  useEffect(() => {
+    const mine = ++latest.current;
+    setResult({ state: 'loading' });
+    load().then(
+      (data) => mine === latest.current && setResult({ state: 'ok', data }),
+      (error: unknown) => mine === latest.current && setResult({ state: 'error', error }),
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, round]);
+  const reload = useCallback(() => setRound((n) => n + 1), []);
+  return [result, reload];
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="state" role="status">
+      Loading {what}…
+    </p>
+  );
+}
+
+/** The server's error as it is: status, code and message. */
+export function ErrorNote({ error, prefix }: { error: unknown; prefix?: string }) {
+  if (error instanceof ApiError) {
+    return (
+      <p class="error" role="alert">
+        {prefix ? `${prefix}: ` : ''}
+        <strong>
+          {error.status ? `${error.status} ` : ''}
+          {error.code}
+        </strong>{' '}
+        {error.message}
+      </p>
+    );
+  }
+  return (
+    <p class="error" role="alert">
+      {prefix ? `${prefix}: ` : ''}
+      {error instanceof Error ? error.message : String(error)}
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <p class="state empty">{children}</p>;
+}
+
+/** Renders a load's three states; `children` renders the data. */
+export function Loaded<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ComponentChildren }) {
+  if (load.state === 'loading') return <Loading what={what} />;
+  if (load.state === 'error') return <ErrorNote error={load.error} prefix={`Could not load ${what}`} />;
+  return <>{children(load.data)}</>;
+}
+
+export const WILDCARD = '*';
+
+/**
+ * One select per context level, widest first, each listing the items in use at that level
+ * (from /rest/info's context elements) and `*`.
+ */
+export function ContextPicker({
+  idPrefix,
+  levels,
+  elements,
+  value,
+  onChange,
+  legend,
+  anyLabel = '* (any)',
+}: {
+  idPrefix: string;
+  levels: string[];
+  elements: Record<string, string[]>;
+  value: string[];
+  onChange: (next: string[]) => void;
+  legend: string;
+  anyLabel?: string;
+}) {
+  return (
+    <fieldset class="context-picker">
+      <legend>{legend}</legend>
+      {levels.map((level, i) => (
+        <label key={level} for={`${idPrefix}-${i}`}>
+          <span>{level}</span>
+          <select
+            id={`${idPrefix}-${i}`}
+            value={value[i] ?? WILDCARD}
+            onChange={(e) => {
+              const next = [...value];
+              next[i] = (e.currentTarget as HTMLSelectElement).value;
+              onChange(next);
+            }}
+          >
+            <option value={WILDCARD}>{anyLabel}</option>
+            {(elements[level] ?? []).map((item) => (
+              <option key={item} value={item}>
+                {item}
+              </option>
+            ))}
+          </select>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+/** Free-text context items, one input per level, suggesting the items in use. */
+export function ContextInputs({
+  idPrefix,
+  levels,
+  elements,
+  value,
+  onChange,
+  legend,
+}: {
+  idPrefix: string;
+  levels: string[];
+  elements: Record<string, string[]>;
+  value: string[];
+  onChange: (next: string[]) => void;
+  legend: string;
+}) {
+  return (
+    <fieldset class="context-picker">
+      <legend>{legend}</legend>
+      {levels.map((level, i) => (
+        <label key={level} for={`${idPrefix}-${i}`}>
+          <span>{level}</span>
+          <input
+            id={`${idPrefix}-${i}`}
+            list={`${idPrefix}-${i}-items`}
+            value={value[i] ?? WILDCARD}
+            autocomplete="off"
+            onInput={(e) => {
+              const next = [...value];
+              next[i] = (e.currentTarget as HTMLInputElement).value.trim() || WILDCARD;
+              onChange(next);
+            }}
+          />
+          <datalist id={`${idPrefix}-${i}-items`}>
+            <option value={WILDCARD} />
+            {(elements[level] ?? []).map((item) => (
+              <option key={item} value={item} />
+            ))}
+          </datalist>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+export const shortId = (id: string) => id.slice(0, 12);
+
+export function formatDate(iso: string): string {
+  return iso.replace('T', ' ').replace('Z', ' UTC');
+}
+
+/** A value as text: JSON for objects (List and Map pulls), `null` shown as such. */
+export function valueText(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}

@@ -1,0 +1,445 @@
+/**
+ * Keys with their values per context (`/rest/export`), filtered by key text and by context, and
+ * the editors that collect changes for the next push: a value (add, change, deactivate, delete),
+ * a new key, a file. Values of a security group the reader has not unlocked arrive sealed
+ * (`enc:…`) and are shown as locked, not editable.
+ */
+import { useRef, useState } from 'preact/hooks';
+import { exportRepo, type ExportedFile, type ExportedKey, type RepoInfo } from '../api';
+import { ContextInputs, ContextPicker, Empty, Loaded, WILDCARD, useLoad } from '../components';
+import type { PendingChange } from '../pending';
+import type { RepoProps } from './Repository';
+
+const TYPES = ['Text', 'Code', 'JSON', 'Boolean', 'Integer', 'Long', 'Float', 'Double', 'Map', 'List', 'FileRef', 'FileEmbed'];
+
+const isSealed = (key: { securityGroup?: string }, value: string | null) =>
+  key.securityGroup !== undefined && typeof value === 'string' && value.startsWith('enc:');
+
+/** Whether a value's context applies to the filter: each chosen item equals it or the value's item is `*`. */
+function contextMatches(context: string, filter: string[]): boolean {
+  const items = context.split(';');
+  return filter.every((want, i) => want === WILDCARD || items[i] === WILDCARD || items[i]?.toLowerCase() === want.toLowerCase());
+}
+
+type Editor =
+  | { kind: 'value'; key: string; context: string[]; value: string; active: boolean; isNew: boolean }
+  | { kind: 'new-key'; key: string; vdt: string; readme: string; context: string[]; value: string }
+  | { kind: 'file'; path: string; context: string[]; content: string; active: boolean; isNew: boolean };
+
+export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps & { info: RepoInfo; round: number }) {
+  const [load] = useLoad(() => exportRepo(repo), [repo.account, repo.repository, round]);
+  const [text, setText] = useState('');
+  const [contextFilter, setContextFilter] = useState<string[]>(info.context.map(() => WILDCARD));
+  const [editor, setEditor] = useState<Editor>();
+  const [staged, setStaged] = useState<string>();
+  const editorRef = useRef<HTMLDivElement>(null);
+  const levels = info.context;
+  const anyContext = levels.map(() => WILDCARD);
+
+  const open = (next: Editor) => {
+    setEditor(next);
+    setStaged(undefined);
+    // Focus the editor's first field once it is drawn.
+    setTimeout(() => editorRef.current?.querySelector<HTMLElement>('input:not([readonly]), textarea, select')?.focus(), 0);
+  };
+
+  const stage = (change: PendingChange, what: string) => {
+    setPending([...pending, change]);
+    setStaged(`Added to the changes: ${what}. Review and push them under Changes.`);
+    setEditor(undefined);
+  };
+
+  const stageEditor = (e: Event) => {
+    e.preventDefault();
+    if (!editor) return;
+    const context = editor.context.join(';');
+    if (editor.kind === 'value') {
+      stage({ kind: 'value', key: editor.key, context, value: editor.value, active: editor.active }, `${editor.key} for ${context}`);
+    } else if (editor.kind === 'new-key') {
+      stage(
+        { kind: 'new-key', key: editor.key.trim(), vdt: editor.vdt, readme: editor.readme, context, value: editor.value },
+        `new key ${editor.key.trim()}`,
+      );
+    } else {
+      stage({ kind: 'file', path: editor.path.trim(), context, content: editor.content, active: editor.active }, `file ${editor.path.trim()}`);
+    }
+  };
+
+  return (
+    <div>
+      <div class="toolbar">
+        <label for="key-filter">Filter keys</label>
+        <input
+          id="key-filter"
+          type="search"
+          placeholder="part of a key name or readme"
+          value={text}
+          onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
+        />
+        <button type="button" onClick={() => open({ kind: 'new-key', key: '', vdt: 'Text', readme: '', context: anyContext, value: '' })}>
+          New key
+        </button>
+        <button type="button" onClick={() => open({ kind: 'file', path: '', context: anyContext, content: '', active: true, isNew: true })}>
+          New file
+        </button>
+        {pending.length > 0 && (
+          <a class="button primary" href={`#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}/changes`}>
+            Review and push {pending.length} change{pending.length === 1 ? '' : 's'}
+          </a>
+        )}
+      </div>
+      <ContextPicker
+        idPrefix="key-context"
+        legend="Filter by context (values that apply to it)"
+        anyLabel="any"
+        levels={levels}
+        elements={info.contextElements}
+        value={contextFilter}
+        onChange={setContextFilter}
+      />
+      {staged && (
+        <p class="ok" role="status">
+          {staged}
+        </p>
+      )}
+      {editor && (
+        <div class="editor" ref={editorRef}>
+          <EditorForm editor={editor} info={info} onChange={setEditor} onSubmit={stageEditor} onCancel={() => setEditor(undefined)} />
+        </div>
+      )}
+      <Loaded load={load} what="the keys">
+        {({ keys, files }) => {
+          const needle = text.trim().toLowerCase();
+          const filtering = contextFilter.some((item) => item !== WILDCARD);
+          const shown = keys
+            .filter((k) => !needle || k.key.toLowerCase().includes(needle) || k.readme.toLowerCase().includes(needle))
+            .map((k) => ({ ...k, values: k.values.filter((v) => contextMatches(v.context, contextFilter)) }))
+            .filter((k) => !filtering || k.values.length > 0);
+          return (
+            <>
+              <h2>Keys</h2>
+              {keys.length === 0 ? (
+                <Empty>This repository has no keys yet. Use “New key” to create one.</Empty>
+              ) : shown.length === 0 ? (
+                <Empty>No key matches the filter.</Empty>
+              ) : (
+                <KeysTable keys={shown} levels={levels} onEdit={open} onStage={stage} />
+              )}
+              <FilesList files={files} levels={levels} onEdit={open} onStage={stage} />
+            </>
+          );
+        }}
+      </Loaded>
+    </div>
+  );
+}
+
+function KeysTable({
+  keys,
+  levels,
+  onEdit,
+  onStage,
+}: {
+  keys: ExportedKey[];
+  levels: string[];
+  onEdit: (editor: Editor) => void;
+  onStage: (change: PendingChange, what: string) => void;
+}) {
+  return (
+    <div class="table-wrap">
+      <table class="keys">
+        <caption class="visually-hidden">Keys and their values per context ({levels.join(';')})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Type</th>
+            <th scope="col">Values per context ({levels.join(';')})</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.map((key) => (
+            <tr key={key.key} data-key={key.key}>
+              <th scope="row" class="key-cell">
+                <code class="key-name">{key.key}</code>
+                {key.deprecated && <span class="badge warn">deprecated</span>}
+                {key.securityGroup && <span class="badge lock">group {key.securityGroup}</span>}
+                {!key.push && <span class="badge">push off</span>}
+                {key.readme && <div class="readme">{key.readme}</div>}
+                {!key.securityGroup && (
+                  <div class="row-actions">
+                    <button
+                      type="button"
+                      class="small"
+                      onClick={() =>
+                        onEdit({ kind: 'value', key: key.key, context: levels.map(() => WILDCARD), value: '', active: true, isNew: true })
+                      }
+                    >
+                      Add value<span class="visually-hidden"> to {key.key}</span>
+                    </button>
+                    <button type="button" class="small danger" onClick={() => onStage({ kind: 'delete-key', key: key.key }, `delete key ${key.key}`)}>
+                      Delete key<span class="visually-hidden"> {key.key}</span>
+                    </button>
+                  </div>
+                )}
+              </th>
+              <td>{key.vdt}</td>
+              <td>
+                {key.values.length === 0 ? (
+                  <span class="hint">no values</span>
+                ) : (
+                  <ul class="values">
+                    {key.values.map((v) => {
+                      const sealed = isSealed(key, v.value);
+                      const label = `${key.key} for ${v.context}`;
+                      return (
+                        <li key={v.context} class={v.active ? '' : 'inactive'} data-context={v.context}>
+                          <code class="context">{v.context}</code>
+                          {sealed ? (
+                            <span class="locked" title={`Locked: security group ${key.securityGroup}`}>
+                              🔒 locked ({key.securityGroup})
+                            </span>
+                          ) : (
+                            <span class="value">{v.value === null ? <em>null</em> : v.value}</span>
+                          )}
+                          {!v.active && <span class="badge">inactive</span>}
+                          {!key.securityGroup && (
+                            <span class="row-actions">
+                              <button
+                                type="button"
+                                class="small"
+                                aria-label={`Edit ${label}`}
+                                onClick={() =>
+                                  onEdit({ kind: 'value', key: key.key, context: v.context.split(';'), value: v.value ?? '', active: v.active, isNew: false })
+                                }
+                              >
+                                Edit
+                              </button>
+                              <button
+                                type="button"
+                                class="small"
+                                aria-label={`${v.active ? 'Deactivate' : 'Activate'} ${label}`}
+                                onClick={() =>
+                                  onStage(
+                                    { kind: 'value', key: key.key, context: v.context, value: v.value ?? '', active: !v.active },
+                                    `${v.active ? 'deactivate' : 'activate'} ${label}`,
+                                  )
+                                }
+                              >
+                                {v.active ? 'Deactivate' : 'Activate'}
+                              </button>
+                              <button
+                                type="button"
+                                class="small danger"
+                                aria-label={`Delete ${label}`}
+                                onClick={() => onStage({ kind: 'delete-value', key: key.key, context: v.context }, `delete ${label}`)}
+                              >
+                                Delete
+                              </button>
+                            </span>
+                          )}
+                        </li>
+                      );
+                    })}
+                  </ul>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function FilesList({
+  files,
+  levels,
+  onEdit,
+  onStage,
+}: {
+  files: ExportedFile[];
+  levels: string[];
+  onEdit: (editor: Editor) => void;
+  onStage: (change: PendingChange, what: string) => void;
+}) {
+  return (
+    <>
+      <h2>Files</h2>
+      {files.length === 0 ? (
+        <Empty>No files. Use “New file” to add a template; it can use keys as {'${ key.name }'}.</Empty>
+      ) : (
+        <div class="table-wrap">
+          <table class="files">
+            <caption class="visually-hidden">Files per context ({levels.join(';')})</caption>
+            <thead>
+              <tr>
+                <th scope="col">Path</th>
+                <th scope="col">Context</th>
+                <th scope="col">State</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {files.map((f) => {
+                const sealed = f.securityGroup !== undefined && f.content.includes('cfghub-encrypted-file');
+                const label = `${f.file} for ${f.context}`;
+                return (
+                  <tr key={`${f.file}|${f.context}`}>
+                    <th scope="row">
+                      <code>{f.file}</code>
+                    </th>
+                    <td>
+                      <code>{f.context}</code>
+                    </td>
+                    <td>
+                      {f.active ? 'active' : 'inactive'}
+                      {f.securityGroup && <span class="badge lock">group {f.securityGroup}</span>}
+                    </td>
+                    <td>
+                      {!f.securityGroup && !sealed && (
+                        <span class="row-actions">
+                          <button
+                            type="button"
+                            class="small"
+                            aria-label={`Edit file ${label}`}
+                            onClick={() => onEdit({ kind: 'file', path: f.file, context: f.context.split(';'), content: f.content, active: f.active, isNew: false })}
+                          >
+                            Edit
+                          </button>
+                          <button
+                            type="button"
+                            class="small danger"
+                            aria-label={`Delete file ${label}`}
+                            onClick={() => onStage({ kind: 'delete-file', path: f.file, context: f.context }, `delete file ${label}`)}
+                          >
+                            Delete
+                          </button>
+                        </span>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+function EditorForm({
+  editor,
+  info,
+  onChange,
+  onSubmit,
+  onCancel,
+}: {
+  editor: Editor;
+  info: RepoInfo;
+  onChange: (editor: Editor) => void;
+  onSubmit: (e: Event) => void;
+  onCancel: () => void;
+}) {
+  const set = (fields: Partial<Editor>) => onChange({ ...editor, ...fields } as Editor);
+  const title =
+    editor.kind === 'value'
+      ? editor.isNew
+        ? `Add a value to ${editor.key}`
+        : `Change ${editor.key} for ${editor.context.join(';')}`
+      : editor.kind === 'new-key'
+        ? 'Create a key'
+        : editor.isNew
+          ? 'Add a file'
+          : `Edit file ${editor.path}`;
+  const contextFixed = editor.kind !== 'new-key' && !editor.isNew;
+  return (
+    <form onSubmit={onSubmit} class="stack" aria-label={title}>
+      <h2>{title}</h2>
+      {editor.kind === 'new-key' && (
+        <>
+          <label for="edit-key">Key name</label>
+          <input id="edit-key" value={editor.key} required onInput={(e) => set({ key: (e.currentTarget as HTMLInputElement).value })} />
+          <label for="edit-vdt">Type</label>
+          <select id="edit-vdt" value={editor.vdt} onChange={(e) => set({ vdt: (e.currentTarget as HTMLSelectElement).value })}>
+            {TYPES.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+          <label for="edit-readme">Readme</label>
+          <input id="edit-readme" value={editor.readme} onInput={(e) => set({ readme: (e.currentTarget as HTMLInputElement).value })} />
+        </>
+      )}
+      {editor.kind === 'file' && (
+        <>
+          <label for="edit-path">File path</label>
+          <input
+            id="edit-path"
+            value={editor.path}
+            required
+            readOnly={!editor.isNew}
+            onInput={(e) => set({ path: (e.currentTarget as HTMLInputElement).value })}
+          />
+        </>
+      )}
+      {contextFixed ? (
+        <p>
+          Context: <code>{editor.context.join(';')}</code>
+        </p>
+      ) : (
+        <ContextInputs
+          idPrefix="edit-context"
+          legend="Context (one item per level, * for any)"
+          levels={info.context}
+          elements={info.contextElements}
+          value={editor.context}
+          onChange={(context) => set({ context })}
+        />
+      )}
+      {editor.kind === 'file' ? (
+        <>
+          <label for="edit-content">Content</label>
+          <textarea
+            id="edit-content"
+            rows={10}
+            spellcheck={false}
+            value={editor.content}
+            onInput={(e) => set({ content: (e.currentTarget as HTMLTextAreaElement).value })}
+          />
+        </>
+      ) : (
+        <>
+          <label for="edit-value">Value</label>
+          <textarea
+            id="edit-value"
+            rows={2}
+            spellcheck={false}
+            value={editor.value}
+            onInput={(e) => set({ value: (e.currentTarget as HTMLTextAreaElement).value })}
+          />
+        </>
+      )}
+      {(editor.kind === 'value' || editor.kind === 'file') && (
+        <label class="check" for="edit-active">
+          <input
+            id="edit-active"
+            type="checkbox"
+            checked={editor.active}
+            onChange={(e) => set({ active: (e.currentTarget as HTMLInputElement).checked })}
+          />{' '}
+          Active
+        </label>
+      )}
+      <div class="buttons">
+        <button type="submit" class="primary">
+          Add to changes
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

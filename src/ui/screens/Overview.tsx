@@ -1,0 +1,183 @@
+/**
+ * A repository's settings (its listing record), tags (`/rest/info` with `Tags`; restore one with
+ * `/rest/restore`) and security groups (those its keys and files name, from `/rest/export` and
+ * `/rest/info`). Creating a tag has no endpoint of the public API: it belongs to the admin API;
+ * until then the console shows the command that does it.
+ */
+import { useState } from 'preact/hooks';
+import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
+import { Empty, ErrorNote, Loaded, formatDate, shortId, useLoad } from '../components';
+import type { RepoProps } from './Repository';
+
+export function OverviewScreen({ repo, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
+  const [record] = useLoad(
+    () => listRepositories().then((all) => all.find((r) => sameRepo({ account: r.account, repository: r.name }, repo))),
+    [repo.account, repo.repository, info],
+  );
+  const [exported] = useLoad(() => exportRepo(repo), [repo.account, repo.repository, info]);
+
+  return (
+    <div class="overview">
+      <section aria-labelledby="settings-title">
+        <h2 id="settings-title">Settings</h2>
+        <Loaded load={record} what="the settings">
+          {(r) =>
+            !r ? (
+              <Empty>This repository is not in the listing.</Empty>
+            ) : (
+              <dl class="settings">
+                <dt>Description</dt>
+                <dd>{r.description ?? <em>none</em>}</dd>
+                <dt>Context levels</dt>
+                <dd>{r.context.join(' › ')}</dd>
+                <dt>Created</dt>
+                <dd>{formatDate(r.created)}</dd>
+                <dt>Keys / values</dt>
+                <dd>
+                  {r.keyCount} / {r.valueCount}
+                </dd>
+                <dt>Active tokens</dt>
+                <dd>{r.userCount}</dd>
+                <dt>Private</dt>
+                <dd>{r.isPrivate ? 'yes' : 'no'}</dd>
+                <dt>Personal</dt>
+                <dd>{r.isPersonal ? 'yes' : 'no'}</dd>
+                <dt>Value types checked</dt>
+                <dd>{r.vdtEnabled ? 'yes' : 'no'}</dd>
+                <dt>Security groups enabled</dt>
+                <dd>{r.securityEnabled ? 'yes' : 'no'}</dd>
+                <dt>Access controls</dt>
+                <dd>{r.accessControlsEnabled ? 'yes' : 'no'}</dd>
+                <dt>Context groups</dt>
+                <dd>{r.contextGroupsEnabled ? 'yes' : 'no'}</dd>
+              </dl>
+            )
+          }
+        </Loaded>
+      </section>
+
+      <section aria-labelledby="tags-title">
+        <h2 id="tags-title">Tags</h2>
+        {info.tags.length === 0 ? (
+          <Empty>No tags.</Empty>
+        ) : (
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Tag</th>
+                  <th scope="col">Comment</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {info.tags.map((tag) => (
+                  <TagRow key={tag.name} tag={tag} repo={repo} onChanged={onChanged} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <p class="hint">
+          To create a tag: <code>npx cfghub tag create {repo.account}/{repo.repository} NAME --comment TEXT</code> on the server (the public API
+          has no tag endpoint; the admin API will).
+        </p>
+      </section>
+
+      <section aria-labelledby="groups-title">
+        <h2 id="groups-title">Security groups</h2>
+        <Loaded load={exported} what="the security groups">
+          {({ keys }) => {
+            const groups = new Map<string, { keys: number; files: number }>();
+            for (const k of keys) if (k.securityGroup) groups.set(k.securityGroup, { ...(groups.get(k.securityGroup) ?? { keys: 0, files: 0 }), keys: (groups.get(k.securityGroup)?.keys ?? 0) + 1 });
+            for (const f of info.files) if (f.secureGroup) groups.set(f.secureGroup, { ...(groups.get(f.secureGroup) ?? { keys: 0, files: 0 }), files: (groups.get(f.secureGroup)?.files ?? 0) + 1 });
+            return groups.size === 0 ? (
+              <Empty>No key or file is in a security group.</Empty>
+            ) : (
+              <div class="table-wrap">
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Group</th>
+                      <th scope="col" class="num">
+                        Keys
+                      </th>
+                      <th scope="col" class="num">
+                        Files
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {[...groups].map(([name, count]) => (
+                      <tr key={name}>
+                        <th scope="row">{name}</th>
+                        <td class="num">{count.keys}</td>
+                        <td class="num">{count.files}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            );
+          }}
+        </Loaded>
+        <p class="hint">Groups no key or file uses yet are listed by <code>npx cfghub group list</code>.</p>
+      </section>
+    </div>
+  );
+}
+
+function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo']; onChanged: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<string>();
+
+  const doRestore = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const outcome = await restore(repo, tag.name);
+      setDone(outcome.commit);
+      setConfirming(false);
+      onChanged();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <tr>
+      <th scope="row">
+        <code>{tag.name}</code>
+      </th>
+      <td>{tag.readme}</td>
+      <td>{formatDate(tag.date)}</td>
+      <td>
+        {confirming ? (
+          <span class="row-actions">
+            <button type="button" class="small primary" disabled={busy} onClick={doRestore}>
+              Confirm restore of {tag.name}
+            </button>
+            <button type="button" class="small" onClick={() => setConfirming(false)}>
+              Cancel
+            </button>
+          </span>
+        ) : (
+          <button type="button" class="small" onClick={() => setConfirming(true)}>
+            Restore…<span class="visually-hidden"> the keys and files of tag {tag.name}</span>
+          </button>
+        )}
+        {done && (
+          <p class="ok" role="status">
+            Restored as commit <code>{shortId(done)}</code>.
+          </p>
+        )}
+        {error !== undefined && <ErrorNote error={error} prefix="Restore refused" />}
+      </td>
+    </tr>
+  );
+}

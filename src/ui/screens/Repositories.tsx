@@ -1,0 +1,85 @@
+/** The listing (`GET /rest/info/all`) with a filter. */
+import { useState } from 'preact/hooks';
+import { listRepositories, sameRepo, type Session } from '../api';
+import { Empty, Loaded, formatDate, useLoad } from '../components';
+
+export function RepositoriesScreen({ session }: { session?: Session }) {
+  const [load] = useLoad(listRepositories, []);
+  const [filter, setFilter] = useState('');
+
+  return (
+    <section>
+      <h1>Repositories</h1>
+      <div class="toolbar">
+        <label for="repo-filter">Filter repositories</label>
+        <input
+          id="repo-filter"
+          type="search"
+          placeholder="account, name or description"
+          value={filter}
+          onInput={(e) => setFilter((e.currentTarget as HTMLInputElement).value)}
+        />
+      </div>
+      <Loaded load={load} what="the repositories">
+        {(records) => {
+          if (records.length === 0) {
+            return (
+              <Empty>
+                No repositories yet. Create one with <code>npx cfghub repo create ACCOUNT/NAME --context L1,L2</code>.
+              </Empty>
+            );
+          }
+          const needle = filter.trim().toLowerCase();
+          const shown = records.filter((r) =>
+            !needle ? true : `${r.account}/${r.name} ${r.description ?? ''}`.toLowerCase().includes(needle),
+          );
+          if (shown.length === 0) return <Empty>No repository matches “{filter}”.</Empty>;
+          return (
+            <div class="table-wrap">
+              <table class="repos">
+                <caption class="visually-hidden">Repositories</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Repository</th>
+                    <th scope="col">Context levels</th>
+                    <th scope="col" class="num">
+                      Keys
+                    </th>
+                    <th scope="col" class="num">
+                      Values
+                    </th>
+                    <th scope="col">Access</th>
+                    <th scope="col">Created</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {shown.map((r) => (
+                    <tr key={`${r.account}/${r.name}`}>
+                      <td>
+                        <a href={`#/r/${encodeURIComponent(r.account)}/${encodeURIComponent(r.name)}/keys`}>
+                          {r.account}/{r.name}
+                        </a>
+                        {r.description && <div class="hint">{r.description}</div>}
+                        {r.message && <div class="error-inline">{r.message}</div>}
+                      </td>
+                      <td>{(r.context ?? []).join(' › ')}</td>
+                      <td class="num">{r.keyCount}</td>
+                      <td class="num">{r.valueCount}</td>
+                      <td>
+                        {r.isPrivate ? 'private' : 'public'}
+                        {session && sameRepo(session, { account: r.account, repository: r.name }) && (
+                          <span class="badge">your token</span>
+                        )}
+                      </td>
+                      <td>{r.created ? formatDate(r.created) : ''}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          );
+        }}
+      </Loaded>
+    </section>
+  );
+}

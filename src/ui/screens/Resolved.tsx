@@ -1,0 +1,101 @@
+/**
+ * What an application pulls: a context chosen level by level (items from /rest/info), then
+ * `/rest/pull` with the winning value's context (`Include-Value-Context`) beside each key, and
+ * the files rendered.
+ */
+import { useState } from 'preact/hooks';
+import { pull, type RepoInfo } from '../api';
+import { ContextPicker, Empty, Loaded, WILDCARD, useLoad, valueText } from '../components';
+import type { RepoProps } from './Repository';
+
+export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoInfo; round: number }) {
+  const [context, setContext] = useState<string[]>(info.context.map(() => WILDCARD));
+  const contextText = context.join(';');
+  const [load] = useLoad(() => pull(repo, contextText), [repo.account, repo.repository, contextText, round]);
+
+  return (
+    <div>
+      <ContextPicker
+        idPrefix="resolve-context"
+        legend="Context an application asks for"
+        levels={info.context}
+        elements={info.contextElements}
+        value={context}
+        onChange={setContext}
+      />
+      <p class="hint">
+        The same as <code>curl -H 'Context: {contextText}' …/rest/pull/{repo.account}/{repo.repository}</code>
+      </p>
+      <Loaded load={load} what="the pull">
+        {(answer) => {
+          const keys = Object.keys(answer.properties ?? {});
+          const files = Object.entries(answer.files ?? {});
+          return (
+            <>
+              <h2>
+                Properties for <code data-testid="pulled-context">{answer.context}</code>
+              </h2>
+              {keys.length === 0 ? (
+                <Empty>No key has a value for this context.</Empty>
+              ) : (
+                <div class="table-wrap">
+                  <table class="resolved">
+                    <caption class="visually-hidden">Resolved properties for {answer.context}</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Key</th>
+                        <th scope="col">Value</th>
+                        <th scope="col">Type</th>
+                        <th scope="col">Won by the value of context</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {keys.map((key) => {
+                        const p = answer.properties[key];
+                        return (
+                          <tr key={key} data-key={key}>
+                            <th scope="row">
+                              <code>{key}</code>
+                              {p.deprecated && <span class="badge warn">deprecated</span>}
+                              {p.comment && <div class="readme">{p.comment}</div>}
+                            </th>
+                            <td class="value">
+                              {p.encryption ? <span class="locked">🔒 locked (sealed)</span> : valueText(p.val)}
+                            </td>
+                            <td>{p.type ?? 'Text'}</td>
+                            <td>
+                              <code>{(p.context ?? []).join(';')}</code>
+                            </td>
+                          </tr>
+                        );
+                      })}
+                    </tbody>
+                  </table>
+                </div>
+              )}
+              <h2>Files</h2>
+              {files.length === 0 ? (
+                <Empty>No file applies to this context.</Empty>
+              ) : (
+                files.map(([path, file]) => (
+                  <section key={path} class="file" aria-label={`File ${path}`}>
+                    <h3>
+                      <code>{path}</code> <span class="hint">{file['content-type']}</span>
+                    </h3>
+                    {file.encryption ? (
+                      <p class="locked">🔒 locked: the file is in a security group</p>
+                    ) : (
+                      <pre tabIndex={0}>{file.content}</pre>
+                    )}
+                    {file.unresolved && <p class="error-inline">Unresolved keys: {file.unresolved.join(', ')}</p>}
+                    {file.encrypted && <p class="error-inline">Locked keys: {file.encrypted.join(', ')}</p>}
+                  </section>
+                ))
+              )}
+            </>
+          );
+        }}
+      </Loaded>
+    </div>
+  );
+}

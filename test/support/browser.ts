@@ -1,0 +1,53 @@
+/**
+ * Test support: a real headless Chromium (Debian's `chromium` package, which .ci/run installs),
+ * driven by playwright-core, with a fresh profile per launch.
+ *
+ * Without a Chromium the browser tests are skipped with one line saying so, except with
+ * CI=true, where a missing browser fails the run.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+
+const CANDIDATES = [process.env.CFGHUB_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+
+/** The Chromium to drive, or undefined when none is installed. */
+export const chromiumPath: string | undefined = CANDIDATES.find((path) => existsSync(path));
+
+export const browserMissingLine = `browser tests skipped: no Chromium found (looked at ${CANDIDATES.join(', ')}); apt-get install -y chromium`;
+
+export const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface Browser {
+  readonly context: BrowserContext;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(viewport = { width: 1280, height: 800 }): Promise<Browser> {
+  if (!chromiumPath) throw new Error(browserMissingLine);
+  const profile = mkdtempSync(join(tmpdir(), 'cfghub-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: FLAGS,
+    viewport,
+    timeout: 60_000,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
