@@ -43,7 +43,8 @@ const POLICY = [
  */
 function builtFolder(): string | undefined {
   const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)].map((url) => fileURLToPath(url));
-  return candidates.find((dir) => existsSync(`${dir}index.html`));
+  // app.js tells the built folder from src/ui, which holds index.html too.
+  return candidates.find((dir) => existsSync(`${dir}index.html`) && existsSync(`${dir}app.js`));
 }
 
 interface Asset {
@@ -63,7 +64,7 @@ function loadAssets(dir: string): Map<string, Asset> {
 }
 
 export function uiRoutes(_ctx: AppContext): Router {
-  const router = Router();
+  const router = Router({ strict: true }); // `/ui` and `/ui/` are different paths here
   let assets: Map<string, Asset> | undefined;
   const assetsNow = (): Map<string, Asset> => {
     if (!assets) {

@@ -6,16 +6,20 @@ import { ApiError } from './api';
 export type Load<T> =
   | { readonly state: 'loading' }
   | { readonly state: 'error'; readonly error: unknown }
-  | { readonly state: 'ok'; readonly data: T };
+  | { readonly state: 'ok'; readonly data: T; readonly refreshing?: boolean };
 
-/** Runs `load` when `deps` change; the newest call wins. */
+/**
+ * Runs `load` when `deps` change; the newest call wins. While a new answer loads, the last one
+ * stays on screen marked as refreshing (no flicker, and what a screen showed, such as the outcome
+ * of a push, stays in place).
+ */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Load<T>, () => void] {
   const [result, setResult] = useState<Load<T>>({ state: 'loading' });
   const [round, setRound] = useState(0);
   const latest = useRef(0);
   useEffect(() => {
     const mine = ++latest.current;
-    setResult({ state: 'loading' });
+    setResult((last) => (last.state === 'ok' ? { ...last, refreshing: true } : { state: 'loading' }));
     load().then(
       (data) => mine === latest.current && setResult({ state: 'ok', data }),
       (error: unknown) => mine === latest.current && setResult({ state: 'error', error }),
@@ -64,7 +68,16 @@ export function Empty({ children }: { children: ComponentChildren }) {
 export function Loaded<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ComponentChildren }) {
   if (load.state === 'loading') return <Loading what={what} />;
   if (load.state === 'error') return <ErrorNote error={load.error} prefix={`Could not load ${what}`} />;
-  return <>{children(load.data)}</>;
+  return (
+    <div aria-busy={load.refreshing ? 'true' : undefined}>
+      {load.refreshing && (
+        <p class="refreshing" role="status">
+          Updating {what}…
+        </p>
+      )}
+      {children(load.data)}
+    </div>
+  );
 }
 
 export const WILDCARD = '*';

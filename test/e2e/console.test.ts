@@ -1,0 +1,357 @@
+/**
+ * The web console (issue 20) in a real headless Chromium against the real server: sign in with a
+ * token, browse a repository, pick a context and see what its pull gives, change a value with a
+ * comment and find the commit in the history and in `git log`, see a refused push's reason beside
+ * the change it names, revert the change. The same run saves screenshots of the main screens
+ * under docs/ (shown in the README), and checks labels, keyboard focus and a narrow window.
+ *
+ * Without a Chromium this file says so in one line and skips; with CI=true it fails instead.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDemoRepository } from '../../src/service/demo.js';
+import { RepositoryRegistry } from '../../src/store/registry.js';
+import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
+import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+
+const REPO = 'acme/shop';
+const PASSWORD = 'group-password-1';
+const DOCS = resolve(__dirname, '../../docs');
+
+if (!chromiumPath && process.env.CI !== 'true') console.log(browserMissingLine);
+
+describe.runIf(!chromiumPath && process.env.CI === 'true')('the browser under CI', () => {
+  it('is installed (CI=true makes a missing Chromium a failure)', () => {
+    expect.fail(browserMissingLine);
+  });
+});
+
+describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let server: TestServer;
+  let browser: Browser;
+  let page: Page;
+  let token: string;
+  let gitdir: string;
+  /** Script errors and console errors in the page: a screen that throws fails the test. */
+  const pageErrors: string[] = [];
+
+  const shot = async (name: string) => {
+    mkdirSync(DOCS, { recursive: true });
+    await page.screenshot({ path: resolve(DOCS, `console-${name}.png`), fullPage: false });
+  };
+
+  /** Every form control has a label (its own <label>, or aria-label), every button a name. */
+  const expectLabelled = async () => {
+    const unlabelled = await page.evaluate(() => {
+      const out: string[] = [];
+      for (const el of document.querySelectorAll<HTMLInputElement>('input, select, textarea')) {
+        if (!(el.labels?.length || el.getAttribute('aria-label'))) out.push(el.outerHTML.slice(0, 80));
+      }
+      for (const el of document.querySelectorAll<HTMLElement>('button, a')) {
+        if (!(el.textContent?.trim() || el.getAttribute('aria-label'))) out.push(el.outerHTML.slice(0, 80));
+      }
+      return out;
+    });
+    expect(unlabelled).toEqual([]);
+  };
+
+  const gitSubject = () => git(gitdir, 'log', '-1', '--format=%s', 'refs/heads/main').trim();
+
+  beforeAll(async () => {
+    dir = tempDir();
+    const registry = new RepositoryRegistry(dir.path);
+    await ensureDemoRepository(registry);
+    registry.close();
+    cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--description', 'The web shop');
+    token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'console').trim();
+    const group = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', REPO, 'secrets');
+    expect(group.code, group.stderr).toBe(0);
+    gitdir = gitdirOf(dir.path, REPO);
+    server = await startTestServer(dir.path);
+    const seeded = await pushTo(
+      server.url,
+      `/rest/push/${REPO}`,
+      {
+        changeComment: 'Initial shop configuration',
+        enableKeyCreation: true,
+        data: [
+          {
+            key: 'db.host',
+            readme: 'Database host',
+            values: [
+              { context: '*;*;*', value: 'localhost' },
+              { context: 'Production;*;*', value: 'db1.prod' },
+              { context: 'Production;Web;*', value: 'db-web.prod' },
+            ],
+          },
+          { key: 'db.port', vdt: 'Integer', values: [{ context: '*;*;*', value: 5432 }] },
+          {
+            key: 'log.level',
+            readme: 'Root log level',
+            values: [
+              { context: '*;*;*', value: 'info' },
+              { context: 'Production;*;*', value: 'warn' },
+              { context: 'Development;*;*', value: 'debug' },
+              { context: 'Staging;*;*', value: 'trace', active: false },
+            ],
+          },
+          { key: 'search.legacy', vdt: 'Boolean', deprecated: true, values: [{ context: '*;*;*', value: false }] },
+          { key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: 'Production;*;*', value: 's3cret-value' }] },
+          { file: 'conf/app.properties', context: '*;*;*', content: 'host=${ db.host }\nport=${ db.port }\nlog.level=${ log.level }\n' },
+          { key: 'shop.name', values: [{ context: 'Production;Web;node-1', value: 'Shop (node 1)' }] },
+        ],
+      },
+      { 'Client-Token': token, 'Application-Name': 'seed' },
+    );
+    expect(seeded.status, reasonOf(seeded)).toBe(200);
+    cliOk(dir.path, 'tag', 'create', REPO, 'v1', '--comment', 'first release');
+    browser = await launchBrowser();
+    page = await browser.context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error') pageErrors.push(message.text());
+    });
+  }, 120_000);
+
+  afterEach(() => {
+    // A refused push, a 401 or 403 are answers the console expects; the browser logs those requests as failed loads.
+    const unexpected = pageErrors.splice(0).filter((text) => !/status of (304|401|403|409)/.test(text));
+    expect(unexpected).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    dir?.remove();
+  });
+
+  it('serves the console at /ui/ and lists the repositories, with a filter', async () => {
+    await page.goto(`${server.url}/`);
+    expect(page.url()).toBe(`${server.url}/ui/`);
+    await page.getByRole('heading', { name: 'Repositories' }).waitFor();
+    const rows = page.locator('table.repos tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => page.locator('table.repos').textContent()).toContain('The web shop');
+    await expectLabelled();
+    await shot('repositories');
+    await page.getByLabel('Filter repositories').fill('shop');
+    await expect.poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('acme/shop');
+    await page.getByLabel('Filter repositories').fill('nothing-like-this');
+    await page.getByText('No repository matches').waitFor();
+  });
+
+  it('browses a token-free repository without signing in, and shows the server message for one that needs a token', async () => {
+    await page.goto(`${server.url}/ui/#/r/demo/HowItWorks/keys`);
+    await page.locator('tr[data-key="db.host"]').waitFor();
+    expect(await page.locator('tr[data-key="db.host"]').textContent()).toContain('db.prod.example.com');
+
+    await page.goto(`${server.url}/ui/#/r/acme/shop/keys`);
+    const answer = await fetch(`${server.url}/rest/info/${REPO}`);
+    const expected = (await answer.json()) as { error: string; message: string };
+    expect(answer.status).toBe(403);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain(`${answer.status} ${expected.error} ${expected.message}`);
+  });
+
+  it('signs in with a token kept in session storage, never in the URL', async () => {
+    await page.getByRole('link', { name: 'Sign in', exact: true }).first().click();
+    await page.getByLabel('Client token').fill('not-a-real-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('Sign-in failed');
+
+    await page.getByLabel('Client token').fill(token);
+    await page.getByLabel('Client token').press('Enter'); // the keyboard submits the form
+    await page.getByTestId('signed-in').waitFor();
+    expect(await page.getByTestId('signed-in').textContent()).toContain('acme/shop');
+    await page.locator('tr[data-key="db.host"]').waitFor();
+    expect(page.url()).not.toContain(token);
+    const stored = await page.evaluate(() => sessionStorage.getItem('cfghub.session'));
+    expect(JSON.parse(stored!)).toMatchObject({ kind: 'client', token, account: 'acme', repository: 'shop' });
+    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(token);
+  });
+
+  it('shows keys with values per context, type, readme, deprecation and locked values, filtered by text and context', async () => {
+    const host = page.locator('tr[data-key="db.host"]');
+    expect(await host.textContent()).toContain('Database host');
+    expect(await host.locator('li').count()).toBe(3);
+    expect(await page.locator('tr[data-key="db.port"]').textContent()).toContain('Integer');
+    expect(await page.locator('tr[data-key="search.legacy"]').textContent()).toContain('deprecated');
+    const secret = await page.locator('tr[data-key="db.password"]').textContent();
+    expect(secret).toContain('locked');
+    expect(secret).not.toContain('s3cret-value');
+    expect(await page.locator('tr[data-key="log.level"] li.inactive').textContent()).toContain('Staging;*;*');
+
+    await page.getByLabel('Filter keys').fill('db.');
+    await expect.poll(() => page.locator('table.keys tbody tr').count()).toBe(3);
+    await page.getByLabel('Filter keys').fill('');
+    await page.getByLabel('Environment').selectOption('Development');
+    // Values that apply to Development: wildcards and Development's own.
+    await expect.poll(() => host.locator('li').count()).toBe(1);
+    expect(await page.locator('tr[data-key="log.level"]').textContent()).toContain('debug');
+    expect(await page.locator('tr[data-key="shop.name"]').count()).toBe(0);
+    await page.getByLabel('Environment').selectOption('*');
+    await expect.poll(() => host.locator('li').count()).toBe(3);
+    await expectLabelled();
+    await shot('keys');
+  });
+
+  it('resolves a context chosen level by level: the pull, the winning contexts and the rendered file', async () => {
+    await page.getByRole('link', { name: 'Resolved' }).click();
+    await page.getByLabel('Environment').selectOption('Production');
+    await page.getByLabel('Application').selectOption('Web');
+    await page.getByLabel('Instance').selectOption('node-1');
+    await expect.poll(() => page.getByTestId('pulled-context').textContent()).toBe('Production;Web;node-1');
+    const row = (key: string) => page.locator(`table.resolved tr[data-key="${key}"]`);
+    expect(await row('db.host').textContent()).toContain('db-web.prod');
+    expect(await row('db.host').textContent()).toContain('Production;Web;*');
+    expect(await row('log.level').textContent()).toContain('warn');
+    expect(await row('log.level').textContent()).toContain('Production;*;*');
+    expect(await row('shop.name').textContent()).toContain('Shop (node 1)');
+    expect(await row('db.password').textContent()).toContain('locked');
+    // What an application of that context pulls, compared with the API itself.
+    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { 'Client-Token': token, Context: 'Production;Web;node-1' } }).then(
+      (r) => r.json() as Promise<{ files: Record<string, { content: string }> }>,
+    );
+    const file = page.getByRole('region', { name: 'File conf/app.properties' });
+    expect(await file.locator('pre').textContent()).toBe(pulled.files['conf/app.properties'].content);
+    expect(pulled.files['conf/app.properties'].content).toContain('host=db-web.prod');
+    await expectLabelled();
+    await shot('resolved');
+  });
+
+  it('changes a value with a comment: one commit, in the history and in git log', async () => {
+    const before = headOf(dir.path, REPO);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'Edit log.level for Production;*;*' }).click();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('edit-value'); // focus moves to the editor
+    await page.getByLabel('Value').fill('error');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('link', { name: /Review and push 1 change/ }).click();
+    await page.getByLabel('Change comment').fill('Quieter production logs');
+    await expectLabelled();
+    await page.getByRole('button', { name: 'Push 1 change' }).click();
+    await page.getByTestId('pushed').waitFor();
+
+    const head = headOf(dir.path, REPO);
+    expect(head).not.toBe(before);
+    expect(git(gitdir, 'rev-parse', `${head}~1`).trim()).toBe(before);
+    expect(gitSubject()).toBe('Quieter production logs');
+    expect(git(gitdir, 'log', '-1', '--format=%B', 'refs/heads/main')).toContain('Application-Name: cfghub-console');
+    expect(await page.getByTestId('pushed').textContent()).toContain(head.slice(0, 12));
+
+    await page.getByRole('link', { name: 'See it in the history' }).click();
+    const newest = page.locator('li.commit').first();
+    await newest.waitFor();
+    expect(await newest.getAttribute('data-commit')).toBe(head);
+    const text = await newest.textContent();
+    expect(text).toContain('Quieter production logs');
+    expect(text).toContain('cfghub-console');
+    expect(text).toContain('token console');
+    await newest.locator('summary').click();
+    expect(await newest.locator('.changes').textContent()).toMatch(/log\.level.*Production;\*;\*.*warn.*error/s);
+    await expectLabelled();
+    await shot('history');
+  });
+
+  it('compares two points, also as what one context pulls differently', async () => {
+    await page.getByText('Compare two points').click();
+    await page.getByLabel(/^From/).fill('v1');
+    await page.getByLabel(/Also show what an application/).check();
+    await page.locator('#diff-context-0').selectOption('Production');
+    await page.getByRole('button', { name: 'Compare' }).click();
+    const resolved = page.getByRole('region', { name: 'Resolved difference' });
+    await resolved.waitFor();
+    expect(await resolved.textContent()).toMatch(/log\.level.*modified.*warn.*error/s);
+    await page.getByText('Compare two points').click(); // fold it again
+  });
+
+  it('shows a refused push with its reason beside the change it names, and changes nothing', async () => {
+    const before = headOf(dir.path, REPO);
+    await page.getByRole('link', { name: 'Keys' }).click();
+    await page.getByRole('button', { name: 'Edit db.host for Production;*;*' }).click();
+    await page.getByLabel('Value').fill('db2.prod');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('button', { name: 'Edit db.port for *;*;*' }).click();
+    await page.getByLabel('Value').fill('not-a-number');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('link', { name: /Review and push 2 changes/ }).click();
+    await page.getByLabel('Change comment').fill('Move the database');
+    await page.getByRole('button', { name: 'Push 2 changes' }).click();
+    await page.getByTestId('refusal').waitFor();
+
+    // The reason as the server gave it, beside the second change (data[1]).
+    const direct = await pushTo(server.url, `/rest/push/${REPO}`, { data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 'not-a-number' }] }] }, { 'Client-Token': token });
+    expect(direct.status).toBe(304);
+    const here = page.locator('ol.pending li[data-index="1"]').getByTestId('refusal-here');
+    expect(await here.textContent()).toContain('not an Integer');
+    expect(await page.getByTestId('refusal').textContent()).toContain('data[1]');
+    expect(await page.locator('ol.pending li[data-index="0"]').getByTestId('refusal-here').count()).toBe(0);
+    expect(headOf(dir.path, REPO)).toBe(before);
+    await shot('refusal');
+
+    await page.getByRole('button', { name: /Remove change 2/ }).click();
+    await page.getByRole('button', { name: /Remove change 1/ }).click();
+    await page.getByText('No changes collected').waitFor();
+  });
+
+  it('reverts the change from the history: a new commit, and the pull is as before', async () => {
+    const changed = git(gitdir, 'log', '-1', '--format=%H', '--grep=Quieter production logs', 'refs/heads/main').trim();
+    await page.getByRole('link', { name: 'History' }).click();
+    const item = page.locator(`li.commit[data-commit="${changed}"]`);
+    await item.waitFor();
+    await item.getByRole('button', { name: /^Revert commit/ }).click();
+    await item.getByRole('button', { name: 'Confirm revert' }).click();
+    await item.getByText('Reverted as commit').waitFor();
+    expect(gitSubject()).toBe('Revert "Quieter production logs"');
+    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { 'Client-Token': token, Context: 'Production;Web;node-1' } }).then(
+      (r) => r.json() as Promise<{ properties: Record<string, { val: unknown }> }>,
+    );
+    expect(pulled.properties['log.level'].val).toBe('warn');
+    await expect.poll(() => page.locator('li.commit').first().textContent()).toContain('Revert "Quieter production logs"');
+  });
+
+  it('shows settings, tags and security groups', async () => {
+    await page.getByRole('link', { name: 'Settings, tags, groups' }).click();
+    await page.getByText('Environment › Application › Instance').waitFor();
+    const tags = page.getByRole('region', { name: 'Tags' });
+    expect(await tags.textContent()).toContain('first release');
+    const groups = page.getByRole('region', { name: 'Security groups' });
+    await expect.poll(() => groups.locator('tbody').textContent()).toContain('secrets');
+    await expectLabelled();
+  });
+
+  it('is usable with the keyboard alone', async () => {
+    await page.goto(`${server.url}/ui/`);
+    await page.getByRole('heading', { name: 'Repositories' }).waitFor();
+    await page.locator('table.repos').waitFor();
+    // Tab from the top reaches the filter, then the repository links; Enter opens one.
+    const focusable: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await page.keyboard.press('Tab');
+      focusable.push(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.id || document.activeElement?.textContent?.trim() || ''));
+      if (focusable.at(-1) === 'demo/HowItWorks') break;
+    }
+    expect(focusable).toContain('repo-filter');
+    expect(focusable.at(-1)).toBe('demo/HowItWorks');
+    await page.keyboard.press('Enter');
+    await page.locator('tr[data-key="db.host"]').waitFor();
+    expect(page.url()).toContain('#/r/demo/HowItWorks/keys');
+  });
+
+  it('fits a narrow window without sideways scrolling of the page', async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(`${server.url}/ui/#/r/acme/shop/keys`);
+    await page.locator('tr[data-key="db.host"]').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot('narrow');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+});
