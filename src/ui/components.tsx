@@ -187,3 +187,12 @@ export function valueText(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
+
+/** A padlock drawn inline (emoji fonts are not everywhere), hidden from screen readers: the text says "locked". */
+export function LockIcon() {
+  return (
+    <svg class="lock-icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
+      <path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7h1zm2 0h4V5a2 2 0 0 0-4 0v2z" fill="currentColor" />
+    </svg>
+  );
+}

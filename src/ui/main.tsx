@@ -117,4 +117,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the page's "Loading the console…" placeholder
+render(<App />, root);

@@ -40,6 +40,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
 
   const shot = async (name: string) => {
     mkdirSync(DOCS, { recursive: true });
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur()); // no focus ring in the pictures
     await page.screenshot({ path: resolve(DOCS, `console-${name}.png`), fullPage: false });
   };
 
@@ -325,6 +326,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     const groups = page.getByRole('region', { name: 'Security groups' });
     await expect.poll(() => groups.locator('tbody').textContent()).toContain('secrets');
     await expectLabelled();
+    await shot('settings');
   });
 
   it('is usable with the keyboard alone', async () => {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
-const CANDIDATES = [process.env.CFGHUB_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
+/** CFGHUB_CHROMIUM names the browser (and only it); else Debian's and Ubuntu's places. */
+const CANDIDATES = process.env.CFGHUB_CHROMIUM ? [process.env.CFGHUB_CHROMIUM] : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 /** The Chromium to drive, or undefined when none is installed. */
 export const chromiumPath: string | undefined = CANDIDATES.find((path) => existsSync(path));

@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { exportRepo, type ExportedFile, type ExportedKey, type RepoInfo } from '../api';
-import { ContextInputs, ContextPicker, Empty, Loaded, WILDCARD, useLoad } from '../components';
+import { ContextInputs, ContextPicker, Empty, LockIcon, Loaded, WILDCARD, useLoad } from '../components';
 import type { PendingChange } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -182,8 +182,8 @@ function KeysTable({
                   </div>
                 )}
               </th>
-              <td>{key.vdt}</td>
-              <td>
+              <td data-label="Type">{key.vdt}</td>
+              <td data-label="Values">
                 {key.values.length === 0 ? (
                   <span class="hint">no values</span>
                 ) : (
@@ -196,7 +196,7 @@ function KeysTable({
                           <code class="context">{v.context}</code>
                           {sealed ? (
                             <span class="locked" title={`Locked: security group ${key.securityGroup}`}>
-                              🔒 locked ({key.securityGroup})
+                              <LockIcon /> locked ({key.securityGroup})
                             </span>
                           ) : (
                             <span class="value">{v.value === null ? <em>null</em> : v.value}</span>

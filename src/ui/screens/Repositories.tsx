@@ -48,7 +48,7 @@ export function RepositoriesScreen({ session }: { session?: Session }) {
                     <th scope="col" class="num">
                       Values
                     </th>
-                    <th scope="col">Access</th>
+                    <th scope="col">Private</th>
                     <th scope="col">Created</th>
                   </tr>
                 </thead>
@@ -66,7 +66,7 @@ export function RepositoriesScreen({ session }: { session?: Session }) {
                       <td class="num">{r.keyCount}</td>
                       <td class="num">{r.valueCount}</td>
                       <td>
-                        {r.isPrivate ? 'private' : 'public'}
+                        {r.isPrivate ? 'yes' : 'no'}
                         {session && sameRepo(session, { account: r.account, repository: r.name }) && (
                           <span class="badge">your token</span>
                         )}

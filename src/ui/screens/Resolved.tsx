@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { pull, type RepoInfo } from '../api';
-import { ContextPicker, Empty, Loaded, WILDCARD, useLoad, valueText } from '../components';
+import { ContextPicker, Empty, LockIcon, Loaded, WILDCARD, useLoad, valueText } from '../components';
 import type { RepoProps } from './Repository';
 
 export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoInfo; round: number }) {
@@ -59,11 +59,13 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
                               {p.deprecated && <span class="badge warn">deprecated</span>}
                               {p.comment && <div class="readme">{p.comment}</div>}
                             </th>
-                            <td class="value">
-                              {p.encryption ? <span class="locked">🔒 locked (sealed)</span> : valueText(p.val)}
+                            <td class="value" data-label="Value">
+                              {p.encryption ? <span class="locked">
+                                  <LockIcon /> locked (sealed)
+                                </span> : valueText(p.val)}
                             </td>
-                            <td>{p.type ?? 'Text'}</td>
-                            <td>
+                            <td data-label="Type">{p.type ?? 'Text'}</td>
+                            <td data-label="Won by the value of context">
                               <code>{(p.context ?? []).join(';')}</code>
                             </td>
                           </tr>
@@ -83,7 +85,9 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
                       <code>{path}</code> <span class="hint">{file['content-type']}</span>
                     </h3>
                     {file.encryption ? (
-                      <p class="locked">🔒 locked: the file is in a security group</p>
+                      <p class="locked">
+                        <LockIcon /> locked: the file is in a security group
+                      </p>
                     ) : (
                       <pre tabIndex={0}>{file.content}</pre>
                     )}
