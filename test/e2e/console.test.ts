@@ -59,6 +59,9 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(unlabelled).toEqual([]);
   };
 
+  /** A tab of the repository screen. */
+  const tab = (name: string) => page.getByRole('navigation', { name: 'Repository' }).getByRole('link', { name, exact: true });
+
   const gitSubject = () => git(gitdir, 'log', '-1', '--format=%s', 'refs/heads/main').trim();
 
   beforeAll(async () => {
@@ -204,7 +207,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   });
 
   it('resolves a context chosen level by level: the pull, the winning contexts and the rendered file', async () => {
-    await page.getByRole('link', { name: 'Resolved' }).click();
+    await tab('Resolved').click();
     await page.getByLabel('Environment').selectOption('Production');
     await page.getByLabel('Application').selectOption('Web');
     await page.getByLabel('Instance').selectOption('node-1');
@@ -229,7 +232,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
 
   it('changes a value with a comment: one commit, in the history and in git log', async () => {
     const before = headOf(dir.path, REPO);
-    await page.getByRole('link', { name: 'Keys' }).click();
+    await tab('Keys').click();
     await page.getByRole('button', { name: 'Edit log.level for Production;*;*' }).click();
     await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('edit-value'); // focus moves to the editor
     await page.getByLabel('Value').fill('error');
@@ -261,7 +264,40 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await shot('history');
   });
 
+  it('collects a new key, a file edit, a deactivation and a deletion into one push: one commit', async () => {
+    const before = headOf(dir.path, REPO);
+    await tab('Keys').click();
+    await page.getByRole('button', { name: 'New key' }).click();
+    await page.getByLabel('Key name').fill('cache.ttl');
+    await page.getByLabel('Type').selectOption('Integer');
+    await page.getByLabel('Readme').fill('Seconds to keep an answer');
+    await page.locator('#edit-context-0').fill('Production');
+    await page.getByLabel('Value').fill('300');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('button', { name: 'Edit file conf/app.properties for *;*;*' }).click();
+    await page.getByLabel('Content').fill('host=${ db.host }\nttl=${ cache.ttl }\n');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('button', { name: 'Deactivate log.level for Development;*;*' }).click();
+    await page.getByRole('button', { name: 'Delete search.legacy for *;*;*' }).click();
+    await page.getByRole('link', { name: /Review and push 4 changes/ }).click();
+    await page.getByLabel('Change comment').fill('Cache settings');
+    await page.getByRole('button', { name: 'Push 4 changes' }).click();
+    await page.getByTestId('pushed').waitFor();
+
+    expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
+    expect(gitSubject()).toBe('Cache settings');
+    const exported = await fetch(`${server.url}/rest/export/${REPO}`, { headers: { 'Client-Token': token } }).then(
+      (r) => r.json() as Promise<{ data: Array<{ key?: string; file?: string; vdt?: string; readme?: string; content?: string; values?: Array<{ context: string; value: unknown; active: boolean }> }> }>,
+    );
+    const key = (name: string) => exported.data.find((e) => e.key === name)!;
+    expect(key('cache.ttl')).toMatchObject({ vdt: 'Integer', readme: 'Seconds to keep an answer', values: [{ context: 'Production;*;*', value: '300', active: true }] });
+    expect(key('log.level').values!.find((v) => v.context === 'Development;*;*')).toMatchObject({ value: 'debug', active: false });
+    expect(key('search.legacy').values).toEqual([]);
+    expect(exported.data.find((e) => e.file === 'conf/app.properties')!.content).toBe('host=${ db.host }\nttl=${ cache.ttl }\n');
+  });
+
   it('compares two points, also as what one context pulls differently', async () => {
+    await tab('History').click();
     await page.getByText('Compare two points').click();
     await page.getByLabel(/^From/).fill('v1');
     await page.getByLabel(/Also show what an application/).check();
@@ -275,7 +311,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
 
   it('shows a refused push with its reason beside the change it names, and changes nothing', async () => {
     const before = headOf(dir.path, REPO);
-    await page.getByRole('link', { name: 'Keys' }).click();
+    await tab('Keys').click();
     await page.getByRole('button', { name: 'Edit db.host for Production;*;*' }).click();
     await page.getByLabel('Value').fill('db2.prod');
     await page.getByRole('button', { name: 'Add to changes' }).click();
@@ -304,7 +340,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
 
   it('reverts the change from the history: a new commit, and the pull is as before', async () => {
     const changed = git(gitdir, 'log', '-1', '--format=%H', '--grep=Quieter production logs', 'refs/heads/main').trim();
-    await page.getByRole('link', { name: 'History' }).click();
+    await tab('History').click();
     const item = page.locator(`li.commit[data-commit="${changed}"]`);
     await item.waitFor();
     await item.getByRole('button', { name: /^Revert commit/ }).click();
@@ -319,7 +355,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   });
 
   it('shows settings, tags and security groups', async () => {
-    await page.getByRole('link', { name: 'Settings, tags, groups' }).click();
+    await tab('Settings, tags, groups').click();
     await page.getByText('Environment › Application › Instance').waitFor();
     const tags = page.getByRole('region', { name: 'Tags' });
     expect(await tags.textContent()).toContain('first release');
@@ -327,6 +363,13 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await expect.poll(() => groups.locator('tbody').textContent()).toContain('secrets');
     await expectLabelled();
     await shot('settings');
+
+    // Restore the tag: one new commit whose keys and files are those of v1.
+    await tags.getByRole('button', { name: /^Restore/ }).click();
+    await tags.getByRole('button', { name: 'Confirm restore of v1' }).click();
+    await tags.getByText('Restored as commit').waitFor();
+    expect(gitSubject()).toBe('Restore v1');
+    expect(git(gitdir, 'diff', '--stat', 'v1', 'refs/heads/main', '--', 'keys', 'files').trim()).toBe('');
   });
 
   it('is usable with the keyboard alone', async () => {
