@@ -378,7 +378,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.locator('table.repos').waitFor();
     // Tab from the top reaches the filter, then the repository links; Enter opens one.
     const focusable: string[] = [];
-    for (let i = 0; i < 8; i++) {
+    for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
       focusable.push(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.id || document.activeElement?.textContent?.trim() || ''));
       if (focusable.at(-1) === 'demo/HowItWorks') break;
