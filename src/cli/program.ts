@@ -38,7 +38,7 @@ function printJson(value: unknown): void {
 /** `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` offset; a day that does not exist is refused. */
 function parseDate(text: string): Date {
   const date = parseIsoInstant(text);
-  if (!date) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`);
+  if (!date) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z or 2030-01-31, got ${JSON.stringify(text)}`);
   return date;
 }
 

@@ -3,16 +3,17 @@ export function isoSeconds(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }
 
-const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:Z|([+-])(\d{2}):(\d{2}))$/;
+const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})(?:Z|([+-])(\d{2}):(\d{2})))?$/;
 
 /**
- * `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` or `-hh:mm` offset (contract section 7);
- * undefined for anything else, including dates and times that do not exist (2021-02-30, 24:00:00).
+ * `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` or `-hh:mm` offset (contract section 7), or
+ * a date alone, `YYYY-MM-DD`, read as midnight UTC (issue 15); undefined for anything else,
+ * including dates and times that do not exist (2021-02-30, 24:00:00).
  */
 export function parseIsoInstant(text: string): Date | undefined {
   const match = ISO_INSTANT.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => (part === undefined ? 0 : Number(part)));
   const offsetHours = match[8] === undefined ? 0 : Number(match[8]);
   const offsetMinutes = match[9] === undefined ? 0 : Number(match[9]);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;

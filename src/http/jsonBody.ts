@@ -3,6 +3,7 @@
  * parsing), sent as `application/json` (415 otherwise), valid UTF-8 and JSON (400 otherwise).
  */
 import express, { type Request, type Response } from 'express';
+import { jsonSyntaxProblem, lineAndColumn } from '../domain/jsonSyntax.js';
 import { decodeUtf8Strict, InvalidUtf8Error } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
 
@@ -40,6 +41,10 @@ export function parseJson(body: Buffer): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw badRequest('the body is not valid JSON');
+    // Found again by our own scanner: V8's message may quote the body, which may hold a secret.
+    const found = jsonSyntaxProblem(text);
+    if (!found) throw badRequest('the body is not valid JSON');
+    const { line, column } = lineAndColumn(text, found.offset);
+    throw badRequest(`the body is not valid JSON: ${found.problem}, at line ${line}, column ${column} (character ${found.offset + 1})`);
   }
 }

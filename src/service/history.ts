@@ -8,7 +8,7 @@ import { keyId } from '../domain/names.js';
 import { commitInfo } from '../store/history.js';
 import type { GitRepository } from '../store/repository.js';
 import { commitSummary, type CommitSummary } from './commitChanges.js';
-import { requireCommit, requireCommitId } from './points.js';
+import { resolveCommitId } from './points.js';
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 export const MAX_HISTORY_LIMIT = 1000;
@@ -43,7 +43,7 @@ function matcher(query: HistoryQuery): (summary: CommitSummary) => boolean {
 export async function history(repository: GitRepository, head: string, query: HistoryQuery): Promise<HistoryPage> {
   let next: string | undefined = head;
   if (query.before !== undefined) {
-    const before = await requireCommit(repository, requireCommitId(query.before, 'Before'));
+    const before = await resolveCommitId(repository, query.before, 'Before');
     next = (await commitInfo(repository, before)).parents[0];
   }
   const matches = matcher(query);

@@ -14,7 +14,7 @@ import type { Snapshot } from '../store/snapshot.js';
 import type { FileSide, TreeChanges } from '../store/treeDiff.js';
 import { commitOnHead, type CommitPlan } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
-import { requireCommit, requireCommitId } from './points.js';
+import { resolveCommitId } from './points.js';
 import { fileRecord, readableChanges, rollbackComment } from './rollbackChanges.js';
 
 export interface RollbackCaller extends PushProvenance {
@@ -80,7 +80,7 @@ async function plan(repository: GitRepository, base: Snapshot, commitId: string,
 
 export async function revert(repository: GitRepository, commitText: string, caller: RollbackCaller): Promise<RollbackResult> {
   if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
-  const commitId = await requireCommit(repository, requireCommitId(commitText, 'the commit to revert'));
+  const commitId = await resolveCommitId(repository, commitText, 'the commit to revert');
   const info = await commitInfo(repository, commitId);
   const parent = info.parents[0];
   if (parent === undefined) throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} created the repository; it cannot be reverted`);

@@ -59,6 +59,30 @@ export class ObjectStore {
   }
 
   /**
+   * Up to `limit` ids of stored objects that start with `prefix` (lower-case hex, 2 to 40 digits),
+   * from the packs (listed again first, as another process may have added some) and the loose
+   * objects of the prefix's folder: what a short commit id names, as `git rev-parse` finds it.
+   */
+  idsWithPrefix(prefix: string, limit: number): string[] {
+    this.rescanPacks();
+    const found = new Set<string>();
+    for (const pack of this.packs!.values()) {
+      for (const id of pack.idsWithPrefix(prefix, limit)) found.add(id);
+    }
+    let loose: string[] = [];
+    try {
+      loose = fs.readdirSync(join(this.gitdir, 'objects', prefix.slice(0, 2)));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    for (const name of loose) {
+      const id = prefix.slice(0, 2) + name;
+      if (id.length === 40 && id.startsWith(prefix)) found.add(id);
+    }
+    return [...found].sort().slice(0, limit);
+  }
+
+  /**
    * Writes objects as one pack and its index so that they survive a crash once this resolves.
    * The index is renamed into place last, as readers find packs by their index.
    */

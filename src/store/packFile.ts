@@ -101,6 +101,11 @@ export class PackFile {
     return this.index.find(oid) !== undefined;
   }
 
+  /** Up to `limit` ids of objects this pack holds that start with `prefix` (lower-case hex). */
+  idsWithPrefix(prefix: string, limit: number): string[] {
+    return this.index.idsWithPrefix(prefix, limit);
+  }
+
   /** The object, or undefined when this pack does not hold it. */
   read(oid: Buffer, readBase: BaseReader): StoredObject | undefined {
     const offset = this.index.find(oid);

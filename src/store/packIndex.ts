@@ -86,6 +86,32 @@ export class PackIndex {
     return undefined;
   }
 
+  /**
+   * Up to `limit` object ids (hex) that start with `prefix` (lower-case hex, at least 2 digits),
+   * in order: a binary search to the first candidate within the fan-out bucket, then a walk.
+   */
+  idsWithPrefix(prefix: string, limit: number): string[] {
+    const { fanout, ids, idStride } = this.layout;
+    const first = parseInt(prefix.slice(0, 2), 16);
+    const start = Buffer.from(prefix.padEnd(40, '0').slice(0, 40), 'hex');
+    let low = first === 0 ? 0 : this.index.readUInt32BE(fanout + (first - 1) * 4);
+    let high = this.index.readUInt32BE(fanout + first * 4);
+    const end = high;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const at = ids + middle * idStride;
+      if (this.index.compare(start, 0, 20, at, at + 20) > 0) low = middle + 1;
+      else high = middle;
+    }
+    const found: string[] = [];
+    for (let i = low; i < end && found.length < limit; i++) {
+      const id = this.index.toString('hex', ids + i * idStride, ids + i * idStride + 20);
+      if (!id.startsWith(prefix)) break;
+      found.push(id);
+    }
+    return found;
+  }
+
   /** Where the entry starting at `offset` ends: the next entry's start, or the pack's checksum. */
   endOf(offset: number): number {
     let low = 0;
