@@ -3,7 +3,7 @@
  * invalid argument value, 1 on any other error; errors are one line on stderr.
  */
 import { Command, CommanderError, Option } from 'commander';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseIsoInstant } from '../domain/dates.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
@@ -11,22 +11,39 @@ import { listRepositories } from '../service/listing.js';
 import { unreadableLines } from './unreadable.js';
 import { createRepository, parseFullName, requireRepository } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
+import { FolderError } from '../store/folders.js';
 import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../store/looseObjects.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
+import { notAFolder, reposDir, reposPath, searchedFolder } from './reposFolder.js';
 import { serve } from './serve.js';
 import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
 import { groupKeyWithPassword } from '../service/securityGroups.js';
 
-function reposDir(option: string | undefined): string {
-  return resolve(option ?? process.env.CFGHUB_REPOS ?? './repos');
+/** `create`: the folder may be missing (repo create makes it), not a file. */
+function stores(repos: string | undefined, create = false) {
+  const root = create ? reposPath(repos) : reposDir(repos);
+  const refusal = notAFolder(root, repos);
+  if (refusal) throw refusal;
+  return { root, registry: new RepositoryRegistry(root), tokens: new TokenService(new TokenStore(root)) };
 }
 
-function stores(repos: string | undefined) {
-  const root = reposDir(repos);
-  return { root, registry: new RepositoryRegistry(root), tokens: new TokenService(new TokenStore(root)) };
+/** The version of package.json, for `cfghub --version` (dist/cli/ and src/cli/ are both two levels down). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+/** A whole number within bounds from an option, else its variable, else a default; the message names whichever was used. */
+function numberSetting(option: string | undefined, variable: string, fallback: number, min: number, max: number, what: string): number {
+  const [name, text] = option !== undefined ? [`--${what}`, option] : process.env[variable] ? [variable, process.env[variable]!] : [undefined, undefined];
+  if (name === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d{1,15}$/.test(text!.trim()) || !Number.isInteger(value) || value < min || value > max) {
+    throw new ServiceError('invalid_argument', `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  }
+  return value;
 }
 
 const reposOption = () => new Option('--repos <dir>', 'repositories folder (else CFGHUB_REPOS, else ./repos)');
@@ -49,6 +66,7 @@ function parseLevels(text: string): string[] {
 export function buildProgram(): Command {
   const program = new Command('cfghub')
     .description('A configuration service where every repository is a bare git repository')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .showHelpAfterError(false)
     .exitOverride();
 
@@ -62,14 +80,11 @@ export function buildProgram(): Command {
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .addOption(reposOption())
     .action(async (options) => {
-      const port = Number(options.port ?? process.env.PORT ?? 8080);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ServiceError('invalid_argument', '--port must be a port number');
-      const bodyLimit = Number(options.bodyLimit ?? process.env.CFGHUB_BODY_LIMIT ?? 16 * 1024 * 1024);
-      if (!Number.isInteger(bodyLimit) || bodyLimit < 1) throw new ServiceError('invalid_argument', '--body-limit must be a number of bytes');
-      const looseObjects = Number(options.looseObjects ?? process.env.CFGHUB_LOOSE_OBJECTS ?? DEFAULT_LOOSE_OBJECT_LIMIT);
-      if (!Number.isInteger(looseObjects) || looseObjects < 0) throw new ServiceError('invalid_argument', '--loose-objects must be a number of objects');
+      const port = numberSetting(options.port, 'PORT', 8080, 0, 65535, 'port');
+      const bodyLimit = numberSetting(options.bodyLimit, 'CFGHUB_BODY_LIMIT', 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
+      const looseObjects = numberSetting(options.looseObjects, 'CFGHUB_LOOSE_OBJECTS', DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
       await serve({
-        reposDir: reposDir(options.repos),
+        reposDir: reposPath(options.repos),
         port,
         host: options.host ?? process.env.HOST ?? '127.0.0.1',
         demo: Boolean(options.demo),
@@ -96,7 +111,7 @@ export function buildProgram(): Command {
     .addOption(reposOption())
     .action(async (fullName: string, options) => {
       const { account, name } = parseFullName(fullName);
-      const { registry, tokens } = stores(options.repos);
+      const { registry, tokens } = stores(options.repos, true);
       const repository = await createRepository(registry, {
         account,
         name,
@@ -192,8 +207,15 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : 2;
     }
     if (error instanceof ServiceError) {
-      process.stderr.write(`cfghub: ${error.message}\n`);
+      // What was not found was looked for in a folder that depends on the options and the current folder: name it.
+      const folder = searchedFolder();
+      const where = error.code === 'not_found' && error.message.startsWith('repository ') && folder ? ` in the repositories folder ${folder}` : '';
+      process.stderr.write(`cfghub: ${error.message}${where}\n`);
       return error.code === 'invalid_argument' ? 2 : 1;
+    }
+    if (error instanceof FolderError) {
+      process.stderr.write(`cfghub: ${error.message}\n`); // the user's own folder: named whole
+      return 1;
     }
     process.stderr.write(`cfghub: ${withoutPaths((error as Error)?.message ?? String(error))}\n`);
     return 1;

@@ -8,6 +8,7 @@ import { onStaleLockRemoved } from '../store/refs.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { createLogger } from './logger.js';
+import { listenError, prepareReposFolder } from './serveChecks.js';
 
 export interface ServeOptions {
   readonly reposDir: string;
@@ -21,6 +22,9 @@ export interface ServeOptions {
 
 export async function serve(options: ServeOptions): Promise<void> {
   const logger = createLogger();
+  const created = prepareReposFolder(options.reposDir);
+  // The folder is named at start (issue 15): `./repos` depends on where the server was started.
+  logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
   const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   if (options.demo && (await ensureDemoRepository(registry))) {
@@ -31,7 +35,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
     options.port,
     options.host,
-  );
+  ).catch((error: unknown) => {
+    registry.close();
+    tokens.close();
+    throw listenError(error, options);
+  });
   logger.info({ event: 'listening', url: running.url });
   process.on('uncaughtException', (error) => {
     logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });

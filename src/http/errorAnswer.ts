@@ -6,7 +6,7 @@ import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { GitUnavailableError } from '../store/gitCommand.js';
 import { LayoutError } from '../store/layout.js';
-import { contentInvalid, HttpError, STATUS_OF } from './errors.js';
+import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
 export function answerError(ctx: AppContext, req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
@@ -31,7 +31,7 @@ function describe(error: unknown): string {
 
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], error.code, error.message);
+  if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
   if (error instanceof LayoutError) return contentInvalid(error);
   if (error instanceof GitUnavailableError) return new HttpError(503, 'git_unavailable', 'git is not installed on the server');

@@ -37,6 +37,21 @@ export const STATUS_OF: Record<ServiceErrorCode, number> = {
   unavailable: 503,
 };
 
+/**
+ * The `error` code of a service error over HTTP: its own, except that every malformed request is
+ * `bad_request` (issue 15), whether an adapter or the service found the problem (a header, a body,
+ * a name, a date, a commit id).
+ */
+export const HTTP_CODE_OF: Record<ServiceErrorCode, string> = {
+  invalid_argument: 'bad_request',
+  unauthorized: 'unauthorized',
+  forbidden: 'forbidden',
+  not_found: 'not_found',
+  conflict: 'conflict',
+  precondition_failed: 'precondition_failed',
+  unavailable: 'unavailable',
+};
+
 export const badRequest = (message: string, details?: readonly ErrorDetail[]) => new HttpError(400, 'bad_request', message, details);
 
 /**

@@ -6,6 +6,7 @@
  */
 import { applyPush } from '../domain/applyPush.js';
 import { commitMessage, type PushProvenance } from '../domain/commitMessage.js';
+import { defaultPushSubject } from '../domain/defaultSubject.js';
 import type { PushRequest } from '../domain/pushRequest.js';
 import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
@@ -58,6 +59,6 @@ export async function push(repository: GitRepository, request: PushRequest, call
       unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
     });
     if (!outcome.ok) return outcome;
-    return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment, caller) };
+    return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
   });
 }

@@ -9,6 +9,7 @@ import type { RepoSettings } from '../domain/model.js';
 import { fsyncFolder, writeFileAtomic } from './durableFs.js';
 import { BLOB_MODE, encodeObject, serializeCommit, serializeTree, type Signature } from './gitObjects.js';
 import { BRANCH_REF, serializeSettings, SETTINGS_FILE } from './layout.js';
+import { makeFolders } from './folders.js';
 import { ObjectStore } from './objectStore.js';
 
 export class RepositoryExistsError extends Error {
@@ -28,7 +29,7 @@ export async function createBareRepository(
   signature: Signature,
   message: string,
 ): Promise<string> {
-  await fs.promises.mkdir(accountDir, { recursive: true });
+  makeFolders(accountDir); // not fs.mkdir's recursive form, which never returns under /proc
   const gitdir = join(accountDir, `${name}.git`);
   const temporary = join(accountDir, `.creating-${randomBytes(6).toString('hex')}`);
   await fs.promises.mkdir(join(temporary, 'objects'), { recursive: true });

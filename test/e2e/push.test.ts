@@ -69,8 +69,8 @@ describe('an applied push', () => {
     const answer = await push({ enableKeyCreation: true, data: [{ key: 'log.level', values: [{ context: '*;*;*', value: 'info' }] }] });
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('');
-    // No change comment and no token: the message holds only what was recorded (nothing here).
-    expect(git(gitdir(), 'log', '-1', '--format=%B').trim()).toBe('');
+    // No change comment (issue 15): a default subject naming what the push sent, never an empty one.
+    expect(git(gitdir(), 'log', '-1', '--format=%B').trim()).toBe('Push: log.level');
   });
 
   it('writes a file with its raw content, so git show prints it', async () => {

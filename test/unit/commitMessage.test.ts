@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitMessage } from '../../src/domain/commitMessage.js';
+import { defaultPushSubject } from '../../src/domain/defaultSubject.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 describe('commitMessage', () => {
@@ -93,5 +94,21 @@ describe('commitMessage: git reads the trailers back', () => {
 
   it('without a change comment holds only the trailer lines (contract section 6)', () => {
     expect(commitMessage(undefined, { applicationName: 'deployer', tokenLabel: 'ci' })).toBe('Application-Name: deployer\nToken: ci\n');
+  });
+});
+
+describe('defaultPushSubject (issue 15)', () => {
+  const key = (name: string) => ({ kind: 'key' as const, key: name });
+  const file = (path: string) => ({ kind: 'file' as const, file: path, context: '*' });
+
+  it('names the first keys and files, once each, and counts the rest', () => {
+    expect(defaultPushSubject([key('db.host')])).toBe('Push: db.host');
+    expect(defaultPushSubject([key('a'), file('conf/x'), key('a'), key('b')])).toBe('Push: a, conf/x, b');
+    expect(defaultPushSubject([key('a'), key('b'), key('c'), key('d'), file('e'), file('e')])).toBe('Push: a, b, c and 2 more');
+  });
+
+  it('shortens a long name and never gives an empty subject', () => {
+    expect(defaultPushSubject([key('k'.repeat(100))])).toBe(`Push: ${'k'.repeat(60)}…`);
+    expect(defaultPushSubject([])).toBe('Push');
   });
 });
