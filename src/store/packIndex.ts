@@ -100,7 +100,7 @@ export class PackIndex {
     while (low < high) {
       const middle = (low + high) >>> 1;
       const at = ids + middle * idStride;
-      if (this.index.compare(start, 0, 20, at, at + 20) > 0) low = middle + 1;
+      if (this.index.compare(start, 0, 20, at, at + 20) < 0) low = middle + 1; // the entry sorts before the prefix
       else high = middle;
     }
     const found: string[] = [];

@@ -1,0 +1,143 @@
+/**
+ * Every shell example of the README, run as a reader pasting it would run it (issue 15), so the
+ * README cannot drift from what cfghub does.
+ *
+ * Convention (see test/support/readmeBlocks.ts, and the note "Examples are tested" in the README):
+ * fenced blocks tagged `sh` run in README order in one bash session with `set -e`; `sh norun` and
+ * every other tag (`text`, `yaml`, `json`, `ini`) are illustrative and not run; a comment line
+ * `#> TEXT` states that the output of the commands above it holds TEXT (`…` stands for anything
+ * within a line), and ends a step whose exit status and outputs are checked on their own.
+ *
+ * The session starts in a fresh "clone" in a temporary folder: `bin/`, `dist/` and `node_modules/`
+ * of this checkout linked in (`npm test` has just built it), `npm ci` replaced by a stand-in that
+ * says so (installing again would take minutes and the network), `HOME` a temporary folder (so
+ * nothing touches the user's npm cache or git configuration), no `CFGHUB_REPOS`, and a free port
+ * in place of 8080 (`PORT`, and `127.0.0.1:8080` rewritten in the commands), so the walkthrough's
+ * own `cfghub serve` is a fresh server. Everything started in the background is stopped at the end.
+ *
+ * `CFGHUB_README_SECTIONS=Security` runs only the blocks of "Try it" (which start the server and
+ * make acme/app) and of the sections whose heading holds one of the comma-separated words.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../support/harness.js';
+import { fencedBlocks, isRun, shows, stepsOf, type ReadmeStep } from '../support/readmeBlocks.js';
+
+const ROOT = resolve(__dirname, '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+/** The section every run starts with: it installs, starts the server and makes acme/app. */
+const SETUP_SECTION = 'Try it';
+/** The whole walkthrough's time limit; a step that waits forever ends here. */
+const SESSION_MS = 240_000;
+
+function selectedSteps(): ReadmeStep[] {
+  const only = process.env.CFGHUB_README_SECTIONS?.split(',').map((word) => word.trim().toLowerCase()).filter(Boolean);
+  return fencedBlocks(README)
+    .filter(isRun)
+    .filter((block) => !only || block.section === SETUP_SECTION || only.some((word) => block.section.toLowerCase().includes(word)))
+    .flatMap(stepsOf);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+interface StepResult {
+  readonly status: number | undefined;
+  readonly output: string;
+}
+
+const steps = selectedSteps();
+const results: StepResult[] = [];
+let sessionProblem = '';
+const dir = tempDir('cfghub-readme-');
+
+beforeAll(async () => {
+  const port = await freePort();
+  const clone = join(dir.path, 'cfghub');
+  const home = join(dir.path, 'home');
+  const work = join(dir.path, 'session');
+  for (const folder of [clone, home, work]) mkdirSync(folder, { recursive: true });
+  // curl's progress meter, which it shows only when its output is not a terminal, is noise here.
+  writeFileSync(join(home, '.curlrc'), 'silent\nshow-error\n');
+  for (const entry of ['bin', 'dist', 'node_modules', 'package.json', 'package-lock.json']) {
+    symlinkSync(join(ROOT, entry), join(clone, entry));
+  }
+  const lines = [
+    'set -e',
+    // Whatever the walkthrough started in the background stops with the session.
+    "trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null' EXIT",
+    // The stand-in for the install, which `npm test` has done for this checkout.
+    'npm() { if [ "$1" = ci ]; then echo "(npm ci: the test stands in for it; this checkout is built)"; else command npm "$@"; fi; }',
+    `cd ${JSON.stringify(clone)}`,
+  ];
+  steps.forEach((step, n) => {
+    const file = join(work, `step-${n}.sh`);
+    writeFileSync(file, `${step.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)}\n`);
+    lines.push(`{ . ${JSON.stringify(file)}; } > ${JSON.stringify(join(work, `out-${n}`))} 2>&1`, `echo $? > ${JSON.stringify(join(work, `status-${n}`))}`);
+  });
+  writeFileSync(join(work, 'session.sh'), `${lines.join('\n')}\n`);
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    PORT: String(port),
+    TMPDIR: dir.path,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_AUTHOR_NAME: 'Reader',
+    GIT_AUTHOR_EMAIL: 'reader@example.com',
+    GIT_COMMITTER_NAME: 'Reader',
+    GIT_COMMITTER_EMAIL: 'reader@example.com',
+  };
+  const session = spawn('bash', [join(work, 'session.sh')], { env, cwd: clone, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  let stderr = '';
+  session.stderr.on('data', (chunk) => (stderr += String(chunk)));
+  const timer = setTimeout(() => {
+    sessionProblem = `the walkthrough did not end within ${SESSION_MS / 1000} s`;
+    process.kill(-session.pid!, 'SIGKILL');
+  }, SESSION_MS);
+  await new Promise<void>((done) => session.on('close', () => done()));
+  clearTimeout(timer);
+  if (stderr.trim()) sessionProblem ||= stderr.trim();
+  for (let n = 0; n < steps.length; n++) {
+    const read = (name: string) => (existsSync(join(work, `${name}-${n}`)) ? readFileSync(join(work, `${name}-${n}`), 'utf8') : undefined);
+    const status = read('status');
+    const output = read('out');
+    // A step with output and no status is the one whose failure stopped the session (set -e).
+    results.push({ status: status === undefined ? (output === undefined ? undefined : -1) : Number(status), output: output ?? '' });
+  }
+}, SESSION_MS + 10_000);
+
+afterAll(() => {
+  dir.remove();
+});
+
+describe('README examples (every `sh` block, in order, in one session)', () => {
+  it('has examples to run, and a server that ends with the session', () => {
+    expect(steps.length).toBeGreaterThan(10);
+    expect(steps[0].section).toBe(SETUP_SECTION);
+  });
+
+  it.each(steps.map((step, n) => [`README.md:${step.line} (${step.section})`, n] as const))('%s', (_name, n) => {
+    const step = steps[n];
+    const result = results[n];
+    const context = `\n--- commands (README.md:${step.line}) ---\n${step.code}\n--- output ---\n${result?.output}\n${sessionProblem}`;
+    expect(result?.status, `not run: an earlier step failed${context}`).not.toBeUndefined();
+    expect(result.status, `a command failed${context}`).toBe(0);
+    for (const expected of step.expects) {
+      expect(shows(result.output, expected), `the output does not show ${JSON.stringify(expected)}${context}`).toBe(true);
+    }
+  });
+});
