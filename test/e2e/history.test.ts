@@ -164,7 +164,7 @@ describe('GET /rest/history', () => {
     for (const limit of ['0', '1001', 'ten', '-1', '2.5']) {
       expect(expectJsonError(await historyOf(PAGED, { Limit: limit }), 400)).toMatch(/Limit/);
     }
-    expect(expectJsonError(await historyOf(PAGED, { Before: 'abc' }), 400)).toMatch(/Before must be a full commit id/);
+    expect(expectJsonError(await historyOf(PAGED, { Before: 'abc' }), 400)).toMatch(/Before must be a commit id: 40 hex digits, or the first 7 or more/);
     expect(expectJsonError(await historyOf(PAGED, { Before: 'f'.repeat(40) }), 404)).toMatch(/no commit f{40}/);
   });
 

@@ -141,7 +141,7 @@ describe('POST /rest/revert', () => {
 
   it('refuses a malformed commit id (400), an unknown one (404), the first commit (409), and a commit that changed the settings (409)', async () => {
     expect(expectJsonError(await post(`/rest/revert/${REPO}`), 400)).toMatch(/Commit header/);
-    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'abc123' }), 400)).toMatch(/full commit id/);
+    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'abc123' }), 400)).toMatch(/must be a commit id: 40 hex digits, or the first 7 or more/);
     expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'b'.repeat(40) }), 404);
     const root = git(gitdir, 'rev-list', '--max-parents=0', 'refs/heads/main').trim();
     expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: root }), 409)).toMatch(/created the repository/);
@@ -163,7 +163,7 @@ describe('POST /rest/revert', () => {
     const reverted = await post('/rest/revert', { Commit: pushed.etag!.replace(/"/g, ''), 'Client-Token': token });
     expect(reverted.status, reverted.text).toBe(200);
     const locked = gitdirOf(dir.path, LOCKED);
-    expect(git(locked, 'log', '-1', '--format=%B', reverted.etag!)).toBe(`Revert ${pushed.etag!.replace(/"/g, '').slice(0, 12)}\n\nThis reverts commit ${pushed.etag!.replace(/"/g, '')}.\n\nToken: token-1\n\n`);
+    expect(git(locked, 'log', '-1', '--format=%B', reverted.etag!)).toBe(`Revert "Push: k"\n\nThis reverts commit ${pushed.etag!.replace(/"/g, '')}.\n\nToken: token-1\n\n`);
     expect(git(locked, 'ls-tree', '-r', '--name-only', reverted.etag!).trim()).toBe('repository.yaml');
   });
 });

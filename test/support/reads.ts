@@ -40,6 +40,8 @@ export function expectJsonError(answer: ReadAnswer, status: number, extraPaths: 
   expect(answer.json).toBeTypeOf('object');
   expect(answer.json.error).toBeTypeOf('string');
   expect(answer.json.error.length).toBeGreaterThan(0);
+  // One code per kind of problem (issue 15): every malformed request is bad_request, whoever found it.
+  if (status === 400) expect(answer.json.error).toBe('bad_request');
   expect(answer.json.message).toBeTypeOf('string');
   expect(answer.json.message.length).toBeGreaterThan(0);
   for (const leak of LEAKS) expect(answer.text).not.toMatch(leak);
