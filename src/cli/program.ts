@@ -209,7 +209,7 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof ServiceError) {
       // What was not found was looked for in a folder that depends on the options and the current folder: name it.
       const folder = searchedFolder();
-      const where = error.code === 'not_found' && error.message.startsWith('repository ') && folder ? ` in the repositories folder ${folder}` : '';
+      const where = error.code === 'not_found' && /^repository \S+ does not exist$/.test(error.message) && folder ? ` in the repositories folder ${folder}` : '';
       process.stderr.write(`cfghub: ${error.message}${where}\n`);
       return error.code === 'invalid_argument' ? 2 : 1;
     }

@@ -375,7 +375,7 @@ describe('reading the past: Tag and Repository-Date', () => {
   });
 
   it('answers 400 JSON for a malformed date', async () => {
-    for (const date of ['2020-01-01', 'yesterday', '2020-01-01 00:00:00', '2020-13-01T00:00:00Z']) {
+    for (const date of ['2020-02-30', 'yesterday', '2020-01-01 00:00:00', '2020-13-01T00:00:00Z']) {
       expect(expectJsonError(await pullTT({ 'Repository-Date': date }), 400, [dir.path]), date).toMatch(/Repository-Date|date/i);
     }
   });

@@ -60,6 +60,7 @@ interface StepResult {
 const steps = selectedSteps();
 const results: StepResult[] = [];
 let sessionProblem = '';
+let serverStopped = false;
 const dir = tempDir('cfghub-readme-');
 
 beforeAll(async () => {
@@ -110,6 +111,11 @@ beforeAll(async () => {
   }, SESSION_MS);
   await new Promise<void>((done) => session.on('close', () => done()));
   clearTimeout(timer);
+  // The session's trap stopped (and waited for) what the walkthrough started: nothing answers now.
+  serverStopped = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+    () => false,
+    () => true,
+  );
   if (stderr.trim()) sessionProblem ||= stderr.trim();
   for (let n = 0; n < steps.length; n++) {
     const read = (name: string) => (existsSync(join(work, `${name}-${n}`)) ? readFileSync(join(work, `${name}-${n}`), 'utf8') : undefined);
@@ -128,6 +134,7 @@ describe('README examples (every `sh` block, in order, in one session)', () => {
   it('has examples to run, and a server that ends with the session', () => {
     expect(steps.length).toBeGreaterThan(10);
     expect(steps[0].section).toBe(SETUP_SECTION);
+    expect(serverStopped, 'the server the walkthrough started still answers after the session').toBe(true);
   });
 
   it.each(steps.map((step, n) => [`README.md:${step.line} (${step.section})`, n] as const))('%s', (_name, n) => {
