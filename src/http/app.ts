@@ -55,10 +55,11 @@ export function createApp(ctx: AppContext): express.Express {
 }
 
 /** The server's request listener: the read endpoints first, then the express application. */
-export function createRequestListener(ctx: AppContext): RequestListener {
+export function createRequestListener(ctx: AppContext): RequestListener & { closeWatches(): void } {
   const app = createApp(ctx);
   const reads = readRoutes(ctx);
-  return (req: IncomingMessage, res: ServerResponse) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (!reads(req, res)) app(req, res);
   };
+  return Object.assign(listener, { closeWatches: reads.closeWatches });
 }

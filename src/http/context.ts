@@ -9,6 +9,8 @@ export interface AppContext {
   readonly logger: Logger;
   /** Largest request body accepted, in bytes (413 above it, before parsing). */
   readonly bodyLimit: number;
+  /** Watches (`Wait`) held at once at most; over it, 503 (see watchHub.ts). */
+  readonly maxWatchers?: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

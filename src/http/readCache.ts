@@ -11,13 +11,18 @@ export interface CachedAnswer {
   readonly body: Buffer;
   /** The Content-Type header, with its charset: every answer is UTF-8 text. */
   readonly contentType: string;
-  /** A strong ETag: the quoted SHA-1 of the body. */
+  /** A strong ETag: the quoted SHA-1 of the body, or of `content` when the body holds more than its content. */
   readonly etag: string;
 }
 
-export function answerOf(text: string, mediaType: string): CachedAnswer {
+/**
+ * `content`: what the ETag is made of when the body carries more than the content (a pull's
+ * `generatedOn`), so the same content always has the same ETag, whichever commit or process made
+ * it (issue 18: the ETag is a watch's cursor).
+ */
+export function answerOf(text: string, mediaType: string, content = text): CachedAnswer {
   const body = Buffer.from(text, 'utf8');
-  return { body, contentType: `${mediaType}; charset=utf-8`, etag: `"${createHash('sha1').update(body).digest('hex')}"` };
+  return { body, contentType: `${mediaType}; charset=utf-8`, etag: `"${createHash('sha1').update(mediaType).update('\0').update(content).digest('hex')}"` };
 }
 
 export class ReadCache {

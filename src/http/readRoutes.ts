@@ -20,6 +20,13 @@ import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
 import { readAccess } from './readAccess.js';
 import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
 import { beginRequest } from './requestLog.js';
+import { pullFormat } from './pullFormat.js';
+import { renderedPull } from './renderedPull.js';
+import { waitMsOf } from './watchRequest.js';
+import { WatchHub } from './watchHub.js';
+import type { PullFormat } from '../domain/renderings.js';
+import type { GroupKey } from '../service/sealing.js';
+import type { GitRepository } from '../store/repository.js';
 import { readerKeyRing } from './securityProfile.js';
 
 type Request = IncomingMessage;
@@ -53,7 +60,7 @@ interface Endpoint {
   readonly varies: readonly string[];
   /** False when the answer depends on more than the commit (tags can move without a commit). */
   cacheable(req: Request): boolean;
-  build(req: Request, target: ReadTarget, generatedOn: string): Promise<CachedAnswer> | CachedAnswer;
+  build(req: Request, target: ReadTarget, generatedOn: string, format: PullFormat): Promise<CachedAnswer> | CachedAnswer;
 }
 
 const json = (req: Request, body: unknown): CachedAnswer =>
@@ -73,16 +80,21 @@ const ENDPOINTS: Record<string, Endpoint> = {
   pull: {
     varies: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Pretty'],
     cacheable: () => true,
-    build: (req, target, generatedOn) =>
-      json(req, {
-        ...pullBody(target, header(req, 'Context') ?? '', requiredContext(req, target), {
-          includeComments: booleanHeader(req, 'Include-Comments'),
-          includeValueContext: booleanHeader(req, 'Include-Value-Context'),
-          noProperties: booleanHeader(req, 'No-Properties'),
-          noFiles: booleanHeader(req, 'No-Files'),
-        }),
-        generatedOn,
-      }),
+    build: (req, target, generatedOn, format) => {
+      const context = requiredContext(req, target);
+      if (format !== 'json') return renderedPull(target, context, format);
+      const body = pullBody(target, header(req, 'Context') ?? '', context, {
+        includeComments: booleanHeader(req, 'Include-Comments'),
+        includeValueContext: booleanHeader(req, 'Include-Value-Context'),
+        noProperties: booleanHeader(req, 'No-Properties'),
+        noFiles: booleanHeader(req, 'No-Files'),
+      });
+      // The ETag is of the content alone: generatedOn varies without it (issue 18, item 1).
+      const pretty = booleanHeader(req, 'Pretty');
+      const content = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
+      const text = pretty ? JSON.stringify({ ...body, generatedOn }, null, 2) : JSON.stringify({ ...body, generatedOn });
+      return answerOf(text, 'application/json', content);
+    },
   },
   rawFile: {
     varies: ['Context', 'File'],
@@ -139,27 +151,61 @@ function notModified(req: Request, etag: string): boolean {
  * The read endpoints as a handler that takes a request if it names one (returning true) and
  * leaves every other request to the caller (returning false).
  */
-export function readRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+export type ReadRoutes = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
+  /** Ends every held watch (the server is shutting down). */
+  closeWatches(): void;
+};
+
+/**
+ * The read endpoints as a handler that takes a request if it names one (returning true) and
+ * leaves every other request to the caller (returning false).
+ */
+export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers)): ReadRoutes {
   const cache = new ReadCache();
 
   const access = readAccess(ctx);
 
-  const handle = async (req: Request, res: ServerResponse, path: ReadPath): Promise<void> => {
-    const name = path.endpoint;
+  /** The answer of a request at a commit, made once per commit and options (the cache), and what groups it with its like. */
+  const answerAt = async (req: Request, name: string, format: PullFormat, repository: GitRepository, commitId: string, repoDate: string | undefined, groupKeys: readonly GroupKey[]) => {
     const endpoint = ENDPOINTS[name];
-    clientVersion(req);
-    // decodeURIComponent throws URIError on a malformed escape: answered 400.
-    const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
-    const { repository, head, groupKeys } = await access(req, named);
-    const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     // Answers differ by the security groups the caller unlocked: the key names them (by a hash), never a password.
-    const ring = await readerKeyRing(req, repository, point.commitId, groupKeys ?? []);
-    const key = [repository.gitdir, point.commitId, point.repoDate ?? '', name, ring.fingerprint(), ...endpoint.varies.map((h) => header(req, h) ?? '')].join('\0');
+    const ring = await readerKeyRing(req, repository, commitId, groupKeys);
+    const options = [name, format, ring.fingerprint(), ...endpoint.varies.map((h) => header(req, h) ?? '')];
+    const key = [repository.gitdir, commitId, repoDate ?? '', ...options].join('\0');
     let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;
     if (!answer) {
-      const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(point.commitId), repoDate: point.repoDate, ring };
-      answer = await endpoint.build(req, target, isoSeconds(new Date()));
+      const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(commitId), repoDate, ring };
+      answer = await endpoint.build(req, target, isoSeconds(new Date()), format);
       if (endpoint.cacheable(req)) cache.set(key, answer);
+    }
+    return { answer, groupKey: [repository.gitdir, ...options].join('\0') };
+  };
+
+  const handle = async (req: Request, res: ServerResponse, path: ReadPath): Promise<void> => {
+    const name = path.endpoint;
+    clientVersion(req);
+    const format = name === 'pull' ? pullFormat(req) : 'json';
+    const waitMs = name === 'pull' || name === 'rawFile' ? waitMsOf(req) : undefined;
+    // decodeURIComponent throws URIError on a malformed escape: answered 400.
+    const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
+    const { repository, head, groupKeys = [] } = await access(req, named);
+    const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
+    const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
+    let answer = made.answer;
+    // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.
+    if (waitMs !== undefined && point.repoDate === undefined && notModified(req, answer.etag)) {
+      const result = await hub.wait({
+        repository,
+        groupKey: made.groupKey,
+        answerAt: async (commitId) => (await answerAt(req, name, format, repository, commitId, undefined, groupKeys)).answer,
+        holds: (etag) => notModified(req, etag),
+        head: point.commitId,
+        waitMs,
+        res,
+      });
+      if (result && 'error' in result) throw result.error;
+      if (result) answer = result.answer;
+      else res.setHeader('Connection', hub.closing ? 'close' : 'keep-alive');
     }
     res.setHeader('ETag', answer.etag);
     if (notModified(req, answer.etag)) {
@@ -170,11 +216,12 @@ export function readRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerR
     sendBytes(res, 200, answer.contentType, answer.body);
   };
 
-  return (req, res) => {
+  const routes = (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = readPathOf(req);
     if (!path) return false;
     const requestId = beginRequest(ctx, req, res);
     handle(req, res, path).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
     return true;
   };
+  return Object.assign(routes, { closeWatches: () => hub.close() });
 }

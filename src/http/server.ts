@@ -52,6 +52,7 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
             // A keep-alive connection turns idle when its in-flight request ends: close it then,
             // rather than waiting for its keep-alive timeout.
             const sweep = setInterval(() => server.closeIdleConnections(), 25);
+            listener.closeWatches(); // held watches answer 304 now rather than hold the drain
             server.close(() => {
               clearTimeout(force);
               clearInterval(sweep);

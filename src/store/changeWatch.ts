@@ -41,6 +41,8 @@ export class ChangeWatch {
   private checkedAt = 0;
   private retryAt = 0;
   private readonly links: readonly Link[];
+  /** Called when an event says the file may have changed (watchers of a head wake on it; see watchHub.ts). */
+  onChange?: () => void;
 
   /**
    * Watches `folder` (inside `root`) for changes to the entries named `names` (any entry when
@@ -116,5 +118,7 @@ export class ChangeWatch {
     // the watches may now be on folders no longer in place, so they are armed again.
     if (entry === null || entry === basename(link.folder) || (link.next !== undefined && entry === link.next)) this.close();
     else if (link.next === undefined && (this.names === undefined || this.names.includes(entry))) this.quiet = false;
+    else return;
+    this.onChange?.();
   }
 }

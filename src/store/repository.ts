@@ -54,6 +54,23 @@ export class GitRepository {
     this.objects = new ObjectStore(gitdir);
     this.refPath = join(gitdir, BRANCH_REF);
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
+    this.headWatch.onChange = () => this.headMayHaveChanged();
+  }
+
+  private readonly headListeners = new Set<() => void>();
+
+  /**
+   * Calls `listener` whenever the head may have changed: after a commit of this process, and
+   * when the head watch sees the ref change (plain git, another process). It may be called when
+   * nothing changed; the listener reads `head()` to know. Returns the unsubscribe.
+   */
+  onHeadChange(listener: () => void): () => void {
+    this.headListeners.add(listener);
+    return () => this.headListeners.delete(listener);
+  }
+
+  private headMayHaveChanged(): void {
+    for (const listener of this.headListeners) listener();
   }
 
   private readonly headWatch: ChangeWatch;
@@ -188,6 +205,7 @@ export class GitRepository {
     } finally {
       // Before the answer, not when inotify tells: the next read must see this commit.
       this.headWatch.invalidate();
+      this.headMayHaveChanged();
     }
     if (update.ok) {
       faultPoint('lock-released');
