@@ -59,6 +59,13 @@ function parseDate(text: string): Date {
   return date;
 }
 
+function positiveCount(text: string | undefined, name: string): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new ServiceError('invalid_argument', `${name} must be a whole number above 0`);
+  return n;
+}
+
 function parseLevels(text: string): string[] {
   return text.split(',').map((level) => level.trim());
 }
@@ -78,6 +85,7 @@ export function buildProgram(): Command {
     .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
+    .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
     .addOption(reposOption())
     .action(async (options) => {
       const port = numberSetting(options.port, 'PORT', 8080, 0, 65535, 'port');
@@ -90,6 +98,7 @@ export function buildProgram(): Command {
         demo: Boolean(options.demo),
         bodyLimit,
         looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
+        maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
       });
     });
 

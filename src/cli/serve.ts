@@ -18,6 +18,8 @@ export interface ServeOptions {
   readonly bodyLimit?: number;
   /** Repack a repository when plain git left more loose objects than this; undefined: never. */
   readonly looseObjectLimit?: number;
+  /** Watches held at once at most (see http/watchHub.ts). */
+  readonly maxWatchers?: number;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -32,7 +34,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const tokens = new TokenService(new TokenStore(options.reposDir));
   const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers },
     options.port,
     options.host,
   ).catch((error: unknown) => {

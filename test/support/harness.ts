@@ -94,7 +94,7 @@ export interface TestServer {
 /** Starts the real HTTP server in this process, on a free loopback port. */
 export async function startTestServer(
   repos: string,
-  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number } = {},
+  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number; maxWatchers?: number; port?: number } = {},
 ): Promise<TestServer> {
   const lines: string[] = [];
   const sink = new Writable({
@@ -112,8 +112,9 @@ export async function startTestServer(
       tokens,
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      maxWatchers: options.maxWatchers,
     },
-    0,
+    options.port ?? 0,
     '127.0.0.1',
     options.timeouts,
   );

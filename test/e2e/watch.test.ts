@@ -1,0 +1,204 @@
+/**
+ * The watch of pull and rawFile (issue 18, item 1), against the real server: a request with
+ * If-None-Match and Wait is held until the answer for its context changes, a push that changes
+ * nothing for the context wakes nobody, a plain-git commit wakes watchers, the wait ends with 304,
+ * shutdown ends watches at once, and the ETag depends on the content alone.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gitEnv } from '../support/gitCli.js';
+import { cliOk, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+
+const REPO = 'acme/watched';
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+
+interface Answer {
+  status: number;
+  etag: string | null;
+  text: string;
+}
+
+async function pull(context: string, headers: Record<string, string> = {}, query = '', target = server): Promise<Answer> {
+  const response = await fetch(`${target.url}/rest/pull/${REPO}${query}`, { headers: { Context: context, ...headers } });
+  return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
+}
+
+/** A watch that records when it ends, so a test can tell it is still held. */
+function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${REPO}`, headers: Record<string, string> = {}) {
+  const state = { done: false };
+  const answer = fetch(`${server.url}${path}`, { headers: { Context: context, 'If-None-Match': etag, Wait: String(wait), ...headers } }).then(async (response) => {
+    const result = { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
+    state.done = true;
+    return result;
+  });
+  return { state, answer };
+}
+
+const setValue = (context: string, value: string, comment = 'change') =>
+  pushTo(server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'color', values: [{ context, value }] }] });
+
+/** Polls until a condition holds, failing after a deadline. */
+async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  server = await startTestServer(dir.path);
+  expect((await setValue('*;*', 'grey', 'first')).status).toBe(200);
+  expect(
+    (
+      await pushTo(server.url, `/rest/push/${REPO}`, {
+        changeComment: 'a file',
+        data: [{ file: 'app.conf', context: '*;*', content: 'color=${ color }\n' }],
+      })
+    ).status,
+  ).toBe(200);
+});
+
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+describe('the ETag of a pull', () => {
+  it('depends on the content only: a commit that changes nothing for the context keeps it, one that does changes it', async () => {
+    const before = await pull('Prod;web');
+    expect(await setValue('Dev;*', 'blue')).toMatchObject({ status: 200 });
+    const after = await pull('Prod;web');
+    expect(after.etag).toBe(before.etag);
+    expect(JSON.parse(after.text).generatedOn).toBeDefined();
+    expect((await pull('Prod;web', { 'If-None-Match': before.etag! })).status).toBe(304);
+    expect((await pull('Dev;web')).etag).not.toBe(before.etag);
+  });
+
+  it('is the same from another server process', async () => {
+    const first = await pull('Prod;web');
+    const other = await startTestServer(dir.path);
+    try {
+      expect((await pull('Prod;web', {}, '', other)).etag).toBe(first.etag);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('a watch', () => {
+  it('wakes on a change of its context and not on a change of another', async () => {
+    const prod = await pull('Prod;web');
+    const dev = await pull('Dev;web');
+    const prodWatch = watch('Prod;web', prod.etag!);
+    const devWatch = watch('Dev;web', dev.etag!);
+    expect((await setValue('Dev;*', 'green')).status).toBe(200);
+    const devAnswer = await devWatch.answer;
+    expect(devAnswer.status).toBe(200);
+    expect(JSON.parse(devAnswer.text).properties.color.val).toBe('green');
+    expect(devAnswer.etag).not.toBe(dev.etag);
+    // The Prod watcher's group was looked at before the Dev one (groups go in order of arrival): still held.
+    expect(prodWatch.state.done).toBe(false);
+    expect((await setValue('Prod;*', 'red')).status).toBe(200);
+    const prodAnswer = await prodWatch.answer;
+    expect(prodAnswer.status).toBe(200);
+    expect(JSON.parse(prodAnswer.text).properties.color.val).toBe('red');
+  });
+
+  it('answers at once when the client does not hold the current answer', async () => {
+    const answer = await watch('Prod;web', '"an-old-etag"').answer;
+    expect(answer.status).toBe(200);
+  });
+
+  it('answers 304 with the same ETag when the wait ends without a change', async () => {
+    const current = await pull('Prod;web');
+    const started = Date.now();
+    const answer = await watch('Prod;web', current.etag!, 1).answer;
+    expect(answer.status).toBe(304);
+    expect(answer.etag).toBe(current.etag);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('takes the wait as a query parameter too, and refuses a wait out of range', async () => {
+    const current = await pull('Prod;web');
+    const held = fetch(`${server.url}/rest/pull/${REPO}?wait=30`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag! } });
+    expect((await setValue('Prod;web', 'orange')).status).toBe(200);
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect((await answer.json()).properties.color.val).toBe('orange');
+    for (const wait of ['0', '301', 'soon']) {
+      const refused = await pull('Prod;web', { 'If-None-Match': current.etag!, Wait: wait });
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refused.text).message).toContain('Wait must be a whole number of seconds from 1 to 300');
+    }
+  });
+
+  it('wakes on a commit made with plain git', async () => {
+    const current = await pull('Prod;web');
+    const held = watch('Prod;web', current.etag!);
+    const clone = join(dir.path, 'clone');
+    const run = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd: dir.path, env: gitEnv(), stdio: 'pipe' });
+    run('clone', '--quiet', gitdirOf(dir.path, REPO), clone);
+    const keyFile = execFileSync('git', ['ls-files', 'keys'], { cwd: clone, encoding: 'utf8' }).split('\n').find((f) => f.endsWith('/color.yaml'))!;
+    mkdirSync(join(clone, 'keys'), { recursive: true });
+    writeFileSync(
+      join(clone, keyFile),
+      'key: color\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: plain-git\n    active: true\n',
+    );
+    execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '--quiet', '-am', 'by hand'], { cwd: clone, env: gitEnv() });
+    execFileSync('git', ['push', '--quiet', 'origin', 'HEAD:main'], { cwd: clone, env: gitEnv(), stdio: 'pipe' });
+    const answer = await held.answer;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).properties.color.val).toBe('plain-git');
+  });
+
+  it('of rawFile wakes when the rendered file changes', async () => {
+    const path = `/rest/rawFile/${REPO}`;
+    const first = await fetch(`${server.url}${path}`, { headers: { Context: 'Test;web', File: 'app.conf' } });
+    const etag = first.headers.get('etag')!;
+    expect(await first.text()).toBe('color=plain-git\n');
+    const held = watch('Test;web', etag, 60, path, { File: 'app.conf' });
+    expect((await setValue('Test;*', 'violet')).status).toBe(200);
+    const answer = await held.answer;
+    expect(answer.status).toBe(200);
+    expect(answer.text).toBe('color=violet\n');
+  });
+
+});
+
+describe('the limit of watchers, and shutdown', () => {
+  it('answers 503 with Retry-After over the limit; shutdown ends the held watch at once with 304', async () => {
+    const limited = await startTestServer(dir.path, { maxWatchers: 1 });
+    let closed = false;
+    try {
+      const current = await pull('Prod;web', {}, '', limited);
+      const first = fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '300' } });
+      let second: Response | undefined;
+      let text = '';
+      const deadline = Date.now() + 5_000;
+      do {
+        second = await fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '1' } });
+        text = await second.text();
+      } while (second.status !== 503 && Date.now() < deadline);
+      expect(second.status).toBe(503);
+      expect(second.headers.get('retry-after')).toBe('1');
+      expect(JSON.parse(text)).toMatchObject({ error: 'too_many_watchers' });
+      // The first watch is held (it fills the limit); shutting down answers it at once.
+      const started = Date.now();
+      await limited.close();
+      closed = true;
+      const answer = await first;
+      expect(answer.status).toBe(304);
+      expect(answer.headers.get('etag')).toBe(current.etag);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      if (!closed) await limited.close();
+    }
+  });
+});
