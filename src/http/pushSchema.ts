@@ -27,14 +27,14 @@ function nestsWithin(value: unknown, limit: number): boolean {
   return true;
 }
 
-const valueSchema = z.strictObject({
+export const valueSchema = z.strictObject({
   context: z.string().optional(),
   value: z.unknown().refine((value) => nestsWithin(value, MAX_VALUE_DEPTH), `value nests deeper than ${MAX_VALUE_DEPTH} levels`).optional(),
   active: flag.optional(),
   opp,
 });
 
-const keySchema = z.strictObject({
+export const keySchema = z.strictObject({
   key: z.string(),
   readme: optionalText,
   deprecated: flag.optional(),
@@ -46,7 +46,7 @@ const keySchema = z.strictObject({
   opp,
 });
 
-const fileSchema = z.strictObject({
+export const fileSchema = z.strictObject({
   file: z.string(),
   context: z.string().optional(),
   content: z.string().optional(),
@@ -56,7 +56,7 @@ const fileSchema = z.strictObject({
   opp,
 });
 
-const bodySchema = z.strictObject({
+export const bodySchema = z.strictObject({
   changeComment: optionalText,
   enableKeyCreation: flag.optional(),
   data: z.array(z.unknown()),
@@ -71,6 +71,12 @@ export function jsonPath(segments: readonly PropertyKey[]): string {
   }
   return path;
 }
+
+/** A push body as a client writes it (the TypeScript client's types come from here, so client and server agree). */
+export type PushValueInput = z.input<typeof valueSchema>;
+export type PushKeyInput = Omit<z.input<typeof keySchema>, 'values'> & { values?: PushValueInput[] };
+export type PushFileInput = z.input<typeof fileSchema>;
+export type PushBodyInput = Omit<z.input<typeof bodySchema>, 'data'> & { data: (PushKeyInput | PushFileInput)[] };
 
 export type PushParse = { ok: true; request: PushRequest } | { ok: false; problems: ErrorDetail[] };
 

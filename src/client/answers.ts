@@ -1,0 +1,82 @@
+/**
+ * The shapes of the server's answers as the client checks them (zod, loose: fields the server
+ * adds later pass through). An answer that does not match is an error naming the field, rather
+ * than an `undefined` found later in an application.
+ */
+import { z } from 'zod';
+
+export const pulledPropertySchema = z.looseObject({
+  /** Text; for List and Map keys the parsed JSON; for a key sealed for this caller, its ciphertext. */
+  val: z.unknown(),
+  type: z.string().optional(),
+  deprecated: z.boolean().optional(),
+  comment: z.string().optional(),
+  /** True (with `cipher`) when the value is sealed in a security group the caller did not unlock. */
+  encryption: z.union([z.boolean(), z.string()]).optional(),
+  context: z.array(z.string()).optional(),
+});
+
+export const pulledFileSchema = z.looseObject({
+  content: z.string(),
+  'content-type': z.string().optional(),
+  unresolved: z.array(z.string()).optional(),
+  encrypted: z.array(z.string()).optional(),
+  encryption: z.union([z.boolean(), z.string()]).optional(),
+});
+
+export const pullBodySchema = z.looseObject({
+  account: z.string(),
+  repo: z.string(),
+  context: z.string(),
+  generatedOn: z.string().optional(),
+  repoDate: z.string().optional(),
+  properties: z.record(z.string(), pulledPropertySchema).optional(),
+  files: z.record(z.string(), pulledFileSchema).optional(),
+});
+export type PullBody = z.infer<typeof pullBodySchema>;
+
+const changeSchema = z.enum(['added', 'changed', 'removed']);
+
+export const commitSchema = z.looseObject({
+  id: z.string(),
+  date: z.string(),
+  comment: z.string(),
+  applicationName: z.string().optional(),
+  token: z.string().optional(),
+  author: z.looseObject({ name: z.string(), email: z.string() }),
+  keys: z.array(z.looseObject({ key: z.string(), change: changeSchema, values: z.array(z.looseObject({ context: z.string(), change: changeSchema })).optional() })),
+  files: z.array(z.looseObject({ path: z.string(), context: z.string(), change: changeSchema })),
+});
+export type HistoryCommit = z.infer<typeof commitSchema>;
+
+export const historySchema = z.looseObject({
+  account: z.string(),
+  repository: z.string(),
+  head: z.string(),
+  commits: z.array(commitSchema),
+  nextBefore: z.string().optional(),
+});
+export type HistoryAnswer = z.infer<typeof historySchema>;
+
+const changedSchema = z.looseObject({
+  added: z.record(z.string(), z.unknown()),
+  changed: z.record(z.string(), z.looseObject({ before: z.unknown(), after: z.unknown() })),
+  removed: z.record(z.string(), z.unknown()),
+});
+
+export const diffSchema = z.looseObject({
+  account: z.string(),
+  repository: z.string(),
+  from: z.string(),
+  to: z.string(),
+  keys: z.array(z.looseObject({ key: z.string(), change: changeSchema })),
+  files: z.array(z.looseObject({ path: z.string(), context: z.string(), change: changeSchema })),
+  resolved: z.looseObject({ context: z.string(), properties: changedSchema, files: changedSchema }).optional(),
+});
+export type DiffAnswer = z.infer<typeof diffSchema>;
+
+export const exportSchema = z.looseObject({
+  data: z.array(z.looseObject({ key: z.string().optional(), file: z.string().optional() })),
+});
+
+export const errorSchema = z.looseObject({ error: z.string(), message: z.string() });

@@ -1,0 +1,334 @@
+/**
+ * The TypeScript client of a cfghub server (issue 18, item 4): `import { Client } from 'cfghub/client'`.
+ *
+ *   const client = new Client({ server: 'http://127.0.0.1:8080', token: process.env.CFGHUB_TOKEN });
+ *   const { body } = await client.pull('acme/app', { context: 'Production;web;node1' });
+ *   for await (const answer of client.watch('acme/app', { context: 'Production;web;node1' })) apply(answer.body);
+ *   await client.push('acme/app').set('db.host', 'db2', { context: 'Production;*;*' }).send('Move the database');
+ *
+ * Push bodies are typed from the zod schemas the server checks them with (http/pushSchema.ts)
+ * and checked with them before they are sent; answers are checked against client/answers.ts.
+ * Needs only `fetch` (Node 18 and later, or any fetch passed in).
+ */
+import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInput } from '../http/pushSchema.js';
+import type { PullFormat } from '../domain/renderings.js';
+import { diffSchema, errorSchema, exportSchema, historySchema, pullBodySchema, type DiffAnswer, type HistoryAnswer, type PullBody } from './answers.js';
+import { backOff, type BackOff } from './backOff.js';
+
+export type { DiffAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
+export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/pushSchema.js';
+export type { PullFormat } from '../domain/renderings.js';
+
+export interface ClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:8080`. */
+  readonly server: string;
+  /** A client token of the repositories read or written; left out for token-free repositories. */
+  readonly token?: string;
+  /** Recorded in commits as the `Application-Name`. */
+  readonly applicationName?: string;
+  readonly fetch?: typeof fetch;
+}
+
+export interface PullOptions {
+  /** One item per context level, separated by `;`. */
+  readonly context: string;
+  /** json (default, parsed into `body`), yaml, properties or env (`text` only). */
+  readonly format?: PullFormat;
+  readonly includeComments?: boolean;
+  readonly includeValueContext?: boolean;
+  /** Read at a tag, or at the last commit at or before an ISO 8601 date. */
+  readonly tag?: string;
+  readonly date?: string;
+  /** Passwords of security groups, by group name. */
+  readonly groupPasswords?: Readonly<Record<string, string>>;
+  readonly signal?: AbortSignal;
+}
+
+export interface PullAnswer {
+  /** The content-derived ETag: the cursor of a watch. */
+  readonly etag: string;
+  /** The answer as text (the rendering asked for). */
+  readonly text: string;
+  /** The parsed answer, for the json format. */
+  readonly body?: PullBody;
+}
+
+export interface WatchOptions extends Omit<PullOptions, 'tag' | 'date'> {
+  /** Seconds a request is held by the server (1–300); 60 by default. */
+  readonly waitSeconds?: number;
+  /** The ETag of the answer the caller already holds: the first answer is then the next change. */
+  readonly etag?: string;
+  /** Delays between tries when the server cannot be reached (doubling, with jitter). */
+  readonly backOff?: Partial<BackOff>;
+  /** Told about each failed try before the pause: the error, and the pause in ms. */
+  readonly onRetry?: (error: Error, delayMs: number) => void;
+}
+
+/** The server answered with an error: its status, code and message. */
+export class ClientError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ClientError';
+  }
+}
+
+/** A push the server refused (304): nothing was changed; the reason is the message. */
+export class PushRefusedError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'PushRefusedError';
+  }
+}
+
+/** The server could not be reached, or answered something that is not its API. */
+export class ConnectionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConnectionError';
+  }
+}
+
+export interface PushResult {
+  /** The new commit; the head, unchanged, when the push changed nothing. */
+  readonly commit: string;
+}
+
+export interface ValueOptions {
+  /** One item per level, `*` for any. */
+  readonly context: string;
+}
+
+/** Collects the elements of one push (one commit), then sends them. */
+export class PushBuilder {
+  private readonly data: (PushKeyInput | PushFileInput)[] = [];
+
+  constructor(
+    private readonly client: Client,
+    private readonly repository: string,
+  ) {}
+
+  /** Sets a key's value for a context (creates the key when needed); `type` is its value data type. */
+  set(key: string, value: unknown, options: ValueOptions & { type?: string; readme?: string; active?: boolean }): this {
+    this.data.push({
+      key,
+      ...(options.type !== undefined ? { vdt: options.type } : {}),
+      ...(options.readme !== undefined ? { readme: options.readme } : {}),
+      values: [{ context: options.context, value, ...(options.active !== undefined ? { active: options.active } : {}) }],
+    });
+    return this;
+  }
+
+  /** Removes a key's value for a context (the key stays). */
+  unset(key: string, options: ValueOptions): this {
+    this.data.push({ key, values: [{ context: options.context, opp: 'delete' }] });
+    return this;
+  }
+
+  /** Deletes a key with all its values. */
+  deleteKey(key: string): this {
+    this.data.push({ key, opp: 'delete' });
+    return this;
+  }
+
+  file(path: string, content: string, options: ValueOptions): this {
+    this.data.push({ file: path, context: options.context, content });
+    return this;
+  }
+
+  /** Any element, as the push API takes it. */
+  element(element: PushKeyInput | PushFileInput): this {
+    this.data.push(element);
+    return this;
+  }
+
+  send(comment: string, options: { ifHead?: string } = {}): Promise<PushResult> {
+    return this.client.pushBody(this.repository, { changeComment: comment, enableKeyCreation: true, data: this.data }, options);
+  }
+}
+
+function repositoryPath(repository: string): string {
+  const parts = repository.split('/');
+  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new ClientError(0, 'invalid_argument', `a repository is ACCOUNT/NAME, got ${JSON.stringify(repository)}`);
+  return parts.map(encodeURIComponent).join('/');
+}
+
+const ACCEPT: Record<PullFormat, string> = {
+  json: 'application/json',
+  yaml: 'application/x-yaml',
+  properties: 'text/x-java-properties',
+  env: 'text/plain',
+};
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+export class Client {
+  private readonly base: string;
+  private readonly fetcher: typeof fetch;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.server.replace(/\/+$/, '');
+    this.fetcher = options.fetch ?? fetch;
+  }
+
+  private async request(method: string, path: string, headers: Record<string, string | undefined>, body?: string, signal?: AbortSignal): Promise<Response> {
+    const all: Record<string, string> = {};
+    for (const [name, value] of Object.entries({ 'Client-Token': this.options.token, 'Application-Name': this.options.applicationName, ...headers })) {
+      if (value !== undefined && value !== '') all[name] = value;
+    }
+    try {
+      return await this.fetcher(`${this.base}${path}`, { method, headers: all, body, signal });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new ConnectionError(`cannot reach ${this.base}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`, { cause: error });
+    }
+  }
+
+  private async failure(response: Response): Promise<ClientError> {
+    const text = await response.text().catch(() => '');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    const error = errorSchema.safeParse(parsed);
+    if (error.success) return new ClientError(response.status, error.data.error, error.data.message);
+    return new ClientError(response.status, 'http_error', `the server answered ${response.status} ${response.statusText}`.trim());
+  }
+
+  private async json<T>(response: Response, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } } }): Promise<T> {
+    if (!response.ok) throw await this.failure(response);
+    const parsed = schema.safeParse(await response.json().catch(() => undefined));
+    if (!parsed.success) throw new ConnectionError(`the server's answer is not what cfghub answers: ${parsed.error.message}`);
+    return parsed.data;
+  }
+
+  private pullHeaders(options: PullOptions): Record<string, string | undefined> {
+    return {
+      Context: options.context,
+      Accept: ACCEPT[options.format ?? 'json'],
+      'Include-Comments': options.includeComments ? 'true' : undefined,
+      'Include-Value-Context': options.includeValueContext ? 'true' : undefined,
+      Tag: options.tag,
+      'Repository-Date': options.date,
+      'Security-Profile-Auth': options.groupPasswords ? JSON.stringify(options.groupPasswords) : undefined,
+    };
+  }
+
+  private async pullAnswer(response: Response, format: PullFormat): Promise<PullAnswer> {
+    const text = await response.text();
+    const etag = response.headers.get('etag') ?? '';
+    if (format !== 'json') return { etag, text };
+    const parsed = pullBodySchema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new ConnectionError(`the server's pull answer is not what cfghub answers: ${parsed.error.message}`);
+    return { etag, text, body: parsed.data };
+  }
+
+  /** The resolved configuration of a context. */
+  async pull(repository: string, options: PullOptions): Promise<PullAnswer> {
+    const response = await this.request('GET', `/rest/pull/${repositoryPath(repository)}`, this.pullHeaders(options), undefined, options.signal);
+    if (!response.ok) throw await this.failure(response);
+    return this.pullAnswer(response, options.format ?? 'json');
+  }
+
+  /**
+   * Every new answer of a context, as long as the caller iterates: the first at once (unless
+   * `etag` says the caller has it), then each change, held by the server (`Wait`) in between.
+   * When the server cannot be reached, or restarts, it tries again with back-off and then asks
+   * with the last ETag it gave: the ETag depends on the content only, so whatever changed in
+   * the meantime comes at once, and nothing that did not change comes twice. Errors the server
+   * answers with (401, 403, 404, 400) end the iteration by throwing; so does aborting `signal`.
+   */
+  async *watch(repository: string, options: WatchOptions): AsyncGenerator<PullAnswer, void, undefined> {
+    const path = `/rest/pull/${repositoryPath(repository)}`;
+    const pauses = backOff(options.backOff);
+    const format = options.format ?? 'json';
+    let etag = options.etag;
+    while (!options.signal?.aborted) {
+      let answer: PullAnswer | undefined;
+      try {
+        const headers = { ...this.pullHeaders(options), 'If-None-Match': etag, Wait: etag ? String(options.waitSeconds ?? 60) : undefined };
+        const response = await this.request('GET', path, headers, undefined, options.signal);
+        if (response.status === 304) {
+          await response.arrayBuffer();
+          pauses.reset();
+          continue;
+        }
+        if (!response.ok) {
+          const error = await this.failure(response);
+          if (response.status < 500 && response.status !== 429) throw error;
+          throw new ConnectionError(error.message);
+        }
+        answer = await this.pullAnswer(response, format);
+        pauses.reset();
+      } catch (error) {
+        if (options.signal?.aborted) return;
+        if (!(error instanceof ConnectionError)) throw error;
+        const delay = pauses.next();
+        options.onRetry?.(error, delay);
+        await sleep(delay, options.signal);
+        continue;
+      }
+      etag = answer.etag;
+      yield answer;
+    }
+  }
+
+  /** Starts a push: add elements, then `send(comment)`. */
+  push(repository: string): PushBuilder {
+    return new PushBuilder(this, repository);
+  }
+
+  /** Sends a whole push body; checked first with the server's own schema. */
+  async pushBody(repository: string, body: PushBodyInput, options: { ifHead?: string } = {}): Promise<PushResult> {
+    const parsed = parsePushBody(body);
+    if (!parsed.ok) throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+    const response = await this.request(
+      'POST',
+      `/rest/push/${repositoryPath(repository)}`,
+      { 'Content-Type': 'application/json', 'If-Match': options.ifHead ? `"${options.ifHead}"` : undefined },
+      JSON.stringify(body),
+    );
+    const etag = (response.headers.get('etag') ?? '').replace(/^"|"$/g, '');
+    if (response.status === 304) throw new PushRefusedError(etag || 'the push was refused');
+    if (!response.ok) throw await this.failure(response);
+    await response.arrayBuffer();
+    return { commit: etag };
+  }
+
+  /** Commits, newest first, with what each changed; `key` or `file` keeps those that touched it. */
+  async history(repository: string, options: { key?: string; file?: string; limit?: number; before?: string } = {}): Promise<HistoryAnswer> {
+    const response = await this.request('GET', `/rest/history/${repositoryPath(repository)}`, {
+      Key: options.key,
+      File: options.file,
+      Limit: options.limit === undefined ? undefined : String(options.limit),
+      Before: options.before,
+    });
+    return this.json(response, historySchema);
+  }
+
+  /** What changed between two points (commit, tag or date; `to` defaults to the head), and for a context what it resolves to. */
+  async diff(repository: string, from: string, options: { to?: string; context?: string } = {}): Promise<DiffAnswer> {
+    const response = await this.request('GET', `/rest/diff/${repositoryPath(repository)}`, { From: from, To: options.to, Context: options.context });
+    return this.json(response, diffSchema);
+  }
+
+  /** Every key with all its values (and files unless left out), as `export` gives them. */
+  async export(repository: string, options: { omitFiles?: boolean } = {}): Promise<{ data: Record<string, unknown>[] }> {
+    const response = await this.request('GET', `/rest/export/${repositoryPath(repository)}`, { 'Omit-Files': options.omitFiles ? 'true' : undefined });
+    return this.json(response, exportSchema);
+  }
+}
