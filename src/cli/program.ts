@@ -21,6 +21,7 @@ import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
 import { groupKeyWithPassword } from '../service/securityGroups.js';
+import { addClientCommands } from './clientCommands.js';
 
 /** `create`: the folder may be missing (repo create makes it), not a file. */
 function stores(repos: string | undefined, create = false) {
@@ -199,6 +200,7 @@ export function buildProgram(): Command {
   addTagCommands(program, reposOption, reposDir);
   addRollbackCommands(program, reposOption, reposDir);
   addGroupCommands(program, reposOption, reposDir);
+  addClientCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });
