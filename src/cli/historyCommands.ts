@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { DiffAnswer, HistoryAnswer } from '../client/index.js';
 import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from './remote.js';
 
-const MARK: Record<string, string> = { added: '+', changed: '~', removed: '-' };
+const MARK: Record<string, string> = { added: '+', modified: '~', deleted: '-' };
 const shown = (value: unknown) => (typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value ?? null));
 
 export function formatHistory(answer: HistoryAnswer): string {

@@ -35,7 +35,7 @@ export const pullBodySchema = z.looseObject({
 });
 export type PullBody = z.infer<typeof pullBodySchema>;
 
-const changeSchema = z.enum(['added', 'changed', 'removed']);
+const changeSchema = z.enum(['added', 'modified', 'deleted']);
 
 export const commitSchema = z.looseObject({
   id: z.string(),
