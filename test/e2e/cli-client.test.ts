@@ -6,7 +6,7 @@
  * `--help` with an example on every command.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
@@ -110,6 +110,7 @@ describe('pull --output', () => {
     const first = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output]);
     expect(first.code, first.stderr).toBe(0);
     expect(read(output)).toBe("db.port='5432'\n");
+    expect(statSync(output).mode & 0o777).toBe(0o600); // configuration may hold secrets
     expect(readdirSync(dir.path).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
     const port = Number(new URL(server.url).port);

@@ -138,6 +138,15 @@ describe('a watch', () => {
     }
   });
 
+  it('is not held for a read of the past (Tag)', async () => {
+    cliOk(dir.path, 'tag', 'create', REPO, 'v1');
+    const tagged = await pull('Prod;web', { Tag: 'v1' });
+    const started = Date.now();
+    const answer = await pull('Prod;web', { Tag: 'v1', 'If-None-Match': tagged.etag!, Wait: '30' });
+    expect(answer.status).toBe(304);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('wakes on a commit made with plain git', async () => {
     const current = await pull('Prod;web');
     const held = watch('Prod;web', current.etag!);
@@ -196,6 +205,7 @@ describe('the limit of watchers, and shutdown', () => {
       const answer = await first;
       expect(answer.status).toBe(304);
       expect(answer.headers.get('etag')).toBe(current.etag);
+      expect(answer.headers.get('connection')).toBe('close');
       expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       if (!closed) await limited.close();
