@@ -167,6 +167,21 @@ describe('a watch', () => {
     expect(JSON.parse(answer.text).properties.color.val).toBe('plain-git');
   });
 
+  it('wakes on a push through another server process on the same folder', async () => {
+    const current = await pull('Prod;web');
+    const held = watch('Prod;web', current.etag!);
+    const other = await startTestServer(dir.path);
+    try {
+      const pushed = await pushTo(other.url, `/rest/push/${REPO}`, { changeComment: 'elsewhere', data: [{ key: 'color', values: [{ context: 'Prod;*', value: 'from-the-other' }] }] });
+      expect(pushed.status).toBe(200);
+    } finally {
+      await other.close();
+    }
+    const answer = await held.answer;
+    expect(answer.status).toBe(200);
+    expect(JSON.parse(answer.text).properties.color.val).toBe('from-the-other');
+  });
+
   it('of rawFile wakes when the rendered file changes', async () => {
     const path = `/rest/rawFile/${REPO}`;
     const first = await fetch(`${server.url}${path}`, { headers: { Context: 'Test;web', File: 'app.conf' } });
