@@ -155,6 +155,31 @@ describe('pull --watch --exec', () => {
     }
     expect(await exited).toBe(0);
     expect(stderr).toContain('wrote');
+
+    // Started again with the copy on disk current: no write and no command until the next change.
+    const secondLog = join(dir.path, 'exec2.log');
+    const pulls = () => server.logs.filter((line) => line.path === `/rest/pull/${REPO}`).length;
+    const pullsBefore = pulls();
+    const again: ChildProcess = spawn(
+      process.execPath,
+      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output, '--watch', '--exec', `cat "${output}" >> "${secondLog}"`],
+      { env: { ...process.env, CFGHUB_SERVER: server.url }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let againErr = '';
+    again.stderr!.on('data', (chunk) => (againErr += String(chunk)));
+    const againExited = new Promise<number | null>((resolve) => again.on('exit', (code) => resolve(code)));
+    try {
+      // Its first pull answered (the current state, already on disk), then the change.
+      await until(() => pulls() > pullsBefore, 'the first pull of the second watch');
+      const pushed = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'watch', data: [{ key: 'db.port', values: [{ context: 'Production;web;*', value: '7003' }] }] });
+      expect(pushed.status).toBe(200);
+      await until(() => read(secondLog) !== '', 'the command after the change');
+      expect(read(secondLog)).toBe("db.port='7003'\n");
+      expect(againErr.match(/wrote/g)).toHaveLength(1);
+    } finally {
+      again.kill('SIGTERM');
+    }
+    expect(await againExited).toBe(0);
   });
 });
 
