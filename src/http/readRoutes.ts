@@ -2,7 +2,9 @@
  * ConfigHub's read endpoints (contract section 7): `pull`, `rawFile`, `info`, `keyData` and
  * `export`, each as `/rest/<name>` (the `Client-Token` names the repository) and as
  * `/rest/<name>/{account}/{repository}`. Each answer is built once per commit and options (see
- * ReadCache), carries an ETag, and answers a matching `If-None-Match` with 304.
+ * ReadCache), carries an ETag, and answers a matching `If-None-Match` with 304. The ETag of
+ * pull and rawFile is of the content alone, and with `Wait` such a request is held until the
+ * content changes (watchHub.ts); a pull also comes as properties, YAML or dotenv (pullFormat.ts).
  *
  * Served straight from node:http, without express (see app.ts for the measurement): a cached
  * answer costs a route match, the access check, a stat of the head ref and one write.
