@@ -10,11 +10,9 @@
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { withoutPaths } from '../domain/reasons.js';
-import { ServiceError } from '../service/errors.js';
+import { AccessPolicy } from '../service/accessPolicy.js';
 import { requireRepository } from '../service/repositories.js';
-import { tokenBelongsTo } from '../service/tokens.js';
 import { serveUploadPack, type UploadPackEndpoint } from '../store/gitHttpBackend.js';
-import { readSettings } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { errorAnswer } from './errorAnswer.js';
@@ -33,6 +31,7 @@ const readOnly = () =>
 
 export function gitRoutes(ctx: AppContext): Router {
   const router = express.Router();
+  const policy = new AccessPolicy(ctx.registry, ctx.tokens);
 
   // Not mounted at the prefix (express would rewrite req.url and the logged path): matched here.
   router.use(async (req: Request, res: Response, next: NextFunction) => {
@@ -47,7 +46,7 @@ export function gitRoutes(ctx: AppContext): Router {
     }
     const method = endpoint === 'info/refs' ? 'GET' : 'POST';
     if (req.method !== method) throw new HttpError(405, 'method_not_allowed', `${endpoint} answers ${method} only`);
-    await checkAccess(ctx, req, repository);
+    await checkAccess(policy, req, repository);
 
     const protocol = header(req, 'Git-Protocol');
     const outcome = await serveUploadPack(
@@ -85,30 +84,18 @@ function locate(ctx: AppContext, path: string): { repository: GitRepository; end
 }
 
 /**
- * The pull rules, but every refusal is a 401 challenge, so git asks for (or its helper forgets)
- * the credential instead of stopping at a 403 it cannot act on.
+ * The pull rules of the access policy, but every refusal is a 401 challenge, so git asks for (or
+ * its helper forgets) the credential instead of stopping at a 403 it cannot act on.
  */
-async function checkAccess(ctx: AppContext, req: Request, repository: GitRepository): Promise<void> {
-  const presented = basicPassword(req) ?? header(req, 'Client-Token');
-  if (presented) {
-    let token;
-    try {
-      token = ctx.tokens.authenticate(presented);
-    } catch (error) {
-      if (error instanceof ServiceError) throw new HttpError(401, 'unauthorized', error.message);
-      throw error;
-    }
-    if (!tokenBelongsTo(token, repository)) throw new HttpError(401, 'unauthorized', `the token is not a token of ${repository.fullName}`);
-    return;
-  }
-  // The settings alone: a clone need not wait for every key to be parsed, nor fail on a broken key file.
-  const { settings } = await readSettings(repository, repository.head());
-  if (settings.isPrivate) {
-    throw new HttpError(401, 'unauthorized', `repository ${repository.fullName} is private: give a token of its own as the password`);
-  }
-  if (!settings.tokenFreePull) {
-    throw new HttpError(401, 'unauthorized', `repository ${repository.fullName} does not allow reads without a token: give one as the password`);
-  }
+async function checkAccess(policy: AccessPolicy, req: Request, repository: GitRepository): Promise<void> {
+  const decision = await policy.decide({
+    operation: 'clone',
+    account: repository.account,
+    repository: repository.name,
+    token: basicPassword(req) ?? header(req, 'Client-Token'),
+    what: `${req.method} ${req.path}`,
+  });
+  if (!decision.allowed) throw new HttpError(401, 'unauthorized', decision.reason);
 }
 
 /** The token from `Authorization: Basic …`: the password, or the user name when the password is empty. */
