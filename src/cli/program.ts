@@ -22,6 +22,7 @@ import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
 import { groupKeyWithPassword } from '../service/securityGroups.js';
 import { addClientCommands } from './clientCommands.js';
+import { addAccessCommands, requireRuleSetName } from './accessCommands.js';
 
 /** `create`: the folder may be missing (repo create makes it), not a file. */
 function stores(repos: string | undefined, create = false) {
@@ -103,7 +104,7 @@ export function buildProgram(): Command {
       });
     });
 
-  const repo = program.command('repo').description('create and list repositories');
+  const repo = program.command('repo').description('create, list, change and delete repositories');
   repo
     .command('create')
     .description('create a repository with a first commit holding its settings')
@@ -160,6 +161,8 @@ export function buildProgram(): Command {
     .option('--expires <iso-8601>', 'when the token stops working')
     .option('--force-key-push', 'the token may write keys whose push flag is false')
     .option('--security-group <group>', "the token reads and writes this group on its own; reads the group's password from standard input")
+    .option('--read-only', 'the token may read but never push, revert or restore')
+    .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)')
     .addOption(reposOption())
     .action(async (fullName: string, options) => {
       const { account, name } = parseFullName(fullName);
@@ -171,7 +174,8 @@ export function buildProgram(): Command {
         const [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
         groupKeys.push(await groupKeyWithPassword(repository, options.securityGroup, password));
       }
-      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush), groupKeys });
+      const ruleSet = options.rules === undefined ? undefined : await requireRuleSetName(repository, options.rules);
+      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush), groupKeys, readOnly: Boolean(options.readOnly), ruleSet });
       process.stdout.write(`${created.token}\n`);
       process.stderr.write(`cfghub: token ${created.label} for ${repository.fullName}; it is shown only this once\n`);
     });
@@ -201,6 +205,7 @@ export function buildProgram(): Command {
   addRollbackCommands(program, reposOption, reposDir);
   addGroupCommands(program, reposOption, reposDir);
   addClientCommands(program);
+  addAccessCommands(program, repo, reposOption, reposDir);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

@@ -2,7 +2,9 @@
  * The state of a configuration repository, as the domain sees it: settings, keys with their
  * values per context, and files per context. How it is laid out in git is the store's business.
  */
+import type { RuleSet } from './accessRules.js';
 import type { Context } from './context.js';
+import type { ContextGroup } from './contextGroups.js';
 import { referencedKeys } from './names.js';
 import type { ValueType } from './valueTypes.js';
 
@@ -96,6 +98,10 @@ export interface PushChanges {
   readonly files: ReadonlyMap<string, FileRecord | null>;
   /** The new list of security groups, when it changes. */
   readonly securityGroups?: readonly SecurityGroup[];
+  /** The new access rule sets, context groups or settings, when they change (issue 17). */
+  readonly ruleSets?: readonly RuleSet[];
+  readonly contextGroups?: readonly ContextGroup[];
+  readonly settings?: RepoSettings;
 }
 
 /** The keys a file's template references, also while its content is sealed. */

@@ -1,28 +1,47 @@
 /**
  * Context resolution (contract section 7): a value qualifies for a requested context when, at
- * every level, it is a wildcard or equals the requested item without regard to case; inactive
- * values never qualify. Among qualifying values the heaviest wins, the most specific (rightmost)
- * level outweighing all wider levels together: level i of n weighs 2^i, so one deeper item beats
- * every wider one combined (ConfigHub's 10, 20, 40… scale orders the same way).
+ * every level, it is a wildcard, equals the requested item without regard to case, or (with
+ * context groups on) names a group holding the requested item; inactive values never qualify.
+ * Among qualifying values the heaviest wins, with ConfigHub's weights: the most specific level of
+ * the ten possible weighs 5120, each wider one half as much, so one deeper item outweighs every
+ * wider one together; a group weighs its level's weight less the level's distance from the
+ * end (5119, 2558, ...): just below a single item of its level, above all wider levels.
  */
 import { WILDCARD, type Context } from './context.js';
+import { GroupIndex } from './contextGroups.js';
 import type { FileRecord, KeyRecord, StoredValue } from './model.js';
 
-/** A requested context: items in lower case, `*` meaning "nothing at this level". */
-export type RequestContext = readonly string[];
+/** A requested context: items in lower case (`*` meaning "nothing at this level"), and the groups that hold each. */
+export interface RequestContext {
+  readonly items: readonly string[];
+  readonly groups: GroupIndex;
+}
 
-export function requestContext(items: readonly string[]): RequestContext {
-  return items.map((item) => item.toLowerCase());
+export function requestContext(items: readonly string[], groups: GroupIndex = GroupIndex.EMPTY): RequestContext {
+  return { items: items.map((item) => item.toLowerCase()), groups };
+}
+
+/** The weight of a single item at level i of n (0 = widest). */
+export function levelWeight(i: number, levels: number): number {
+  return 10 * 2 ** (10 - levels + i);
+}
+
+/** The weight of a group at level i of n. */
+export function groupWeight(i: number, levels: number): number {
+  return levelWeight(i, levels) - (levels - i);
 }
 
 /** The weight of a stored context for a request, or -1 when it does not qualify. */
 export function contextWeight(stored: Context, request: RequestContext): number {
   let weight = 0;
-  for (let i = 0; i < stored.length; i++) {
+  const n = stored.length;
+  for (let i = 0; i < n; i++) {
     const item = stored[i];
     if (item === WILDCARD) continue;
-    if (item.toLowerCase() !== request[i]) return -1;
-    weight += 2 ** i;
+    const lower = item.toLowerCase();
+    if (lower === request.items[i]) weight += levelWeight(i, n);
+    else if (request.items[i] !== WILDCARD && request.groups.groupsOf(i, request.items[i]).has(lower)) weight += groupWeight(i, n);
+    else return -1;
   }
   return weight;
 }

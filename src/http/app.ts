@@ -21,6 +21,7 @@ import { pushRoutes } from './pushRoutes.js';
 import { readRoutes } from './readRoutes.js';
 import { rollbackRoutes } from './rollbackRoutes.js';
 import { uiRoutes } from './uiRoutes.js';
+import { explainRoutes } from './explainRoutes.js';
 import { beginRequest } from './requestLog.js';
 
 /** The express application: everything but the read endpoints. */
@@ -42,6 +43,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(historyRoutes(ctx));
   app.use(rollbackRoutes(ctx));
   app.use(uiRoutes(ctx)); // the web console: GET / and /ui/…
+  app.use(explainRoutes(ctx));
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

@@ -31,6 +31,7 @@ export function pushRoutes(ctx: AppContext): Router {
       forceKeyPush: token?.forceKeyPush ?? false,
       groupKeys,
       tokenLabel: token?.label,
+      ruleSet: token?.ruleSet,
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,
       ifMatch: ifMatch(req),

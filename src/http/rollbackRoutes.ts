@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { restore } from '../service/restore.js';
 import { revert, type RollbackCaller, type RollbackResult } from '../service/revert.js';
 import type { GitRepository } from '../store/repository.js';
+import type { Writer } from '../service/writeGuard.js';
 import type { AppContext } from './context.js';
 import { badRequest } from './errors.js';
 import { clientVersion, header } from './headers.js';
@@ -28,7 +29,7 @@ interface Operation {
   readonly header: 'Commit' | 'To';
   readonly field: 'commit' | 'to';
   readonly describe: string;
-  run(repository: GitRepository, target: string, caller: RollbackCaller): Promise<RollbackResult>;
+  run(repository: GitRepository, target: string, caller: RollbackCaller & Writer): Promise<RollbackResult>;
 }
 
 const OPERATIONS: Record<string, Operation> = {
@@ -62,6 +63,7 @@ export function rollbackRoutes(ctx: AppContext): Router {
     const result = await operation.run(repository, target, {
       comment: header(req, 'Change-Comment') ?? body.changeComment ?? undefined,
       tokenLabel: token?.label,
+      ruleSet: token?.ruleSet,
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,
     });

@@ -118,7 +118,11 @@ export class AccessPolicy {
     return { allowed: true, repository, head };
   }
 
-  private withToken(_operation: AccessOperation, repository: GitRepository, token: TokenRecord, presented: string): AccessDecision {
+  private withToken(operation: AccessOperation, repository: GitRepository, token: TokenRecord, presented: string): AccessDecision {
+    // No rule can widen a read-only token (issue 17).
+    if (operation === 'write' && token.readOnly) {
+      return refuse('forbidden', `token ${token.label} of ${repository.fullName} is read-only: it cannot push, revert or restore`);
+    }
     return { allowed: true, repository, head: repository.head(), token, groupKeys: tokenGroupKeys(token, presented) };
   }
 }

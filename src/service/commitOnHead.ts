@@ -13,6 +13,7 @@ import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { stageCommit } from '../store/stageCommit.js';
 import { ServiceError } from './errors.js';
+import { guardProblem, type Writer } from './writeGuard.js';
 
 /** What to commit on a head, or why not. */
 export type CommitPlan =
@@ -22,7 +23,7 @@ export type CommitPlan =
 export type CommitResult =
   | { readonly kind: 'applied'; readonly commitId: string }
   | { readonly kind: 'unchanged'; readonly commitId: string }
-  | { readonly kind: 'refused'; readonly reason: string };
+  | { readonly kind: 'refused'; readonly reason: string; /** Refused by the access rules. */ readonly denied?: boolean };
 
 export function signature(name = 'cfghub'): Signature {
   return { name, email: 'cfghub@localhost', timestamp: Math.floor(Date.now() / 1000) };
@@ -44,11 +45,15 @@ async function headSnapshot(repository: GitRepository, head: string): Promise<Sn
   }
 }
 
-/** `plan` may run more than once (once per head tried) and may throw a ServiceError to stop. */
+/**
+ * `plan` may run more than once (once per head tried) and may throw a ServiceError to stop. Every
+ * plan passes the write guard (context group conflicts, the writer's access rules).
+ */
 export function commitOnHead(
   repository: GitRepository,
   plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
   baseOf: BaseOf = (head) => headSnapshot(repository, head),
+  writer?: Writer,
 ): Promise<CommitResult> {
   return repository.exclusive(async () => {
     for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
@@ -56,6 +61,8 @@ export function commitOnHead(
       const base = await baseOf(head);
       const planned = await plan(base);
       if (!planned.ok) return { kind: 'refused', reason: planned.reason };
+      const problem = guardProblem(base, planned.changes, writer);
+      if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
       const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       const update = await repository.commit(staged, head);

@@ -15,10 +15,11 @@ import { ServiceError } from './errors.js';
 import { KeyRing, unlockWithPasswords } from './keyRing.js';
 import { OpenedState, sealChanges } from './opening.js';
 import type { GroupKey } from './sealing.js';
+import type { Writer } from './writeGuard.js';
 
 export { signature } from './commitOnHead.js';
 
-export interface PushCaller extends PushProvenance {
+export interface PushCaller extends PushProvenance, Writer {
   readonly forceKeyPush: boolean;
   /** Keys of the security groups the caller's token is bound to. */
   readonly groupKeys?: readonly GroupKey[];
@@ -60,5 +61,5 @@ export async function push(repository: GitRepository, request: PushRequest, call
     });
     if (!outcome.ok) return outcome;
     return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
-  });
+  }, undefined, caller);
 }

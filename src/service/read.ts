@@ -9,6 +9,7 @@ import { globToRegExp } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
 import { ENCRYPTED_FILE, renderFile, ReferenceCycleError, type RenderedFile } from '../domain/render.js';
+import type { ContextGroup } from '../domain/contextGroups.js';
 import { requestContext, resolveFile, resolveValue, type RequestContext } from '../domain/resolve.js';
 import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
@@ -123,7 +124,7 @@ function typedValue(key: KeyRecord, text: string | null): unknown {
 }
 
 export function pullBody(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Record<string, unknown> {
-  const request = requestContext(context);
+  const request = requestContext(context, target.snapshot.groups());
   const ring = target.ring ?? KeyRing.EMPTY;
   const view = new ContextView(target.snapshot, request, ring);
   const body: Record<string, unknown> = {};
@@ -175,7 +176,7 @@ export interface RawFile {
 
 export function rawFile(target: ReadTarget, path: string, context: Context): RawFile {
   const normalized = path.startsWith('/') ? path.slice(1) : path;
-  const view = new ContextView(target.snapshot, requestContext(context), target.ring ?? KeyRing.EMPTY);
+  const view = new ContextView(target.snapshot, requestContext(context, target.snapshot.groups()), target.ring ?? KeyRing.EMPTY);
   const file = view.file(normalized);
   if (!file) throw new ServiceError('not_found', `no file ${normalized} resolves for context ${formatContext(context)}`);
   const opened = view.open(file);
@@ -222,7 +223,29 @@ function contextElements(snapshot: Snapshot): Map<string, string[]> {
     });
   for (const key of snapshot.keys()) for (const value of key.values) add(value.context);
   for (const file of snapshot.files()) add(file.context);
+  // Groups and their members are items of their level too, used by values or not.
+  for (const group of activeGroups(snapshot)) {
+    const i = levels.findIndex((level) => level.toLowerCase() === group.level.toLowerCase());
+    if (i < 0) continue;
+    for (const item of [group.name, ...group.members]) if (!seen[i].has(item.toLowerCase())) seen[i].set(item.toLowerCase(), item);
+  }
   return new Map(levels.map((level, i) => [level, [...seen[i].values()].sort(byName)]));
+}
+
+/** The context groups in force (none when the repository has them off). */
+function activeGroups(snapshot: Snapshot): readonly ContextGroup[] {
+  return snapshot.settings.contextGroupsEnabled ? snapshot.contextGroups : [];
+}
+
+/** `{level: {group: [members]}}` for the levels listed, as ConfigHub shows a group and its members; undefined when there are none. */
+function groupsByLevel(snapshot: Snapshot, listed: readonly string[]): Record<string, Record<string, string[]>> | undefined {
+  const out: Record<string, Record<string, string[]>> = {};
+  for (const group of activeGroups(snapshot)) {
+    const level = listed.find((name) => name.toLowerCase() === group.level.toLowerCase());
+    if (!level) continue;
+    (out[level] ??= {})[group.name] = [...group.members].sort(byName);
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 export function infoBody(target: ReadTarget, options: InfoOptions): Record<string, unknown> {
@@ -240,6 +263,8 @@ export function infoBody(target: ReadTarget, options: InfoOptions): Record<strin
       out[level] = elements.get(level)!;
     }
     body.contextElements = out;
+    const groups = groupsByLevel(snapshot, Object.keys(out));
+    if (groups) body.contextGroups = groups;
   }
   if (options.files !== false) {
     const pattern = options.files === true ? undefined : globToRegExp(options.files);

@@ -16,6 +16,7 @@ import type { GitRepository } from '../store/repository.js';
 import { Snapshot } from '../store/snapshot.js';
 import { commitOnHead } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
+import { guardProblem, snapshotChanges, type Writer } from './writeGuard.js';
 import { resolvePoint } from './points.js';
 import type { RollbackCaller, RollbackResult } from './revert.js';
 import { rollbackComment } from './rollbackChanges.js';
@@ -29,10 +30,36 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   } catch (error) {
     if (!(error instanceof LayoutError)) throw error; // unreadable settings at the head: the point's repair them
   }
-  return new Snapshot({ ...point, commitId: head, treeId: tree, settings: stored.settings, settingsBlobId: stored.blobId });
+  // The head's access rules stay, like its settings: a restore cannot bring back rules that were loosened.
+  const rules = await headRules(repository, head);
+  return new Snapshot({ ...point, commitId: head, treeId: tree, settings: stored.settings, settingsBlobId: stored.blobId, ...rules });
 }
 
-export async function restore(repository: GitRepository, pointText: string, caller: RollbackCaller): Promise<RollbackResult> {
+async function headRules(repository: GitRepository, head: string): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId'>> {
+  try {
+    const snapshot = await repository.snapshot(head);
+    return { ruleSets: snapshot.ruleSets, ruleSetsBlobId: snapshot.ruleSetsBlobId };
+  } catch (error) {
+    if (error instanceof LayoutError) return { ruleSets: [], ruleSetsBlobId: undefined };
+    throw error;
+  }
+}
+
+/** A writer of a rule set may restore only when its rules allow every element the restore changes. */
+async function rulesAllow(repository: GitRepository, base: Snapshot, writer: Writer | undefined): Promise<string | undefined> {
+  if (writer?.ruleSet === undefined || !base.settings.accessControlsEnabled) return undefined;
+  let head: Snapshot;
+  try {
+    head = await repository.snapshot(base.commitId);
+  } catch (error) {
+    if (error instanceof LayoutError) return `You do not have write access for specified context: the head cannot be read to check the rules of rule set ${writer.ruleSet}`;
+    throw error;
+  }
+  const changes = snapshotChanges(head, base);
+  return guardProblem(head, changes, writer)?.reason;
+}
+
+export async function restore(repository: GitRepository, pointText: string, caller: RollbackCaller & Writer): Promise<RollbackResult> {
   if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const target = await resolvePoint(repository, repository.head(), pointText);
   let point: Snapshot;
@@ -45,7 +72,15 @@ export async function restore(repository: GitRepository, pointText: string, call
   const fallback = pointText.toLowerCase() === target ? `Restore ${target.slice(0, 12)}` : `Restore ${pointText}`;
   const message = commitMessage(rollbackComment(caller.comment, fallback, `This restores the keys and files of commit ${target}.`), caller);
   const nothing = { keys: new Map(), files: new Map() };
-  const result = await commitOnHead(repository, () => ({ ok: true, changes: nothing, message }), (head) => pointOnHead(repository, head, point));
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
+  const result = await commitOnHead(
+    repository,
+    async (base) => {
+      const denied = await rulesAllow(repository, base, caller);
+      if (denied) throw new ServiceError('forbidden', denied);
+      return { ok: true, changes: nothing, message };
+    },
+    (head) => pointOnHead(repository, head, point),
+  );
+  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return result;
 }

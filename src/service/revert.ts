@@ -15,9 +15,11 @@ import type { FileSide, TreeChanges } from '../store/treeDiff.js';
 import { commitOnHead, type CommitPlan } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import { resolveCommitId } from './points.js';
+import type { Writer } from './writeGuard.js';
+import { documentSides, isRevertableDocument, withDocuments } from './revertDocuments.js';
 import { fileRecord, readableChanges, rollbackComment } from './rollbackChanges.js';
 
-export interface RollbackCaller extends PushProvenance {
+export interface RollbackCaller extends PushProvenance, Writer {
   /** The change comment; a default naming what is rolled back otherwise. */
   readonly comment?: string;
 }
@@ -85,14 +87,25 @@ export async function revert(repository: GitRepository, commitText: string, call
   const parent = info.parents[0];
   if (parent === undefined) throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} created the repository; it cannot be reverted`);
   const changes = await readableChanges(repository, parent, commitId);
-  if (changes.settingsChanged || changes.otherPaths.length) {
-    const what = changes.settingsChanged ? 'repository.yaml' : changes.otherPaths.join(', ');
+  const documents = changes.otherPaths.filter(isRevertableDocument);
+  const others = changes.otherPaths.filter((path) => !isRevertableDocument(path));
+  if (changes.settingsChanged || others.length) {
+    const what = changes.settingsChanged ? 'repository.yaml' : others.join(', ');
     throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} changed ${what}, which revert does not undo; change it with git`);
   }
   const title = parseCommitMessage(info.message).comment.split('\n')[0];
   const comment = rollbackComment(caller.comment, title ? `Revert "${title}"` : `Revert ${commitId.slice(0, 12)}`, `This reverts commit ${commitId}.`);
   const message = commitMessage(comment, caller);
-  const result = await commitOnHead(repository, (base) => plan(repository, base, commitId, changes, message));
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
+  const sides = documents.length ? await documentSides(repository, parent, commitId) : undefined;
+  const result = await commitOnHead(
+    repository,
+    async (base) => {
+      const planned = await plan(repository, base, commitId, changes, message);
+      return planned.ok && sides ? withDocuments(planned, base, sides, commitId, caller) : planned;
+    },
+    undefined,
+    caller,
+  );
+  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return result;
 }

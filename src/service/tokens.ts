@@ -22,6 +22,10 @@ export interface NewToken {
   readonly forceKeyPush?: boolean;
   /** Opened keys of the security groups the token unlocks on its own. */
   readonly groupKeys?: readonly GroupKey[];
+  /** Read-only: refused on every write route (issue 17). */
+  readonly readOnly?: boolean;
+  /** The access rule set the token is assigned to (checked to exist by the caller). */
+  readonly ruleSet?: string;
 }
 
 /** What `token list` shows: never the token, never its hash. */
@@ -31,6 +35,8 @@ export interface TokenInfo {
   readonly expires: string | null;
   readonly forceKeyPush: boolean;
   readonly securityGroups: readonly string[];
+  readonly readOnly: boolean;
+  readonly ruleSet: string | null;
   readonly revoked: string | null;
   readonly active: boolean;
 }
@@ -74,6 +80,8 @@ export class TokenService {
         forceKeyPush: input.forceKeyPush ?? false,
         revoked: null,
         ...(input.groupKeys?.length ? { groups: input.groupKeys.map((key) => wrapForToken(token, key)) } : {}),
+        ...(input.readOnly ? { readOnly: true } : {}),
+        ...(input.ruleSet !== undefined ? { ruleSet: input.ruleSet } : {}),
       };
       return { records: [...records, record], result: label };
     });
@@ -90,6 +98,8 @@ export class TokenService {
         expires: r.expires,
         forceKeyPush: r.forceKeyPush,
         securityGroups: (r.groups ?? []).map((g) => g.group),
+        readOnly: r.readOnly ?? false,
+        ruleSet: r.ruleSet ?? null,
         revoked: r.revoked,
         active: isActive(r),
       }));
@@ -103,6 +113,24 @@ export class TokenService {
       next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
       return { records: next, result: undefined };
     });
+  }
+
+  /** Revokes every active token of a repository (it is being deleted); returns how many. */
+  async revokeAll(repository: GitRepository): Promise<number> {
+    return this.update((records) => {
+      let count = 0;
+      const now = isoSeconds(new Date());
+      const next = records.map((r) => (tokenBelongsTo(r, repository) && r.revoked === null ? (count++, { ...r, revoked: now }) : r));
+      return { records: next, result: count };
+    });
+  }
+
+  /** Labels of the active tokens of a repository assigned to a rule set. */
+  assignedTo(repository: GitRepository, ruleSet: string): string[] {
+    return this.store
+      .all()
+      .filter((r) => tokenBelongsTo(r, repository) && isActive(r) && r.ruleSet?.toLowerCase() === ruleSet.toLowerCase())
+      .map((r) => r.label);
   }
 
   /** The store's update; a token file locked by another process for too long is a 503. */

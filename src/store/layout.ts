@@ -101,7 +101,7 @@ export function decodeFilePath(segments: readonly string[]): string {
 
 // --- documents --------------------------------------------------------------------------------
 
-const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0 });
+export const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0 });
 
 const keyDocument = z.strictObject({
   key: z.string(),
@@ -158,7 +158,7 @@ export class LayoutError extends Error {
   }
 }
 
-function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {
+export function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {
   let doc: unknown;
   try {
     doc = YAML.parse(text, { schema: 'core', strict: true, uniqueKeys: true });

@@ -20,10 +20,11 @@ import {
   SECURITY_GROUPS_FILE,
   SETTINGS_FILE,
 } from './layout.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
 import type { ObjectStore } from './objectStore.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
-const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 
 export async function readSnapshot(objects: ObjectStore, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {
@@ -45,6 +46,21 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
         ? previous.securityGroups
         : reader.parse(SECURITY_GROUPS_FILE, parseSecurityGroups, await reader.object(groupsEntry.oid, 'blob', SECURITY_GROUPS_FILE));
 
+    const rulesEntry = byName.get(ACCESS_RULES_FILE);
+    if (rulesEntry && isTreeEntry(rulesEntry)) throw reader.problem(ACCESS_RULES_FILE, 'is a folder');
+    const ruleSets = !rulesEntry
+      ? []
+      : previous?.ruleSetsBlobId === rulesEntry.oid
+        ? previous.ruleSets
+        : reader.parse(ACCESS_RULES_FILE, parseRuleSets, await reader.object(rulesEntry.oid, 'blob', ACCESS_RULES_FILE));
+    const contextGroupsEntry = byName.get(CONTEXT_GROUPS_FILE);
+    if (contextGroupsEntry && isTreeEntry(contextGroupsEntry)) throw reader.problem(CONTEXT_GROUPS_FILE, 'is a folder');
+    const contextGroups = !contextGroupsEntry
+      ? []
+      : previous?.contextGroupsBlobId === contextGroupsEntry.oid
+        ? previous.contextGroups
+        : reader.parse(CONTEXT_GROUPS_FILE, parseContextGroups, await reader.object(contextGroupsEntry.oid, 'blob', CONTEXT_GROUPS_FILE));
+
     const shards = await reader.shards(byName.get(KEYS_FOLDER), levels, reusable);
     const { entries: fileEntries, treeIds } = await reader.files(
       [byName.get(FILES_FOLDER), byName.get(INACTIVE_FILES_FOLDER)],
@@ -59,6 +75,10 @@ export async function readSnapshot(objects: ObjectStore, commitId: string, previ
       settingsBlobId: settingsEntry.oid,
       securityGroups,
       securityGroupsBlobId: groupsEntry?.oid,
+      ruleSets,
+      ruleSetsBlobId: rulesEntry?.oid,
+      contextGroups,
+      contextGroupsBlobId: contextGroupsEntry?.oid,
       shards,
       keysTreeId: byName.get(KEYS_FOLDER)?.oid,
       fileEntries,

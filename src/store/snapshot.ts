@@ -5,6 +5,8 @@
  */
 import { contextId } from '../domain/context.js';
 import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState, type SecurityGroup } from '../domain/model.js';
+import type { RuleSet } from '../domain/accessRules.js';
+import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
 import type { TreeEntry } from './gitObjects.js';
 import { keyShard } from './layout.js';
 
@@ -43,6 +45,12 @@ export interface SnapshotParts {
   readonly securityGroups: readonly SecurityGroup[];
   /** The blob `security-groups.yaml`, absent when the repository has no groups. */
   readonly securityGroupsBlobId: string | undefined;
+  /** Access rule sets (`access-rules.yaml`, absent when there are none). */
+  readonly ruleSets: readonly RuleSet[];
+  readonly ruleSetsBlobId: string | undefined;
+  /** Context groups (`context-groups.yaml`, absent when there are none). */
+  readonly contextGroups: readonly ContextGroup[];
+  readonly contextGroupsBlobId: string | undefined;
   readonly shards: ReadonlyMap<string, Shard>;
   /** The tree `keys`, absent when there are no keys. */
   readonly keysTreeId: string | undefined;
@@ -62,6 +70,7 @@ export class Snapshot implements RepositoryState {
 
   constructor(parts: SnapshotParts) {
     Object.assign(this, parts);
+    this.groupIndex = undefined; // parts spread from another snapshot may carry its index
     let keys = 0;
     let values = 0;
     for (const shard of this.shards.values()) {
@@ -70,6 +79,13 @@ export class Snapshot implements RepositoryState {
     }
     this.keyCount = keys;
     this.valueCount = values;
+  }
+
+  private groupIndex: GroupIndex | undefined;
+
+  /** The context groups in force: empty when the repository has them off. */
+  groups(): GroupIndex {
+    return (this.groupIndex ??= groupIndexOf(this.settings, this.contextGroups));
   }
 
   key(id: string): KeyRecord | undefined {

@@ -29,8 +29,10 @@ import {
   serializeFileContent,
   serializeKey,
   serializeSecurityGroups,
+  serializeSettings,
   SETTINGS_FILE,
 } from './layout.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 export interface CommitInfo {
@@ -52,7 +54,11 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
   const shards = stageKeys(base, changes, objects);
   const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
 
-  const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: base.settingsBlobId }];
+  const root: TreeEntry[] = [...base.otherRootEntries];
+  const documents = stageDocuments(base, changes, objects);
+  root.push({ name: SETTINGS_FILE, mode: BLOB_MODE, oid: documents.settingsBlobId });
+  if (documents.ruleSetsBlobId) root.push({ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: documents.ruleSetsBlobId });
+  if (documents.contextGroupsBlobId) root.push({ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: documents.contextGroupsBlobId });
   const securityGroups = changes.securityGroups ?? base.securityGroups;
   let securityGroupsBlobId = base.securityGroupsBlobId;
   if (changes.securityGroups) {
@@ -92,6 +98,7 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
     treeId: rootTree.oid,
     securityGroups,
     securityGroupsBlobId,
+    ...documents,
     shards,
     keysTreeId,
     fileEntries,
@@ -99,6 +106,29 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
     fileTreeIds,
   });
   return { objects: dedupe(objects), commitId: commit.oid, snapshot };
+}
+
+/** Settings, rule sets and context groups: the base's blobs, or new ones when the changes carry them. */
+function stageDocuments(base: Snapshot, changes: PushChanges, objects: EncodedObject[]) {
+  const blob = (text: string | undefined, current: string | undefined): string | undefined => {
+    if (text === undefined) return undefined;
+    const encoded = encodeObject('blob', Buffer.from(text));
+    if (encoded.oid !== current) objects.push(encoded);
+    return encoded.oid;
+  };
+  const settings = changes.settings ?? base.settings;
+  const ruleSets = changes.ruleSets ?? base.ruleSets;
+  const contextGroups = changes.contextGroups ?? base.contextGroups;
+  return {
+    settings,
+    settingsBlobId: changes.settings ? blob(serializeSettings(changes.settings), base.settingsBlobId)! : base.settingsBlobId,
+    ruleSets,
+    ruleSetsBlobId: changes.ruleSets ? blob(ruleSets.length ? serializeRuleSets(ruleSets) : undefined, base.ruleSetsBlobId) : base.ruleSetsBlobId,
+    contextGroups,
+    contextGroupsBlobId: changes.contextGroups
+      ? blob(contextGroups.length ? serializeContextGroups(contextGroups) : undefined, base.contextGroupsBlobId)
+      : base.contextGroupsBlobId,
+  };
 }
 
 function dedupe(objects: EncodedObject[]): EncodedObject[] {

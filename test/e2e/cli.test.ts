@@ -85,8 +85,8 @@ describe('tokens', () => {
     expect(listed).not.toContain(token);
     expect(listed).not.toContain(JSON.parse(stored).tokens[0].hash);
     expect(JSON.parse(listed)).toEqual([
-      { label: 'deployer', created: expect.any(String), expires: '2099-01-01T00:00:00Z', forceKeyPush: true, securityGroups: [], revoked: null, active: true },
-      { label: 'token-2', created: expect.any(String), expires: null, forceKeyPush: false, securityGroups: [], revoked: null, active: true },
+      { label: 'deployer', created: expect.any(String), expires: '2099-01-01T00:00:00Z', forceKeyPush: true, securityGroups: [], readOnly: false, ruleSet: null, revoked: null, active: true },
+      { label: 'token-2', created: expect.any(String), expires: null, forceKeyPush: false, securityGroups: [], readOnly: false, ruleSet: null, revoked: null, active: true },
     ]);
     expect(cli(dir.path, 'token', 'create', 'acme/billing', '--name', 'DEPLOYER').code).toBe(1);
     cliOk(dir.path, 'token', 'revoke', 'acme/billing', 'deployer');
