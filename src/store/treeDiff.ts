@@ -19,8 +19,10 @@ import {
   keyShard,
   parseContextFolderName,
   parseKey,
+  SECURITY_GROUPS_FILE,
   SETTINGS_FILE,
 } from './layout.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
 import type { ObjectStore } from './objectStore.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -98,9 +100,12 @@ class ParsedObjects {
     this.offer(snapshot.treeId, () => [
       ...snapshot.otherRootEntries,
       { name: SETTINGS_FILE, mode: BLOB_MODE, oid: snapshot.settingsBlobId },
+      ...(snapshot.securityGroupsBlobId ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }] : []),
+      ...(snapshot.ruleSetsBlobId ? [{ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: snapshot.ruleSetsBlobId }] : []),
+      ...(snapshot.contextGroupsBlobId ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }] : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,
-    ]);
+    ].sort(compareTreeEntries)); // in git's order, as the pairing in changed() needs
     if (snapshot.keysTreeId) {
       this.offer(snapshot.keysTreeId, () => [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })));
     }
