@@ -5,7 +5,7 @@
  * Among qualifying values the heaviest wins, with ConfigHub's weights: the most specific level of
  * the ten possible weighs 5120, each wider one half as much, so one deeper item outweighs every
  * wider one together; a group weighs its level's weight less the level's distance from the
- * end (5119, 2558, ...): just below a single item of its level, above all wider levels.
+ * end (5119, 2558, ...; see groupWeight): just below a single item of its level, above all wider levels.
  */
 import { WILDCARD, type Context } from './context.js';
 import { GroupIndex } from './contextGroups.js';
@@ -26,9 +26,13 @@ export function levelWeight(i: number, levels: number): number {
   return 10 * 2 ** (10 - levels + i);
 }
 
-/** The weight of a group at level i of n. */
+/**
+ * The weight of a group at level i of n: ConfigHub's (the level's weight less its distance from
+ * the end), except that it never falls to a wildcard's 0 or below the wider levels together (the
+ * widest of ten levels weighs 10; ConfigHub's rule would give its group 0).
+ */
 export function groupWeight(i: number, levels: number): number {
-  return levelWeight(i, levels) - (levels - i);
+  return levelWeight(i, levels) - Math.min(levels - i, levelWeight(0, levels) - 1);
 }
 
 /** The weight of a stored context for a request, or -1 when it does not qualify. */
