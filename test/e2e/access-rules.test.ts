@@ -98,6 +98,17 @@ describe('the team lead case: Development values of payments.* keys only', () =>
     expect((await pull(repo, 'Development;eu1'))['payments.a']).toBeUndefined();
   });
 
+  it('explains, for the token, whether it could change a value and which rule decides', async () => {
+    const prod = await read(server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    expect(prod.status, prod.text).toBe(200);
+    expect(prod.json.write).toMatchObject({ ruleSet: 'payments', canChange: false, rule: 1 });
+    expect(prod.json.write.decidedBy).toContain('value DoesNotContain Development');
+    const dev = await read(server.url, `/rest/explain/${repo}`, { Context: 'Development;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    expect(dev.json.write).toMatchObject({ canChange: true, rule: 2 });
+    expect(dev.json.resolved.context).toBe('Development;*');
+    expectJsonError(await read(server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1' }), 400);
+  });
+
   it('gives a token without a rule set full access', async () => {
     const full = await tokenFor(repo);
     expect((await push(repo, [value('other.url', 'Production;*', 'o2')], full)).status).toBe(200);
