@@ -16,7 +16,9 @@ import {
 } from './model.js';
 import { isValidKeyName, keyId } from './names.js';
 import type { FileElement, KeyElement, PushRequest } from './pushRequest.js';
+import { deepestEmbedProblem } from './embedDepth.js';
 import { shown } from './reasons.js';
+import { MAX_EMBED_DEPTH } from './renderLimits.js';
 import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
 import {
   describeType,
@@ -88,6 +90,7 @@ class Transaction {
     this.checkFilePaths();
     this.checkFileReferences();
     this.checkTemplateReferences();
+    this.checkEmbedDepth();
     return { keys: this.keys, files: this.files };
   }
 
@@ -349,6 +352,16 @@ class Transaction {
         }
       }
     }
+  }
+
+  /** Chains of embedded files within MAX_EMBED_DEPTH, checked when files or FileEmbed keys change. */
+  private checkEmbedDepth(): void {
+    const touchesEmbeds = this.files.size > 0 || [...this.keys.values()].some((key) => key?.vdt === 'FileEmbed');
+    if (!touchesEmbeds) return;
+    const problem = deepestEmbedProblem(this.finalFiles(), (id) => this.currentKey(id));
+    if (!problem) return;
+    const origin = [...this.fileOrigin].find(([id]) => this.files.get(id)?.path === problem.path)?.[1];
+    refuse(`${origin ? `${origin} ` : ''}file ${shown(problem.path)}: embeds files more than ${MAX_EMBED_DEPTH} levels deep (${problem.chain.map(shown).join(' -> ')})`);
   }
 }
 
