@@ -15,7 +15,7 @@ import {
   templateReferences,
 } from './model.js';
 import { isValidKeyName, keyId } from './names.js';
-import type { FileElement, KeyElement, PushRequest } from './pushRequest.js';
+import { MAX_VALUES_PER_KEY, type FileElement, type KeyElement, type PushRequest } from './pushRequest.js';
 import { deepestEmbedProblem } from './embedDepth.js';
 import { shown } from './reasons.js';
 import { MAX_EMBED_DEPTH } from './renderLimits.js';
@@ -211,6 +211,9 @@ class Transaction {
   private checkValuesFitTypes(): void {
     for (const [id, key] of this.keys) {
       if (!key) continue;
+      if (key.values.length > MAX_VALUES_PER_KEY) {
+        refuse(`${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`);
+      }
       for (const value of key.values) {
         if (!fitsType(key.vdt, value.value)) {
           refuse(`${this.blameValue(id, key, value)}: value is not ${describeType(key.vdt)}`);
