@@ -8,7 +8,7 @@
  * 2. template: the largest answer of rendered files allowed, 8 files of 1,000,000 characters each
  *    embedding one file (MAX_RENDERED_ANSWER_CHARS is 8 Mi), a new context per request (no cache);
  *    and a template that multiplies past the file limit (answered 409).
- * 3. push: 10,000 keys of 5 values each (MAX_VALUES_PER_PUSH values, 3.6 MB of JSON), new values
+ * 3. push: 10,000 keys of 5 values each (MAX_VALUES_PER_PUSH values, 3.0 MB of JSON), new values
  *    each time, into a repository of 10,000 keys.
  * 4. cold load: the first pull of that 10,000-key, 50,000-value repository after a restart.
  *
@@ -49,7 +49,9 @@ async function during(base: string, work: () => Promise<number[]>) {
     const samples: number[] = [];
     while (running) {
       const started = performance.now();
-      await call(`${base}${path}`, { headers });
+      // A kept-alive connection the server closed just as it was reused: the request is sent
+      // again, and the wait counts whole.
+      await call(`${base}${path}`, { headers }).catch(() => call(`${base}${path}`, { headers }));
       if (running) samples.push(performance.now() - started);
     }
     return samples;
@@ -121,7 +123,7 @@ async function main(): Promise<void> {
     rows.push({ scenario: 'pull of 8 rendered files of 1,000,000 characters, the answer limit (200, 8 MB)', ...(await during(base, () => repeat(times, (i) => call(`${base}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } })))) });
     rows.push({ scenario: 'pull of a template multiplying to 100 MB (409 at 4 Mi characters)', ...(await during(base, () => repeat(times, (i) => call(`${base}/rest/pull/acme/many`, { headers: { Context: `Prod;web;n${i}` }, expect: [409] })))) });
     log('push');
-    rows.push({ scenario: 'push of 10,000 keys x 5 values (50,000 values, 3.6 MB) into 10,000 keys', ...(await during(base, () => repeat(pushes - 1, (i) => post(`${base}/rest/push/acme/push`, bodies[i + 1])))) });
+    rows.push({ scenario: 'push of 10,000 keys x 5 values (50,000 values, 3.0 MB) into 10,000 keys', ...(await during(base, () => repeat(pushes - 1, (i) => post(`${base}/rest/push/acme/push`, bodies[i + 1])))) });
     log('cold load');
     const cold: Row = { scenario: 'first pull after a restart, 10,000 keys x 5 values (cold load)', heavy: [], healthz: [], pull: [] };
     for (let i = 0; i < (quick ? 2 : 5); i++) {

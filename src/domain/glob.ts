@@ -46,7 +46,9 @@ const MAX_DFA_STATES = 4096;
 interface DfaState {
   readonly states: readonly number[];
   readonly accepting: boolean;
-  readonly next: Map<string, DfaState>;
+  /** Transitions on ASCII characters by code, others by code point. */
+  readonly ascii: (DfaState | undefined)[];
+  readonly other: Map<number, DfaState>;
 }
 
 export class Glob {
@@ -113,11 +115,16 @@ export class Glob {
   /** Whether the whole path matches. */
   test(path: string): boolean {
     let current = this.start;
-    for (const char of path) {
-      let next = current.next.get(char);
+    for (let i = 0; i < path.length; i++) {
+      const code = path.codePointAt(i)!;
+      if (code > 0xffff) i++;
+      let next = code < 128 ? current.ascii[code] : current.other.get(code);
       if (!next) {
-        next = this.dfaState(this.stepOn(current.states, char));
-        if (this.dfa.size <= MAX_DFA_STATES) current.next.set(char, next);
+        next = this.dfaState(this.stepOn(current.states, String.fromCodePoint(code)));
+        if (this.dfa.size <= MAX_DFA_STATES) {
+          if (code < 128) current.ascii[code] = next;
+          else current.other.set(code, next);
+        }
       }
       current = next;
       if (current.states.length === 0) return false;
@@ -159,7 +166,7 @@ export class Glob {
     const id = states.join(',');
     const known = this.dfa.get(id);
     if (known) return known;
-    const made: DfaState = { states, accepting: states.includes(this.matchState), next: new Map() };
+    const made: DfaState = { states, accepting: states.includes(this.matchState), ascii: new Array(128), other: new Map() };
     if (this.dfa.size < MAX_DFA_STATES) this.dfa.set(id, made);
     return made;
   }

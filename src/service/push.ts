@@ -9,6 +9,7 @@ import { commitMessage, type PushProvenance } from '../domain/commitMessage.js';
 import { defaultPushSubject } from '../domain/defaultSubject.js';
 import type { PushRequest } from '../domain/pushRequest.js';
 import type { GitRepository } from '../store/repository.js';
+import { TimeSlices } from '../store/timeSlices.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { commitOnHead, type CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
@@ -62,11 +63,14 @@ export async function push(repository: GitRepository, request: PushRequest, call
     const rings = await elementRings(repository, base, attempts);
     const ring = rings.reduce((all, one) => all.with(one), tokenRing);
     const state = new OpenedState(base, ring);
+    const slices = new TimeSlices();
+    await slices.pause();
     const outcome = applyPush(state, request, {
       forceKeyPush: caller.forceKeyPush,
       unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
     });
     if (!outcome.ok) return outcome;
+    await slices.pause();
     return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
   });
 }
