@@ -15,8 +15,10 @@ import {
   templateReferences,
 } from './model.js';
 import { isValidKeyName, keyId } from './names.js';
-import type { FileElement, KeyElement, PushRequest } from './pushRequest.js';
+import { MAX_VALUES_PER_KEY, type FileElement, type KeyElement, type PushRequest } from './pushRequest.js';
+import { deepestEmbedProblem } from './embedDepth.js';
 import { shown } from './reasons.js';
+import { MAX_EMBED_DEPTH } from './renderLimits.js';
 import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
 import {
   describeType,
@@ -88,6 +90,7 @@ class Transaction {
     this.checkFilePaths();
     this.checkFileReferences();
     this.checkTemplateReferences();
+    this.checkEmbedDepth();
     return { keys: this.keys, files: this.files };
   }
 
@@ -208,6 +211,9 @@ class Transaction {
   private checkValuesFitTypes(): void {
     for (const [id, key] of this.keys) {
       if (!key) continue;
+      if (key.values.length > MAX_VALUES_PER_KEY) {
+        refuse(`${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`);
+      }
       for (const value of key.values) {
         if (!fitsType(key.vdt, value.value)) {
           refuse(`${this.blameValue(id, key, value)}: value is not ${describeType(key.vdt)}`);
@@ -349,6 +355,16 @@ class Transaction {
         }
       }
     }
+  }
+
+  /** Chains of embedded files within MAX_EMBED_DEPTH, checked when files or FileEmbed keys change. */
+  private checkEmbedDepth(): void {
+    const touchesEmbeds = this.files.size > 0 || [...this.keys.values()].some((key) => key?.vdt === 'FileEmbed');
+    if (!touchesEmbeds) return;
+    const problem = deepestEmbedProblem(this.finalFiles(), (id) => this.currentKey(id));
+    if (!problem) return;
+    const origin = [...this.fileOrigin].find(([id]) => this.files.get(id)?.path === problem.path)?.[1];
+    refuse(`${origin ? `${origin} ` : ''}file ${shown(problem.path)}: embeds files more than ${MAX_EMBED_DEPTH} levels deep (${problem.chain.map(shown).join(' -> ')})`);
   }
 }
 

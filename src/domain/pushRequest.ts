@@ -47,6 +47,12 @@ export interface PushRequest {
 /** Limits of contract section 6. */
 export const MAX_ELEMENTS = 10_000;
 export const MAX_VALUE_BYTES = 1024 * 1024;
+/**
+ * Values (contexts) one key may hold, and values one push may carry (issue 14): the work and the
+ * memory of a push, and of every later read of the key, grow with them, not with elements.
+ */
+export const MAX_VALUES_PER_KEY = 1000;
+export const MAX_VALUES_PER_PUSH = 50_000;
 
 export interface LimitProblem {
   readonly path: string;
@@ -63,6 +69,16 @@ export function findLimitProblem(request: PushRequest): LimitProblem | undefined
     return { path: 'data', message: `a push holds at most ${MAX_ELEMENTS} elements, this one has ${request.data.length}` };
   }
   const tooLarge = `larger than ${MAX_VALUE_BYTES} bytes`;
+  let values = 0;
+  for (let i = 0; i < request.data.length; i++) {
+    const element = request.data[i];
+    if (element.kind !== 'key' || !element.values) continue;
+    if (element.values.length > MAX_VALUES_PER_KEY) {
+      return { path: `data[${i}].values`, message: `a key holds at most ${MAX_VALUES_PER_KEY} values, this element has ${element.values.length}` };
+    }
+    values += element.values.length;
+    if (values > MAX_VALUES_PER_PUSH) return { path: `data[${i}].values`, message: `a push holds at most ${MAX_VALUES_PER_PUSH} values, this one has more by this element` };
+  }
   for (let i = 0; i < request.data.length; i++) {
     const element = request.data[i];
     if (element.kind === 'file') {

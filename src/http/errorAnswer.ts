@@ -6,6 +6,7 @@ import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { GitUnavailableError } from '../store/gitCommand.js';
 import { LayoutError } from '../store/layout.js';
+import { RenderLimitError } from '../domain/renderLimits.js';
 import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
@@ -34,6 +35,7 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
   if (error instanceof LayoutError) return contentInvalid(error);
+  if (error instanceof RenderLimitError) return new HttpError(409, error.code, error.message, undefined, { file: error.file });
   if (error instanceof GitUnavailableError) return new HttpError(503, 'git_unavailable', 'git is not installed on the server');
   if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');
   const parserError = error as { type?: string; status?: number };

@@ -7,13 +7,26 @@ import { jsonSyntaxProblem, lineAndColumn } from '../domain/jsonSyntax.js';
 import { decodeUtf8Strict, InvalidUtf8Error } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
 
-/** Reads a body, raw, within `limit` bytes; an empty Buffer when there is none. */
+/**
+ * Reads a body, raw, within `limit` bytes; an empty Buffer when there is none.
+ *
+ * A body announced larger than the limit by Content-Length gets its 413 at once, before a byte of
+ * it is read: the body parser would drain it first (to keep the connection), which lets a client
+ * hold the request open for as long as it takes to send gigabytes. The connection is closed after
+ * that answer instead (issue 14).
+ */
 export function bodyReader(limit: number): (req: Request, res: Response) => Promise<Buffer> {
   const rawBody = express.raw({ type: () => true, limit });
-  return (req, res) =>
-    new Promise<Buffer>((resolve, reject) =>
+  return (req, res) => {
+    const announced = req.headers['content-length'];
+    if (announced !== undefined && /^\d+$/.test(announced) && Number(announced) > limit) {
+      res.setHeader('Connection', 'close');
+      return Promise.reject(new HttpError(413, 'payload_too_large', `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`));
+    }
+    return new Promise<Buffer>((resolve, reject) =>
       rawBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)))),
     );
+  };
 }
 
 /** A 415 unless the request says its body is JSON; `what` names the request in the message. */

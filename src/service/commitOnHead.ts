@@ -14,6 +14,7 @@ import type { Snapshot } from '../store/snapshot.js';
 import { stageCommit } from '../store/stageCommit.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, type Writer } from './writeGuard.js';
+import { TimeSlices } from '../store/timeSlices.js';
 
 /** What to commit on a head, or why not. */
 export type CommitPlan =
@@ -57,14 +58,18 @@ export function commitOnHead(
 ): Promise<CommitResult> {
   return repository.exclusive(async () => {
     for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+      const slices = new TimeSlices();
       const head = repository.head();
       const base = await baseOf(head);
       const planned = await plan(base);
       if (!planned.ok) return { kind: 'refused', reason: planned.reason };
       const problem = guardProblem(base, planned.changes, writer);
       if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
+      // Between the phases of a large push (validation, staging, the pack), other requests get in.
+      await slices.pause();
       const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
+      await slices.pause();
       const update = await repository.commit(staged, head);
       if (update.ok) return { kind: 'applied', commitId: staged.commitId };
       // Another process holds the ref lock or moved the ref: wait a little, then start over.

@@ -9,11 +9,13 @@ import { commitMessage, type PushProvenance } from '../domain/commitMessage.js';
 import { defaultPushSubject } from '../domain/defaultSubject.js';
 import type { PushRequest } from '../domain/pushRequest.js';
 import type { GitRepository } from '../store/repository.js';
+import { TimeSlices } from '../store/timeSlices.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { commitOnHead, type CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import { KeyRing, unlockWithPasswords } from './keyRing.js';
 import { OpenedState, sealChanges } from './opening.js';
+import { MAX_PUSH_DERIVATIONS, passwordAttempts, type PasswordAttempts } from './pushPasswords.js';
 import type { GroupKey } from './sealing.js';
 import type { Writer } from './writeGuard.js';
 
@@ -29,37 +31,47 @@ export interface PushCaller extends PushProvenance, Writer {
 
 export type PushResult = CommitResult;
 
-/** Different passwords one push may carry: each costs a slow key derivation. */
-export const MAX_PUSH_PASSWORDS = 16;
-
-/** What each element's password opens: tried on every group (a few), remembered by keyRing.ts. */
-function elementRings(repository: GitRepository, base: Snapshot, request: PushRequest): Promise<KeyRing[]> {
+/** What each element's password opens, on the groups it can involve (pushPasswords.ts), remembered by keyRing.ts. */
+function elementRings(repository: GitRepository, base: Snapshot, attempts: PasswordAttempts): Promise<KeyRing[]> {
   return Promise.all(
-    request.data.map(({ password }) =>
-      password ? unlockWithPasswords(repository.gitdir, base.securityGroups, base.securityGroups.map((group) => ({ group: group.name, password }))) : KeyRing.EMPTY,
-    ),
+    attempts.perElement.map((tries) => (tries.length > 0 ? unlockWithPasswords(repository.gitdir, base.securityGroups, tries) : KeyRing.EMPTY)),
   );
+}
+
+function tooManyDerivations(attempts: PasswordAttempts): string | undefined {
+  if (attempts.derivations <= MAX_PUSH_DERIVATIONS) return undefined;
+  return `a push may check at most ${MAX_PUSH_DERIVATIONS} passwords against security groups (distinct pairs of group and password), this one needs ${attempts.derivations}`;
 }
 
 export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
   if (request.changeComment?.includes('\u0000')) return { kind: 'refused', reason: 'changeComment contains a NUL character' };
-  const passwords = new Set(request.data.map((element) => element.password).filter(Boolean));
-  if (passwords.size > MAX_PUSH_PASSWORDS) return { kind: 'refused', reason: `a push may carry at most ${MAX_PUSH_PASSWORDS} different passwords` };
-  // The slow key derivations happen here, outside the repository's queue; inside, they are remembered.
-  if (passwords.size > 0) await elementRings(repository, await repository.headSnapshot(), request);
+  if (request.data.some((element) => element.password)) {
+    // The slow key derivations happen here, outside the repository's queue; inside, they are remembered.
+    const head = await repository.headSnapshot();
+    const attempts = passwordAttempts(head, request);
+    const tooMany = tooManyDerivations(attempts);
+    if (tooMany) return { kind: 'refused', reason: tooMany };
+    await elementRings(repository, head, attempts);
+  }
   return commitOnHead(repository, async (base) => {
     if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
       throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
     }
     const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? []);
-    const rings = await elementRings(repository, base, request);
+    const attempts = passwordAttempts(base, request);
+    const tooMany = tooManyDerivations(attempts);
+    if (tooMany) return { ok: false, reason: tooMany };
+    const rings = await elementRings(repository, base, attempts);
     const ring = rings.reduce((all, one) => all.with(one), tokenRing);
     const state = new OpenedState(base, ring);
+    const slices = new TimeSlices();
+    await slices.pause();
     const outcome = applyPush(state, request, {
       forceKeyPush: caller.forceKeyPush,
       unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
     });
     if (!outcome.ok) return outcome;
+    await slices.pause();
     return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
   }, undefined, caller);
 }

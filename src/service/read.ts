@@ -5,10 +5,11 @@
  */
 import { contentTypeOf } from '../domain/contentType.js';
 import { formatContext, WILDCARD, type Context } from '../domain/context.js';
-import { globToRegExp } from '../domain/glob.js';
+import { compileGlob, GlobTooLongError } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
-import { ENCRYPTED_FILE, renderFile, ReferenceCycleError, type RenderedFile } from '../domain/render.js';
+import { ENCRYPTED_FILE, ReferenceCycleError, Renderer, type RenderedFile } from '../domain/render.js';
+import { answerTooLarge, MAX_RENDERED_ANSWER_CHARS } from '../domain/renderLimits.js';
 import type { ContextGroup } from '../domain/contextGroups.js';
 import { requestContext, resolveFile, resolveValue, type RequestContext } from '../domain/resolve.js';
 import type { GitRepository } from '../store/repository.js';
@@ -79,35 +80,46 @@ class ContextView {
     return openFile(file, this.ring);
   }
 
+  /** One renderer per view, so each path is rendered once however many files embed it. */
+  private readonly renderer = new Renderer({
+    key: (id) => this.snapshot.key(id),
+    value: (key) => {
+      const value = resolveValue(key, this.request);
+      if (!value) return undefined;
+      const opened = openValue(key, value, this.ring);
+      return opened ? { ...value, value: opened.text } : 'locked';
+    },
+    file: (path) => {
+      const file = this.file(path);
+      return file && (this.open(file) ?? { ...file, content: ENCRYPTED_FILE, references: [] });
+    },
+  });
+
   render(file: FileRecord): RenderedFile {
     try {
-      return renderFile(file, {
-        key: (id) => this.snapshot.key(id),
-        value: (key) => {
-          const value = resolveValue(key, this.request);
-          if (!value) return undefined;
-          const opened = openValue(key, value, this.ring);
-          return opened ? { ...value, value: opened.text } : 'locked';
-        },
-        file: (path) => {
-          const file = this.file(path);
-          return file && (this.open(file) ?? { ...file, content: ENCRYPTED_FILE, references: [] });
-        },
-      });
+      return this.renderer.render(file);
     } catch (error) {
       if (error instanceof ReferenceCycleError) throw new ServiceError('invalid_argument', error.message);
       throw error;
     }
   }
 
-  /** Each path's file rendered, or, when it is sealed in a group the ring lacks, the sealed file. */
+  /**
+   * Each path's file rendered, or, when it is sealed in a group the ring lacks, the sealed file;
+   * together within MAX_RENDERED_ANSWER_CHARS (else a RenderLimitError naming the file that
+   * passed it), so no answer is built beyond it.
+   */
   renderedFiles(): [string, RenderedFile | { sealed: FileRecord }][] {
     const out: [string, RenderedFile | { sealed: FileRecord }][] = [];
+    let total = 0;
     for (const path of [...this.paths.keys()].sort()) {
       const file = this.file(path);
       if (!file) continue;
       const opened = this.open(file);
-      out.push([path, opened ? this.render(opened) : { sealed: file }]);
+      const rendered = opened ? this.render(opened) : { sealed: file };
+      total += 'sealed' in rendered ? rendered.sealed.content.length : rendered.content.length;
+      if (total > MAX_RENDERED_ANSWER_CHARS) throw answerTooLarge(path);
+      out.push([path, rendered]);
     }
     return out;
   }
@@ -248,6 +260,15 @@ function groupsByLevel(snapshot: Snapshot, listed: readonly string[]): Record<st
   return Object.keys(out).length ? out : undefined;
 }
 
+function globOf(pattern: string) {
+  try {
+    return compileGlob(pattern);
+  } catch (error) {
+    if (error instanceof GlobTooLongError) throw new ServiceError('invalid_argument', error.message);
+    throw error;
+  }
+}
+
 export function infoBody(target: ReadTarget, options: InfoOptions): Record<string, unknown> {
   const { snapshot } = target;
   const body: Record<string, unknown> = { account: target.account, repository: target.name };
@@ -267,7 +288,7 @@ export function infoBody(target: ReadTarget, options: InfoOptions): Record<strin
     if (groups) body.contextGroups = groups;
   }
   if (options.files !== false) {
-    const pattern = options.files === true ? undefined : globToRegExp(options.files);
+    const pattern = options.files === true ? undefined : globOf(options.files);
     body.files = [...snapshot.files()]
       .filter((file) => !pattern || pattern.test(file.path))
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : byName(formatContext(a.context), formatContext(b.context))))

@@ -22,6 +22,7 @@ import {
 } from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
 import type { ObjectStore } from './objectStore.js';
+import { TimeSlices } from './timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
@@ -110,6 +111,13 @@ async function readRoot(reader: SnapshotReader, commitId: string) {
 const SHARD_NAME = /^[0-9a-f]{2}$/;
 
 class SnapshotReader {
+  /**
+   * Reading and parsing every object of a commit is all synchronous work (packs are in memory or
+   * read with pread): a cold 10,000-key snapshot took 240-550 ms in one piece. It yields between
+   * objects every few milliseconds instead, so other requests are served meanwhile.
+   */
+  private readonly slices = new TimeSlices();
+
   constructor(
     private readonly objects: ObjectStore,
     private readonly commitId: string,
@@ -121,6 +129,7 @@ class SnapshotReader {
   }
 
   async object(oid: string, type: string, file?: string): Promise<Buffer> {
+    await this.slices.pause();
     const object = await this.objects.read(oid);
     if (object.type !== type) {
       const message = `object ${oid.slice(0, 12)} is a ${object.type}, expected a ${type}`;
