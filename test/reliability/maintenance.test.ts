@@ -184,7 +184,7 @@ const MAINTENANCE: readonly string[][] = [
   ['repack', '-a', '-d', '-k', '-q'],
   ['repack', '--geometric=2', '-d', '--write-midx', '-q'],
   ['repack', '-A', '-d', '-q'],
-  ['gc', '--auto', '--quiet'],
+  ['-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet'],
   ['repack', '-a', '-d', '-f', '--depth=50', '--window=250', '-q'],
   ['multi-pack-index', 'write'],
   ['repack', '-a', '-d', '-q'],
