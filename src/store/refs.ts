@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsyncFolder } from './durableFs.js';
 import { ageOnFsClock } from './fsClock.js';
+import { holderAlive, holderNote, holderPath } from './lockHolder.js';
 import { repositoryNameOf } from './storageFaults.js';
 import { faultPoint } from './faultPoints.js';
 
@@ -102,6 +103,7 @@ export async function removeStaleLock(lockPath: string): Promise<{ ageMs: number
   if (heldHere.has(lockPath)) return undefined;
   const seen = await fs.promises.stat(lockPath).catch(() => undefined);
   if (!seen) return undefined;
+  if (holderAlive(lockPath, seen.ino)) return undefined; // a live cfghub process holds it, however long
   const age = await ageOnFsClock(dirname(lockPath), seen).catch(() => 0);
   if (age < STALE_LOCK_MS) return undefined;
   const aside = `${lockPath.slice(0, -'.lock'.length)}.stale-${process.pid}-${randomBytes(4).toString('hex')}.lock`;
@@ -117,6 +119,7 @@ export async function removeStaleLock(lockPath: string): Promise<{ ageMs: number
     return undefined;
   }
   await fs.promises.unlink(aside);
+  await fs.promises.unlink(holderPath(lockPath)).catch(() => undefined);
   return { ageMs: age };
 }
 
@@ -170,8 +173,9 @@ export class RefLock {
     }
     heldHere.add(lockPath);
     try {
-      await handle.writeFile(`${next}\n`);
-      await handle.sync();
+      // The note of who holds it (lockHolder.ts) is not fsynced: after a crash its holder is gone.
+      const [stat] = await Promise.all([handle.stat(), handle.writeFile(`${next}\n`)]);
+      await Promise.all([handle.sync(), fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino))]);
     } catch (error) {
       await handle.close().catch(() => undefined);
       await lock.release();
@@ -194,7 +198,10 @@ export class RefLock {
       this.released = true;
       heldHere.delete(`${this.refPath}.lock`);
       faultPoint('ref-renamed');
-      await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
+      await Promise.all([
+        fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined),
+        ...[dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)),
+      ]);
       return { ok: true };
     } finally {
       await this.release();
@@ -206,5 +213,6 @@ export class RefLock {
     this.released = true;
     await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
     heldHere.delete(`${this.refPath}.lock`);
+    await fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined);
   }
 }

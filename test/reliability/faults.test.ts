@@ -17,6 +17,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskFull } from '../../src/service/storageHealth.js';
+import { holderNote, holderPath } from '../../src/store/lockHolder.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
 import { keyPath, plainGitCommit } from '../support/reads.js';
 import { startServerProcess } from '../support/serverProcess.js';
@@ -84,6 +85,39 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
       expect(server.output()).not.toMatch(/stale-lock-removed/);
       // Both writes are there: the other writer's commit is the parent of the push's.
       expect(git(gitdir, 'rev-parse', 'refs/heads/main~1').trim()).toBe(other);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("keeps a live cfghub writer's lock however old, and removes one whose holder died", async () => {
+    const name = 'clock/holder';
+    const gitdir = createRepository(dir.path, name);
+    const lock = join(gitdir, 'refs/heads/main.lock');
+    const old = new Date(Date.now() - 10_000); // far past the threshold of 1 s
+    const server = await startServerProcess(dir.path, { CFGHUB_STALE_LOCK_SECONDS: '1' });
+    try {
+      // This test process plays a cfghub writer stalled under its lock: alive, so its lock stays.
+      const other = plainGitCommitWithoutRef(gitdir, headOf(dir.path, name));
+      fs.writeFileSync(lock, `${other}\n`);
+      fs.utimesSync(lock, old, old);
+      fs.writeFileSync(holderPath(lock), holderNote(fs.statSync(lock).ino));
+      const pushing = pushTo(server.url, `/rest/push/${name}`, setKey('behind.stalled.writer'));
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // the push retries meanwhile
+      expect(fs.existsSync(lock)).toBe(true);
+      fs.renameSync(lock, join(gitdir, 'refs/heads/main')); // the stalled writer finishes
+      fs.rmSync(holderPath(lock));
+      expect((await pushing).status).toBe(200);
+      expect(git(gitdir, 'rev-parse', 'refs/heads/main~1').trim()).toBe(other);
+      expect(server.output()).not.toMatch(/stale-lock-removed/);
+
+      // A note naming a process that is gone: the lock goes by its age.
+      fs.writeFileSync(lock, `${other}\n`);
+      fs.utimesSync(lock, old, old);
+      fs.writeFileSync(holderPath(lock), holderNote(fs.statSync(lock).ino).replace(` ${process.pid} `, ' 999999999 '));
+      expect((await pushTo(server.url, `/rest/push/${name}`, setKey('after.dead.writer'))).status).toBe(200);
+      expect(server.output()).toMatch(/stale-lock-removed/);
+      expect(fs.existsSync(holderPath(lock))).toBe(false);
     } finally {
       await server.stop();
     }
