@@ -118,7 +118,12 @@ export class ObjectStore {
   refreshIfChanged(): void {
     if (!this.packs) return;
     const stamp = fs.statSync(this.packFolder, { throwIfNoEntry: false })?.mtimeMs;
-    if (stamp !== this.listedStamp) this.rescanPacks();
+    if (stamp === this.listedStamp) return;
+    try {
+      this.rescanPacks();
+    } catch {
+      this.resetCache(); // a damaged pack: the read that needs it answers with the object it could not read
+    }
   }
 
   /**
