@@ -33,7 +33,7 @@ let dir: ReturnType<typeof tempDir>;
 beforeAll(() => {
   dir = tempDir('cfghub-maintenance-');
 });
-afterAll(() => dir.remove());
+afterAll(() => (process.env.CFGHUB_KEEP_DIR ? console.log(`[maintenance] kept ${dir.path}`) : dir.remove()));
 
 function gitSync(gitdir: string, ...args: string[]): string {
   return execFileSync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
@@ -59,8 +59,9 @@ function createRepository(name: string): string {
 /** The value of every key at the head, as the REST export gives it. */
 async function exported(url: string, name: string): Promise<Map<string, string>> {
   const response = await fetch(`${url}/rest/export/${name}`);
-  expect(response.status).toBe(200);
-  const { data } = (await response.json()) as { data: { key?: string; values?: { value: string }[] }[] };
+  const text = await response.text();
+  expect(response.status, text).toBe(200);
+  const { data } = JSON.parse(text) as { data: { key?: string; values?: { value: string }[] }[] };
   return new Map(data.filter((e) => e.key).map((e) => [e.key!, e.values![0].value]));
 }
 
