@@ -15,8 +15,10 @@
  *
  * `npm test` races for 5 s; `npm run test:maintenance` for CFGHUB_MAINTENANCE_SECONDS (180).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PACKS_BEFORE_MERGE } from '../../src/store/consolidatePacks.js';
@@ -35,8 +37,14 @@ beforeAll(() => {
 });
 afterAll(() => (process.env.CFGHUB_KEEP_DIR ? console.log(`[maintenance] kept ${dir.path}`) : dir.remove()));
 
-function gitSync(gitdir: string, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+const execFileAsync = promisify(execFile);
+
+/**
+ * Runs git without blocking the event loop (the server of the first tests runs in this process: a
+ * loop blocked for seconds makes its keep-alive timers reset the next request); returns stdout.
+ */
+async function gitOk(gitdir: string, ...args: string[]): Promise<string> {
+  return (await execFileAsync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', maxBuffer: 64 << 20 })).stdout;
 }
 
 /** Runs git without blocking the event loop; resolves with its exit code and stderr. */
@@ -49,6 +57,23 @@ function gitAsync(gitdir: string, args: readonly string[]): Promise<{ code: numb
   });
 }
 
+/**
+ * A push on a connection of its own: between pushes these tests run git for seconds, longer than
+ * the server keeps an idle connection open, and a reused connection closed at that moment resets.
+ */
+function pushFresh(url: string, path: string, body: unknown): Promise<{ status: number; etag: string | null; body: string }> {
+  return new Promise((resolve, reject) => {
+    const data = JSON.stringify(body);
+    const request = http.request(`${url}${path}`, { method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, etag: (response.headers.etag as string | undefined) ?? null, body: text }));
+    });
+    request.on('error', reject);
+    request.end(data);
+  });
+}
+
 const setKey = (key: string, value: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] });
 
 function createRepository(name: string): string {
@@ -58,24 +83,33 @@ function createRepository(name: string): string {
 
 /** The value of every key at the head, as the REST export gives it. */
 async function exported(url: string, name: string): Promise<Map<string, string>> {
-  const response = await fetch(`${url}/rest/export/${name}`);
-  const text = await response.text();
-  expect(response.status, text).toBe(200);
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    http
+      .get(`${url}/rest/export/${name}`, { agent: false }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, text: body }));
+      })
+      .on('error', reject);
+  });
+  expect(status, text).toBe(200);
   const { data } = JSON.parse(text) as { data: { key?: string; values?: { value: string }[] }[] };
   return new Map(data.filter((e) => e.key).map((e) => [e.key!, e.values![0].value]));
 }
 
 /** git reads everything: fsck (strict), every acknowledged commit by cat-file, and a clone by the pack protocol. */
-function expectGitReadsAll(gitdir: string, commits: readonly string[]): void {
-  gitSync(gitdir, 'fsck', '--strict', '--no-dangling');
+async function expectGitReadsAll(gitdir: string, commits: readonly string[]): Promise<void> {
+  await gitOk(gitdir, 'fsck', '--strict', '--no-dangling');
   if (commits.length > 0) {
     const checked = execFileSync('git', ['--git-dir', gitdir, 'cat-file', '--batch-check'], { env: gitEnv(), input: `${commits.join('\n')}\n`, encoding: 'utf8' });
     expect(checked.split('\n').filter((line) => line.endsWith(' missing'))).toEqual([]);
-    for (const commit of commits) gitSync(gitdir, 'merge-base', '--is-ancestor', commit, 'refs/heads/main');
+    const head = (await gitOk(gitdir, 'rev-parse', 'refs/heads/main')).trim();
+    const history = new Set((await gitOk(gitdir, 'rev-list', head)).split('\n'));
+    expect(commits.filter((commit) => !history.has(commit))).toEqual([]);
   }
   const clone = join(dir.path, `clone-${basename(gitdir)}-${Date.now()}`);
-  execFileSync('git', ['clone', '--quiet', '--no-local', '--bare', gitdir, clone], { env: gitEnv(), stdio: 'pipe' });
-  execFileSync('git', ['--git-dir', clone, 'fsck', '--strict', '--no-dangling'], { env: gitEnv(), stdio: 'pipe' });
+  await execFileAsync('git', ['clone', '--quiet', '--no-local', '--bare', gitdir, clone], { env: gitEnv() });
+  await gitOk(clone, 'fsck', '--strict', '--no-dangling');
   fs.rmSync(clone, { recursive: true, force: true });
 }
 
@@ -97,20 +131,20 @@ describe('git maintenance at the worst moment of a push', () => {
     vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
       // The push's pack is in place, its ref not yet moved: git walks the refs now and deletes
       // every pack it may.
-      gitSync(gitdir, 'repack', '-a', '-d', '-q');
-      gitSync(gitdir, 'gc', '--prune=now', '--quiet');
+      await gitOk(gitdir, 'repack', '-a', '-d', '-q');
+      await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
       ran++;
       return swap.apply(this, args);
     });
     const commits: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const answer = await pushTo(server.url, `/rest/push/${name}`, setKey(`window.${i}`, `v${i}`));
+      const answer = await pushFresh(server.url, `/rest/push/${name}`, setKey(`window.${i}`, `v${i}`));
       expect(answer.status).toBe(200);
       commits.push(answer.etag!.replace(/"/g, ''));
     }
     expect(ran).toBe(3);
     vi.restoreAllMocks();
-    expectGitReadsAll(gitdir, commits);
+    await expectGitReadsAll(gitdir, commits);
     const state = await exported(server.url, name);
     for (let i = 0; i < 3; i++) expect(state.get(`window.${i}`)).toBe(`v${i}`);
     // The `.keep` goes once the ref has moved: nothing is left marked.
@@ -124,53 +158,54 @@ describe('git maintenance at the worst moment of a push', () => {
     let pruned = 0;
     vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
       if (String(from).includes(join(gitdir, 'objects'))) {
-        gitSync(gitdir, 'prune', '--expire=now'); // what `git gc --prune=now` runs last
+        await gitOk(gitdir, 'prune', '--expire=now'); // what `git gc --prune=now` runs last
         pruned++;
       }
       return rename(from, to);
     });
-    const answer = await pushTo(server.url, `/rest/push/${name}`, setKey('pruned', 'kept'));
+    const answer = await pushFresh(server.url, `/rest/push/${name}`, setKey('pruned', 'kept'));
     expect(answer.status).toBe(200);
     expect(pruned).toBeGreaterThan(0);
     vi.restoreAllMocks();
     expect((await exported(server.url, name)).get('pruned')).toBe('kept');
-    expectGitReadsAll(gitdir, [answer.etag!.replace(/"/g, '')]);
+    await expectGitReadsAll(gitdir, [answer.etag!.replace(/"/g, '')]);
   });
 
   it('merges packs while a multi-pack-index exists, and git reads the repository throughout', async () => {
     const name = 'acme/midx-merge';
     const gitdir = createRepository(name);
-    for (let i = 0; i < 12; i++) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`before.${i}`, 'x'))).status).toBe(200);
-    gitSync(gitdir, 'multi-pack-index', 'write', '--bitmap');
+    for (let i = 0; i < 12; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`before.${i}`, 'x'))).status).toBe(200);
+    await server.settle(name); // a merge's removals hold multi-pack-index.lock, which makes git's write fail
+    await gitOk(gitdir, 'multi-pack-index', 'write', '--bitmap');
     const commits: string[] = [];
     for (let i = 0; i < 4 * PACKS_BEFORE_MERGE; i++) {
-      const answer = await pushTo(server.url, `/rest/push/${name}`, setKey(`after.${i}`, 'y'));
+      const answer = await pushFresh(server.url, `/rest/push/${name}`, setKey(`after.${i}`, 'y'));
       expect(answer.status).toBe(200);
       commits.push(answer.etag!.replace(/"/g, ''));
       if (i % PACKS_BEFORE_MERGE === 3) {
         await server.settle(name);
-        expectGitReadsAll(gitdir, commits);
+        await expectGitReadsAll(gitdir, commits);
       }
     }
     await server.settle(name);
     expect(packCount(gitdir)).toBeLessThanOrEqual(2 * PACKS_BEFORE_MERGE);
-    expectGitReadsAll(gitdir, commits);
-    gitSync(gitdir, 'multi-pack-index', 'verify');
+    await expectGitReadsAll(gitdir, commits);
+    await gitOk(gitdir, 'multi-pack-index', 'verify');
   });
 
   it('removes a multi-pack-index left naming a pack that is gone', async () => {
     const name = 'acme/midx-stale';
     const gitdir = createRepository(name);
-    for (let i = 0; i < 3; i++) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`k.${i}`, 'x'))).status).toBe(200);
-    gitSync(gitdir, 'multi-pack-index', 'write');
+    for (let i = 0; i < 3; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`k.${i}`, 'x'))).status).toBe(200);
+    await gitOk(gitdir, 'multi-pack-index', 'write');
     const stale = fs.readFileSync(join(gitdir, 'objects/pack/multi-pack-index'));
-    gitSync(gitdir, 'repack', '-a', '-d', '-q'); // deletes the packs the index names (and the index)
+    await gitOk(gitdir, 'repack', '-a', '-d', '-q'); // deletes the packs the index names (and the index)
     // A `multi-pack-index write` that listed the packs before they went and finished after.
     fs.writeFileSync(join(gitdir, 'objects/pack/multi-pack-index'), stale);
-    expect(() => gitSync(gitdir, 'fsck', '--strict')).toThrow();
-    for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`m.${i}`, 'y'))).status).toBe(200);
+    await expect(gitOk(gitdir, 'fsck', '--strict')).rejects.toThrow();
+    for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`m.${i}`, 'y'))).status).toBe(200);
     await server.settle(name);
-    expectGitReadsAll(gitdir, []);
+    await expectGitReadsAll(gitdir, []);
   });
 });
 
@@ -233,7 +268,9 @@ describe('an operator maintenance loop racing pushes and pulls', () => {
     expect(failures).toEqual([]);
     expect(acknowledged.size).toBeGreaterThan(0);
 
-    // A fresh server reads the disk: every acknowledged push is there, through the REST API.
+    // git first (so a failure says whether git too finds something missing), then a fresh server
+    // reading the disk: every acknowledged push is there, through the REST API.
+    await expectGitReadsAll(gitdir, [...acknowledged.values()].map((push) => push.commit));
     const fresh = await startServerProcess(dir.path);
     try {
       const state = await exported(fresh.url, name);
@@ -246,7 +283,7 @@ describe('an operator maintenance loop racing pushes and pulls', () => {
     }
     // And through git: cat-file, fsck --strict, a clone by the pack protocol.
     await waitForNoMergeLeftovers(gitdir);
-    expectGitReadsAll(gitdir, [...acknowledged.values()].map((push) => push.commit));
+    await expectGitReadsAll(gitdir, [...acknowledged.values()].map((push) => push.commit));
     recordFigures('maintenance', {
       seconds: SECONDS,
       acknowledgedPushes: acknowledged.size,
