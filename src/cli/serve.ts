@@ -55,6 +55,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
   registry.close();
   tokens.close();
   logger.info({ event: 'stopped' });

@@ -7,6 +7,7 @@ import type { AppContext } from './context.js';
 import { GitUnavailableError } from '../store/gitCommand.js';
 import { LayoutError } from '../store/layout.js';
 import { RenderLimitError } from '../domain/renderLimits.js';
+import { RepositoryDamagedError, RepositoryUnwritableError, StorageFullError } from '../store/storageFaults.js';
 import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
@@ -19,7 +20,11 @@ export function answerError(ctx: AppContext, req: IncomingMessage, res: ServerRe
 /** The answer to an error, for adapters that send it in their own form; internal errors are logged. */
 export function errorAnswer(ctx: AppContext, requestId: string, error: unknown): HttpError {
   const answer = toHttpError(error);
-  if (answer.status >= 500) {
+  const fault = faultEvent(error);
+  if (fault) {
+    // A fault of the disk or of the repository's content: logged with its cause, once per request.
+    ctx.logger.error({ reqId: requestId, event: fault, problem: withoutPaths(describe(error)) });
+  } else if (answer.status >= 500) {
     ctx.logger.error({ reqId: requestId, event: 'internal-error', problem: withoutPaths(describe(error)) });
   }
   return answer;
@@ -30,8 +35,31 @@ function describe(error: unknown): string {
   return String(error);
 }
 
+/** The log event of a storage or damage fault, or undefined for other errors. */
+function faultEvent(error: unknown): string | undefined {
+  if (error instanceof StorageFullError || isErrno(error, FULL_CODES)) return 'storage-full';
+  if (error instanceof RepositoryUnwritableError || isErrno(error, UNWRITABLE_CODES)) return 'repository-unwritable';
+  if (error instanceof RepositoryDamagedError) return 'repository-damaged';
+  return undefined;
+}
+
+const FULL_CODES = ['ENOSPC', 'EDQUOT'];
+const UNWRITABLE_CODES = ['EROFS', 'EACCES', 'EPERM'];
+
+function isErrno(error: unknown, codes: readonly string[]): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && codes.includes(code) && typeof (error as NodeJS.ErrnoException).syscall === 'string';
+}
+
 function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  if (error instanceof StorageFullError) return new HttpError(507, 'insufficient_storage', error.message, undefined, { repository: error.repository });
+  if (isErrno(error, FULL_CODES)) return new HttpError(507, 'insufficient_storage', "no space left on the server's disk; nothing was changed");
+  if (error instanceof RepositoryUnwritableError) return new HttpError(503, 'repository_unwritable', error.message, undefined, { repository: error.repository });
+  if (isErrno(error, UNWRITABLE_CODES)) return new HttpError(503, 'repository_unwritable', 'the server may not write its storage (read-only or permission denied); nothing was changed');
+  if (error instanceof RepositoryDamagedError) {
+    return new HttpError(409, 'repository_damaged', `${error.message}; restore it from a backup or mend it with git`, undefined, { repository: error.repository, object: error.oid });
+  }
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
   if (error instanceof LayoutError) return contentInvalid(error);

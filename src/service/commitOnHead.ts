@@ -5,6 +5,8 @@
  * process (the CLI, a second server, plain git) means the plan is made again on the new head and
  * retried: nothing is lost and nothing is applied twice.
  */
+import { StorageFullError } from '../store/storageFaults.js';
+import { noteWrite } from './storageHealth.js';
 import type { PushChanges } from '../domain/model.js';
 import type { Signature } from '../store/gitObjects.js';
 import { LayoutError } from '../store/layout.js';
@@ -70,7 +72,14 @@ export function commitOnHead(
       const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       await slices.pause();
-      const update = await repository.commit(staged, head);
+      let update;
+      try {
+        update = await repository.commit(staged, head);
+      } catch (error) {
+        if (error instanceof StorageFullError) noteWrite(true, repository.fullName);
+        throw error;
+      }
+      noteWrite(false);
       if (update.ok) return { kind: 'applied', commitId: staged.commitId };
       // Another process holds the ref lock or moved the ref: wait a little, then start over.
       await lockRetryPause(attempt);

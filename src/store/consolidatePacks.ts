@@ -7,14 +7,21 @@
  * Merging copies the stored entries of cfghub's packs (which hold no deltas) into one pack: no
  * object is inflated or deflated again. Safe against crashes and other readers: the merged pack is
  * durable before any old pack goes, and an old pack's index is removed before its data, so no
- * index ever names a missing pack. Packs that git marks or
- * indexes in other ways (`.keep`, `.promisor`, `.bitmap`, a multi-pack-index) are left alone.
+ * index ever names a missing pack. Packs that git marks or indexes in other ways (`.keep`,
+ * `.promisor`, `.bitmap`, `.mtimes`) are left alone, and so are pushes' packs still kept until
+ * their ref moves. A multi-pack-index does not stop merging: before a pack it names is deleted,
+ * the index goes, under its lock, as `git repack -d` does (see multiPackIndex.ts).
+ * Leftovers of crashed writers (a push's `.keep`, a temporary file) older than the stale-lock age
+ * on the file system's clock are removed here too.
  * Run it inside the repository's queue, so no push of this process writes meanwhile.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { fsyncFolder } from './durableFs.js';
-import type { ObjectStore } from './objectStore.js';
+import { fsNow } from './fsClock.js';
+import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
+import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
+import { STALE_LOCK_MS } from './refs.js';
 import { assemblePack, packIndexCount, readPackEntries, type PackEntry } from './packWriter.js';
 
 /** Merging starts when there are more packs than this. */
@@ -28,7 +35,6 @@ interface PackFile {
 /** Packs that only have a `.pack` and an `.idx`, by object count, smallest first. */
 function mergeablePacks(folder: string): PackFile[] {
   const names = fs.readdirSync(folder);
-  if (names.includes('multi-pack-index')) return [];
   const siblings = new Map<string, string[]>();
   for (const name of names) {
     const match = /^(pack-[0-9a-f]{40})\.([a-z]+)$/.exec(name);
@@ -63,6 +69,8 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
   const folder = store.packFolder;
   if (!fs.existsSync(folder)) return 0;
   await store.settled(); // packs an earlier merge is still removing are not merged again
+  await removeIndexNamingMissingPacks(folder);
+  await removeLeftovers(folder);
   const packs = mergeablePacks(folder);
   if (packs.length <= PACKS_BEFORE_MERGE) return 0;
   const chosen = packs.slice(0, Math.max(2, geometricPrefix(packs.map((p) => p.objects))));
@@ -86,16 +94,54 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
   // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
   // mounted with discard). Each index goes before its data, so no index names a missing pack.
   const old = merging.filter((pack) => pack.base !== merged);
-  store.removeLater(
-    (async () => {
-      for (const pack of old) {
-        await fs.promises.rm(join(folder, `${pack.base}.idx`), { force: true });
-        await fs.promises.rm(join(folder, `${pack.base}.pack`), { force: true });
-      }
-      await fsyncFolder(folder);
-    })(),
-  );
+  store.removeLater(removePacks(folder, old.map((pack) => pack.base)));
   store.resetCache();
   store.packsWritten = 0;
   return merging.length;
+}
+
+/**
+ * Deletes merged packs, holding `multi-pack-index.lock` and removing the index first if it names
+ * one of them (git's rule). While git holds the lock the packs stay (their objects are in the
+ * merged pack too) and the next merge takes them again. A `git multi-pack-index write` that
+ * listed the packs before the lock and finishes after it leaves an index naming a deleted pack:
+ * it is looked for again a little later (and before every merge) and removed.
+ */
+async function removePacks(folder: string, packs: readonly string[]): Promise<void> {
+  const done = await withIndexLock(folder, async () => {
+    const named = packsNamedByIndex(folder);
+    if (named && packs.some((pack) => named.has(pack))) await clearMultiPackIndex(folder);
+    for (const pack of packs) {
+      await fs.promises.rm(join(folder, `${pack}.idx`), { force: true });
+      await fs.promises.rm(join(folder, `${pack}.pack`), { force: true });
+    }
+    await fsyncFolder(folder);
+    return true;
+  });
+  if (!done) return;
+  for (const delay of INDEX_RECHECKS_MS) {
+    const timer = setTimeout(() => void removeIndexNamingMissingPacks(folder).catch(() => undefined), delay);
+    timer.unref();
+  }
+}
+
+/** When to look again for a multi-pack-index naming a deleted pack, after deleting packs. */
+const INDEX_RECHECKS_MS = [500, 3_000];
+
+/** A push's `.keep` whose writer died, and temporary files of crashed writers, older than the stale-lock age on the file system's clock. */
+async function removeLeftovers(folder: string): Promise<void> {
+  const names = fs.readdirSync(folder).filter((name) => name.startsWith(TEMPORARY_PREFIX) || name.endsWith('.keep'));
+  if (names.length === 0) return;
+  const now = await fsNow(folder);
+  for (const name of names) {
+    const path = join(folder, name);
+    const stat = fs.statSync(path, { throwIfNoEntry: false });
+    if (!stat || now - stat.mtimeMs < STALE_LOCK_MS) continue;
+    if (name.endsWith('.keep')) {
+      // Only cfghub's own marks: an operator's or git's `.keep` stays forever, as git intends.
+      const text = fs.readFileSync(path, 'utf8');
+      if (!text.startsWith(KEEP_TEXT.split(' ')[0] + ' ')) continue;
+    }
+    await fs.promises.rm(path, { force: true });
+  }
 }

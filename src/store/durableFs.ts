@@ -9,11 +9,12 @@ import { dirname } from 'node:path';
 
 /**
  * Writes `data` to a temporary file beside `path` and fsyncs it; returns the temporary file's
- * path, for the caller to rename into place. `tmp_obj_` is the prefix git's gc recognises and
- * prunes if a crash leaves one behind.
+ * path, for the caller to rename into place. `tmp_obj_` (the default prefix) is one git's gc
+ * recognises and prunes if a crash leaves one behind; object files use another (see
+ * objectStore.ts), as `git gc --prune=now` would remove them while a push writes them.
  */
-export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444): Promise<string> {
-  const temporary = `${dirname(path)}/tmp_obj_${process.pid}_${randomBytes(6).toString('hex')}`;
+export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444, prefix = 'tmp_obj_'): Promise<string> {
+  const temporary = `${dirname(path)}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
   const handle = await fs.promises.open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);

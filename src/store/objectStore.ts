@@ -11,8 +11,20 @@
  * (temporary file, fsync, rename, folder fsync): three fsyncs per push, where durable loose
  * objects cost two per object.
  * `consolidatePacks` keeps the number of packs small.
+ *
+ * Composing with git's own maintenance (`git repack -a -d`, `gc --prune=now`, multi-pack-index):
+ * - A push's pack gets a `.keep` file before its `.pack` and `.idx` appear, held until its ref is
+ *   moved (git's receive-pack does the same). `git repack -a -d` lists the packs it will delete
+ *   before walking the refs, and never deletes a kept pack: without the `.keep`, a repack that
+ *   walked the refs just before the ref moved deleted the push's only copy of its objects.
+ * - Temporary files are named `.cfghub-tmp-*`, which `git prune` (part of `git gc`) leaves alone:
+ *   it removes every `tmp_*` file of the pack folder older than its expiry, so `gc --prune=now`
+ *   removed a push's files while it wrote them.
+ * - A read that finds no object lists the pack folder again, a few times: `git repack` writes its
+ *   new pack before deleting the old ones, so a second look always finds an object that moved.
  */
 import * as fs from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
@@ -20,14 +32,41 @@ import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
 import { buildPack, type Pack } from './packWriter.js';
+import { RepositoryDamagedError, repositoryNameOf } from './storageFaults.js';
 
 export type { StoredObject } from './packFile.js';
 
-export class ObjectNotFoundError extends Error {
-  readonly code = 'ObjectNotFound';
-  constructor(readonly oid: string) {
-    super(`object ${oid} is missing`);
+/** An object the repository does not hold: a 404 where a caller named it, damage where the repository should hold it. */
+export class ObjectNotFoundError extends RepositoryDamagedError {
+  override readonly code = 'ObjectNotFound';
+  constructor(repository: string, oid: string) {
+    super(repository, oid, 'is missing');
   }
+}
+
+/** Prefix of the temporary files of packs being written (not `tmp_`: `git prune` removes those). */
+export const TEMPORARY_PREFIX = '.cfghub-tmp-';
+
+/** The first line of the `.keep` file of a pack whose ref is not moved yet (git's receive-pack writes `receive-pack <pid> on <host>`). */
+export const KEEP_TEXT = `cfghub ${process.pid} on ${hostname()}\n`;
+
+/** The `.keep` of a push's pack, held until its ref is moved: `release` removes it. */
+export interface PackKeep {
+  release(): Promise<void>;
+}
+
+/** How often a read that finds nothing lists the pack folder again before the object counts as missing. */
+const RESCANS = 3;
+
+/** Errors of reading a stored object that mean its bytes are damaged. */
+function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (
+    error instanceof RangeError ||
+    code === 'PackFormat' ||
+    (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_ZLIB') || code === 'ERR_OUT_OF_RANGE' || code === 'ERR_BUFFER_OUT_OF_BOUNDS')) ||
+    /pack index|malformed|delta/i.test((error as Error)?.message ?? '')
+  );
 }
 
 function unwrap(wrapped: Buffer): StoredObject {
@@ -44,7 +83,12 @@ export class ObjectStore {
   /** Packs this process wrote since the last consolidation. */
   packsWritten = 0;
 
-  constructor(readonly gitdir: string) {}
+  /** `account/name`, for errors (never a path). */
+  readonly repository: string;
+
+  constructor(readonly gitdir: string) {
+    this.repository = repositoryNameOf(gitdir);
+  }
 
   get packFolder(): string {
     return join(this.gitdir, 'objects', 'pack');
@@ -53,9 +97,33 @@ export class ObjectStore {
   /** An object by id (40 hex digits). */
   async read(oid: string): Promise<StoredObject> {
     const id = Buffer.from(oid, 'hex');
-    const found = this.fromPacks(id) ?? this.fromLoose(oid) ?? (this.rescanPacks(), this.fromPacks(id));
-    if (!found) throw new ObjectNotFoundError(oid);
-    return found;
+    try {
+      let found = this.fromPacks(id) ?? this.fromLoose(oid);
+      for (let rescan = 0; !found && rescan < RESCANS; rescan++) {
+        this.rescanPacks();
+        found = this.fromPacks(id) ?? this.fromLoose(oid);
+      }
+      if (!found) throw new ObjectNotFoundError(this.repository, oid);
+      return found;
+    } catch (error) {
+      if (error instanceof RepositoryDamagedError || !isDamage(error)) throw error;
+      throw new RepositoryDamagedError(this.repository, oid, `cannot be read (${(error as Error).message.replace(/\/[^\s]*/g, '…')})`);
+    }
+  }
+
+  /** The pack folder's mtime when it was last listed: a change means git added or removed packs. */
+  private listedStamp: number | undefined;
+
+  /** Lists the pack folder again if packs were added or removed since (git repack, gc): frees the memory of deleted packs. */
+  refreshIfChanged(): void {
+    if (!this.packs) return;
+    const stamp = fs.statSync(this.packFolder, { throwIfNoEntry: false })?.mtimeMs;
+    if (stamp === this.listedStamp) return;
+    try {
+      this.rescanPacks();
+    } catch {
+      this.resetCache(); // a damaged pack: the read that needs it answers with the object it could not read
+    }
   }
 
   /**
@@ -87,43 +155,72 @@ export class ObjectStore {
    * The index is renamed into place last, as readers find packs by their index.
    */
   async writeDurably(objects: readonly EncodedObject[]): Promise<void> {
-    if (await this.writeUntilFolderSync(objects)) await fsyncFolder(this.packFolder);
+    if (objects.length === 0) return;
+    const pack = buildPack(objects);
+    await this.placePack(pack, false);
+    await fsyncFolder(this.packFolder);
   }
 
   /**
    * Writes objects as one pack and its index, each fsynced and renamed into place, all but the
    * fsync of the pack folder, which the caller owes before relying on them: the commit path does
-   * it beside the ref folder's fsync (see GitRepository.commit). True if there was a pack to write.
+   * it beside the ref folder's fsync (see GitRepository.commit). The pack is kept (`.keep`) until
+   * the caller releases it, once the ref is moved or the push given up. Undefined if there was no
+   * pack to write.
    */
-  async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<boolean> {
-    if (objects.length === 0) return false;
+  async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<PackKeep | undefined> {
+    if (objects.length === 0) return undefined;
     const pack = buildPack(objects);
-    await this.placePack(pack);
+    const keep = await this.placePack(pack, true);
     faultPoint('objects-synced');
     this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
     this.packsWritten++;
-    return true;
+    return keep;
   }
 
   /** Writes a pack and its index, each atomically and durably; returns the pack's name. */
   async writePackDurably(pack: Pack): Promise<string> {
-    await this.placePack(pack);
+    await this.placePack(pack, false);
     await fsyncFolder(this.packFolder);
     return pack.name;
   }
 
-  /** The pack and its index in place, each fsynced; their folder not yet. */
-  private async placePack(pack: Pack): Promise<void> {
+  /**
+   * The pack and its index in place, each fsynced; their folder not yet. With `keep`, a `.keep`
+   * file is written before either appears (git lists packs by their `.pack` and checks for the
+   * `.keep` then), returned for the caller to release. On a failure nothing of it is left behind.
+   */
+  private async placePack(pack: Pack, keep: boolean): Promise<PackKeep | undefined> {
     const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
       await fsyncFolder(join(this.gitdir, 'objects'));
     }
     const base = join(folder, pack.name);
-    const [packFile, indexFile] = await Promise.all([writeTemporary(`${base}.pack`, pack.pack), writeTemporary(`${base}.idx`, pack.index)]);
+    const written = await Promise.allSettled([
+      writeTemporary(`${base}.pack`, pack.pack, 0o444, TEMPORARY_PREFIX),
+      writeTemporary(`${base}.idx`, pack.index, 0o444, TEMPORARY_PREFIX),
+    ]);
+    const temporaries = written.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = written.find((result) => result.status === 'rejected');
+    if (failed) {
+      await Promise.all(temporaries.map((file) => fs.promises.unlink(file).catch(() => undefined)));
+      throw failed.reason;
+    }
+    const [packFile, indexFile] = temporaries;
     faultPoint('objects-written');
-    await renameIntoPlace(packFile, `${base}.pack`);
-    await renameIntoPlace(indexFile, `${base}.idx`);
+    const keepFile = `${base}.keep`;
+    const held: PackKeep | undefined = keep ? { release: () => fs.promises.unlink(keepFile).catch(() => undefined) } : undefined;
+    try {
+      if (keep) await fs.promises.writeFile(keepFile, KEEP_TEXT, { mode: 0o644 });
+      await renameIntoPlace(packFile, `${base}.pack`);
+      await renameIntoPlace(indexFile, `${base}.idx`);
+    } catch (error) {
+      await Promise.all([packFile, indexFile].map((file) => fs.promises.unlink(file).catch(() => undefined)));
+      await held?.release();
+      throw error;
+    }
+    return held;
   }
 
   /** Removals of merged packs still running (see consolidatePacks); a failure is kept, not thrown. */
@@ -172,11 +269,22 @@ export class ObjectStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
-    return unwrap(inflateSync(deflated));
+    let wrapped: Buffer;
+    try {
+      wrapped = inflateSync(deflated);
+    } catch (error) {
+      throw new RepositoryDamagedError(this.repository, oid, `cannot be read (its loose file is damaged: ${(error as Error).message})`);
+    }
+    const object = unwrap(wrapped);
+    if (object.content.length !== Number(wrapped.toString('latin1', wrapped.indexOf(0x20) + 1, wrapped.indexOf(0)))) {
+      throw new RepositoryDamagedError(this.repository, oid, 'cannot be read (its loose file is truncated)');
+    }
+    return object;
   }
 
   /** Opens packs that appeared since the last listing and closes those that are gone. */
   private rescanPacks(): void {
+    this.listedStamp = fs.statSync(this.packFolder, { throwIfNoEntry: false })?.mtimeMs;
     const listed = new Set<string>();
     try {
       for (const file of fs.readdirSync(this.packFolder)) {

@@ -7,8 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fsyncFolder } from './durableFs.js';
+import { ageOnFsClock } from './fsClock.js';
+import { holderAlive, holderNote, holderPath } from './lockHolder.js';
+import { repositoryNameOf } from './storageFaults.js';
 import { faultPoint } from './faultPoints.js';
 
 const OID = /^[0-9a-f]{40}$/;
@@ -85,29 +88,46 @@ export function onStaleLockRemoved(listener: (report: StaleLockReport) => void):
   return () => staleLockListeners.delete(listener);
 }
 
+/** Locks this process holds now: never judged stale by this process, however long it holds them. */
+const heldHere = new Set<string>();
+
 /**
- * Removes `lockPath` if it is older than STALE_LOCK_MS; true if it did. The lock is first renamed
- * aside, and removed only if what was moved is the very file found stale: a writer that replaced
- * it meanwhile gets its lock back. The aside name ends in `.lock`, which git's ref listing skips.
+ * Removes `lockPath` if it is stale; true if it did. Stale means older than STALE_LOCK_MS on the
+ * file system's clock (its mtime against that of a probe file written beside it, see fsClock.ts),
+ * never on the process clock, which may be far off, and not held by this process. The lock is
+ * first renamed aside, and removed only if what was moved is the very file found stale: a writer
+ * that replaced it meanwhile gets its lock back. The aside name ends in `.lock`, which git's ref
+ * listing skips.
  */
-async function removeIfStale(gitdir: string, name: string, lockPath: string): Promise<boolean> {
+export async function removeStaleLock(lockPath: string): Promise<{ ageMs: number } | undefined> {
+  if (heldHere.has(lockPath)) return undefined;
   const seen = await fs.promises.stat(lockPath).catch(() => undefined);
-  const age = seen ? Date.now() - seen.mtimeMs : 0;
-  if (!seen || age < STALE_LOCK_MS) return false;
+  if (!seen) return undefined;
+  if (holderAlive(lockPath, seen.ino)) return undefined; // a live cfghub process holds it, however long
+  const age = await ageOnFsClock(dirname(lockPath), seen).catch(() => 0);
+  if (age < STALE_LOCK_MS) return undefined;
   const aside = `${lockPath.slice(0, -'.lock'.length)}.stale-${process.pid}-${randomBytes(4).toString('hex')}.lock`;
   try {
     await fs.promises.rename(lockPath, aside);
   } catch {
-    return false; // released or removed by another writer meanwhile
+    return undefined; // released or removed by another writer meanwhile
   }
   const moved = await fs.promises.stat(aside);
   if (moved.ino !== seen.ino || moved.dev !== seen.dev) {
     await fs.promises.link(aside, lockPath).catch(() => undefined);
     await fs.promises.unlink(aside).catch(() => undefined);
-    return false;
+    return undefined;
   }
   await fs.promises.unlink(aside);
-  const report = { repository: `${basename(dirname(gitdir))}/${basename(gitdir).replace(/\.git$/, '')}`, ref: name, ageSeconds: Math.round(age / 1000) };
+  await fs.promises.unlink(holderPath(lockPath)).catch(() => undefined);
+  return { ageMs: age };
+}
+
+/** Removes a ref's stale lock (see removeStaleLock) and reports it; true if it did. */
+async function removeIfStale(gitdir: string, name: string, lockPath: string): Promise<boolean> {
+  const removed = await removeStaleLock(lockPath);
+  if (!removed) return false;
+  const report = { repository: repositoryNameOf(gitdir), ref: name, ageSeconds: Math.round(removed.ageMs / 1000) };
   for (const listener of staleLockListeners) listener(report);
   return true;
 }
@@ -151,9 +171,11 @@ export class RefLock {
         if (tries > 0 || !(await removeIfStale(gitdir, name, lockPath))) return 'locked';
       }
     }
+    heldHere.add(lockPath);
     try {
-      await handle.writeFile(`${next}\n`);
-      await handle.sync();
+      // The note of who holds it (lockHolder.ts) is not fsynced: after a crash its holder is gone.
+      const [stat] = await Promise.all([handle.stat(), handle.writeFile(`${next}\n`)]);
+      await Promise.all([handle.sync(), fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino))]);
     } catch (error) {
       await handle.close().catch(() => undefined);
       await lock.release();
@@ -174,8 +196,12 @@ export class RefLock {
       if (current !== expected) return { ok: false, why: 'moved', current };
       await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
       this.released = true;
+      heldHere.delete(`${this.refPath}.lock`);
       faultPoint('ref-renamed');
-      await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
+      await Promise.all([
+        fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined),
+        ...[dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)),
+      ]);
       return { ok: true };
     } finally {
       await this.release();
@@ -186,5 +212,7 @@ export class RefLock {
     if (this.released) return;
     this.released = true;
     await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
+    heldHere.delete(`${this.refPath}.lock`);
+    await fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined);
   }
 }

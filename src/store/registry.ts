@@ -102,6 +102,14 @@ export class RepositoryRegistry {
     return this.open({ account: accountFolder, name: entry.slice(0, -SUFFIX.length), gitdir: join(this.root, accountFolder, entry) });
   }
 
+  /** Resolves when no repository opened has a write, merge or merged packs' removal running or queued (for a graceful shutdown). */
+  async settle(): Promise<void> {
+    for (const repository of this.opened.values()) {
+      await repository.exclusive(async () => undefined);
+      await repository.objects.settled();
+    }
+  }
+
   /** Stops watching the heads of the repositories opened (the server is shutting down). */
   close(): void {
     for (const repository of this.opened.values()) repository.close();

@@ -14,6 +14,7 @@ import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from './readSnapshot.js';
 import type { Snapshot } from './snapshot.js';
 import type { StagedCommit } from './stageCommit.js';
+import { asStorageFault } from './storageFaults.js';
 
 /** Snapshots kept per repository besides the newest: enough for reads that started before a push. */
 const SNAPSHOTS_KEPT = 4;
@@ -119,8 +120,10 @@ export class GitRepository {
     // Without a loose ref file (packed refs only) there is no file to watch: read every time.
     this.headSeen = stamp ? { stamp, head } : undefined;
     if (head !== this.headChecked) {
-      // A new head may come from a plain-git writer, who leaves loose objects.
+      // A new head may come from a plain-git writer, who leaves loose objects, or follow git's
+      // maintenance, which replaces packs: forget packs that are gone.
       this.headChecked = head;
+      this.objects.refreshIfChanged();
       this.checkLooseObjects();
     }
     return head;
@@ -188,6 +191,14 @@ export class GitRepository {
    * on the same order). Call inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
+    try {
+      return await this.commitOnce(staged, parent);
+    } catch (error) {
+      throw asStorageFault(error, this.fullName);
+    }
+  }
+
+  private async commitOnce(staged: StagedCommit, parent: string): Promise<RefUpdate> {
     const [lock, written] = await Promise.allSettled([
       RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!),
       this.objects.writeUntilFolderSync(staged.objects),
@@ -196,25 +207,31 @@ export class GitRepository {
       if (lock.status === 'fulfilled' && lock.value !== 'locked') await lock.value.release();
       throw written.reason;
     }
-    if (lock.status === 'rejected') throw lock.reason;
-    if (lock.value === 'locked') return { ok: false, why: 'locked' };
-    faultPoint('lock-taken');
-    let update: RefUpdate;
+    // The pack stays kept (see ObjectStore) until the ref names its commit or the push gives up.
+    const keep = written.value;
     try {
-      update = await lock.value.swap(parent, written.value ? [this.objects.packFolder] : []);
+      if (lock.status === 'rejected') throw lock.reason;
+      if (lock.value === 'locked') return { ok: false, why: 'locked' };
+      faultPoint('lock-taken');
+      let update: RefUpdate;
+      try {
+        update = await lock.value.swap(parent, keep ? [this.objects.packFolder] : []);
+      } finally {
+        // Before the answer, not when inotify tells: the next read must see this commit.
+        this.headWatch.invalidate();
+        this.headMayHaveChanged();
+      }
+      if (update.ok) {
+        faultPoint('lock-released');
+        this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
+        this.built.set(staged.commitId!, staged.snapshot);
+        this.makeLatest(staged.snapshot);
+        if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();
+      }
+      return update;
     } finally {
-      // Before the answer, not when inotify tells: the next read must see this commit.
-      this.headWatch.invalidate();
-      this.headMayHaveChanged();
+      await keep?.release();
     }
-    if (update.ok) {
-      faultPoint('lock-released');
-      this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
-      this.built.set(staged.commitId!, staged.snapshot);
-      this.makeLatest(staged.snapshot);
-      if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();
-    }
-    return update;
   }
 
   /**

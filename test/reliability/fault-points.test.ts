@@ -53,8 +53,12 @@ describe.each(FAULT_STEPS)('a crash at %s', (step) => {
     // yet at the first two steps); the one before renaming the pack, its temporary files.
     const lockLeft = existsSync(join(gitdir, 'refs/heads/main.lock'));
     if (step === 'lock-taken' || committed) expect(lockLeft).toBe(!committed);
-    const temporaries = readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.startsWith('tmp_obj_'));
+    // Temporary files are named so `git gc --prune=now` leaves them alone (not `tmp_*`); a crash
+    // after they are renamed leaves the pack's `.keep` (held until the ref moves), which git honours.
+    const temporaries = readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.startsWith('.cfghub-tmp-'));
     expect(temporaries.length > 0).toBe(step === 'objects-written');
+    const keeps = readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.endsWith('.keep'));
+    expect(keeps.length > 0).toBe(step !== 'objects-written');
     execFileSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
 
     // Restarted (stale locks age out after 1 s here, 30 s by default), the server takes the next push.

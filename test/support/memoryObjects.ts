@@ -33,13 +33,13 @@ export class MemoryObjects {
     const object = this.objects.get(oid);
     if (object) return unwrap(inflateSync(object.deflated));
     if (this.fallback) return this.fallback.read(oid);
-    throw new ObjectNotFoundError(oid);
+    throw new ObjectNotFoundError('memory/test', oid);
   }
 
   /** Reads an object synchronously from memory only. */
   readSync(oid: string): StoredObject {
     const object = this.objects.get(oid);
-    if (!object) throw new ObjectNotFoundError(oid);
+    if (!object) throw new ObjectNotFoundError('memory/test', oid);
     return unwrap(inflateSync(object.deflated));
   }
 
