@@ -14,12 +14,15 @@ import type { Snapshot } from '../store/snapshot.js';
 import type { FileSide, TreeChanges } from '../store/treeDiff.js';
 import { commitOnHead, type CommitPlan } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
+import type { KeyRing } from './keyRing.js';
 import { resolveCommitId } from './points.js';
 import { fileRecord, readableChanges, rollbackComment } from './rollbackChanges.js';
 
 export interface RollbackCaller extends PushProvenance {
   /** The change comment; a default naming what is rolled back otherwise. */
   readonly comment?: string;
+  /** The security groups the caller unlocked at the head (a restore changing secured keys needs them). */
+  readonly ring?: KeyRing;
 }
 
 export interface RollbackResult {
