@@ -13,6 +13,7 @@ import type { GitRepository } from '../store/repository.js';
 import type { TokenRecord } from '../store/tokenStore.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
+import { requireVisible } from './hidePrivate.js';
 
 export interface PushAccess {
   readonly repository: GitRepository;
@@ -33,6 +34,7 @@ export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: Wri
 
   const byPath: WriteAccess = async (req) => {
     const repository = requireRepository(ctx.registry, String(req.params.account), String(req.params.repository));
+    await requireVisible(ctx, req, repository, String(req.params.account), String(req.params.repository));
     const presented = header(req, 'Client-Token');
     if (presented) {
       const token = ctx.tokens.authenticate(presented);

@@ -13,6 +13,7 @@ import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
+import { requireVisible } from './hidePrivate.js';
 
 /** The repository a request names: by the path form's names (decoded), or by its token when they are absent. */
 export interface NamedRepository {
@@ -37,6 +38,7 @@ export function readAccess(ctx: AppContext): ReadAccess {
 
   const byPath: ReadAccess = async (req, named) => {
     const repository = requireRepository(ctx.registry, named.account!, named.repository!);
+    await requireVisible(ctx, req, repository, named.account!, named.repository!);
     const head = repository.head();
     const presented = header(req, 'Client-Token');
     if (presented) {
