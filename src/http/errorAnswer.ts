@@ -6,6 +6,7 @@ import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { GitUnavailableError } from '../store/gitCommand.js';
 import { LayoutError } from '../store/layout.js';
+import { AmbiguousRepositoryError } from '../store/registry.js';
 import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
@@ -33,6 +34,7 @@ function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
+  if (error instanceof AmbiguousRepositoryError) return new HttpError(409, 'repository_name_conflict', error.message);
   if (error instanceof LayoutError) return contentInvalid(error);
   if (error instanceof GitUnavailableError) return new HttpError(503, 'git_unavailable', 'git is not installed on the server');
   if (error instanceof URIError) return new HttpError(400, 'bad_request', 'the URL holds a malformed percent-encoding');

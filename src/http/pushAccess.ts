@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
 import type { GroupKey } from '../service/sealing.js';
-import { tokenBelongsTo, tokenGroupKeys } from '../service/tokens.js';
+import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from '../service/tokens.js';
 import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { TokenRecord } from '../store/tokenStore.js';
@@ -29,7 +29,7 @@ export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: Wri
     const presented = header(req, 'Client-Token');
     if (!presented) throw new ServiceError('unauthorized', `${req.method} ${req.path} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
-    return { repository: requireRepository(ctx.registry, token.account, token.repository), token, groupKeys: tokenGroupKeys(token, presented) };
+    return { repository: tokenRepository(ctx.registry, token), token, groupKeys: tokenGroupKeys(token, presented) };
   };
 
   const byPath: WriteAccess = async (req) => {

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
 import type { GroupKey } from '../service/sealing.js';
-import { tokenBelongsTo, tokenGroupKeys } from '../service/tokens.js';
+import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from '../service/tokens.js';
 import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
@@ -32,7 +32,7 @@ export function readAccess(ctx: AppContext): ReadAccess {
     const presented = header(req, 'Client-Token');
     if (!presented) throw new ServiceError('unauthorized', `${named.pathname} needs a Client-Token header`);
     const token = ctx.tokens.authenticate(presented);
-    const repository = requireRepository(ctx.registry, token.account, token.repository);
+    const repository = tokenRepository(ctx.registry, token);
     return { repository, head: repository.head(), groupKeys: tokenGroupKeys(token, presented) };
   };
 

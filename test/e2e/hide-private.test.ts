@@ -58,7 +58,7 @@ describe('serve --hide-private (issue 14, item 12)', () => {
       const headers = { Context: 'Prod', From: '2000-01-01T00:00:00Z' };
       const unknown = shape(await read(hiding.url, `/rest/${endpoint}/acme/nosuch`, headers), 'acme/nosuch');
       expect(unknown.status, endpoint).toBe(404);
-      for (const extra of [{}, { 'Client-Token': openToken }, { 'Client-Token': 'cfg_not-a-token' }]) {
+      for (const extra of [{}, { 'Client-Token': openToken }, { 'Client-Token': 'cfg_not-a-token' }] as Record<string, string>[]) {
         expect(shape(await read(hiding.url, `/rest/${endpoint}/acme/hidden`, { ...headers, ...extra }), 'acme/hidden'), endpoint).toEqual(unknown);
       }
       // Spelled in another case, the name in the answer is the request's, as for an unknown one.
