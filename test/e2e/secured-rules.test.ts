@@ -134,6 +134,22 @@ describe('restore follows the rules of a push (issue 14, item 6)', () => {
     expect((await pullOf(repo, auth(NEW_PASSWORD))).json.properties['api.key']).toEqual({ val: 'k1' });
   });
 
+  it('the command line restores secured keys only with --security-group and the password on standard input', async () => {
+    const withSecret = await pushOk(repo, [{ key: 'cli.key', securityGroup: 'vault', password: NEW_PASSWORD, values: [{ context: '*', value: 'c1' }] }]);
+    await pushOk(repo, [{ key: 'cli.key', opp: 'delete', password: NEW_PASSWORD }]);
+    const head = headOf(repo);
+    const without = await cliWithInput(dir.path, '', 'restore', repo, withSecret);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toMatch(/security group vault/);
+    const wrong = await cliWithInput(dir.path, `${OLD_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).not.toContain(OLD_PASSWORD);
+    expect(headOf(repo)).toBe(head);
+    const done = await cliWithInput(dir.path, `${NEW_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
+    expect(done.code, done.stderr).toBe(0);
+    expect((await pullOf(repo, auth(NEW_PASSWORD))).json.properties['cli.key']).toEqual({ val: 'c1' });
+  });
+
   it('revert refuses a commit that changed security-groups.yaml (a group passwd), naming it', async () => {
     const response = await fetch(`${server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: afterPasswd, ...auth(NEW_PASSWORD) } });
     expect(response.status).toBe(409);
