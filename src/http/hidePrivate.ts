@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../service/errors.js';
-import type { RepositoryRecord, UnreadableRecord } from '../service/listing.js';
+import type { RepositoryRecord } from '../service/listing.js';
 import { tokenBelongsTo } from '../service/tokens.js';
 import { settingsAt } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
@@ -50,14 +50,9 @@ export async function requireVisible(ctx: AppContext, req: IncomingMessage, repo
 
 /**
  * The listing a caller sees under --hide-private: every public repository, and a private one only
- * when the caller's token is one of its own. An unreadable repository, whose settings cannot say
- * whether it is private, is treated as private.
+ * when the caller's token is one of its own (bound to its folder's exact spelling, as tokenBelongsTo).
  */
-export function visibleRecords(
-  records: readonly (RepositoryRecord | UnreadableRecord)[],
-  token: TokenRecord | undefined,
-): (RepositoryRecord | UnreadableRecord)[] {
-  const mine = (record: RepositoryRecord | UnreadableRecord) =>
-    token !== undefined && token.account.toLowerCase() === record.account.toLowerCase() && token.repository.toLowerCase() === record.name.toLowerCase();
-  return records.filter((record) => ('isPrivate' in record ? !record.isPrivate : false) || mine(record));
+export function visibleRecords(records: readonly RepositoryRecord[], token: TokenRecord | undefined): RepositoryRecord[] {
+  const mine = (record: RepositoryRecord) => token !== undefined && token.account === record.account && token.repository === record.name;
+  return records.filter((record) => !record.isPrivate || mine(record));
 }

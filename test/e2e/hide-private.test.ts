@@ -5,7 +5,7 @@
  * repository stays. The real server, real repositories, the real `cfghub` command and real git.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 import { gitAsync } from '../support/gitCli.js';
 import { read } from '../support/reads.js';
 
@@ -99,7 +99,7 @@ describe('serve --hide-private (issue 14, item 12)', () => {
     expect(refused.code).not.toBe(0);
   });
 
-  it('is a documented option of cfghub serve', () => {
-    expect(cli(dir.path, 'serve', '--help').stdout).toMatch(/--hide-private/);
+  it('is a documented option of cfghub serve', async () => {
+    expect((await cliWithInput(dir.path, '', 'serve', '--help')).stdout).toMatch(/--hide-private/);
   });
 });

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -54,7 +54,7 @@ describe('repository names are unique without regard to case (issue 14, item 10)
     const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
-    const labels = JSON.parse(cliOk(dir.path, 'token', 'list', 'case/dup')).map((t: { label: string }) => t.label);
+    const labels = JSON.parse((await cliWithInput(dir.path, '', 'token', 'list', 'case/dup')).stdout).map((t: { label: string }) => t.label);
     expect(labels).toEqual(['lower']);
   });
 
@@ -77,12 +77,13 @@ describe('repository names are unique without regard to case (issue 14, item 10)
     expect(listing.json.filter((r: { account: string }) => r.account === 'case')).toEqual([]);
     expect(server.logText()).toMatch(/case\/Dup\.git, case\/dup\.git/);
     expect(server.logText()).not.toContain(dir.path);
-    const listed = cli(dir.path, 'repo', 'list');
+    // Asynchronous commands while the server in this process serves: a blocking wait would race its keep-alive timers.
+    const listed = await cliWithInput(dir.path, '', 'repo', 'list');
     expect(listed.stderr).toMatch(/case\/dup/);
     expect(listed.stderr).not.toContain(dir.path);
 
     for (const args of [['repo', 'create', 'case/DUP', '--context', 'E'], ['token', 'create', 'case/dup'], ['token', 'list', 'case/Dup']]) {
-      const result = cli(dir.path, ...args);
+      const result = await cliWithInput(dir.path, '', ...args);
       expect(result.code, args.join(' ')).toBe(1);
       expect(result.stderr).toMatch(/case\/Dup\.git, case\/dup\.git/);
       expect(result.stderr).not.toContain(dir.path);
