@@ -34,7 +34,7 @@ export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: Wri
 
   const byPath: WriteAccess = async (req) => {
     const repository = requireRepository(ctx.registry, String(req.params.account), String(req.params.repository));
-    await requireVisible(ctx, req, repository, String(req.params.account), String(req.params.repository));
+    if (ctx.hidePrivate) await requireVisible(ctx, req, repository, String(req.params.account), String(req.params.repository));
     const presented = header(req, 'Client-Token');
     if (presented) {
       const token = ctx.tokens.authenticate(presented);

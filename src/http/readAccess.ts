@@ -38,7 +38,8 @@ export function readAccess(ctx: AppContext): ReadAccess {
 
   const byPath: ReadAccess = async (req, named) => {
     const repository = requireRepository(ctx.registry, named.account!, named.repository!);
-    await requireVisible(ctx, req, repository, named.account!, named.repository!);
+    // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
+    if (ctx.hidePrivate) await requireVisible(ctx, req, repository, named.account!, named.repository!);
     const head = repository.head();
     const presented = header(req, 'Client-Token');
     if (presented) {
