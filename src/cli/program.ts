@@ -88,6 +88,7 @@ export function buildProgram(): Command {
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
+    .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
     .addOption(reposOption())
     .action(async (options) => {
       const port = numberSetting(options.port, 'PORT', 8080, 0, 65535, 'port');
@@ -101,6 +102,7 @@ export function buildProgram(): Command {
         bodyLimit,
         looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
         maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
+        hidePrivate: Boolean(options.hidePrivate),
       });
     });
 

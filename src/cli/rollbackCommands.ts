@@ -5,7 +5,10 @@
  */
 import type { Command, Option } from 'commander';
 import { parseFullName, requireRepository } from '../service/repositories.js';
+import { KeyRing } from '../service/keyRing.js';
 import { restore } from '../service/restore.js';
+import { groupKeyWithPassword } from '../service/securityGroups.js';
+import { readPasswordLines } from './groupCommands.js';
 import { revert, type RollbackCaller, type RollbackResult } from '../service/revert.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import type { GitRepository } from '../store/repository.js';
@@ -30,10 +33,20 @@ export function addRollbackCommands(program: Command, reposOption: () => Option,
       .action(async (fullName: string, target: string, options) => {
         const { account, name: repositoryName } = parseFullName(fullName);
         const repository = requireRepository(new RepositoryRegistry(reposDir(options.repos)), account, repositoryName);
-        const result = await run(repository, target, { comment: options.comment, applicationName: APPLICATION });
+        let ring = KeyRing.EMPTY;
+        if (options.securityGroup !== undefined) {
+          // Issue 14, item 6: changing secured keys and files needs the group's key, as a push does.
+          const [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
+          const key = await groupKeyWithPassword(repository, options.securityGroup, password);
+          ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key]);
+        }
+        const result = await run(repository, target, { comment: options.comment, applicationName: APPLICATION, ring });
         process.stdout.write(`${JSON.stringify({ commit: result.commitId, outcome: result.kind }, null, 2)}\n`);
       });
 
   add('revert', 'make a new commit that undoes one commit', '<commit>', revert);
-  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>', restore);
+  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>', restore).option(
+    '--security-group <group>',
+    "a group whose secured keys and files the restore may change; reads the group's password from standard input",
+  );
 }

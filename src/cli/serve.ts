@@ -20,6 +20,8 @@ export interface ServeOptions {
   readonly looseObjectLimit?: number;
   /** Watches held at once at most (see http/watchHub.ts). */
   readonly maxWatchers?: number;
+  /** List and serve private repositories only to callers holding a token of theirs (issue 14, item 12). */
+  readonly hidePrivate?: boolean;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -34,7 +36,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const tokens = new TokenService(new TokenStore(options.reposDir));
   const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate },
     options.port,
     options.host,
   ).catch((error: unknown) => {

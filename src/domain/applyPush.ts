@@ -70,6 +70,10 @@ class Transaction {
   private readonly fileOrigin = new Map<string, string>();
   private readonly levels: number;
   private readonly enableKeyCreation: boolean;
+  /** Groups of the secured file variants at the start, by path; built on the first new variant. */
+  private securedPaths: Map<string, Set<string>> | undefined;
+  /** Groups of the secured file variants this push writes, by path. */
+  private readonly pushedSecuredPaths = new Map<string, Set<string>>();
 
   constructor(
     private readonly state: RepositoryState,
@@ -240,6 +244,7 @@ class Transaction {
     const current = this.currentFile(id);
     const securityGroup = requested === undefined ? current?.securityGroup : requested || undefined;
     this.requireUnlocked(index, where, current?.securityGroup, element.opp === 'delete' ? undefined : securityGroup);
+    if (!current && element.opp !== 'delete') this.requireUnlocked(index, where, ...this.groupsOfPath(path));
     this.fileOrigin.set(id, `data[${index}]`);
     if (element.opp === 'delete') {
       if (current) this.files.set(id, null);
@@ -250,6 +255,11 @@ class Transaction {
     if (securityGroup === undefined && content.startsWith(ENCRYPTED_FILE_MARK)) {
       refuse(`${where}: content may not begin with ${ENCRYPTED_FILE_MARK}, which marks an encrypted file in git`);
     }
+    if (securityGroup !== undefined) {
+      let groups = this.pushedSecuredPaths.get(path);
+      if (!groups) this.pushedSecuredPaths.set(path, (groups = new Set()));
+      groups.add(securityGroup);
+    }
     this.files.set(id, {
       path,
       context: current?.context ?? this.contextSpelling(context),
@@ -257,6 +267,24 @@ class Transaction {
       active: element.active ?? true,
       ...(securityGroup !== undefined ? { securityGroup } : {}),
     });
+  }
+
+  /**
+   * The groups of the secured variants of a path (at any context): a new variant of a secured
+   * file's path needs their keys, as a new value of a secured key does, or a pusher without the
+   * key could shadow the secret file for the readers of a context.
+   */
+  private groupsOfPath(path: string): string[] {
+    if (!this.securedPaths) {
+      this.securedPaths = new Map();
+      for (const file of this.state.files()) {
+        if (file.securityGroup === undefined) continue;
+        let groups = this.securedPaths.get(file.path);
+        if (!groups) this.securedPaths.set(file.path, (groups = new Set()));
+        groups.add(file.securityGroup);
+      }
+    }
+    return [...(this.securedPaths.get(path) ?? []), ...(this.pushedSecuredPaths.get(path) ?? [])];
   }
 
   /**

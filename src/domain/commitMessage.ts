@@ -18,6 +18,26 @@ function trailerValue(text: string): string {
   return line.length > MAX_TRAILER ? line.slice(0, MAX_TRAILER) : line;
 }
 
+/**
+ * Written when the server has no provenance to record but the comment's end could read as a
+ * trailer block: the server's own block then always comes last, so the comment's lines (a forged
+ * `Token: release-admin`) stay in the comment for cfghub and for git alike (both read trailers
+ * from the last paragraph only).
+ */
+const ANONYMOUS_TRAILER = 'Pushed-By: anonymous';
+
+/**
+ * Whether a comment's last paragraph holds a line git or parseCommitMessage could take for a
+ * trailer cfghub writes (`Token: x`, `token:x`, ` Token : x`; generous on purpose). Other
+ * `Name: value` lines (a default subject `Push: db.host`) record no provenance and are left alone.
+ */
+const OWN_TRAILER_LINE = /^\s*(?:application-name|token|client-version|pushed-by)\s*:/i;
+
+function endsLikeTrailers(comment: string): boolean {
+  const paragraphs = comment.trimEnd().split(/\n[ \t]*\n/);
+  return paragraphs[paragraphs.length - 1].split('\n').some((line) => OWN_TRAILER_LINE.test(line));
+}
+
 export function commitMessage(comment: string | undefined, provenance: PushProvenance): string {
   const trailers: string[] = [];
   const add = (name: string, value: string | undefined) => {
@@ -27,6 +47,7 @@ export function commitMessage(comment: string | undefined, provenance: PushProve
   add('Application-Name', provenance.applicationName);
   add('Token', provenance.tokenLabel);
   add('Client-Version', provenance.clientVersion);
+  if (trailers.length === 0 && comment && endsLikeTrailers(comment)) trailers.push(ANONYMOUS_TRAILER);
   const parts: string[] = [];
   if (comment) parts.push(comment.endsWith('\n') ? comment.slice(0, -1) : comment);
   if (trailers.length) parts.push(trailers.join('\n'));
@@ -44,14 +65,20 @@ const TRAILERS: Record<string, keyof PushProvenance> = {
   'client-version': 'clientVersion',
 };
 
+/** Trailers cfghub writes that record nothing but mark its block as its own. */
+const MARKERS = new Set(['pushed-by']);
+
 /**
  * Reads a commit message back: the last paragraph is the trailer block when each of its lines is
  * `Name: value` and at least one names a trailer cfghub writes (as `git interpret-trailers` sees a
  * block); everything before it is the comment. A message written with plain git is all comment,
- * unless it ends in such a block.
+ * unless it ends in such a block. commitMessage makes the last paragraph always the server's own
+ * block when the comment ends like trailers, so comment text never reads as provenance.
  */
 export function parseCommitMessage(message: string): ParsedCommitMessage {
-  const text = message.replace(/\n+$/, '');
+  let end = message.length;
+  while (end > 0 && message[end - 1] === '\n') end--; // a loop: /\n+$/ backtracks on a long run of newlines
+  const text = message.slice(0, end);
   const cut = text.lastIndexOf('\n\n');
   const block = cut < 0 ? text : text.slice(cut + 2);
   const lines = block.split('\n');
@@ -60,7 +87,9 @@ export function parseCommitMessage(message: string): ParsedCommitMessage {
   for (const line of lines) {
     const match = /^([A-Za-z0-9-]+): (.*)$/.exec(line);
     if (!match) return { comment: text };
-    const field = TRAILERS[match[1].toLowerCase()];
+    const name = match[1].toLowerCase();
+    if (MARKERS.has(name)) known = true;
+    const field = Object.hasOwn(TRAILERS, name) ? TRAILERS[name] : undefined;
     if (field) {
       provenance[field] = match[2];
       known = true;

@@ -11,6 +11,8 @@ export interface AppContext {
   readonly bodyLimit: number;
   /** Watches (`Wait`) held at once at most; over it, 503 (see watchHub.ts). */
   readonly maxWatchers?: number;
+  /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
+  readonly hidePrivate?: boolean;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

@@ -8,6 +8,7 @@ import { GitUnavailableError } from '../store/gitCommand.js';
 import { LayoutError } from '../store/layout.js';
 import { RenderLimitError } from '../domain/renderLimits.js';
 import { RepositoryDamagedError, RepositoryUnwritableError, StorageFullError } from '../store/storageFaults.js';
+import { AmbiguousRepositoryError } from '../store/registry.js';
 import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
@@ -62,6 +63,7 @@ function toHttpError(error: unknown): HttpError {
   }
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);
+  if (error instanceof AmbiguousRepositoryError) return new HttpError(409, 'repository_name_conflict', error.message);
   if (error instanceof LayoutError) return contentInvalid(error);
   if (error instanceof RenderLimitError) return new HttpError(409, error.code, error.message, undefined, { file: error.file });
   if (error instanceof GitUnavailableError) return new HttpError(503, 'git_unavailable', 'git is not installed on the server');

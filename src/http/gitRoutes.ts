@@ -11,6 +11,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { withoutPaths } from '../domain/reasons.js';
 import { AccessPolicy } from '../service/accessPolicy.js';
+import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
 import { serveUploadPack, type UploadPackEndpoint } from '../store/gitHttpBackend.js';
 import type { GitRepository } from '../store/repository.js';
@@ -18,6 +19,7 @@ import type { AppContext } from './context.js';
 import { errorAnswer } from './errorAnswer.js';
 import { HttpError } from './errors.js';
 import { header } from './headers.js';
+import { requireVisible } from './hidePrivate.js';
 
 const GIT_ROUTE_PREFIX = '/git';
 
@@ -38,7 +40,8 @@ export function gitRoutes(ctx: AppContext): Router {
     if (!req.url.startsWith(`${GIT_ROUTE_PREFIX}/`)) return next();
     res.locals.gitProtocolRoute = true;
     const [path, query = ''] = req.url.slice(GIT_ROUTE_PREFIX.length).split(/\?(.*)/s);
-    const { repository, endpoint } = locate(ctx, path);
+    const { repository, endpoint, account, name } = locate(ctx, path);
+    if (ctx.hidePrivate) await requireVisibleToGit(ctx, req, repository, account, name);
     const service = new URLSearchParams(query).get('service');
     if (endpoint === 'git-receive-pack' || service === 'git-receive-pack') throw readOnly();
     if (endpoint === 'info/refs' && service !== 'git-upload-pack') {
@@ -71,7 +74,7 @@ export function gitRoutes(ctx: AppContext): Router {
   return router;
 }
 
-function locate(ctx: AppContext, path: string): { repository: GitRepository; endpoint: UploadPackEndpoint | 'git-receive-pack' } {
+function locate(ctx: AppContext, path: string): { repository: GitRepository; endpoint: UploadPackEndpoint | 'git-receive-pack'; account: string; name: string } {
   // Names are letters, digits and `-._`: a `%`, a backslash or an empty or dot segment is never
   // part of a repository's address, and is refused before anything is looked up.
   if (/[%\\]/.test(path) || path.split('/').slice(1).some((segment) => segment === '' || segment === '.' || segment === '..')) {
@@ -79,8 +82,32 @@ function locate(ctx: AppContext, path: string): { repository: GitRepository; end
   }
   const match = GIT_PATH.exec(path);
   if (!match) throw new HttpError(404, 'not_found', 'no such git endpoint: clone /git/{account}/{repository}.git');
-  const repository = requireRepository(ctx.registry, match[1], match[2]);
-  return { repository, endpoint: match[3] as UploadPackEndpoint | 'git-receive-pack' };
+  let repository: GitRepository;
+  try {
+    repository = requireRepository(ctx.registry, match[1], match[2]);
+  } catch (error) {
+    if (ctx.hidePrivate && error instanceof ServiceError && error.code === 'not_found') throw hiddenFromGit(match[1], match[2]);
+    throw error;
+  }
+  return { repository, endpoint: match[3] as UploadPackEndpoint | 'git-receive-pack', account: match[1], name: match[2] };
+}
+
+/**
+ * Under --hide-private an unknown repository and a private one without a token of its own get the
+ * same answer: a 401 challenge (not a 404), or git would never send the token a URL or credential
+ * helper holds, since it sends credentials only when challenged.
+ */
+function hiddenFromGit(account: string, name: string): HttpError {
+  return new HttpError(401, 'unauthorized', `repository ${account}/${name} does not exist, or reading it needs a token of its own: give one as the password`);
+}
+
+async function requireVisibleToGit(ctx: AppContext, req: Request, repository: GitRepository, account: string, name: string): Promise<void> {
+  try {
+    await requireVisible(ctx, req, repository, account, name, basicPassword(req) ?? header(req, 'Client-Token'));
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === 'not_found') throw hiddenFromGit(account, name);
+    throw error;
+  }
 }
 
 /**

@@ -3,7 +3,8 @@ import express, { type Router } from 'express';
 import { withoutPaths } from '../domain/reasons.js';
 import { listRepositories } from '../service/listing.js';
 import type { AppContext } from './context.js';
-import { booleanHeader, clientVersion } from './headers.js';
+import { booleanHeader, clientVersion, header } from './headers.js';
+import { visibleRecords } from './hidePrivate.js';
 
 export function infoRoutes(ctx: AppContext): Router {
   const router = express.Router();
@@ -16,6 +17,13 @@ export function infoRoutes(ctx: AppContext): Router {
     });
     if (serialised?.fingerprint !== listing.fingerprint) {
       serialised = { fingerprint: listing.fingerprint, compact: JSON.stringify(listing.records) };
+    }
+    if (ctx.hidePrivate) {
+      // Made for each caller: what it may see depends on its token (hidePrivate.ts).
+      const presented = header(req, 'Client-Token');
+      const visible = visibleRecords(listing.records, presented === undefined ? undefined : ctx.tokens.authenticate(presented));
+      res.status(200).type('application/json').send(booleanHeader(req, 'Pretty') ? JSON.stringify(visible, null, 2) : JSON.stringify(visible));
+      return;
     }
     const body = booleanHeader(req, 'Pretty') ? (serialised.pretty ??= JSON.stringify(listing.records, null, 2)) : serialised.compact;
     res.status(200).type('application/json').send(body);

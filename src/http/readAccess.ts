@@ -8,6 +8,7 @@ import type { GroupKey } from '../service/sealing.js';
 import type { GitRepository } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
+import { requireVisibleByName } from './hidePrivate.js';
 
 /** The repository a request names: by the path form's names (decoded), or by its token when they are absent. */
 export interface NamedRepository {
@@ -22,12 +23,15 @@ export type ReadAccess = (req: IncomingMessage, named: NamedRepository) => Promi
 
 export function readAccess(ctx: AppContext): ReadAccess {
   const policy = new AccessPolicy(ctx.registry, ctx.tokens);
-  return (req, named) =>
-    policy.require({
+  return async (req, named) => {
+    // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
+    if (ctx.hidePrivate && named.account !== undefined) await requireVisibleByName(ctx, req, named.account, named.repository!);
+    return policy.require({
       operation: 'read',
       account: named.account,
       repository: named.account === undefined ? undefined : named.repository,
       token: header(req, 'Client-Token'),
       what: named.pathname,
     });
+  };
 }

@@ -17,6 +17,24 @@ import { badRequest } from './errors.js';
 import { clientVersion, header } from './headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
 import { pushAccess, type WriteAccess } from './pushAccess.js';
+import { readerKeyRing } from './securityProfile.js';
+import { KeyRing } from '../service/keyRing.js';
+import type { GroupKey } from '../service/sealing.js';
+import { LayoutError } from '../store/layout.js';
+
+/**
+ * The groups the caller unlocked at the head (Security-Profile-Auth, the token's groups), derived
+ * here, outside the repository's queue; none when the head cannot be read (a restore repairing it
+ * then involves no group).
+ */
+async function callerRing(req: Request, repository: GitRepository, tokenKeys: readonly GroupKey[]): Promise<KeyRing> {
+  try {
+    return await readerKeyRing(req, repository, repository.head(), tokenKeys);
+  } catch (error) {
+    if (error instanceof LayoutError) return KeyRing.EMPTY;
+    throw error;
+  }
+}
 
 const bodySchema = z.strictObject({
   commit: z.string().optional(),
@@ -56,7 +74,7 @@ export function rollbackRoutes(ctx: AppContext): Router {
 
   const handle = (name: string, operation: Operation, access: WriteAccess) => async (req: Request, res: Response) => {
     const version = clientVersion(req);
-    const { repository, token } = await access(req);
+    const { repository, token, groupKeys } = await access(req);
     const body = await bodyOf(req, res);
     const target = header(req, operation.header) ?? body[operation.field];
     if (target === undefined) throw badRequest(`the ${operation.header} header (or "${operation.field}" in the body) is required: ${operation.describe}`);
@@ -66,6 +84,7 @@ export function rollbackRoutes(ctx: AppContext): Router {
       ruleSet: token?.ruleSet,
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,
+      ring: await callerRing(req, repository, groupKeys ?? []),
     });
     ctx.logger.info({ reqId: res.locals.requestId, event: name, repository: repository.fullName, outcome: result.kind, commit: result.commitId });
     res.status(200).set('ETag', `"${result.commitId}"`).set('Content-Length', '0').end();

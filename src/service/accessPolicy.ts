@@ -21,7 +21,7 @@ import { ServiceError } from './errors.js';
 import { requireRepository } from './repositories.js';
 import type { GroupKey } from './sealing.js';
 import type { TokenService } from './tokens.js';
-import { tokenBelongsTo, tokenGroupKeys } from './tokens.js';
+import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from './tokens.js';
 
 export type AccessOperation = 'read' | 'write' | 'clone';
 
@@ -97,7 +97,7 @@ export class AccessPolicy {
     if (request.account === undefined || request.repository === undefined) {
       if (!request.token) return refuse('unauthorized', `${request.what} needs a Client-Token header`);
       const token = this.tokens.authenticate(request.token);
-      const repository = requireRepository(this.registry, token.account, token.repository);
+      const repository = tokenRepository(this.registry, token);
       return this.withToken(operation, repository, token, request.token);
     }
     const repository = requireRepository(this.registry, request.account, request.repository);

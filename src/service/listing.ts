@@ -8,7 +8,7 @@
  */
 import { withoutPaths } from '../domain/reasons.js';
 import { LayoutError } from '../store/layout.js';
-import type { RepositoryRegistry } from '../store/registry.js';
+import { AmbiguousRepositoryError, type RepositoryLocation, type RepositoryRegistry } from '../store/registry.js';
 import type { TokenService } from './tokens.js';
 
 export interface RepositoryRecord {
@@ -32,14 +32,18 @@ export interface RepositoryRecord {
 export interface UnreadableRecord {
   readonly account: string;
   readonly name: string;
-  /** `repository_content_invalid` (content breaks the layout) or `repository_unreadable`. */
-  readonly error: 'repository_content_invalid' | 'repository_unreadable';
+  /**
+   * `repository_content_invalid` (content breaks the layout), `repository_name_conflict` (two
+   * folders hold the name in different cases; neither is served) or `repository_unreadable`.
+   */
+  readonly error: 'repository_content_invalid' | 'repository_name_conflict' | 'repository_unreadable';
   readonly message: string;
   readonly file?: string;
   readonly commit?: string;
 }
 
 export function unreadableRecord(account: string, name: string, error: unknown): UnreadableRecord {
+  if (error instanceof AmbiguousRepositoryError) return { account, name, error: 'repository_name_conflict', message: error.message };
   if (error instanceof LayoutError) {
     return {
       account,
@@ -58,7 +62,12 @@ function byCodePoint(a: string, b: string): number {
 }
 
 function byAccountThenName(a: { account: string; name: string }, b: { account: string; name: string }): number {
-  return byCodePoint(a.account.toLowerCase(), b.account.toLowerCase()) || byCodePoint(a.name.toLowerCase(), b.name.toLowerCase());
+  return (
+    byCodePoint(a.account.toLowerCase(), b.account.toLowerCase()) ||
+    byCodePoint(a.name.toLowerCase(), b.name.toLowerCase()) ||
+    byCodePoint(a.account, b.account) ||
+    byCodePoint(a.name, b.name)
+  );
 }
 
 export interface Listing {
@@ -82,11 +91,26 @@ export async function listRepositories(
   const records: RepositoryRecord[] = [];
   const unreadable: UnreadableRecord[] = [];
   const fingerprint: string[] = [];
-  for (const location of registry.locations()) {
+  const locations = registry.locations();
+  const spellings = new Map<string, RepositoryLocation[]>();
+  for (const location of locations) {
+    const id = `${location.account}/${location.name}`.toLowerCase();
+    spellings.set(id, [...(spellings.get(id) ?? []), location]);
+  }
+  for (const location of locations) {
+    const same = spellings.get(`${location.account}/${location.name}`.toLowerCase())!;
+    if (same.length > 1) {
+      // Names are unique without regard to case: no spelling is served, each is listed as the conflict.
+      const error = new AmbiguousRepositoryError(`${location.account}/${location.name}`, same.map((l) => `${l.account}/${l.name}.git`).sort());
+      onUnreadable(`${location.account}/${location.name}`, error);
+      fingerprint.push(`${location.gitdir}!${error.message}`);
+      unreadable.push(unreadableRecord(location.account, location.name, error));
+      continue;
+    }
     const repository = registry.open(location);
     try {
       const snapshot = await repository.headSnapshot();
-      fingerprint.push(`${location.gitdir}@${snapshot.commitId}:${userCounts.get(repository.fullName.toLowerCase()) ?? 0}`);
+      fingerprint.push(`${location.gitdir}@${snapshot.commitId}:${userCounts.get(repository.fullName) ?? 0}`);
       const s = snapshot.settings;
       records.push({
         account: repository.account,
@@ -101,7 +125,7 @@ export async function listRepositories(
         contextGroupsEnabled: s.contextGroupsEnabled,
         keyCount: snapshot.keyCount,
         valueCount: snapshot.valueCount,
-        userCount: userCounts.get(repository.fullName.toLowerCase()) ?? 0,
+        userCount: userCounts.get(repository.fullName) ?? 0,
         context: s.levels,
       });
     } catch (error) {

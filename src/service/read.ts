@@ -141,7 +141,8 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
   const view = new ContextView(target.snapshot, request, ring);
   const body: Record<string, unknown> = {};
   if (!options.noFiles) {
-    const files: Record<string, unknown> = {};
+    // Null prototypes wherever a name is a property name: a key or file may be named __proto__.
+    const files: Record<string, unknown> = Object.create(null);
     for (const [path, rendered] of view.renderedFiles()) {
       if ('sealed' in rendered) {
         files[path] = { ...sealedMark(rendered.sealed.securityGroup), content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
@@ -157,7 +158,7 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
     body.files = files;
   }
   if (!options.noProperties) {
-    const properties: Record<string, unknown> = {};
+    const properties: Record<string, unknown> = Object.create(null);
     const keys = [...target.snapshot.keys()].sort((a, b) => byName(a.key, b.key));
     for (const key of keys) {
       const value = resolveValue(key, request);
@@ -277,7 +278,7 @@ export function infoBody(target: ReadTarget, options: InfoOptions): Record<strin
   if (options.contextElements !== false) {
     const elements = contextElements(snapshot);
     const wanted = options.contextElements === true ? [...elements.keys()] : options.contextElements;
-    const out: Record<string, string[]> = {};
+    const out: Record<string, string[]> = Object.create(null);
     for (const label of wanted) {
       const level = [...elements.keys()].find((name) => name.toLowerCase() === label.toLowerCase());
       if (!level) throw new ServiceError('invalid_argument', `Context-Labels names ${label}, which is not a level of this repository (${snapshot.settings.levels.join(', ')})`);

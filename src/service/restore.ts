@@ -10,19 +10,26 @@
  */
 import { commitMessage } from '../domain/commitMessage.js';
 import { commitInfo } from '../store/history.js';
-import { LayoutError } from '../store/layout.js';
+import { parseTree } from '../store/gitObjects.js';
+import { LayoutError, SECURITY_GROUPS_FILE } from '../store/layout.js';
 import { readSettings } from '../store/readSettings.js';
 import type { GitRepository } from '../store/repository.js';
 import { Snapshot } from '../store/snapshot.js';
 import { commitOnHead } from './commitOnHead.js';
+import { KeyRing } from './keyRing.js';
+import { checkSecuredRestore } from './restoreGroups.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, snapshotChanges, type Writer } from './writeGuard.js';
 import { resolvePoint } from './points.js';
 import type { RollbackCaller, RollbackResult } from './revert.js';
 import { rollbackComment } from './rollbackChanges.js';
 
-/** The point's state, as if it were the head: the head's commit, tree and settings, the point's keys and files. */
-async function pointOnHead(repository: GitRepository, head: string, point: Snapshot): Promise<Snapshot> {
+/**
+ * The point's state, as if it were the head: the head's commit, tree, settings and security groups
+ * (issue 14, item 6: a restore never brings back an old password or wrapped key), the point's keys
+ * and files. Secured keys and files that differ need their group's key (restoreGroups.ts).
+ */
+async function pointOnHead(repository: GitRepository, head: string, point: Snapshot, ring: KeyRing): Promise<Snapshot> {
   const { tree } = await commitInfo(repository, head);
   let stored = { settings: point.settings, blobId: point.settingsBlobId };
   try {
@@ -32,7 +39,29 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   }
   // The head's access rules stay, like its settings: a restore cannot bring back rules that were loosened.
   const rules = await headRules(repository, head);
-  return new Snapshot({ ...point, commitId: head, treeId: tree, settings: stored.settings, settingsBlobId: stored.blobId, ...rules });
+  let groups: Pick<Snapshot, 'securityGroups' | 'securityGroupsBlobId'> = { securityGroups: [], securityGroupsBlobId: undefined };
+  try {
+    const now = await repository.snapshot(head);
+    checkSecuredRestore(now, point, ring, point.commitId.slice(0, 12));
+    groups = now;
+  } catch (error) {
+    if (!(error instanceof LayoutError)) throw error;
+    // A head that breaks the layout can be restored away only where no security group is involved.
+    const headGroups = parseTree((await repository.objects.read(tree)).content).some((entry) => entry.name === SECURITY_GROUPS_FILE);
+    if (headGroups || point.securityGroupsBlobId !== undefined) {
+      throw error.within(`the head cannot be read, so restoring commit ${point.commitId.slice(0, 12)} cannot check its security groups; mend the head with git`);
+    }
+  }
+  return new Snapshot({
+    ...point,
+    commitId: head,
+    treeId: tree,
+    settings: stored.settings,
+    settingsBlobId: stored.blobId,
+    securityGroups: groups.securityGroups,
+    securityGroupsBlobId: groups.securityGroupsBlobId,
+    ...rules,
+  });
 }
 
 async function headRules(repository: GitRepository, head: string): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId'>> {
@@ -79,7 +108,7 @@ export async function restore(repository: GitRepository, pointText: string, call
       if (denied) throw new ServiceError('forbidden', denied);
       return { ok: true, changes: nothing, message };
     },
-    (head) => pointOnHead(repository, head, point),
+    (head) => pointOnHead(repository, head, point, caller.ring ?? KeyRing.EMPTY),
   );
   if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return result;

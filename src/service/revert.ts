@@ -14,6 +14,7 @@ import type { Snapshot } from '../store/snapshot.js';
 import type { FileSide, TreeChanges } from '../store/treeDiff.js';
 import { commitOnHead, type CommitPlan } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
+import type { KeyRing } from './keyRing.js';
 import { resolveCommitId } from './points.js';
 import type { Writer } from './writeGuard.js';
 import { documentSides, isRevertableDocument, withDocuments } from './revertDocuments.js';
@@ -22,6 +23,8 @@ import { fileRecord, readableChanges, rollbackComment } from './rollbackChanges.
 export interface RollbackCaller extends PushProvenance, Writer {
   /** The change comment; a default naming what is rolled back otherwise. */
   readonly comment?: string;
+  /** The security groups the caller unlocked at the head (a restore changing secured keys needs them). */
+  readonly ring?: KeyRing;
 }
 
 export interface RollbackResult {

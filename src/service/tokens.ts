@@ -7,6 +7,8 @@ import { nameProblem } from '../domain/names.js';
 import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../store/tokenStore.js';
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
+import { requireRepository } from './repositories.js';
+import type { RepositoryRegistry } from '../store/registry.js';
 import { isoSeconds } from '../domain/dates.js';
 import { unwrapForToken, wrapForToken, type GroupKey } from './sealing.js';
 
@@ -41,11 +43,26 @@ export interface TokenInfo {
   readonly active: boolean;
 }
 
+/**
+ * A token is bound to one repository identity: the folder it was made for, spelled exactly as on
+ * disk (records hold the folder's spelling, whatever case the command was given). A second
+ * spelling of a name (`case/Dup.git` restored beside `case/dup.git`) is never served, and a token
+ * of the one never acts on, or is listed with, the other (issue 14, item 10).
+ */
 export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): boolean {
-  return (
-    record.account.toLowerCase() === repository.account.toLowerCase() &&
-    record.repository.toLowerCase() === repository.name.toLowerCase()
-  );
+  return record.account === repository.account && record.repository === repository.name;
+}
+
+/**
+ * The repository a token was made for, found by its folder's exact spelling: a token whose folder
+ * is gone does not fall over to another spelling of the name.
+ */
+export function tokenRepository(registry: RepositoryRegistry, record: TokenRecord): GitRepository {
+  const repository = requireRepository(registry, record.account, record.repository);
+  if (!tokenBelongsTo(record, repository)) {
+    throw new ServiceError('not_found', `the repository of this Client-Token, ${record.account}/${record.repository}, no longer exists under that name`);
+  }
+  return repository;
 }
 
 export function isActive(record: TokenRecord, now = Date.now()): boolean {
@@ -149,7 +166,7 @@ export class TokenService {
     const now = Date.now();
     for (const record of this.store.all()) {
       if (!isActive(record, now)) continue;
-      const id = `${record.account}/${record.repository}`.toLowerCase();
+      const id = `${record.account}/${record.repository}`;
       counts.set(id, (counts.get(id) ?? 0) + 1);
     }
     return counts;

@@ -25,7 +25,7 @@ import type { FileRecord, KeyRecord, RepoSettings, SecurityGroup, StoredValue } 
 import { keyId } from '../domain/names.js';
 import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
-import { readYamlString, yamlNullableString, yamlString } from './yamlScalars.js';
+import { readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
 export const SECURITY_GROUPS_FILE = 'security-groups.yaml';
@@ -239,7 +239,7 @@ export function serializeFileContent(file: FileRecord): string {
   return [
     ENCRYPTED_FILE_MARK,
     `securityGroup: ${yamlString(file.securityGroup)}`,
-    `references: [${(file.references ?? []).map(yamlString).join(', ')}]`,
+    `references: [${(file.references ?? []).map(yamlFlowString).join(', ')}]`,
     `content: ${yamlString(file.content)}`,
     '',
   ].join('\n');

@@ -16,6 +16,32 @@ export interface RepositoryLocation {
 
 const SUFFIX = '.git';
 
+/**
+ * How long a folder's listing, and a repository found by name, are trusted without reading the
+ * folder again: a second spelling of a name (a backup restored as `case/Dup.git` beside
+ * `case/dup.git`) is refused within twice this time. One `readdir` per folder per second, for
+ * names already served.
+ */
+const RECHECK_MS = 1_000;
+
+/**
+ * Two folders hold one repository name (names are unique without regard to case, contract
+ * section 3): neither is served until one is removed or renamed. `folders` are relative to the
+ * repositories folder, never absolute paths.
+ */
+export class AmbiguousRepositoryError extends Error {
+  readonly code = 'AmbiguousRepository';
+  constructor(
+    readonly fullName: string,
+    readonly folders: readonly string[],
+  ) {
+    super(
+      `repository ${fullName} is stored in ${folders.length} folders whose names differ only in case (${folders.join(', ')}); ` +
+        'names are unique without regard to case: remove or rename all but one',
+    );
+  }
+}
+
 function realFolders(path: string): string[] {
   try {
     return fs
@@ -39,7 +65,9 @@ function isRealFolder(path: string): boolean {
 export class RepositoryRegistry {
   private readonly opened = new Map<string, GitRepository>();
   /** Repositories found by `find`, by the lower-case name asked for: skips the folder search. */
-  private readonly found = new Map<string, GitRepository>();
+  private readonly found = new Map<string, { repository: GitRepository; at: number }>();
+  /** Folder listings, by path, trusted for RECHECK_MS. */
+  private readonly listings = new Map<string, { names: string[]; at: number }>();
 
   /**
    * `looseObjectLimit`: repack a repository when plain-git writers left more loose objects than
@@ -79,27 +107,50 @@ export class RepositoryRegistry {
   find(account: string, name: string, options: { fresh?: boolean } = {}): GitRepository | undefined {
     const asked = `${account}/${name}`.toLowerCase();
     const known = options.fresh ? undefined : this.found.get(asked);
-    // No search and no syscall: the repository checks its folder is still in place whenever its
-    // head ref changes (GitRepository.head), which a removed or swapped folder always shows as.
-    if (known && !known.gone) return known;
+    // No syscall within RECHECK_MS: the repository checks its folder is still in place whenever
+    // its head ref changes (GitRepository.head), which a removed or swapped folder always shows
+    // as; after it, the (cached) folder listings are searched again for a second spelling.
+    const now = Date.now();
+    if (known && !known.repository.gone && now - known.at < RECHECK_MS) return known.repository;
     this.found.delete(asked);
-    const repository = this.search(account, name);
-    if (repository) this.found.set(asked, repository);
+    // A name not known (or gone) is looked up on disk now, so a repository restored a moment ago is
+    // served at once; one known is searched again in the folder listings of the last second.
+    const repository = this.search(account, name, options.fresh === true || !known || known.repository.gone);
+    if (repository) this.found.set(asked, { repository, at: now });
     return repository;
   }
 
-  private search(account: string, name: string): GitRepository | undefined {
+  /** A folder's sub-folders, read again when older than RECHECK_MS (or when `fresh`). */
+  private folders(path: string, fresh: boolean): string[] {
+    const now = Date.now();
+    const kept = this.listings.get(path);
+    if (!fresh && kept && now - kept.at < RECHECK_MS) return kept.names;
+    const names = realFolders(path);
+    this.listings.set(path, { names, at: now });
+    return names;
+  }
+
+  /**
+   * The one folder holding `account/name` in any case; an AmbiguousRepositoryError when there
+   * are several (`case/dup.git` and `case/Dup.git`, or `case/dup.git` and `Case/dup.git`).
+   */
+  private search(account: string, name: string, fresh: boolean): GitRepository | undefined {
     if (!isValidName(account) || !isValidName(name)) return undefined;
-    const accountFolder = this.accountFolder(account);
-    if (!accountFolder) return undefined;
-    let entry = `${name}${SUFFIX}`;
-    if (!isRealFolder(join(this.root, accountFolder, entry))) {
-      const wanted = entry.toLowerCase();
-      const match = realFolders(join(this.root, accountFolder)).find((folder) => folder.toLowerCase() === wanted);
-      if (!match) return undefined;
-      entry = match;
+    const wantedAccount = account.toLowerCase();
+    const wantedEntry = `${name}${SUFFIX}`.toLowerCase();
+    const matches: RepositoryLocation[] = [];
+    for (const accountFolder of this.folders(this.root, fresh)) {
+      if (accountFolder.toLowerCase() !== wantedAccount || !isValidName(accountFolder)) continue;
+      for (const entry of this.folders(join(this.root, accountFolder), fresh)) {
+        if (entry.toLowerCase() !== wantedEntry) continue;
+        matches.push({ account: accountFolder, name: entry.slice(0, -SUFFIX.length), gitdir: join(this.root, accountFolder, entry) });
+      }
     }
-    return this.open({ account: accountFolder, name: entry.slice(0, -SUFFIX.length), gitdir: join(this.root, accountFolder, entry) });
+    if (matches.length === 0) return undefined;
+    if (matches.length > 1) {
+      throw new AmbiguousRepositoryError(`${account}/${name}`, matches.map((m) => `${m.account}/${m.name}${SUFFIX}`).sort());
+    }
+    return this.open(matches[0]);
   }
 
   /** Resolves when no repository opened has a write, merge or merged packs' removal running or queued (for a graceful shutdown). */

@@ -15,6 +15,21 @@ const NON_PRINTABLE = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;
 
 export function yamlString(text: string): string {
   if (PLAIN.test(text) && !KEYWORDS.has(text.toLowerCase())) return text;
+  return quoted(text);
+}
+
+/** Characters that end a plain scalar inside a flow collection (`[a, b]`), though not in block context. */
+const FLOW_INDICATORS = /[[\]{},]/;
+
+/**
+ * A string as an item of a flow sequence (`references: [a, b]`): plain only when it holds no flow
+ * indicator, since a key named `x]` or `a,b` would otherwise end the item or the sequence.
+ */
+export function yamlFlowString(text: string): string {
+  return FLOW_INDICATORS.test(text) ? quoted(text) : yamlString(text);
+}
+
+function quoted(text: string): string {
   return JSON.stringify(text).replace(NON_PRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 

@@ -363,7 +363,7 @@ describe('templates, the read cache and tokens', () => {
 });
 
 describe('history: revert and restore', () => {
-  it('refuses to revert a commit that changed a secured key, and restores groups with the keys they sealed', async () => {
+  it('refuses to revert a commit that changed a secured key, and never restores an old password (issue 14, item 6)', async () => {
     const repo = newRepository();
     await createGroup(repo, 'secrets', PASSWORD);
     await pushOk(repo, [{ key: 'k', securityGroup: 'secrets', password: PASSWORD, values: [{ context: ANY, value: 'first-secret' }] }]);
@@ -375,10 +375,14 @@ describe('history: revert and restore', () => {
     expect(reverted.stderr).toMatch(/key k is in security group secrets; revert does not change secured keys/);
 
     expect((await cliWithInput(dir.path, `${PASSWORD}\nnew-password-123\n`, 'group', 'passwd', repo, 'secrets')).code).toBe(0);
-    // Restoring the first commit brings back its ciphertexts and the group as it was then, so they open with its password of that time.
-    cliOk(dir.path, 'restore', repo, first);
-    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.k).toEqual({ val: 'first-secret' });
-    expect((await pull(repo, auth({ secrets: 'new-password-123' }))).json.properties.k.encryption).toBe('secrets');
+    // The first commit's ciphertexts open only with the group's key of that time: the restore is refused, nothing changes.
+    const head = git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
+    const restored = cli(dir.path, 'restore', repo, first);
+    expect(restored.code).toBe(1);
+    expect(restored.stderr).toMatch(/key k of security group secrets/);
+    expect(git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim()).toBe(head);
+    expect((await pull(repo, auth({ secrets: PASSWORD }))).json.properties.k.encryption).toBe('secrets');
+    expect((await pull(repo, auth({ secrets: 'new-password-123' }))).json.properties.k).toEqual({ val: 'second-secret' });
   });
 });
 

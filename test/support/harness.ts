@@ -94,7 +94,7 @@ export interface TestServer {
 /** Starts the real HTTP server in this process, on a free loopback port. */
 export async function startTestServer(
   repos: string,
-  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number; maxWatchers?: number; port?: number } = {},
+  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number; maxWatchers?: number; port?: number; hidePrivate?: boolean } = {},
 ): Promise<TestServer> {
   const lines: string[] = [];
   const sink = new Writable({
@@ -113,6 +113,7 @@ export async function startTestServer(
       logger,
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
       maxWatchers: options.maxWatchers,
+      hidePrivate: options.hidePrivate,
     },
     options.port ?? 0,
     '127.0.0.1',

@@ -3,7 +3,7 @@
  * recording Application-Name, the token's label and the Client-Version, which git reads back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitMessage } from '../../src/domain/commitMessage.js';
+import { commitMessage, parseCommitMessage } from '../../src/domain/commitMessage.js';
 import { defaultPushSubject } from '../../src/domain/defaultSubject.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
@@ -110,5 +110,25 @@ describe('defaultPushSubject (issue 15)', () => {
   it('shortens a long name and never gives an empty subject', () => {
     expect(defaultPushSubject([key('k'.repeat(100))])).toBe(`Push: ${'k'.repeat(60)}…`);
     expect(defaultPushSubject([])).toBe('Push');
+  });
+});
+
+describe('commitMessage: the comment never forges trailers (issue 14, item 9)', () => {
+  it('a comment that ends like trailers gets the server block after it, even without provenance', () => {
+    const forged = 'Ship\n\nToken: release-admin\nApplication-Name: release-bot';
+    const message = commitMessage(forged, {});
+    expect(message).toBe(`${forged}\n\nPushed-By: anonymous\n`);
+    expect(parseCommitMessage(message)).toEqual({ comment: forged });
+    expect(parseCommitMessage(commitMessage(forged, { applicationName: 'app' }))).toEqual({ comment: forged, applicationName: 'app' });
+    expect(commitMessage('t\n\n token : x', {})).toBe('t\n\n token : x\n\nPushed-By: anonymous\n');
+  });
+
+  it('adds nothing to a comment whose last lines name no trailer cfghub writes (a default subject)', () => {
+    expect(commitMessage('Push: db.host', {})).toBe('Push: db.host\n');
+    expect(commitMessage('Fix\n\nSee: issue 12', {})).toBe('Fix\n\nSee: issue 12\n');
+  });
+
+  it('parses a run of a million newlines (the backtracking /\\n+$/ took 1.9 s for 50,000; the test times out on it)', () => {
+    expect(parseCommitMessage(`${'\n'.repeat(1_000_000)}x`).comment).toBe(`${'\n'.repeat(1_000_000)}x`);
   });
 });

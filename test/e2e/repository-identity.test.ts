@@ -1,0 +1,100 @@
+/**
+ * Repository names are unique without regard to case (issue 14, item 10; contract section 3): a
+ * backup restored as `case/Dup.git` beside `case/dup.git` makes the server and the CLI refuse both
+ * spellings (409 naming both folders relative to the repositories folder, never a disk path) until
+ * one is removed, and a token is bound to one repository identity: a `case/Dup` token never acts
+ * on `case/dup`, nor is it listed with it. The real server, the real `cfghub` command, real git.
+ */
+import { execFileSync } from 'node:child_process';
+import { renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { read } from '../support/reads.js';
+
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+let upperToken: string;
+let lowerToken: string;
+const backup = () => join(dir.path, '..', `${dir.path.split('/').pop()}-backup-Dup.git`);
+
+/** Polls until `check` holds, for at most 5 s (the server trusts a folder listing for a second). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not reached within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const pull = (repo: string, headers: Record<string, string> = {}) => read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
+
+beforeAll(async () => {
+  dir = tempDir();
+  // case/Dup first, with a token; then it is moved out (a backup), and case/dup is created.
+  cliOk(dir.path, 'repo', 'create', 'case/Dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  upperToken = cliOk(dir.path, 'token', 'create', 'case/Dup', '--name', 'upper').trim();
+  renameSync(join(dir.path, 'case', 'Dup.git'), backup());
+  cliOk(dir.path, 'repo', 'create', 'case/dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  lowerToken = cliOk(dir.path, 'token', 'create', 'case/dup', '--name', 'lower').trim();
+  server = await startTestServer(dir.path);
+  const pushed = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'lower' }] }] }, { 'Client-Token': lowerToken });
+  expect(pushed.status).toBe(200);
+});
+
+afterAll(async () => {
+  await server?.close();
+  rmSync(backup(), { recursive: true, force: true });
+  dir?.remove();
+});
+
+describe('repository names are unique without regard to case (issue 14, item 10)', () => {
+  it('a token of a repository whose folder is gone does not fall over to another spelling', async () => {
+    expect((await pull('case/dup')).status).toBe(200);
+    const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    expect(answer.status).toBe(404);
+    expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
+    const labels = JSON.parse((await cliWithInput(dir.path, '', 'token', 'list', 'case/dup')).stdout).map((t: { label: string }) => t.label);
+    expect(labels).toEqual(['lower']);
+  });
+
+  it('with a second spelling restored beside it, both are refused, by the server (within a second) and the CLI', async () => {
+    execFileSync('git', ['clone', '--quiet', '--mirror', backup(), join(dir.path, 'case', 'Dup.git')]);
+    await eventually(async () => (await pull('case/dup')).status === 409);
+    for (const answer of [await pull('case/dup'), await pull('case/Dup'), await pull('CASE/DUP')]) {
+      expect(answer.status).toBe(409);
+      expect(answer.json.error).toBe('repository_name_conflict');
+      expect(answer.json.message).toContain('case/Dup.git');
+      expect(answer.json.message).toContain('case/dup.git');
+      expect(answer.text).not.toContain(dir.path);
+    }
+    for (const token of [upperToken, lowerToken]) {
+      const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'x' }] }] }, { 'Client-Token': token });
+      expect(answer.status).toBe(409);
+    }
+    // The listing leaves both out (as any repository it cannot serve) and logs why; repo list names them.
+    const listing = await read(server.url, '/rest/info/all');
+    expect(listing.json.filter((r: { account: string }) => r.account === 'case')).toEqual([]);
+    expect(server.logText()).toMatch(/case\/Dup\.git, case\/dup\.git/);
+    expect(server.logText()).not.toContain(dir.path);
+    // Asynchronous commands while the server in this process serves: a blocking wait would race its keep-alive timers.
+    const listed = await cliWithInput(dir.path, '', 'repo', 'list');
+    expect(listed.stderr).toMatch(/case\/dup/);
+    expect(listed.stderr).not.toContain(dir.path);
+
+    for (const args of [['repo', 'create', 'case/DUP', '--context', 'E'], ['token', 'create', 'case/dup'], ['token', 'list', 'case/Dup']]) {
+      const result = await cliWithInput(dir.path, '', ...args);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(result.stderr).toMatch(/case\/Dup\.git, case\/dup\.git/);
+      expect(result.stderr).not.toContain(dir.path);
+    }
+  });
+
+  it('once the second spelling is removed, the first is served again, and the other token still does not act on it', async () => {
+    rmSync(join(dir.path, 'case', 'Dup.git'), { recursive: true, force: true });
+    await eventually(async () => (await pull('case/dup')).status === 200);
+    const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    expect(answer.status).toBe(404);
+    expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
+  });
+});
