@@ -17,6 +17,7 @@ import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { notAFolder, reposDir, reposPath, searchedFolder } from './reposFolder.js';
 import { serve } from './serve.js';
+import { createReplicationToken, replicaOfOption, revokeReplicationToken } from './replica.js';
 import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
@@ -86,6 +87,7 @@ export function buildProgram(): Command {
     .option('--host <h>', 'address to listen on (else HOST, else 127.0.0.1)')
     .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
+    .option('--replica-of <url>', 'serve as a read replica of the primary at this URL (token in CFGHUB_REPLICATION_TOKEN)')
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
     .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
@@ -103,6 +105,7 @@ export function buildProgram(): Command {
         looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
         maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
         hidePrivate: Boolean(options.hidePrivate),
+        replicaOf: options.replicaOf === undefined ? undefined : replicaOfOption(options.replicaOf, process.env.CFGHUB_REPLICATION_TOKEN),
       });
     });
 
@@ -158,7 +161,8 @@ export function buildProgram(): Command {
   token
     .command('create')
     .description('print a new client token on stdout, once')
-    .argument('<account/name>')
+    .argument('[account/name]', 'the repository (left out with --replication)')
+    .option('--replication', "a replica's token: clones every repository, reads the replication endpoints")
     .option('--name <label>', 'label of the token (else token-N)')
     .option('--expires <iso-8601>', 'when the token stops working')
     .option('--force-key-push', 'the token may write keys whose push flag is false')
@@ -166,7 +170,9 @@ export function buildProgram(): Command {
     .option('--read-only', 'the token may read but never push, revert or restore')
     .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)')
     .addOption(reposOption())
-    .action(async (fullName: string, options) => {
+    .action(async (fullName: string | undefined, options) => {
+      if (options.replication) return createReplicationToken(stores(options.repos).tokens, fullName, options);
+      if (fullName === undefined) throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
       const { account, name } = parseFullName(fullName);
       const { registry, tokens } = stores(options.repos);
       const expires = options.expires === undefined ? undefined : parseDate(options.expires);
@@ -194,10 +200,13 @@ export function buildProgram(): Command {
   token
     .command('revoke')
     .description('the token stops working at once')
-    .argument('<account/name>')
-    .argument('<label>')
+    .argument('<account/name>', 'the repository (with --replication: the label)')
+    .argument('[label]')
+    .option('--replication', 'revoke the replication token of this label')
     .addOption(reposOption())
-    .action(async (fullName: string, label: string, options) => {
+    .action(async (fullName: string, label: string | undefined, options) => {
+      if (options.replication) return revokeReplicationToken(stores(options.repos).tokens, fullName, label);
+      if (label === undefined) throw new ServiceError('invalid_argument', 'name the label of the token to revoke');
       const { account, name } = parseFullName(fullName);
       const { registry, tokens } = stores(options.repos);
       await tokens.revoke(requireRepository(registry, account, name), label);

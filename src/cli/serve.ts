@@ -9,6 +9,7 @@ import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { createLogger } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
+import { startReplicator } from './replica.js';
 
 export interface ServeOptions {
   readonly reposDir: string;
@@ -22,6 +23,8 @@ export interface ServeOptions {
   readonly maxWatchers?: number;
   /** List and serve private repositories only to callers holding a token of theirs (issue 14, item 12). */
   readonly hidePrivate?: boolean;
+  /** Serve as a read replica of this primary (issue 21), with this replication token. */
+  readonly replicaOf?: { readonly primary: string; readonly token: string };
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -31,12 +34,13 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
   const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
-  if (options.demo && (await ensureDemoRepository(registry))) {
+  if (options.demo && !options.replicaOf && (await ensureDemoRepository(registry))) {
     logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
   }
   const tokens = new TokenService(new TokenStore(options.reposDir));
+  const replica = options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
   const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate, replica },
     options.port,
     options.host,
   ).catch((error: unknown) => {
@@ -57,6 +61,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  await replica?.stop();
   await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
   registry.close();
   tokens.close();

@@ -19,6 +19,8 @@ import { infoRoutes } from './infoRoutes.js';
 import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
 import { readRoutes } from './readRoutes.js';
+import { replicaFront } from './replicaFront.js';
+import { replicationRoutes } from './replicationRoutes.js';
 import { rollbackRoutes } from './rollbackRoutes.js';
 import { uiRoutes } from './uiRoutes.js';
 import { explainRoutes } from './explainRoutes.js';
@@ -39,6 +41,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
   app.use(gitRoutes(ctx)); // before anything reads a body: git's requests stream into git untouched
   app.use(infoRoutes(ctx));
+  app.use(replicationRoutes(ctx)); // issue 21: state and change feed for replicas
   app.use(pushRoutes(ctx));
   app.use(historyRoutes(ctx));
   app.use(rollbackRoutes(ctx));
@@ -63,5 +66,6 @@ export function createRequestListener(ctx: AppContext): RequestListener & { clos
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (!reads(req, res)) app(req, res);
   };
-  return Object.assign(listener, { closeWatches: reads.closeWatches });
+  const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
+  return ctx.replica ? Object.assign(replicaFront(ctx, ctx.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;
 }

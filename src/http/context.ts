@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../store/registry.js';
 import type { TokenService } from '../service/tokens.js';
+import type { Replicator } from '../service/replication/replicator.js';
 
 export interface AppContext {
   readonly registry: RepositoryRegistry;
@@ -13,6 +14,8 @@ export interface AppContext {
   readonly maxWatchers?: number;
   /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
   readonly hidePrivate?: boolean;
+  /** Set on a read replica (issue 21): its follower, for the lag, `Min-Commit` and the status. */
+  readonly replica?: Replicator;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

@@ -190,8 +190,12 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
     const waitMs = name === 'pull' || name === 'rawFile' ? waitMsOf(req) : undefined;
     // decodeURIComponent throws URIError on a malformed escape: answered 400.
     const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
-    const { repository, head, groupKeys = [] } = await access(req, named);
+    const { repository, head: accessHead, groupKeys = [] } = await access(req, named);
+    // A replica asked for at least a commit waits for it (issue 21); a primary has every commit it acknowledged.
+    const minCommit = header(req, 'Min-Commit');
+    const head = minCommit !== undefined && ctx.replica ? await ctx.replica.awaitCommit(repository, minCommit) : accessHead;
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
+    res.setHeader('Commit', point.commitId); // the commit served (issue 21): the ETag names the content
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
     let answer = made.answer;
     // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.
@@ -206,7 +210,10 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
         res,
       });
       if (result && 'error' in result) throw result.error;
-      if (result) answer = result.answer;
+      if (result) {
+        answer = result.answer;
+        res.removeHeader('Commit'); // woken by a later commit, which the shared wake does not name
+      }
       else res.setHeader('Connection', hub.closing ? 'close' : 'keep-alive');
     }
     res.setHeader('ETag', answer.etag);

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestListener } from './app.js';
 import type { AppContext } from './context.js';
+import { endFeeds } from './replicationRoutes.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -48,6 +49,7 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
         url: `http://${shown}:${address.port}`,
         close: () =>
           (closing ??= new Promise<void>((done) => {
+            endFeeds(ctx); // replicas waiting on the change feed get their answer now, not at the drain's end
             const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
             // A keep-alive connection turns idle when its in-flight request ends: close it then,
             // rather than waiting for its keep-alive timeout.

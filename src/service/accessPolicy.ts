@@ -103,6 +103,8 @@ export class AccessPolicy {
     const repository = requireRepository(this.registry, request.account, request.repository);
     if (request.token) {
       const token = this.tokens.authenticate(request.token);
+      // A replica's token (issue 21) clones every repository, and does nothing else.
+      if (token.kind === 'replication' && operation === 'clone') return { allowed: true, repository, head: repository.head() };
       if (!tokenBelongsTo(token, repository)) return refuse('forbidden', `the ${operation === 'clone' ? 'token' : 'Client-Token'} is not a token of ${repository.fullName}`);
       return this.withToken(operation, repository, token, request.token);
     }

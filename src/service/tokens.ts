@@ -50,6 +50,7 @@ export interface TokenInfo {
  * of the one never acts on, or is listed with, the other (issue 14, item 10).
  */
 export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): boolean {
+  if (record.kind === 'replication') return false; // clones every repository over /git, reads nothing else
   return record.account === repository.account && record.repository === repository.name;
 }
 
@@ -103,6 +104,46 @@ export class TokenService {
       return { records: [...records, record], result: label };
     });
     return { token, label };
+  }
+
+  /** A replication token (issue 21): read-only over /git for every repository, and the replication endpoints. */
+  async createReplication(label: string | undefined): Promise<{ token: string; label: string }> {
+    if (label !== undefined) {
+      const problem = nameProblem('token label', label);
+      if (problem) throw new ServiceError('invalid_argument', problem);
+    }
+    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const chosen = await this.update((records) => {
+      const mine = records.filter((r) => r.kind === 'replication');
+      const chosen = label ?? `replica-${mine.length + 1}`;
+      if (mine.some((r) => isActive(r) && r.label.toLowerCase() === chosen.toLowerCase())) {
+        throw new ServiceError('conflict', `there is already an active replication token labelled ${chosen}`);
+      }
+      const record: TokenRecord = { hash: hashToken(token), account: '', repository: '', label: chosen, created: isoSeconds(new Date()), expires: null, forceKeyPush: false, revoked: null, kind: 'replication' };
+      return { records: [...records, record], result: chosen };
+    });
+    return { token, label: chosen };
+  }
+
+  /** Revokes a replication token by its label. */
+  async revokeReplication(label: string): Promise<void> {
+    await this.update((records) => {
+      const index = records.findIndex((r) => r.kind === 'replication' && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
+      if (index < 0) throw new ServiceError('not_found', `there is no unrevoked replication token labelled ${label}`);
+      const next = [...records];
+      next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
+      return { records: next, result: undefined };
+    });
+  }
+
+  /** Every record, hashes only (the replication state offers them to replicas). */
+  records(): readonly TokenRecord[] {
+    return this.store.all();
+  }
+
+  /** Replaces every record by the primary's (a replica keeping its tokens in step). */
+  async replaceAll(records: readonly TokenRecord[]): Promise<void> {
+    await this.update(() => ({ records: [...records], result: undefined }));
   }
 
   list(repository: GitRepository): TokenInfo[] {

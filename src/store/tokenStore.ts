@@ -26,6 +26,8 @@ export const tokenRecordSchema = z.strictObject({
   readOnly: z.boolean().optional(),
   /** The access rule set the token is assigned to (issue 17); none = full access. */
   ruleSet: z.string().optional(),
+  /** `replication`: a replica's token, read-only across every repository (issue 21); account and repository are ''. */
+  kind: z.literal('replication').optional(),
 });
 
 export type TokenRecord = z.infer<typeof tokenRecordSchema>;

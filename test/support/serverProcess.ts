@@ -20,8 +20,8 @@ export interface ServerProcess {
 }
 
 /** `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
-export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = []): Promise<ServerProcess> {
-  const args = [CLI, 'serve', '--port', '0', '--repos', repos];
+export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = [], extraArgs: readonly string[] = []): Promise<ServerProcess> {
+  const args = [CLI, 'serve', '--port', '0', '--repos', repos, ...extraArgs];
   const child = spawn(wrapper[0] ?? process.execPath, wrapper.length > 0 ? [...wrapper.slice(1), process.execPath, ...args] : args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...env },

@@ -1,0 +1,50 @@
+/** The command line of replication (issue 21): `serve --replica-of URL` and `token create --replication`. */
+import type { Logger } from 'pino';
+import { ServiceError } from '../service/errors.js';
+import { Replicator } from '../service/replication/replicator.js';
+import type { TokenService } from '../service/tokens.js';
+import type { RepositoryRegistry } from '../store/registry.js';
+
+/** The primary's URL (http or https, no path) and the replication token, checked before anything starts. */
+export function replicaOfOption(url: string, token: string | undefined): { primary: string; token: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ServiceError('invalid_argument', `--replica-of must be the primary's URL, like http://primary:8080; got ${JSON.stringify(url)}`);
+  }
+  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username || parsed.password || parsed.search || parsed.hash) {
+    throw new ServiceError('invalid_argument', "--replica-of must be an http:// or https:// URL without user, query or fragment");
+  }
+  if (!token) throw new ServiceError('invalid_argument', '--replica-of needs a replication token in CFGHUB_REPLICATION_TOKEN (made on the primary with: cfghub token create --replication)');
+  return { primary: parsed.origin + parsed.pathname.replace(/\/+$/, ''), token: token.trim() };
+}
+
+export function startReplicator(
+  replicaOf: { primary: string; token: string },
+  registry: RepositoryRegistry,
+  tokens: TokenService,
+  logger: Logger,
+): Replicator {
+  const replicator = new Replicator({ source: replicaOf, registry, tokens, logger });
+  replicator.start();
+  logger.info({ event: 'replica-following', primary: replicaOf.primary });
+  return replicator;
+}
+
+export async function createReplicationToken(tokens: TokenService, fullName: string | undefined, options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string }): Promise<void> {
+  if (fullName !== undefined) throw new ServiceError('invalid_argument', 'a replication token is for every repository: leave out account/name with --replication');
+  if (options.expires !== undefined || options.forceKeyPush || options.securityGroup !== undefined) {
+    throw new ServiceError('invalid_argument', '--replication takes --name only: a replication token reads, never writes, and opens no security group');
+  }
+  const created = await tokens.createReplication(options.name);
+  process.stdout.write(`${created.token}\n`);
+  process.stderr.write(`cfghub: replication token ${created.label}; it is shown only this once\n`);
+}
+
+/** `token revoke --replication LABEL`: the replica holding it can no longer follow. */
+export async function revokeReplicationToken(tokens: TokenService, label: string, extra: string | undefined): Promise<void> {
+  if (extra !== undefined) throw new ServiceError('invalid_argument', 'token revoke --replication takes the label only');
+  await tokens.revokeReplication(label);
+  process.stderr.write(`cfghub: replication token ${label} revoked\n`);
+}

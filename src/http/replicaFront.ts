@@ -1,0 +1,93 @@
+/**
+ * The front of a replica (issue 21): every answer carries `Replica-Lag` (seconds since the replica
+ * last confirmed it was current with its primary, `unknown` before the first time), and every
+ * write is forwarded to the primary, whose answer goes back to the client unchanged.
+ *
+ * Why forwarding rather than a 307 redirect: ConfigHub's clients (the Java client, curl without
+ * -L, most HTTP libraries for a POST) do not follow redirects of a POST, and a forwarded push
+ * answers with the primary's own status, headers (its commit id) and body. Writes are every
+ * method but GET, HEAD and OPTIONS, except git's fetch negotiation (POST …/git-upload-pack, a
+ * read served from the mirror) and the replication endpoints (served from the mirrors too, so a
+ * replica can be followed in turn). The replica never writes a repository itself.
+ */
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Replicator } from '../service/replication/replicator.js';
+import type { AppContext } from './context.js';
+import { HttpError } from './errors.js';
+import { sendJson } from './headers.js';
+import { beginRequest } from './requestLog.js';
+
+/** A forwarded write the primary has not answered within this long is cut with a 504. */
+const FORWARD_TIMEOUT_MS = 60_000;
+/** Headers of one connection, not of the request: never forwarded (RFC 9110 section 7.6.1). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'host', 'proxy-authorization']);
+
+export function isWrite(req: IncomingMessage): boolean {
+  const method = req.method ?? 'GET';
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
+  const url = req.url ?? '';
+  if (method === 'POST' && url.startsWith('/git/') && url.split('?')[0].endsWith('/git-upload-pack')) return false;
+  return !url.startsWith('/rest/replication/');
+}
+
+/** The value of `Replica-Lag`: seconds with one decimal, or `unknown`. */
+export function lagHeader(replica: Replicator): string {
+  const lag = replica.lagSeconds();
+  return lag === undefined ? 'unknown' : lag.toFixed(1);
+}
+
+export function replicaFront(ctx: AppContext, replica: Replicator, next: RequestListener): RequestListener {
+  return (req, res) => {
+    res.setHeader('Replica-Lag', lagHeader(replica));
+    if (!isWrite(req)) return next(req, res);
+    forward(ctx, replica.primary, req, res);
+  };
+}
+
+function forwardedHeaders(req: IncomingMessage): IncomingHttpHeaders {
+  const headers: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+  const prior = req.headers['x-forwarded-for'];
+  headers['x-forwarded-for'] = [prior, req.socket.remoteAddress].filter(Boolean).join(', ');
+  return headers;
+}
+
+function forward(ctx: AppContext, primary: string, req: IncomingMessage, res: ServerResponse): void {
+  const requestId = beginRequest(ctx, req, res, () => ({ forwardedTo: 'primary' }));
+  const path = req.url ?? '/';
+  // Only a path, appended to the primary's URL: an absolute-form target (`POST http://elsewhere/…`)
+  // or `//elsewhere/…` must never choose where the replica sends the request.
+  if (!path.startsWith('/')) {
+    const refused = new HttpError(400, 'bad_request', 'the request target must be a path (origin form), like /rest/push');
+    sendJson(req, res, refused.status, refused.body());
+    return;
+  }
+  const target = new URL(primary + path);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const fail = (error: HttpError) => {
+    if (res.headersSent) res.destroy();
+    else sendJson(req, res, error.status, error.body());
+  };
+  const upstream = send(target, { method: req.method, headers: { ...forwardedHeaders(req), 'x-request-id': requestId }, timeout: FORWARD_TIMEOUT_MS }, (answer) => {
+    const headers: IncomingHttpHeaders = {};
+    for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+    res.writeHead(answer.statusCode ?? 502, headers as Record<string, string | string[]>);
+    answer.pipe(res);
+    answer.on('error', () => res.destroy());
+  });
+  upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
+  upstream.on('error', (error) => {
+    const timedOut = error.message === 'timeout';
+    ctx.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (error as NodeJS.ErrnoException).code ?? 'error' });
+    fail(
+      timedOut
+        ? new HttpError(504, 'primary_timeout', `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`)
+        : new HttpError(503, 'primary_unavailable', 'this is a read replica and its primary cannot be reached: writes need the primary; reads are served from this replica'),
+    );
+  });
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+  req.pipe(upstream);
+}

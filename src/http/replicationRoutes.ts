@@ -1,0 +1,102 @@
+/**
+ * The primary's replication endpoints (issue 21), for replication tokens only:
+ *
+ *   GET  /rest/replication/state  every repository with its head, every token record (hashes only)
+ *   POST /rest/replication/feed   body {"heads": {"account/name": commit, …}, "tokensDigest": …,
+ *                                 "holdMs": n}: held until the state differs from that, then the
+ *                                 new state; answered as NDJSON lines, `{"same":true}` once a
+ *                                 second while nothing changed (the replica's proof it is current),
+ *                                 then `{"state":{…}}` and the end. After `holdMs` (at most 60 s)
+ *                                 the state is sent anyway: the replica's periodic full check.
+ *
+ * Any server answers them from its own folder, so a replica can be followed by another.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { ServiceError } from '../service/errors.js';
+import { FeedHub, MAX_FEED_WAITERS } from '../service/replication/feedHub.js';
+import { currentState, MAX_REPLICATED_REPOSITORIES, type ReplicationState } from '../service/replication/state.js';
+import type { AppContext } from './context.js';
+import { HttpError } from './errors.js';
+import { header, sendJson } from './headers.js';
+import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
+
+export const HEARTBEAT_MS = 1_000;
+export const DEFAULT_HOLD_MS = 25_000;
+const MAX_HOLD_MS = 60_000;
+/** A feed request names at most MAX_REPLICATED_REPOSITORIES heads of ~150 bytes each. */
+const FEED_BODY_LIMIT = 2 * 1024 * 1024;
+
+const feedSchema = z.strictObject({
+  heads: z.record(z.string().max(300), z.string().max(64)),
+  tokensDigest: z.string().max(64),
+  holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
+});
+
+/** The presented token, from `Client-Token` or `Authorization: Bearer`. */
+function presentedToken(req: Request): string | undefined {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header(req, 'Authorization') ?? '');
+  return header(req, 'Client-Token') ?? bearer?.[1];
+}
+
+function requireReplicationToken(ctx: AppContext, req: Request): void {
+  const presented = presentedToken(req);
+  if (!presented) throw new ServiceError('unauthorized', 'the replication endpoints need a replication token (cfghub token create --replication) in Client-Token');
+  if (ctx.tokens.authenticate(presented).kind !== 'replication') {
+    throw new ServiceError('forbidden', 'the replication endpoints need a replication token; this is a token of one repository');
+  }
+}
+
+/** Ends every waiting feed with the current state (the server is shutting down). */
+const hubs = new WeakMap<AppContext, FeedHub>();
+export function endFeeds(ctx: AppContext): void {
+  hubs.get(ctx)?.close();
+}
+
+export function replicationRoutes(ctx: AppContext): Router {
+  const router = express.Router();
+  const hub = new FeedHub(ctx.registry, ctx.tokens);
+  hubs.set(ctx, hub);
+  const readBody = bodyReader(FEED_BODY_LIMIT);
+
+  router.get('/rest/replication/state', (req, res) => {
+    requireReplicationToken(ctx, req);
+    sendJson(req, res, 200, currentState(ctx.registry, ctx.tokens));
+  });
+
+  router.post('/rest/replication/feed', async (req: Request, res: Response) => {
+    requireReplicationToken(ctx, req);
+    requireJsonContentType(req, 'a replication feed request');
+    const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
+    if (!parsed.success) throw new HttpError(400, 'bad_request', `the feed request is not {"heads": {...}, "tokensDigest": "...", "holdMs": n}: ${parsed.error.issues[0]?.message ?? ''}`);
+    if (Object.keys(parsed.data.heads).length > MAX_REPLICATED_REPOSITORIES) {
+      throw new HttpError(400, 'bad_request', `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`);
+    }
+    if (hub.waiting >= MAX_FEED_WAITERS) throw new ServiceError('unavailable', `${MAX_FEED_WAITERS} replicas are waiting on this server already; try again`);
+
+    res.status(200).set({ 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
+    res.flushHeaders();
+    let done = false;
+    let stop = () => undefined as void;
+    let lastBeat = Date.now();
+    const finish = (state: ReplicationState) => {
+      if (done) return;
+      done = true;
+      clearTimeout(hold);
+      stop();
+      res.end(`${JSON.stringify({ state })}\n`);
+    };
+    const hold = setTimeout(() => finish(currentState(ctx.registry, ctx.tokens)), parsed.data.holdMs ?? DEFAULT_HOLD_MS);
+    stop = hub.wait(parsed.data, finish, () => {
+      if (Date.now() - lastBeat < HEARTBEAT_MS) return;
+      lastBeat = Date.now();
+      res.write('{"same":true}\n');
+    });
+    res.on('close', () => {
+      done = true;
+      clearTimeout(hold);
+      stop();
+    });
+  });
+  return router;
+}
