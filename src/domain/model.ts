@@ -96,6 +96,8 @@ export interface PushChanges {
   readonly files: ReadonlyMap<string, FileRecord | null>;
   /** The new list of security groups, when it changes. */
   readonly securityGroups?: readonly SecurityGroup[];
+  /** The new settings (`repository.yaml`), when they change. */
+  readonly settings?: RepoSettings;
 }
 
 /** The keys a file's template references, also while its content is sealed. */

@@ -105,6 +105,16 @@ export class TokenService {
     });
   }
 
+  /** Revokes every unrevoked token of the repository (it is being deleted); returns how many. */
+  async revokeAll(repository: GitRepository): Promise<number> {
+    return this.update((records) => {
+      const now = isoSeconds(new Date());
+      let count = 0;
+      const next = records.map((r) => (tokenBelongsTo(r, repository) && r.revoked === null ? (count++, { ...r, revoked: now }) : r));
+      return { records: next, result: count };
+    });
+  }
+
   /** The store's update; a token file locked by another process for too long is a 503. */
   private async update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
     try {

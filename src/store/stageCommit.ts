@@ -29,6 +29,7 @@ import {
   serializeFileContent,
   serializeKey,
   serializeSecurityGroups,
+  serializeSettings,
   SETTINGS_FILE,
 } from './layout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
@@ -52,7 +53,14 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
   const shards = stageKeys(base, changes, objects);
   const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
 
-  const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: base.settingsBlobId }];
+  const settings = changes.settings ?? base.settings;
+  let settingsBlobId = base.settingsBlobId;
+  if (changes.settings) {
+    const blob = encodeObject('blob', Buffer.from(serializeSettings(settings)));
+    if (blob.oid !== base.settingsBlobId) objects.push(blob);
+    settingsBlobId = blob.oid;
+  }
+  const root: TreeEntry[] = [...base.otherRootEntries, { name: SETTINGS_FILE, mode: BLOB_MODE, oid: settingsBlobId }];
   const securityGroups = changes.securityGroups ?? base.securityGroups;
   let securityGroupsBlobId = base.securityGroupsBlobId;
   if (changes.securityGroups) {
@@ -90,6 +98,8 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
     ...base,
     commitId: commit.oid,
     treeId: rootTree.oid,
+    settings,
+    settingsBlobId,
     securityGroups,
     securityGroupsBlobId,
     shards,

@@ -19,6 +19,7 @@ import {
   keyShard,
   parseContextFolderName,
   parseKey,
+  SECURITY_GROUPS_FILE,
   SETTINGS_FILE,
 } from './layout.js';
 import type { ObjectStore } from './objectStore.js';
@@ -98,6 +99,8 @@ class ParsedObjects {
     this.offer(snapshot.treeId, () => [
       ...snapshot.otherRootEntries,
       { name: SETTINGS_FILE, mode: BLOB_MODE, oid: snapshot.settingsBlobId },
+      // The snapshot keeps it apart from the other root entries; the tree has it all the same.
+      ...(snapshot.securityGroupsBlobId ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }] : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,
     ]);
