@@ -37,9 +37,13 @@ function run(args: readonly string[], env: Record<string, string | undefined> = 
 const onFolder = (args: readonly string[], input?: string) => run([...args, '--repos', local.path], {}, input);
 const onServer = (args: readonly string[], input?: string) => run([...args, '--server', server.url], { CFGHUB_ADMIN_TOKEN: adminToken }, input);
 
-/** What differs between two runs by nature: times, commit ids, tokens. */
+/**
+ * What differs between two runs by nature: times, commit ids, tokens, and the folder a local run
+ * names when a repository is not found in it (a remote run has none to name).
+ */
 function normal(text: string): string {
   return text
+    .replace(/ in the repositories folder \S+/g, '')
     .replace(/\b[0-9a-f]{40}\b/g, '<commit>')
     .replace(/\b[0-9a-f]{12}\b/g, '<short>')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
