@@ -36,6 +36,8 @@ const HEADERS: Record<string, string> = {
   'Omit-Values': 'export: keys without their values',
   'Omit-Files': 'export: no files',
   'If-None-Match': 'an ETag from an earlier answer: 304 when it still matches',
+  Wait: 'pull: with If-None-Match, hold the answer up to this many seconds until the content changes (a watch)',
+  Accept: 'pull: application/json, application/yaml, text/x-java-properties or text/plain (dotenv); the format query parameter wins',
   'If-Match': 'the commit id the head must be (optimistic concurrency); "*" matches any',
   Commit: 'revert: the full id of the commit to undo',
   To: 'restore: the commit id, tag or ISO 8601 date to restore; diff: the newer side (default: the head)',
@@ -86,7 +88,7 @@ function bothForms(route: Route): Route[] {
 }
 
 const READ_HEADERS: Record<(typeof READ_ENDPOINTS)[number], { headers: string[]; summary: string; mediaType?: string }> = {
-  pull: { headers: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files'], summary: 'the keys and files resolved for a context' },
+  pull: { headers: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Wait', 'Accept'], summary: 'the keys and files resolved for a context' },
   rawFile: { headers: ['Context', 'File'], summary: "one file's content resolved for a context", mediaType: 'text/plain' },
   info: { headers: ['Context-Elements', 'Context-Labels', 'Files', 'Files-Glob', 'Tags'], summary: 'what the repository holds: levels, context items, files, tags' },
   keyData: { headers: ['KeyName'], summary: 'one key with all its values' },
@@ -109,6 +111,7 @@ const ROUTES: readonly Route[] = [
   ...READ_ENDPOINTS.flatMap((name) =>
     bothForms({
       method: 'get', path: `/rest/${name}`, summary: READ_HEADERS[name].summary, tag: 'reads', headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
+      ...(name === 'pull' ? { query: { format: 'json, yaml, properties or env' } } : {}),
       ok: { status: 200, description: 'the answer; its ETag changes with the commit read', mediaType: READ_HEADERS[name].mediaType, schema: READ_HEADERS[name].mediaType ? z.string() : anyObject('see the contract, section 7'), headers: { ETag: 'names the commit and options read' } },
       others: { 304: 'If-None-Match matched' },
       errors: [400, 401, 403, 404, 409, 503],
