@@ -3,37 +3,28 @@
  * each makes one new commit, through the same commit path as a push, safe while a server uses the
  * same folder. Prints `{"commit": …, "outcome": "applied"|"unchanged"}`; a conflict is exit 1.
  */
-import type { Command, Option } from 'commander';
-import { parseFullName, requireRepository } from '../service/repositories.js';
-import { restore } from '../service/restore.js';
-import { revert, type RollbackCaller, type RollbackResult } from '../service/revert.js';
-import { RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
+import type { Command } from 'commander';
+import { parseFullName } from '../service/repositories.js';
+import { administrationFor, withTarget } from './adminTarget.js';
 
 /** What the commits made from the command line record as their `Application-Name`. */
 const APPLICATION = 'cfghub-cli';
 
-export function addRollbackCommands(program: Command, reposOption: () => Option, reposDir: (option: string | undefined) => string): void {
-  const add = (
-    name: string,
-    description: string,
-    argument: string,
-    run: (repository: GitRepository, target: string, caller: RollbackCaller) => Promise<RollbackResult>,
-  ) =>
-    program
-      .command(name)
-      .description(description)
-      .argument('<account/name>')
-      .argument(argument)
-      .option('--comment <text>', 'the change comment of the new commit')
-      .addOption(reposOption())
-      .action(async (fullName: string, target: string, options) => {
-        const { account, name: repositoryName } = parseFullName(fullName);
-        const repository = requireRepository(new RepositoryRegistry(reposDir(options.repos)), account, repositoryName);
-        const result = await run(repository, target, { comment: options.comment, applicationName: APPLICATION });
-        process.stdout.write(`${JSON.stringify({ commit: result.commitId, outcome: result.kind }, null, 2)}\n`);
-      });
+export function addRollbackCommands(program: Command): void {
+  const add = (name: 'revert' | 'restore', description: string, argument: string) =>
+    withTarget(
+      program
+        .command(name)
+        .description(description)
+        .argument('<account/name>')
+        .argument(argument)
+        .option('--comment <text>', 'the change comment of the new commit'),
+    ).action(async (fullName: string, target: string, options) => {
+      parseFullName(fullName);
+      const result = await administrationFor(options)[name](fullName, target, { comment: options.comment, applicationName: APPLICATION });
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    });
 
-  add('revert', 'make a new commit that undoes one commit', '<commit>', revert);
-  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>', restore);
+  add('revert', 'make a new commit that undoes one commit', '<commit>');
+  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>');
 }

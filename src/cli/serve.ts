@@ -7,7 +7,7 @@ import { TokenService } from '../service/tokens.js';
 import { onStaleLockRemoved } from '../store/refs.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
-import { createLogger } from './logger.js';
+import { createLogger, type LogFormat } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
 
 export interface ServeOptions {
@@ -20,10 +20,14 @@ export interface ServeOptions {
   readonly looseObjectLimit?: number;
   /** Watches held at once at most (see http/watchHub.ts). */
   readonly maxWatchers?: number;
+  /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
+  readonly metricsToken?: string;
+  readonly logFormat?: LogFormat;
+  readonly logLevel?: string;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
-  const logger = createLogger();
+  const logger = createLogger(options.logLevel, options.logFormat);
   const created = prepareReposFolder(options.reposDir);
   // The folder is named at start (issue 15): `./repos` depends on where the server was started.
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
@@ -34,7 +38,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const tokens = new TokenService(new TokenStore(options.reposDir));
   const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, metricsToken: options.metricsToken },
     options.port,
     options.host,
   ).catch((error: unknown) => {

@@ -11,6 +11,10 @@ export interface AppContext {
   readonly bodyLimit: number;
   /** Watches (`Wait`) held at once at most; over it, 503 (see watchHub.ts). */
   readonly maxWatchers?: number;
+  /** When set, `GET /metrics` answers only with `Authorization: Bearer <metricsToken>`. */
+  readonly metricsToken?: string;
+  /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
+  readonly starting?: () => string | undefined;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

@@ -5,6 +5,7 @@
  * started from, and a rename over the ref, then fsync of the ref's folder.
  * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
  */
+import { secondsSince, telemetry } from './telemetry.js';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -153,7 +154,9 @@ export class RefLock {
     }
     try {
       await handle.writeFile(`${next}\n`);
+      const started = process.hrtime.bigint();
       await handle.sync();
+      telemetry.fsync(secondsSince(started));
     } catch (error) {
       await handle.close().catch(() => undefined);
       await lock.release();
