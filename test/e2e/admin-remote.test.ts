@@ -99,6 +99,9 @@ const STEPS: Step[] = [
   step(0, ['repo', 'settings', REPO, '--description', 'The app, described', '--private', '--token-free-pull']),
   step(0, ['repo', 'settings', REPO, '--private']), // already so: no commit, the same record
   step(1, ['repo', 'settings', 'acme/none', '--private']),
+  // `repo set` (issue 17's name) is the same command; its switches also take true|false.
+  step(0, ['repo', 'set', REPO, '--personal', 'true']),
+  step(2, ['repo', 'set', REPO, '--personal', 'maybe']),
   step(0, ['repo', 'create', 'acme/gone', '--context', 'Environment']),
   step(0, ['token', 'create', 'acme/gone', '--name', 'orphan']),
   step(2, ['repo', 'delete', 'acme/gone']),
@@ -115,6 +118,9 @@ const STEPS: Step[] = [
   step(2, ['token', 'create', REPO, '--expires', '2001-01-01T00:00:00Z']),
   step(2, ['token', 'create', REPO, '--name', 'bad label']),
   step(0, ['token', 'create', REPO, '--expires', '2099-01-01T00:00:00Z']),
+  // Issue 17's token kinds: read-only, and assigned to a rule set (which must exist).
+  step(0, ['token', 'create', REPO, '--name', 'viewer', '--read-only']),
+  step(1, ['token', 'create', REPO, '--name', 'ruled', '--rules', 'nope']),
   step(0, ['token', 'list', REPO]),
   step(0, ['token', 'revoke', REPO, 'deployer']),
   step(1, ['token', 'revoke', REPO, 'deployer']),
@@ -187,6 +193,25 @@ describe('the admin API', () => {
     const created = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'client' });
     expect(created.status).toBe(201);
     expect((await admin('GET', '/rest/admin/repositories', undefined, created.json.token)).status).toBe(401);
+  });
+
+  it('makes read-only tokens and tokens assigned to a rule set, and lists them so', async () => {
+    const rules = await run(['rules', 'create', REPO, 'team', '--repos', remote.path]);
+    expect(rules.code, rules.stderr).toBe(0);
+    const ruled = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'team-member', ruleSet: 'TEAM' });
+    expect(ruled.status, ruled.text).toBe(201);
+    const reader = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'reader-only', readOnly: true });
+    expect(reader.status, reader.text).toBe(201);
+    const missing = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'lost', ruleSet: 'nope' });
+    expect(missing.status).toBe(404);
+    expect(missing.json).toMatchObject({ error: 'not_found' });
+    const listed = await run(['token', 'list', REPO], { CFGHUB_SERVER: server.url, CFGHUB_ADMIN_TOKEN: adminToken });
+    const byLabel = new Map(JSON.parse(listed.stdout).map((t: { label: string }) => [t.label, t]));
+    expect(byLabel.get('team-member')).toMatchObject({ ruleSet: 'team', readOnly: false });
+    expect(byLabel.get('reader-only')).toMatchObject({ ruleSet: null, readOnly: true });
+    // The read-only token reads, and is refused a push.
+    const refused = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': reader.json.token });
+    expect(refused.status).toBe(403);
   });
 
   it('stops accepting an admin token at once when it is revoked', async () => {
