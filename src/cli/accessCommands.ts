@@ -1,6 +1,7 @@
 /**
- * Commands of issue 17: `cfghub rules …` (access rule sets), `cfghub context-group …`, and
- * `cfghub repo set|delete`. Each change is one commit (repo delete: a folder moved aside).
+ * Commands of issue 17: `cfghub rules …` (access rule sets) and `cfghub context-group …`. Each
+ * change is one commit. They work on a repositories folder only (`--repos`), not through
+ * `--server`; `repo set` is an alias of issue 19's `repo settings` (program.ts).
  */
 import type { Command, Option } from 'commander';
 import {
@@ -16,7 +17,6 @@ import {
 } from '../service/accessRuleSets.js';
 import { addGroupMember, createContextGroup, deleteContextGroup, listContextGroups, removeGroupMember } from '../service/contextGroupCommands.js';
 import { ServiceError } from '../service/errors.js';
-import { changeSettings, deleteRepository, type SettingsChange } from '../service/repoSettings.js';
 import { parseFullName, requireRepository } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
 import { RepositoryRegistry } from '../store/registry.js';
@@ -38,14 +38,7 @@ function parseNumber(text: string, what: string): number {
   return Number(text);
 }
 
-/** The name of a rule set of the repository, as stored; for `token create --rules`. */
-export async function requireRuleSetName(repository: GitRepository, name: string): Promise<string> {
-  const set = findRuleSet(await repository.headSnapshot(), name);
-  if (!set) throw new ServiceError('not_found', `repository ${repository.fullName} has no rule set ${name}: create it with cfghub rules create`);
-  return set.name;
-}
-
-export function addAccessCommands(program: Command, repo: Command, reposOption: () => Option, reposDir: (option: string | undefined) => string): void {
+export function addAccessCommands(program: Command, reposOption: () => Option, reposDir: (option: string | undefined) => string): void {
   const open = (fullName: string, repos: string | undefined) => {
     const { account, name } = parseFullName(fullName);
     const registry = new RepositoryRegistry(reposDir(repos));
@@ -185,50 +178,5 @@ export function addAccessCommands(program: Command, repo: Command, reposOption: 
     .addOption(reposOption())
     .action(async (fullName: string, options) => {
       printJson(await listContextGroups(target(fullName, options.repos)));
-    });
-
-  repo
-    .command('set')
-    .description('change settings after creation, in one commit')
-    .argument('<account/name>')
-    .option('--description <text>')
-    .option('--private <bool>')
-    .option('--token-free-push <bool>')
-    .option('--token-free-pull <bool>')
-    .option('--access-controls <bool>')
-    .option('--context-groups <bool>')
-    .option('--vdt <bool>')
-    .option('--security <bool>')
-    .addOption(reposOption())
-    .action(async (fullName: string, options) => {
-      const change: { -readonly [K in keyof SettingsChange]: SettingsChange[K] } = {};
-      if (options.description !== undefined) change.description = options.description;
-      const flags: [string, keyof SettingsChange & string, string][] = [
-        ['private', 'isPrivate', '--private'],
-        ['tokenFreePush', 'tokenFreePush', '--token-free-push'],
-        ['tokenFreePull', 'tokenFreePull', '--token-free-pull'],
-        ['accessControls', 'accessControlsEnabled', '--access-controls'],
-        ['contextGroups', 'contextGroupsEnabled', '--context-groups'],
-        ['vdt', 'vdtEnabled', '--vdt'],
-        ['security', 'securityEnabled', '--security'],
-      ];
-      for (const [option, field, flag] of flags) {
-        if (options[option] !== undefined) (change as Record<string, unknown>)[field] = parseBoolean(options[option], flag);
-      }
-      if (Object.keys(change).length === 0) throw new ServiceError('invalid_argument', 'give at least one setting to change');
-      printJson(await changeSettings(target(fullName, options.repos), change));
-    });
-  repo
-    .command('delete')
-    .description('move a repository aside (under <repos>/.cfghub/deleted) and revoke its tokens; needs --yes')
-    .argument('<account/name>')
-    .option('--yes', 'really delete it')
-    .addOption(reposOption())
-    .action(async (fullName: string, options) => {
-      const { registry, repository } = open(fullName, options.repos);
-      const tokens = new TokenService(new TokenStore(reposDir(options.repos)));
-      const deleted = await deleteRepository(registry, tokens, repository, Boolean(options.yes));
-      printJson({ deleted: repository.fullName, ...deleted });
-      process.stderr.write(`cfghub: ${repository.fullName} moved to ${deleted.movedTo} in the repositories folder\n`);
     });
 }

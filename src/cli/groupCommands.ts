@@ -2,12 +2,11 @@
  * `cfghub group create|list|passwd|delete` (issue 7). Passwords are read from standard input, one
  * per line, never from the command line, where other users of the machine could see them.
  */
-import type { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { ServiceError } from '../service/errors.js';
-import { parseFullName, requireRepository } from '../service/repositories.js';
-import { changePassword, createGroup, deleteGroup, listGroups } from '../service/securityGroups.js';
-import { RepositoryRegistry } from '../store/registry.js';
+import { parseFullName } from '../service/repositories.js';
+import { administrationFor, withTarget } from './adminTarget.js';
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -30,52 +29,48 @@ export async function readPasswordLines(count: number, what: readonly string[]):
   return lines.slice(0, count);
 }
 
-export function addGroupCommands(program: Command, reposOption: () => Option, reposDir: (option: string | undefined) => string): void {
-  const repository = (fullName: string, repos: string | undefined) => {
-    const { account, name } = parseFullName(fullName);
-    return requireRepository(new RepositoryRegistry(reposDir(repos)), account, name);
+/** Adds the `group` commands; each works on a folder or, with --server, on a remote server. */
+export function addGroupCommands(program: Command): void {
+  /** The administration and the checked name; an unknown repository is told before a password is asked for. */
+  const target = async (fullName: string, options: { repos?: string; server?: string }, askingPassword: boolean) => {
+    parseFullName(fullName);
+    const admin = administrationFor(options);
+    if (askingPassword) await admin.repositoryRecord(fullName);
+    return admin;
   };
 
   const group = program.command('group').description('security groups of a repository (passwords on standard input)');
-  group
-    .command('create')
-    .description("create a security group; reads its password (8-64 characters) as one line from standard input")
-    .argument('<account/name>')
-    .argument('<group>')
-    .addOption(reposOption())
-    .action(async (fullName: string, name: string, options) => {
-      const target = repository(fullName, options.repos);
-      const [password] = await readPasswordLines(1, ['the password']);
-      printJson(await createGroup(target, name, password));
-    });
-  group
-    .command('list')
-    .description('the security groups, with how many keys and files each holds, as JSON')
-    .argument('<account/name>')
-    .addOption(reposOption())
-    .action(async (fullName: string, options) => {
-      printJson(await listGroups(repository(fullName, options.repos)));
-    });
-  group
-    .command('passwd')
-    .description('change the password (reads the current one, then the new one, from standard input) and re-encrypt everything of the group in one commit')
-    .argument('<account/name>')
-    .argument('<group>')
-    .addOption(reposOption())
-    .action(async (fullName: string, name: string, options) => {
-      const target = repository(fullName, options.repos);
-      const [current, next] = await readPasswordLines(2, ['the current password', 'the new password']);
-      printJson(await changePassword(target, name, current, next));
-    });
-  group
-    .command('delete')
-    .description('delete a security group that no key or file uses')
-    .argument('<account/name>')
-    .argument('<group>')
-    .addOption(reposOption())
-    .action(async (fullName: string, name: string, options) => {
-      const target = repository(fullName, options.repos);
-      const deleted = await deleteGroup(target, name);
-      process.stderr.write(`cfghub: security group ${deleted.name} of ${target.fullName} deleted\n`);
-    });
+  withTarget(
+    group
+      .command('create')
+      .description('create a security group; reads its password (8-64 characters) as one line from standard input')
+      .argument('<account/name>')
+      .argument('<group>'),
+  ).action(async (fullName: string, name: string, options) => {
+    const admin = await target(fullName, options, true);
+    const [password] = await readPasswordLines(1, ['the password']);
+    printJson(await admin.createGroup(fullName, name, password));
+  });
+  withTarget(
+    group.command('list').description('the security groups, with how many keys and files each holds, as JSON').argument('<account/name>'),
+  ).action(async (fullName: string, options) => {
+    printJson(await (await target(fullName, options, false)).listGroups(fullName));
+  });
+  withTarget(
+    group
+      .command('passwd')
+      .description('change the password (reads the current one, then the new one, from standard input) and re-encrypt everything of the group in one commit')
+      .argument('<account/name>')
+      .argument('<group>'),
+  ).action(async (fullName: string, name: string, options) => {
+    const admin = await target(fullName, options, true);
+    const [current, next] = await readPasswordLines(2, ['the current password', 'the new password']);
+    printJson(await admin.changePassword(fullName, name, current, next));
+  });
+  withTarget(
+    group.command('delete').description('delete a security group that no key or file uses').argument('<account/name>').argument('<group>'),
+  ).action(async (fullName: string, name: string, options) => {
+    const deleted = await (await target(fullName, options, false)).deleteGroup(fullName, name);
+    process.stderr.write(`cfghub: security group ${deleted.name} of ${deleted.repository} deleted\n`);
+  });
 }

@@ -2,54 +2,32 @@
  * The `cfghub` command (contract section 3). Exit status 0 on success, 2 on a usage error or an
  * invalid argument value, 1 on any other error; errors are one line on stderr.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { parseIsoInstant } from '../domain/dates.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
-import { listRepositories } from '../service/listing.js';
+import { parseFullName } from '../service/repositories.js';
+import type { SettingsChange } from '../service/repositorySettings.js';
 import { unreadableLines } from './unreadable.js';
-import { createRepository, parseFullName, requireRepository } from '../service/repositories.js';
-import { TokenService } from '../service/tokens.js';
 import { FolderError } from '../store/folders.js';
-import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../store/looseObjects.js';
-import { RepositoryRegistry } from '../store/registry.js';
-import { TokenStore } from '../store/tokenStore.js';
-import { notAFolder, reposDir, reposPath, searchedFolder } from './reposFolder.js';
+import { searchedFolder } from './reposFolder.js';
+import { resolveServeOptions } from './serveConfig.js';
+import { administrationFor, localTokens, reposDir, reposOption, withTarget } from './adminTarget.js';
+import { addAdminTokenCommands } from './adminTokenCommands.js';
 import { serve } from './serve.js';
 import { createReplicationToken, replicaOfOption, revokeReplicationToken } from './replica.js';
 import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
-import { groupKeyWithPassword } from '../service/securityGroups.js';
 import { addClientCommands } from './clientCommands.js';
-import { addAccessCommands, requireRuleSetName } from './accessCommands.js';
+import { addAccessCommands } from './accessCommands.js';
 
-/** `create`: the folder may be missing (repo create makes it), not a file. */
-function stores(repos: string | undefined, create = false) {
-  const root = create ? reposPath(repos) : reposDir(repos);
-  const refusal = notAFolder(root, repos);
-  if (refusal) throw refusal;
-  return { root, registry: new RepositoryRegistry(root), tokens: new TokenService(new TokenStore(root)) };
-}
 
 /** The version of package.json, for `cfghub --version` (dist/cli/ and src/cli/ are both two levels down). */
 function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
-
-/** A whole number within bounds from an option, else its variable, else a default; the message names whichever was used. */
-function numberSetting(option: string | undefined, variable: string, fallback: number, min: number, max: number, what: string): number {
-  const [name, text] = option !== undefined ? [`--${what}`, option] : process.env[variable] ? [variable, process.env[variable]!] : [undefined, undefined];
-  if (name === undefined) return fallback;
-  const value = Number(text);
-  if (!/^\d{1,15}$/.test(text!.trim()) || !Number.isInteger(value) || value < min || value > max) {
-    throw new ServiceError('invalid_argument', `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
-  }
-  return value;
-}
-
-const reposOption = () => new Option('--repos <dir>', 'repositories folder (else CFGHUB_REPOS, else ./repos)');
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -67,6 +45,14 @@ function positiveCount(text: string | undefined, name: string): number | undefin
   const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new ServiceError('invalid_argument', `${name} must be a whole number above 0`);
   return n;
+}
+
+/** A settings switch: bare (true), `--no-…` (false) or with the value true or false. */
+function switchValue(value: unknown, flag: string): boolean | undefined {
+  if (value === undefined || typeof value === 'boolean') return value as boolean | undefined;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ServiceError('invalid_argument', `${flag} is true or false, got ${JSON.stringify(value)}`);
 }
 
 function parseLevels(text: string): string[] {
@@ -91,18 +77,13 @@ export function buildProgram(): Command {
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
     .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
+    .option('--metrics-token <token>', 'GET /metrics answers only with Authorization: Bearer <token> (else CFGHUB_METRICS_TOKEN; unset: open)')
+    .option('--log-format <format>', 'json (one object per line, the default) or pretty (for a terminal) (else CFGHUB_LOG_FORMAT)')
+    .option('--config <file>', 'a YAML file with any of the settings above as fields; flags and environment win over it')
     .addOption(reposOption())
     .action(async (options) => {
-      const port = numberSetting(options.port, 'PORT', 8080, 0, 65535, 'port');
-      const bodyLimit = numberSetting(options.bodyLimit, 'CFGHUB_BODY_LIMIT', 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
-      const looseObjects = numberSetting(options.looseObjects, 'CFGHUB_LOOSE_OBJECTS', DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
       await serve({
-        reposDir: reposPath(options.repos),
-        port,
-        host: options.host ?? process.env.HOST ?? '127.0.0.1',
-        demo: Boolean(options.demo),
-        bodyLimit,
-        looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
+        ...resolveServeOptions(options),
         maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
         hidePrivate: Boolean(options.hidePrivate),
         replicaOf: options.replicaOf === undefined ? undefined : replicaOfOption(options.replicaOf, process.env.CFGHUB_REPLICATION_TOKEN),
@@ -110,25 +91,25 @@ export function buildProgram(): Command {
     });
 
   const repo = program.command('repo').description('create, list, change and delete repositories');
-  repo
-    .command('create')
-    .description('create a repository with a first commit holding its settings')
-    .argument('<account/name>')
-    .requiredOption('--context <levels>', 'context level names, widest first, separated by commas')
-    .option('--description <text>')
-    .option('--private')
-    .option('--personal')
-    .option('--access-controls')
-    .option('--no-vdt', 'turn value data types off')
-    .option('--no-security', 'turn security groups off')
-    .option('--context-groups')
-    .option('--token-free-push', 'allow push without a token')
-    .option('--token-free-pull', 'allow pull without a token')
-    .addOption(reposOption())
-    .action(async (fullName: string, options) => {
-      const { account, name } = parseFullName(fullName);
-      const { registry, tokens } = stores(options.repos, true);
-      const repository = await createRepository(registry, {
+  withTarget(
+    repo
+      .command('create')
+      .description('create a repository with a first commit holding its settings')
+      .argument('<account/name>')
+      .requiredOption('--context <levels>', 'context level names, widest first, separated by commas')
+      .option('--description <text>')
+      .option('--private')
+      .option('--personal')
+      .option('--access-controls')
+      .option('--no-vdt', 'turn value data types off')
+      .option('--no-security', 'turn security groups off')
+      .option('--context-groups')
+      .option('--token-free-push', 'allow push without a token')
+      .option('--token-free-pull', 'allow pull without a token'),
+  ).action(async (fullName: string, options) => {
+    const { account, name } = parseFullName(fullName);
+    printJson(
+      await administrationFor(options, true).createRepository({
         account,
         name,
         levels: parseLevels(options.context),
@@ -141,82 +122,120 @@ export function buildProgram(): Command {
         contextGroupsEnabled: Boolean(options.contextGroups),
         tokenFreePush: Boolean(options.tokenFreePush),
         tokenFreePull: Boolean(options.tokenFreePull),
-      });
-      const { records } = await listRepositories(registry, tokens, () => undefined);
-      printJson(records.find((r) => r.account === repository.account && r.name === repository.name));
-    });
-  repo
-    .command('list')
-    .description('the records of every repository, as JSON')
-    .addOption(reposOption())
-    .action(async (options) => {
-      const { registry, tokens } = stores(options.repos);
-      const listing = await listRepositories(registry, tokens, () => undefined);
-      printJson(listing.records);
-      // Left out of the records, as from the HTTP listing; named here, where an operator looks.
-      for (const line of unreadableLines(listing.unreadable)) process.stderr.write(`${line}\n`);
-    });
+      }),
+    );
+  });
+  // `repo settings` (issue 19) and its alias `repo set` (issue 17): one command, one service
+  // function. A switch is given bare (`--private`), negated (`--no-private`) or with a value
+  // (`--private true|false`), so both issues' spellings work.
+  const settingSwitches: readonly (readonly [string, string, keyof SettingsChange, string?])[] = [
+    ['private', '--private', 'isPrivate'],
+    ['personal', '--personal', 'isPersonal'],
+    ['accessControls', '--access-controls', 'accessControlsEnabled'],
+    ['vdt', '--vdt', 'vdtEnabled', 'value data types (off is refused while a key has a type other than Text)'],
+    ['security', '--security', 'securityEnabled', 'security groups (off is refused while a group exists)'],
+    ['contextGroups', '--context-groups', 'contextGroupsEnabled'],
+    ['tokenFreePush', '--token-free-push', 'tokenFreePush'],
+    ['tokenFreePull', '--token-free-pull', 'tokenFreePull'],
+  ];
+  const settings = repo
+    .command('settings')
+    .alias('set')
+    .description("change a repository's settings in one commit (the context levels never change); prints its record")
+    .argument('<account/name>')
+    .option('--description <text>');
+  for (const [, flag, , help] of settingSwitches) {
+    settings.option(`${flag} [bool]`, `turn on (or give true|false)${help ? `: ${help}` : ''}`).option(`--no-${flag.slice(2)}`, 'turn off');
+  }
+  withTarget(settings).action(async (fullName: string, options) => {
+    parseFullName(fullName);
+    const change: Record<string, unknown> = { description: options.description };
+    for (const [option, flag, field] of settingSwitches) change[field] = switchValue(options[option], flag);
+    printJson(await administrationFor(options).changeSettings(fullName, change as SettingsChange));
+  });
+  withTarget(
+    repo
+      .command('delete')
+      .description('move a repository out of service to <repos>/.cfghub/deleted/ (from where it can be moved back) and revoke its tokens')
+      .argument('<account/name>')
+      .option('--yes', 'yes, delete it'),
+  ).action(async (fullName: string, options) => {
+    parseFullName(fullName);
+    if (!options.yes) throw new ServiceError('invalid_argument', `deleting repository ${fullName} needs --yes`);
+    const deleted = await administrationFor(options).deleteRepository(fullName);
+    process.stderr.write(`cfghub: repository ${deleted.repository} deleted (moved aside); ${deleted.revokedTokens} token(s) revoked\n`);
+  });
+  withTarget(repo.command('list').description('the records of every repository, as JSON')).action(async (options) => {
+    const listing = await administrationFor(options).listRepositories();
+    printJson(listing.records);
+    // Left out of the records, as from the HTTP listing; named here, where an operator looks.
+    for (const line of unreadableLines(listing.unreadable)) process.stderr.write(`${line}\n`);
+  });
 
   const token = program.command('token').description('client tokens of a repository');
-  token
-    .command('create')
-    .description('print a new client token on stdout, once')
-    .argument('[account/name]', 'the repository (left out with --replication)')
-    .option('--replication', "a replica's token: clones every repository, reads the replication endpoints")
-    .option('--name <label>', 'label of the token (else token-N)')
-    .option('--expires <iso-8601>', 'when the token stops working')
-    .option('--force-key-push', 'the token may write keys whose push flag is false')
-    .option('--security-group <group>', "the token reads and writes this group on its own; reads the group's password from standard input")
-    .option('--read-only', 'the token may read but never push, revert or restore')
-    .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)')
-    .addOption(reposOption())
-    .action(async (fullName: string | undefined, options) => {
-      if (options.replication) return createReplicationToken(stores(options.repos).tokens, fullName, options);
-      if (fullName === undefined) throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
-      const { account, name } = parseFullName(fullName);
-      const { registry, tokens } = stores(options.repos);
-      const expires = options.expires === undefined ? undefined : parseDate(options.expires);
-      const repository = requireRepository(registry, account, name);
-      const groupKeys = [];
-      if (options.securityGroup !== undefined) {
-        const [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
-        groupKeys.push(await groupKeyWithPassword(repository, options.securityGroup, password));
-      }
-      const ruleSet = options.rules === undefined ? undefined : await requireRuleSetName(repository, options.rules);
-      const created = await tokens.create(repository, { label: options.name, expires, forceKeyPush: Boolean(options.forceKeyPush), groupKeys, readOnly: Boolean(options.readOnly), ruleSet });
-      process.stdout.write(`${created.token}\n`);
-      process.stderr.write(`cfghub: token ${created.label} for ${repository.fullName}; it is shown only this once\n`);
+  withTarget(
+    token
+      .command('create')
+      .description('print a new client token on stdout, once')
+      .argument('[account/name]', 'the repository (left out with --replication)')
+      .option('--replication', "a replica's token: clones every repository, reads the replication endpoints")
+      .option('--name <label>', 'label of the token (else token-N)')
+      .option('--expires <iso-8601>', 'when the token stops working')
+      .option('--force-key-push', 'the token may write keys whose push flag is false')
+      .option('--security-group <group>', "the token reads and writes this group on its own; reads the group's password from standard input")
+      .option('--read-only', 'the token may read but never push, revert or restore')
+      .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)'),
+  ).action(async (fullName: string | undefined, options) => {
+    if (options.replication) return createReplicationToken(localTokens(options.repos), fullName, options);
+    if (fullName === undefined) throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
+    parseFullName(fullName);
+    if (options.expires !== undefined) parseDate(options.expires);
+    const admin = administrationFor(options);
+    let password: string | undefined;
+    if (options.securityGroup !== undefined) {
+      await admin.repositoryRecord(fullName); // an unknown repository is told before a password is asked for
+      [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
+    }
+    const created = await admin.createToken(fullName, {
+      label: options.name,
+      expires: options.expires,
+      forceKeyPush: Boolean(options.forceKeyPush),
+      securityGroup: options.securityGroup,
+      password,
+      readOnly: Boolean(options.readOnly),
+      ruleSet: options.rules,
     });
-  token
-    .command('list')
-    .description('label, created, expires and flags of each token; never the token')
-    .argument('<account/name>')
-    .addOption(reposOption())
-    .action(async (fullName: string, options) => {
-      const { account, name } = parseFullName(fullName);
-      const { registry, tokens } = stores(options.repos);
-      printJson(tokens.list(requireRepository(registry, account, name)));
-    });
-  token
-    .command('revoke')
-    .description('the token stops working at once')
-    .argument('<account/name>', 'the repository (with --replication: the label)')
-    .argument('[label]')
-    .option('--replication', 'revoke the replication token of this label')
-    .addOption(reposOption())
-    .action(async (fullName: string, label: string | undefined, options) => {
-      if (options.replication) return revokeReplicationToken(stores(options.repos).tokens, fullName, label);
+    process.stdout.write(`${created.token}\n`);
+    process.stderr.write(`cfghub: token ${created.label} for ${created.repository}; it is shown only this once\n`);
+  });
+  withTarget(
+    token.command('list').description('label, created, expires and flags of each token; never the token').argument('<account/name>'),
+  ).action(async (fullName: string, options) => {
+    parseFullName(fullName);
+    printJson(await administrationFor(options).listTokens(fullName));
+  });
+  withTarget(
+    token
+      .command('revoke')
+      .description('the token stops working at once')
+      .argument('<account/name>', 'the repository (with --replication: the label)')
+      .argument('[label]')
+      .option('--replication', 'revoke the replication token of this label'),
+  ).action(
+    async (fullName: string, label: string | undefined, options) => {
+      if (options.replication) return revokeReplicationToken(localTokens(options.repos), fullName, label);
       if (label === undefined) throw new ServiceError('invalid_argument', 'name the label of the token to revoke');
       const { account, name } = parseFullName(fullName);
-      const { registry, tokens } = stores(options.repos);
-      await tokens.revoke(requireRepository(registry, account, name), label);
+      await administrationFor(options).revokeToken(fullName, label);
       process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
-    });
-  addTagCommands(program, reposOption, reposDir);
-  addRollbackCommands(program, reposOption, reposDir);
-  addGroupCommands(program, reposOption, reposDir);
+    },
+  );
+  addAdminTokenCommands(program);
+  addTagCommands(program);
+  addRollbackCommands(program);
+  addGroupCommands(program);
   addClientCommands(program);
-  addAccessCommands(program, repo, reposOption, reposDir);
+  addAccessCommands(program, reposOption, reposDir);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

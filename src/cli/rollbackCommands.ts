@@ -3,49 +3,38 @@
  * each makes one new commit, through the same commit path as a push, safe while a server uses the
  * same folder. Prints `{"commit": …, "outcome": "applied"|"unchanged"}`; a conflict is exit 1.
  */
-import type { Command, Option } from 'commander';
-import { parseFullName, requireRepository } from '../service/repositories.js';
-import { KeyRing } from '../service/keyRing.js';
-import { restore } from '../service/restore.js';
-import { groupKeyWithPassword } from '../service/securityGroups.js';
+import type { Command } from 'commander';
+import { parseFullName } from '../service/repositories.js';
+import { administrationFor, withTarget } from './adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
-import { revert, type RollbackCaller, type RollbackResult } from '../service/revert.js';
-import { RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
 
 /** What the commits made from the command line record as their `Application-Name`. */
 const APPLICATION = 'cfghub-cli';
 
-export function addRollbackCommands(program: Command, reposOption: () => Option, reposDir: (option: string | undefined) => string): void {
-  const add = (
-    name: string,
-    description: string,
-    argument: string,
-    run: (repository: GitRepository, target: string, caller: RollbackCaller) => Promise<RollbackResult>,
-  ) =>
-    program
-      .command(name)
-      .description(description)
-      .argument('<account/name>')
-      .argument(argument)
-      .option('--comment <text>', 'the change comment of the new commit')
-      .addOption(reposOption())
-      .action(async (fullName: string, target: string, options) => {
-        const { account, name: repositoryName } = parseFullName(fullName);
-        const repository = requireRepository(new RepositoryRegistry(reposDir(options.repos)), account, repositoryName);
-        let ring = KeyRing.EMPTY;
-        if (options.securityGroup !== undefined) {
-          // Issue 14, item 6: changing secured keys and files needs the group's key, as a push does.
-          const [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
-          const key = await groupKeyWithPassword(repository, options.securityGroup, password);
-          ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key]);
-        }
-        const result = await run(repository, target, { comment: options.comment, applicationName: APPLICATION, ring });
-        process.stdout.write(`${JSON.stringify({ commit: result.commitId, outcome: result.kind }, null, 2)}\n`);
-      });
+export function addRollbackCommands(program: Command): void {
+  const add = (name: 'revert' | 'restore', description: string, argument: string) =>
+    withTarget(
+      program
+        .command(name)
+        .description(description)
+        .argument('<account/name>')
+        .argument(argument)
+        .option('--comment <text>', 'the change comment of the new commit'),
+    ).action(async (fullName: string, target: string, options) => {
+      parseFullName(fullName);
+      const admin = administrationFor(options);
+      let password: string | undefined;
+      if (options.securityGroup !== undefined) {
+        // Issue 14, item 6: changing secured keys and files needs the group's key, as a push does.
+        await admin.repositoryRecord(fullName); // an unknown repository is told before a password is asked for
+        [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
+      }
+      const result = await admin[name](fullName, target, { comment: options.comment, applicationName: APPLICATION, securityGroup: options.securityGroup, password });
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    });
 
-  add('revert', 'make a new commit that undoes one commit', '<commit>', revert);
-  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>', restore).option(
+  add('revert', 'make a new commit that undoes one commit', '<commit>');
+  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>').option(
     '--security-group <group>',
     "a group whose secured keys and files the restore may change; reads the group's password from standard input",
   );

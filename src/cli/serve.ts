@@ -7,7 +7,7 @@ import { TokenService } from '../service/tokens.js';
 import { onStaleLockRemoved } from '../store/refs.js';
 import { RepositoryRegistry } from '../store/registry.js';
 import { TokenStore } from '../store/tokenStore.js';
-import { createLogger } from './logger.js';
+import { createLogger, type LogFormat } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
 import { startReplicator } from './replica.js';
 
@@ -25,10 +25,14 @@ export interface ServeOptions {
   readonly hidePrivate?: boolean;
   /** Serve as a read replica of this primary (issue 21), with this replication token. */
   readonly replicaOf?: { readonly primary: string; readonly token: string };
+  /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
+  readonly metricsToken?: string;
+  readonly logFormat?: LogFormat;
+  readonly logLevel?: string;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
-  const logger = createLogger();
+  const logger = createLogger(options.logLevel, options.logFormat);
   const created = prepareReposFolder(options.reposDir);
   // The folder is named at start (issue 15): `./repos` depends on where the server was started.
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
@@ -40,7 +44,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const tokens = new TokenService(new TokenStore(options.reposDir));
   const replica = options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
   const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate, replica },
+    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate, replica, metricsToken: options.metricsToken },
     options.port,
     options.host,
   ).catch((error: unknown) => {

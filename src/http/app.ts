@@ -14,6 +14,7 @@ import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
 import { HttpError } from './errors.js';
 import { sendJson } from './headers.js';
+import { adminRoutes } from './adminRoutes.js';
 import { answerGitError, gitRoutes } from './gitRoutes.js';
 import { infoRoutes } from './infoRoutes.js';
 import { historyRoutes } from './historyRoutes.js';
@@ -24,6 +25,9 @@ import { replicationRoutes } from './replicationRoutes.js';
 import { rollbackRoutes } from './rollbackRoutes.js';
 import { uiRoutes } from './uiRoutes.js';
 import { explainRoutes } from './explainRoutes.js';
+import { answerMetrics } from './metrics.js';
+import { answerReadiness } from './readiness.js';
+import { openApiDocument } from './openapi.js';
 import { beginRequest } from './requestLog.js';
 
 /** The express application: everything but the read endpoints. */
@@ -39,6 +43,9 @@ export function createApp(ctx: AppContext): express.Express {
   });
 
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
+  app.get('/readyz', (req, res) => answerReadiness(ctx, req, res));
+  app.get('/metrics', (req, res) => answerMetrics(ctx, req, res));
+  app.get('/openapi.json', (req, res) => sendJson(req, res, 200, openApiDocument()));
   app.use(gitRoutes(ctx)); // before anything reads a body: git's requests stream into git untouched
   app.use(infoRoutes(ctx));
   app.use(replicationRoutes(ctx)); // issue 21: state and change feed for replicas
@@ -47,6 +54,7 @@ export function createApp(ctx: AppContext): express.Express {
   app.use(rollbackRoutes(ctx));
   app.use(uiRoutes(ctx)); // the web console: GET / and /ui/…
   app.use(explainRoutes(ctx));
+  app.use(adminRoutes(ctx));
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

@@ -16,6 +16,10 @@ export interface AppContext {
   readonly hidePrivate?: boolean;
   /** Set on a read replica (issue 21): its follower, for the lag, `Min-Commit` and the status. */
   readonly replica?: Replicator;
+  /** When set, `GET /metrics` answers only with `Authorization: Bearer <metricsToken>`. */
+  readonly metricsToken?: string;
+  /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
+  readonly starting?: () => string | undefined;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

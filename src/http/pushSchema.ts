@@ -179,3 +179,8 @@ function withoutNulls<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as T;
 }
 
+
+/** The whole body as one schema, for the OpenAPI description (parsePushBody checks it in steps). */
+export const pushBodyDescription = bodySchema.extend({
+  data: z.array(z.union([keySchema.extend({ values: z.array(valueSchema).optional() }), fileSchema])),
+});

@@ -4,6 +4,7 @@
  * push makes a new commit, hence a new key. Bounded in entries and in bytes (large exports),
  * least recently used first out.
  */
+import { telemetry } from '../store/telemetry.js';
 import { createHash } from 'node:crypto';
 
 export interface CachedAnswer {
@@ -40,6 +41,7 @@ export class ReadCache {
       this.entries.delete(key);
       this.entries.set(key, answer);
     }
+    telemetry.readCache(answer !== undefined);
     return answer;
   }
 

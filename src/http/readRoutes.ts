@@ -26,6 +26,7 @@ import { pullFormat } from './pullFormat.js';
 import { renderedPull } from './renderedPull.js';
 import { waitMsOf } from './watchRequest.js';
 import { WatchHub } from './watchHub.js';
+import { watcherCount } from './metrics.js';
 import type { PullFormat } from '../domain/renderings.js';
 import type { GroupKey } from '../service/sealing.js';
 import type { GitRepository } from '../store/repository.js';
@@ -36,7 +37,8 @@ type Request = IncomingMessage;
 /** `/rest/<endpoint>` or `/rest/<endpoint>/<account>/<repository>`, with an optional final slash. */
 const READ_PATH = /^\/rest\/(pull|rawFile|info|keyData|export)(?:\/([^/]+)\/([^/]+))?\/?$/i;
 /** Endpoint names by their lower case: paths match without regard to case, as express's routes did. */
-const ENDPOINT_NAMES = new Map(['pull', 'rawFile', 'info', 'keyData', 'export'].map((name) => [name.toLowerCase(), name]));
+export const READ_ENDPOINTS = ['pull', 'rawFile', 'info', 'keyData', 'export'] as const;
+const ENDPOINT_NAMES = new Map(READ_ENDPOINTS.map((name) => [name.toLowerCase(), name]));
 
 interface ReadPath {
   readonly pathname: string;
@@ -164,6 +166,7 @@ export type ReadRoutes = ((req: IncomingMessage, res: ServerResponse) => boolean
  */
 export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers)): ReadRoutes {
   const cache = new ReadCache();
+  watcherCount(ctx, () => hub.size); // the cfghub_watchers gauge of /metrics
 
   const access = readAccess(ctx);
 
@@ -228,7 +231,7 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
   const routes = (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = readPathOf(req);
     if (!path) return false;
-    const requestId = beginRequest(ctx, req, res);
+    const requestId = beginRequest(ctx, req, res, undefined, `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`);
     handle(req, res, path).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
     return true;
   };

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from './context.js';
+import { metricsOf } from './metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -9,10 +10,11 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * Gives the request its id (also sent back as `X-Request-Id`) and logs it when answered, with
  * the fields `extra` gives then (a refused push adds its reason). Returns the id.
  */
-export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, extra?: () => object): string {
+export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, extra?: () => object, route?: string): string {
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.setHeader('X-Request-Id', requestId);
+  countRequest(ctx, req, res, route);
   if (!ctx.logger.isLevelEnabled('info')) return requestId; // no line to write: no timing, no listener
   const started = process.hrtime.bigint();
   res.once('finish', () => {
@@ -28,4 +30,20 @@ export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerR
     });
   });
   return requestId;
+}
+
+/**
+ * Counts the request in the metrics when answered: by `route`, else the express route pattern it
+ * matched, with a push's outcome and refusal (set in `res.locals` by the push route).
+ */
+function countRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, route: string | undefined): void {
+  const metrics = metricsOf(ctx);
+  const started = process.hrtime.bigint();
+  res.once('finish', () => {
+    const matched = route ?? (req as { route?: { path?: unknown } }).route?.path;
+    const locals = (res as { locals?: { pushOutcome?: string; refusal?: string } }).locals;
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    metrics.request(req.method ?? 'GET', typeof matched === 'string' ? matched : undefined, query === -1 ? url : url.slice(0, query), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, locals?.pushOutcome, locals?.refusal);
+  });
 }

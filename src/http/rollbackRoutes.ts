@@ -36,7 +36,7 @@ async function callerRing(req: Request, repository: GitRepository, tokenKeys: re
   }
 }
 
-const bodySchema = z.strictObject({
+export const rollbackBodySchema = z.strictObject({
   commit: z.string().optional(),
   to: z.string().optional(),
   changeComment: z.string().nullable().optional(),
@@ -60,11 +60,11 @@ export function rollbackRoutes(ctx: AppContext): Router {
   const readBody = bodyReader(ctx.bodyLimit);
 
   /** The optional JSON body: empty, or an object of the schema's shape sent as application/json. */
-  const bodyOf = async (req: Request, res: Response): Promise<z.infer<typeof bodySchema>> => {
+  const bodyOf = async (req: Request, res: Response): Promise<z.infer<typeof rollbackBodySchema>> => {
     const raw = await readBody(req, res);
     if (raw.length === 0) return {};
     requireJsonContentType(req, 'a body');
-    const parsed = bodySchema.safeParse(parseJson(raw));
+    const parsed = rollbackBodySchema.safeParse(parseJson(raw));
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       throw badRequest(`the body is malformed: ${issue.path.join('.') || 'body'}: ${issue.message}`);

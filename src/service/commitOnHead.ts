@@ -14,6 +14,7 @@ import { LOCK_ATTEMPTS, lockRetryPause } from '../store/refs.js';
 import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { stageCommit } from '../store/stageCommit.js';
+import { secondsSince, telemetry } from '../store/telemetry.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, type Writer } from './writeGuard.js';
 import { TimeSlices } from '../store/timeSlices.js';
@@ -72,6 +73,7 @@ export function commitOnHead(
       const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       await slices.pause();
+      const started = process.hrtime.bigint();
       let update;
       try {
         update = await repository.commit(staged, head);
@@ -80,6 +82,7 @@ export function commitOnHead(
         throw error;
       }
       noteWrite(false);
+      if (update.ok) telemetry.commit(secondsSince(started));
       if (update.ok) return { kind: 'applied', commitId: staged.commitId };
       // Another process holds the ref lock or moved the ref: wait a little, then start over.
       await lockRetryPause(attempt);

@@ -9,6 +9,7 @@
 import { withoutPaths } from '../domain/reasons.js';
 import { LayoutError } from '../store/layout.js';
 import { AmbiguousRepositoryError, type RepositoryLocation, type RepositoryRegistry } from '../store/registry.js';
+import type { GitRepository } from '../store/repository.js';
 import type { TokenService } from './tokens.js';
 
 export interface RepositoryRecord {
@@ -109,25 +110,9 @@ export async function listRepositories(
     }
     const repository = registry.open(location);
     try {
-      const snapshot = await repository.headSnapshot();
-      fingerprint.push(`${location.gitdir}@${snapshot.commitId}:${userCounts.get(repository.fullName) ?? 0}`);
-      const s = snapshot.settings;
-      records.push({
-        account: repository.account,
-        name: repository.name,
-        isPrivate: s.isPrivate,
-        isPersonal: s.isPersonal,
-        ...(s.description ? { description: s.description } : {}),
-        created: s.created,
-        accessControlsEnabled: s.accessControlsEnabled,
-        vdtEnabled: s.vdtEnabled,
-        securityEnabled: s.securityEnabled,
-        contextGroupsEnabled: s.contextGroupsEnabled,
-        keyCount: snapshot.keyCount,
-        valueCount: snapshot.valueCount,
-        userCount: userCounts.get(repository.fullName) ?? 0,
-        context: s.levels,
-      });
+      const record = await recordOf(repository, userCounts);
+      fingerprint.push(`${location.gitdir}@${record.head}:${record.record.userCount}`);
+      records.push(record.record);
     } catch (error) {
       onUnreadable(repository.fullName, error);
       const record = unreadableRecord(repository.account, repository.name, error);
@@ -138,4 +123,37 @@ export async function listRepositories(
   records.sort(byAccountThenName);
   unreadable.sort(byAccountThenName);
   return { records, unreadable, fingerprint: fingerprint.join('\n') };
+}
+
+/** One repository's record, or its unreadable record (`repo create` answers with it; so does the admin API). */
+export async function repositoryRecord(repository: GitRepository, tokens: TokenService): Promise<RepositoryRecord | UnreadableRecord> {
+  try {
+    return (await recordOf(repository, tokens.activeCounts())).record;
+  } catch (error) {
+    return unreadableRecord(repository.account, repository.name, error);
+  }
+}
+
+async function recordOf(repository: GitRepository, userCounts: ReadonlyMap<string, number>): Promise<{ head: string; record: RepositoryRecord }> {
+  const snapshot = await repository.headSnapshot();
+  const s = snapshot.settings;
+  return {
+    head: snapshot.commitId,
+    record: {
+      account: repository.account,
+      name: repository.name,
+      isPrivate: s.isPrivate,
+      isPersonal: s.isPersonal,
+      ...(s.description ? { description: s.description } : {}),
+      created: s.created,
+      accessControlsEnabled: s.accessControlsEnabled,
+      vdtEnabled: s.vdtEnabled,
+      securityEnabled: s.securityEnabled,
+      contextGroupsEnabled: s.contextGroupsEnabled,
+      keyCount: snapshot.keyCount,
+      valueCount: snapshot.valueCount,
+      userCount: userCounts.get(repository.fullName) ?? 0,
+      context: s.levels,
+    },
+  };
 }

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
+import { secondsSince, telemetry } from './telemetry.js';
 
 /**
  * Writes `data` to a temporary file beside `path` and fsyncs it; returns the temporary file's
@@ -18,7 +19,9 @@ export async function writeTemporary(path: string, data: Uint8Array | string, mo
   const handle = await fs.promises.open(temporary, 'wx', mode);
   try {
     await handle.writeFile(data);
+    const started = process.hrtime.bigint();
     await handle.sync();
+    telemetry.fsync(secondsSince(started));
   } catch (error) {
     await handle.close().catch(() => undefined);
     await fs.promises.unlink(temporary).catch(() => undefined);
@@ -46,7 +49,9 @@ export async function writeFileAtomic(path: string, data: Uint8Array | string, m
 export async function fsyncFolder(path: string): Promise<void> {
   const handle = await fs.promises.open(path, 'r');
   try {
+    const started = process.hrtime.bigint();
     await handle.sync();
+    telemetry.fsync(secondsSince(started));
   } finally {
     await handle.close();
   }

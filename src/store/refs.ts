@@ -5,6 +5,7 @@
  * started from, and a rename over the ref, then fsync of the ref's folder.
  * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
  */
+import { secondsSince, telemetry } from './telemetry.js';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -175,7 +176,8 @@ export class RefLock {
     try {
       // The note of who holds it (lockHolder.ts) is not fsynced: after a crash its holder is gone.
       const [stat] = await Promise.all([handle.stat(), handle.writeFile(`${next}\n`)]);
-      await Promise.all([handle.sync(), fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino))]);
+      const started = process.hrtime.bigint();
+      await Promise.all([handle.sync().then(() => telemetry.fsync(secondsSince(started))), fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino))]);
     } catch (error) {
       await handle.close().catch(() => undefined);
       await lock.release();

@@ -12,6 +12,7 @@ import { BRANCH_REF, LayoutError } from './layout.js';
 import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
 import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from './readSnapshot.js';
+import { secondsSince, telemetry } from './telemetry.js';
 import type { Snapshot } from './snapshot.js';
 import type { StagedCommit } from './stageCommit.js';
 import { asStorageFault } from './storageFaults.js';
@@ -142,7 +143,9 @@ export class GitRepository {
   snapshot(commitId: string): Promise<Snapshot> {
     let pending = this.snapshots.get(commitId);
     if (!pending) {
+      const started = process.hrtime.bigint();
       pending = readSnapshot(this.objects, commitId, this.latest);
+      pending.then(() => telemetry.snapshotLoad(secondsSince(started)), () => undefined);
       this.remember(commitId, pending);
       pending.then(
         (snapshot) => {

@@ -4,7 +4,7 @@
  * every change a commit that revert undoes; explain; the export round trip; repo set and delete.
  * The real server, real bare repositories, the real `cfghub` command and the real git CLI.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliWithInput, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
@@ -201,9 +201,14 @@ describe('repo set and repo delete', () => {
   it('changes settings in one commit that the listing and access show', async () => {
     const repo = await newRepository();
     const before = head(repo);
+    // `repo set` is `repo settings` (issue 19) with switches that take true|false; it prints the record.
     const out = JSON.parse(await run('repo', 'set', repo, '--description', 'Payments config', '--private', 'true', '--token-free-pull', 'false', '--vdt', 'false'));
-    expect(out.changed).toEqual(['description', 'isPrivate', 'tokenFreePull', 'vdtEnabled']);
+    expect(out).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false });
     expect(git(gitdirOf(dir.path, repo), 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
+    const message = git(gitdirOf(dir.path, repo), 'log', '-1', '--format=%B', 'refs/heads/main');
+    expect(message).toContain('isPrivate: false -> true');
+    expect(message).toContain('vdtEnabled: true -> false');
+    expect(message).toContain('tokenFreePull: true -> false');
     expect(git(gitdirOf(dir.path, repo), 'show', 'refs/heads/main:repository.yaml')).toContain('description: Payments config');
     const listing = JSON.parse(await run('repo', 'list')).find((r: { name: string }) => `acme/${r.name}` === repo);
     expect(listing).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false, contextGroupsEnabled: true });
@@ -219,10 +224,16 @@ describe('repo set and repo delete', () => {
     const refused = cli(dir.path, 'repo', 'delete', repo);
     expect(refused.code).toBe(2);
     expect(existsSync(gitdir)).toBe(true);
-    const out = JSON.parse(await run('repo', 'delete', repo, '--yes'));
-    expect(out.movedTo).toMatch(/^\.cfghub\/deleted\/acme\+groups\d+-\d{8}T\d{6}Z\.git$/);
+    const deleted = await cliWithInput(dir.path, '', 'repo', 'delete', repo, '--yes');
+    expect(deleted.code).toBe(0);
+    expect(deleted.stderr).toContain(`repository ${repo} deleted (moved aside)`);
     expect(existsSync(gitdir)).toBe(false);
-    expect(git(join(dir.path, out.movedTo), 'show', 'refs/heads/main:repository.yaml')).toContain('context:');
+    // Moved, by one rename, to <repos>/.cfghub/deleted/ACCOUNT/NAME.git.<time> (issue 19's layout).
+    const name = repo.split('/')[1];
+    const moved = readdirSync(join(dir.path, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith(`${name}.git.`));
+    expect(moved).toHaveLength(1);
+    expect(moved[0]).toMatch(/^groups\d+\.git\.\d{8}T\d{6}Z$/);
+    expect(git(join(dir.path, '.cfghub', 'deleted', 'acme', moved[0]), 'show', 'refs/heads/main:repository.yaml')).toContain('context:');
     expectJsonError(await read(server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 404);
   });
 });

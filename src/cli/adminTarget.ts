@@ -1,0 +1,47 @@
+/**
+ * Where an administrative command works (issue 19): on a repositories folder (`--repos`, else
+ * CFGHUB_REPOS, else ./repos), or on a remote server through its admin API (`--server URL`, else
+ * CFGHUB_SERVER, with the admin token in CFGHUB_ADMIN_TOKEN). A flag wins over the environment:
+ * `--repos` given works on that folder even when CFGHUB_SERVER is set.
+ */
+import { Option, type Command } from 'commander';
+import { LocalAdministration, type Administration } from '../service/administration.js';
+import { ServiceError } from '../service/errors.js';
+import { TokenService } from '../service/tokens.js';
+import { RepositoryRegistry } from '../store/registry.js';
+import { TokenStore } from '../store/tokenStore.js';
+import { RemoteAdministration } from './adminClient.js';
+import { notAFolder, reposDir, reposPath } from './reposFolder.js';
+
+export { reposDir };
+
+export const reposOption = () => new Option('--repos <dir>', 'repositories folder (else CFGHUB_REPOS, else ./repos)');
+
+const serverOption = () =>
+  new Option('--server <url>', 'administer a remote cfghub through its admin API (else CFGHUB_SERVER); the admin token comes from CFGHUB_ADMIN_TOKEN');
+
+/** Adds `--repos` and `--server` to an administrative command. */
+export function withTarget(command: Command): Command {
+  return command.addOption(reposOption()).addOption(serverOption());
+}
+
+/** The Administration the options name; `create`: the folder may be missing (repo create makes it), not a file. */
+export function administrationFor(options: { repos?: string; server?: string }, create = false): Administration {
+  if (options.repos !== undefined && options.server !== undefined) {
+    throw new ServiceError('invalid_argument', 'give --repos or --server, not both');
+  }
+  const server = options.server ?? (options.repos === undefined ? process.env.CFGHUB_SERVER || undefined : undefined);
+  if (server !== undefined) return new RemoteAdministration(server, process.env.CFGHUB_ADMIN_TOKEN);
+  const root = create ? reposPath(options.repos) : reposDir(options.repos);
+  const refusal = notAFolder(root, options.repos);
+  if (refusal) throw refusal;
+  return new LocalAdministration(new RepositoryRegistry(root), new TokenService(new TokenStore(root)));
+}
+
+/** The token service of a repositories folder, for commands that work only on the folder (replication tokens). */
+export function localTokens(repos: string | undefined): TokenService {
+  const root = reposDir(repos);
+  const refusal = notAFolder(root, repos);
+  if (refusal) throw refusal;
+  return new TokenService(new TokenStore(root));
+}

@@ -1,0 +1,131 @@
+/**
+ * `GET /metrics` in Prometheus' text format (issue 19), made with prom-client. Per server (one
+ * registry per AppContext): requests by route and status, latency per route, pushes by outcome
+ * and refusals by reason class, repositories, tokens, watchers. Process-wide, from the telemetry
+ * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
+ * misses; and prom-client's default process metrics (event-loop delay, memory, CPU, handles).
+ *
+ * Labels are bounded: a route is the pattern it matched (`/rest/push/:account/:repository`),
+ * never the path asked for; a refusal is one of a few classes, never its text.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
+import { AdminTokenService } from '../service/adminTokens.js';
+import { AdminTokenStore } from '../store/adminTokenStore.js';
+import { listen } from '../store/telemetry.js';
+import type { AppContext } from './context.js';
+import { HttpError } from './errors.js';
+import { header, sendBytes } from './headers.js';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const DISK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+/** Where a request that matched no route pattern is counted. */
+const GIT_PATH = /^\/git\//;
+
+export class Metrics {
+  readonly registry = new Registry();
+  /** How many watchers are open; the watch (issue 18) sets it with `watcherCount`. */
+  watchers: () => number = () => 0;
+  private readonly requests = new Counter({ name: 'cfghub_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+  private readonly latency = new Histogram({ name: 'cfghub_http_request_duration_seconds', help: 'Time from request to the end of its answer, by method and route pattern', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  private readonly pushes = new Counter({ name: 'cfghub_pushes_total', help: 'Pushes by outcome: applied (a commit), unchanged (nothing to commit), refused (304)', labelNames: ['outcome'], registers: [this.registry] });
+  private readonly refusals = new Counter({ name: 'cfghub_push_refusals_total', help: 'Refused pushes by reason class', labelNames: ['reason'], registers: [this.registry] });
+  private readonly stopListening: () => void;
+
+  constructor(ctx: AppContext) {
+    collectDefaultMetrics({ register: this.registry, prefix: '' });
+    for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
+    for (const reason of REFUSAL_CLASSES) this.refusals.inc({ reason }, 0);
+    const commits = new Histogram({ name: 'cfghub_commit_duration_seconds', help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    const fsyncs = new Histogram({ name: 'cfghub_fsync_duration_seconds', help: 'Time of each fsync of a file or folder (process-wide)', buckets: DISK_BUCKETS, registers: [this.registry] });
+    const snapshots = new Histogram({ name: 'cfghub_snapshot_load_duration_seconds', help: 'Snapshot loads (a commit parsed into memory) and their time (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    const cache = new Counter({ name: 'cfghub_read_cache_lookups_total', help: 'Read-answer cache lookups by result: hit or miss (process-wide)', labelNames: ['result'], registers: [this.registry] });
+    cache.inc({ result: 'hit' }, 0);
+    cache.inc({ result: 'miss' }, 0);
+    this.stopListening = listen({
+      commit: (seconds) => commits.observe(seconds),
+      fsync: (seconds) => fsyncs.observe(seconds),
+      snapshotLoad: (seconds) => snapshots.observe(seconds),
+      readCache: (hit) => cache.inc({ result: hit ? 'hit' : 'miss' }),
+    });
+
+    const adminTokens = new AdminTokenService(new AdminTokenStore(ctx.registry.root));
+    new Gauge({
+      name: 'cfghub_repositories', help: 'Repositories in the repositories folder', registers: [this.registry],
+      collect() {
+        this.set(ctx.registry.locations().length);
+      },
+    });
+    new Gauge({
+      name: 'cfghub_client_tokens', help: 'Active (not revoked, not expired) client tokens', registers: [this.registry],
+      collect() {
+        let total = 0;
+        for (const count of ctx.tokens.activeCounts().values()) total += count;
+        this.set(total);
+      },
+    });
+    new Gauge({
+      name: 'cfghub_admin_tokens', help: 'Active admin tokens', registers: [this.registry],
+      collect() {
+        this.set(adminTokens.activeCount());
+      },
+    });
+    const self = this;
+    new Gauge({
+      name: 'cfghub_watchers', help: 'Open watches of clients waiting for a change', registers: [this.registry],
+      collect() {
+        this.set(self.watchers());
+      },
+    });
+  }
+
+  /** Counts an answered request; `route` is the pattern it matched, if any. */
+  request(method: string, route: string | undefined, path: string, status: number, seconds: number, pushOutcome?: string, refusal?: string): void {
+    const label = route ?? (GIT_PATH.test(path) ? '/git/:account/:repository.git/*' : 'unmatched');
+    this.requests.inc({ method, route: label, status: String(status) });
+    this.latency.observe({ method, route: label }, seconds);
+    if (pushOutcome !== undefined) {
+      this.pushes.inc({ outcome: pushOutcome });
+      if (pushOutcome === 'refused' && refusal !== undefined) this.refusals.inc({ reason: refusalClass(refusal) });
+    }
+  }
+
+  close(): void {
+    this.stopListening();
+  }
+}
+
+const perContext = new WeakMap<AppContext, Metrics>();
+
+/** The metrics of a server (made on first use). */
+export function metricsOf(ctx: AppContext): Metrics {
+  let metrics = perContext.get(ctx);
+  if (!metrics) perContext.set(ctx, (metrics = new Metrics(ctx)));
+  return metrics;
+}
+
+/** Tells the metrics how many watchers are open (for the watch of issue 18). */
+export function watcherCount(ctx: AppContext, count: () => number): void {
+  metricsOf(ctx).watchers = count;
+}
+
+function sameSecret(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** `GET /metrics`; with a metrics token configured, only with `Authorization: Bearer <it>`. */
+export async function answerMetrics(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (ctx.metricsToken !== undefined) {
+    const presented = /^Bearer +(\S+)$/i.exec(header(req, 'Authorization') ?? '')?.[1];
+    if (presented === undefined || !sameSecret(presented, ctx.metricsToken)) {
+      throw new HttpError(401, 'unauthorized', 'the metrics need the metrics token: Authorization: Bearer <token>');
+    }
+  }
+  const metrics = metricsOf(ctx);
+  sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await metrics.registry.metrics(), 'utf8'));
+}

@@ -1,0 +1,67 @@
+/**
+ * `GET /readyz` (issue 19): 200 when the server can do its job, else 503 with the reasons —
+ * the repositories folder missing, not a folder, or not writable; the disk (nearly) full;
+ * start-up work not finished. A repository that cannot be read is named in the answer but does
+ * not make the server unready: the others are served. (`/healthz` says only that the process answers.)
+ */
+import * as fs from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { withoutPaths } from '../domain/reasons.js';
+import { listRepositories } from '../service/listing.js';
+import type { AppContext } from './context.js';
+import { sendJson } from './headers.js';
+
+/** Below this much free space a push could fail half-way through writing its pack: not ready. */
+export const MIN_FREE_BYTES = 64 * 1024 * 1024;
+
+export interface Readiness {
+  readonly status: 'ready' | 'unready';
+  readonly problems: string[];
+  readonly unreadable: { repository: string; error: string; message: string }[];
+}
+
+/** Why the repositories folder cannot be served, or undefined. */
+async function folderProblem(root: string): Promise<string | undefined> {
+  let stat: fs.Stats;
+  try {
+    stat = await fs.promises.stat(root);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'the repositories folder does not exist' : `the repositories folder cannot be read (${code})`;
+  }
+  if (!stat.isDirectory()) return 'the repositories folder is not a folder';
+  try {
+    await fs.promises.access(root, fs.constants.W_OK | fs.constants.X_OK);
+  } catch {
+    return 'the repositories folder is not writable';
+  }
+  try {
+    const space = await fs.promises.statfs(root);
+    const free = space.bavail * space.bsize;
+    if (free < MIN_FREE_BYTES) return `the disk is full: ${Math.floor(free / (1024 * 1024))} MiB free, under ${MIN_FREE_BYTES / (1024 * 1024)} MiB`;
+  } catch {
+    // statfs unsupported here: free space is not checked
+  }
+  return undefined;
+}
+
+export async function readiness(ctx: AppContext): Promise<Readiness> {
+  const problems: string[] = [];
+  const starting = ctx.starting?.();
+  if (starting) problems.push(starting);
+  const folder = await folderProblem(ctx.registry.root);
+  if (folder) problems.push(folder);
+  const unreadable: Readiness['unreadable'] = [];
+  if (!folder) {
+    const listing = await listRepositories(ctx.registry, ctx.tokens, () => undefined);
+    for (const record of listing.unreadable) {
+      unreadable.push({ repository: `${record.account}/${record.name}`, error: record.error, message: withoutPaths(record.message) });
+    }
+  }
+  return { status: problems.length ? 'unready' : 'ready', problems, unreadable };
+}
+
+export async function answerReadiness(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const state = await readiness(ctx);
+  sendJson(req, res, state.status === 'ready' ? 200 : 503, state);
+}

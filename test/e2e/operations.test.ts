@@ -1,0 +1,223 @@
+/**
+ * What an operator watches (issue 19, items 3 to 5): `/metrics` parsed with a Prometheus text
+ * parser, moving with pushes and reads; `/readyz` turning 503 when the repositories folder goes
+ * away and 200 when it returns; `/openapi.json` valid OpenAPI 3.1 (checked by a validator) and
+ * describing exactly the routes the server registers.
+ */
+import { mkdirSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
+import pino from 'pino';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/http/app.js';
+import type { AppContext } from '../../src/http/context.js';
+import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
+import { READ_ENDPOINTS } from '../../src/http/readRoutes.js';
+import { startServer } from '../../src/http/server.js';
+import { TokenService } from '../../src/service/tokens.js';
+import { RepositoryRegistry } from '../../src/store/registry.js';
+import { TokenStore } from '../../src/store/tokenStore.js';
+import { cliOk, getJson, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+
+const REPO = 'acme/ops';
+
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+
+beforeAll(async () => {
+  dir = tempDir();
+  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  server = await startTestServer(dir.path);
+});
+
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+async function scrapeText(url = server.url, headers: Record<string, string> = {}): Promise<string> {
+  const response = await fetch(`${url}/metrics`, { headers });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  return response.text();
+}
+
+async function scrape(url = server.url, headers: Record<string, string> = {}): Promise<Family[]> {
+  return parsePrometheusTextFormat(await scrapeText(url, headers));
+}
+
+/** The value of a counter or gauge sample whose labels include `labels`; 0 when absent. */
+function valueOf(families: Family[], name: string, labels: Record<string, string> = {}): number {
+  const family = families.find((f) => f.name === name);
+  const sample = family?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  return Number(sample?.value ?? sample?.count ?? 0);
+}
+
+const set = (key: string, value: string) => ({ key, values: [{ context: '*;*', value }] });
+
+describe('GET /metrics', () => {
+  it('counts pushes (applied, unchanged, refused by class), commits, fsyncs, requests and cache hits', async () => {
+    const beforeText = await scrapeText();
+    const before = parsePrometheusTextFormat(beforeText);
+    const applied = await pushTo(server.url, `/rest/push/${REPO}`, { enableKeyCreation: true, data: [set('a', '1')] });
+    expect(applied.status).toBe(200);
+    expect((await pushTo(server.url, `/rest/push/${REPO}`, { data: [set('a', '1')] })).status).toBe(200); // unchanged
+    expect((await pushTo(server.url, `/rest/push/${REPO}`, { data: [set('missing', '1')] })).status).toBe(304);
+    for (let i = 0; i < 2; i++) expect((await getJson(server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).toBe(200);
+    const afterText = await scrapeText();
+    const after = parsePrometheusTextFormat(afterText);
+
+    const delta = (name: string, labels?: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+    expect(delta('cfghub_pushes_total', { outcome: 'applied' })).toBe(1);
+    expect(delta('cfghub_pushes_total', { outcome: 'unchanged' })).toBe(1);
+    expect(delta('cfghub_pushes_total', { outcome: 'refused' })).toBe(1);
+    expect(delta('cfghub_push_refusals_total', { reason: 'missing' })).toBe(1);
+    expect(delta('cfghub_commit_duration_seconds')).toBe(1);
+    expect(delta('cfghub_fsync_duration_seconds')).toBeGreaterThan(0);
+    expect(delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '200', method: 'POST' })).toBe(2);
+    expect(delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '304', method: 'POST' })).toBe(1);
+    // The parser folds the buckets of a labelled histogram together, so its count is read from the text.
+    const pullLatency = (text: string) => Number(/^cfghub_http_request_duration_seconds_count\{method="GET",route="\/rest\/pull\/:account\/:repository"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    expect(pullLatency(afterText) - pullLatency(beforeText)).toBe(2);
+    expect(delta('cfghub_read_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(1);
+    expect(delta('cfghub_read_cache_lookups_total', { result: 'miss' })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(after, 'cfghub_snapshot_load_duration_seconds')).toBeGreaterThan(0);
+    expect(valueOf(after, 'cfghub_repositories')).toBe(1);
+    expect(valueOf(after, 'cfghub_watchers')).toBe(0);
+    // Process health from prom-client's defaults: event-loop delay and memory.
+    expect(after.map((f) => f.name)).toEqual(expect.arrayContaining(['nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']));
+  });
+
+  it('counts tokens, and labels an unknown path by no more than "unmatched"', async () => {
+    cliOk(dir.path, 'token', 'create', REPO, '--name', 'counted');
+    await getJson(server.url, '/no/such/path/12345');
+    const families = await scrape();
+    expect(valueOf(families, 'cfghub_client_tokens')).toBe(1);
+    expect(valueOf(families, 'cfghub_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(families)).not.toContain('12345');
+  });
+
+  it('answers only with the metrics token when one is set', async () => {
+    const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
+    const running = await startServer(ctx, 0, '127.0.0.1');
+    try {
+      const refused = await getJson(running.url, '/metrics');
+      expect(refused.status).toBe(401);
+      expect(refused.json).toMatchObject({ error: 'unauthorized' });
+      expect((await getJson(running.url, '/metrics', { Authorization: 'Bearer wrong' })).status).toBe(401);
+      expect((await scrape(running.url, { Authorization: 'Bearer s3cret-metrics' })).length).toBeGreaterThan(0);
+    } finally {
+      await running.close();
+      ctx.registry.close();
+      ctx.tokens.close();
+    }
+  });
+});
+
+describe('GET /readyz', () => {
+  it('turns 503 naming the reason when the repositories folder disappears, and 200 when it returns', async () => {
+    const ready = await getJson(server.url, '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json).toEqual({ status: 'ready', problems: [], unreadable: [] });
+    const aside = `${dir.path}-aside`;
+    renameSync(dir.path, aside);
+    try {
+      const gone = await getJson(server.url, '/readyz');
+      expect(gone.status).toBe(503);
+      expect(gone.json.status).toBe('unready');
+      expect(gone.json.problems).toEqual(['the repositories folder does not exist']);
+      expect(gone.text).not.toContain(dir.path);
+      expect((await getJson(server.url, '/healthz')).status).toBe(200); // the process still answers
+    } finally {
+      renameSync(aside, dir.path);
+    }
+    expect((await getJson(server.url, '/readyz')).status).toBe(200);
+  });
+
+  it('names an unreadable repository without turning unready', async () => {
+    mkdirSync(join(dir.path, 'acme', 'broken.git'));
+    try {
+      const answer = await getJson(server.url, '/readyz');
+      expect(answer.status).toBe(200);
+      expect(answer.json.unreadable).toEqual([expect.objectContaining({ repository: 'acme/broken' })]);
+    } finally {
+      renameSync(join(dir.path, 'acme', 'broken.git'), join(dir.path, 'broken-aside'));
+    }
+  });
+
+  it('is 503 while start-up work is not finished', async () => {
+    let starting: string | undefined = 'start-up recovery is not finished';
+    const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
+    const running = await startServer(ctx, 0, '127.0.0.1');
+    try {
+      const early = await getJson(running.url, '/readyz');
+      expect(early.status).toBe(503);
+      expect(early.json.problems).toEqual(['start-up recovery is not finished']);
+      starting = undefined;
+      expect((await getJson(running.url, '/readyz')).status).toBe(200);
+    } finally {
+      await running.close();
+      ctx.registry.close();
+      ctx.tokens.close();
+    }
+  });
+});
+
+/** The routes the express application registers, as `METHOD path`, read from its router. */
+function registeredRoutes(): string[] {
+  const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
+  const app = createApp(ctx) as unknown as { router: { stack: Layer[] } };
+  interface Layer {
+    route?: { path: string | string[]; methods: Record<string, boolean> };
+    handle?: { stack?: Layer[] };
+  }
+  const found: string[] = [];
+  const walk = (stack: Layer[]) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
+        for (const method of Object.keys(layer.route.methods)) for (const path of paths) found.push(`${method.toUpperCase()} ${path}`);
+      } else if (layer.handle?.stack) walk(layer.handle.stack);
+    }
+  };
+  walk(app.router.stack);
+  ctx.registry.close();
+  ctx.tokens.close();
+  return found;
+}
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const answer = await getJson(server.url, '/openapi.json');
+    expect(answer.status).toBe(200);
+    expect(answer.json.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(answer.json);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes exactly the routes the server registers, and every one of them answers', async () => {
+    const described = describedRoutes();
+    const registered = registeredRoutes();
+    // The read endpoints and git's smart HTTP are served outside express's route table.
+    const outside = [
+      ...READ_ENDPOINTS.flatMap((name) => [`GET /rest/${name}`, `GET /rest/${name}/:account/:repository`]),
+      'GET /git/:account/:repository.git/info/refs',
+      'POST /git/:account/:repository.git/git-upload-pack',
+      'POST /git/:account/:repository.git/git-receive-pack',
+    ];
+    expect([...described].sort()).toEqual([...registered, ...outside].sort());
+    // Every described route is routed somewhere: none falls through to "no such endpoint".
+    const document = (await getJson(server.url, '/openapi.json')).json;
+    for (const entry of described) {
+      const [method, path] = entry.split(' ');
+      expect(document.paths[openApiPath(path)]?.[method.toLowerCase()], entry).toBeDefined();
+      const url = path.replace(/:account/, 'acme').replace(/:repository/, 'ops').replace(/:[A-Za-z]+/g, 'x');
+      const response = await fetch(`${server.url}${url}`, { method, headers: { 'Content-Type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      const text = await response.text();
+      expect(text, entry).not.toContain('no such endpoint');
+    }
+  });
+});

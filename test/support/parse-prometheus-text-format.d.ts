@@ -1,0 +1,17 @@
+/** Types for parse-prometheus-text-format, which ships none (its output follows prom2json's). */
+declare module 'parse-prometheus-text-format' {
+  export interface Sample {
+    readonly value?: string;
+    readonly labels?: Record<string, string>;
+    readonly buckets?: Record<string, string>;
+    readonly count?: string;
+    readonly sum?: string;
+  }
+  export interface Family {
+    readonly name: string;
+    readonly help: string;
+    readonly type: 'COUNTER' | 'GAUGE' | 'HISTOGRAM' | 'SUMMARY' | 'UNTYPED';
+    readonly metrics: readonly Sample[];
+  }
+  export default function parsePrometheusTextFormat(text: string): Family[];
+}
