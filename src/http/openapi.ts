@@ -11,6 +11,7 @@ import { ADMIN_ROUTES } from './adminRoutes.js';
 import { errorBody, repositoryRecord } from './adminSchemas.js';
 import { pushBodyDescription } from './pushSchema.js';
 import { READ_ENDPOINTS } from './readRoutes.js';
+import { feedSchema } from './replicationRoutes.js';
 import { rollbackBodySchema } from './rollbackRoutes.js';
 
 /** Every request header a route reads, with what it means. */
@@ -149,6 +150,20 @@ const ROUTES: readonly Route[] = [
     headers: ['Client-Token', 'Client-Version', 'KeyName', 'Context', 'Pretty'],
     ok: { status: 200, description: 'the explanation', schema: anyObject('account, repository, head, the key, exists, values (each with why it qualifies and its weight), resolved, and with a token write') },
     errors: [400, 401, 403, 404, 409, 503],
+  },
+  // Issue 21: what a read replica follows; answered only to a replication token.
+  {
+    method: 'get', path: '/rest/replication/state', summary: "every repository's head and the token records (hashes only), for a read replica", tag: 'replication',
+    headers: ['Authorization'],
+    ok: { status: 200, description: 'the state', schema: anyObject('repositories (account, name, head) and tokens (hashes only)') },
+    errors: [401, 403],
+  },
+  {
+    method: 'post', path: '/rest/replication/feed', summary: 'held until a head or the token set differs from the heads sent, then the new state (heartbeat lines meanwhile)', tag: 'replication',
+    headers: ['Authorization'],
+    body: feedSchema,
+    ok: { status: 200, description: 'newline-delimited JSON: {"same": true} heartbeats, then {"state": …}', mediaType: 'application/x-ndjson', schema: z.string() },
+    errors: [400, 401, 403, 415, 503],
   },
   ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map(
     (endpoint): Route => ({

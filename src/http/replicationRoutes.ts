@@ -27,7 +27,7 @@ const MAX_HOLD_MS = 60_000;
 /** A feed request names at most MAX_REPLICATED_REPOSITORIES heads of ~150 bytes each. */
 const FEED_BODY_LIMIT = 2 * 1024 * 1024;
 
-const feedSchema = z.strictObject({
+export const feedSchema = z.strictObject({
   heads: z.record(z.string().max(300), z.string().max(64)),
   tokensDigest: z.string().max(64),
   holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
