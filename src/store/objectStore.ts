@@ -165,8 +165,9 @@ export class ObjectStore {
    * Writes objects as one pack and its index, each fsynced and renamed into place, all but the
    * fsync of the pack folder, which the caller owes before relying on them: the commit path does
    * it beside the ref folder's fsync (see GitRepository.commit). The pack is kept (`.keep`) until
-   * the caller releases it, once the ref is moved or the push given up. Undefined if there was no
-   * pack to write.
+   * the caller releases it, once the ref is moved (a pack whose ref was locked or moved stays
+   * kept: its retry may write the very same pack; see GitRepository.commit). Undefined if there
+   * was no pack to write.
    */
   async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<PackKeep | undefined> {
     if (objects.length === 0) return undefined;

@@ -210,15 +210,25 @@ export class GitRepository {
       if (lock.status === 'fulfilled' && lock.value !== 'locked') await lock.value.release();
       throw written.reason;
     }
-    // The pack stays kept (see ObjectStore) until the ref names its commit or the push gives up.
+    // The pack stays kept (see ObjectStore) until the ref names its commit. When the ref was
+    // locked or moved by another writer, the `.keep` stays too, until a later merge removes it as
+    // a leftover (older than the stale-lock age): the retry (commitOnHead) within the same second
+    // stages the very same objects, hence a pack of the very same name, and a `git repack -a -d`
+    // that listed that pack while it had no `.keep` deleted it after the retry had written it
+    // again and moved the ref (acknowledged pushes were lost so, `git pack-refs` holding the lock).
     const keep = written.value;
+    let retried = false;
     try {
       if (lock.status === 'rejected') throw lock.reason;
-      if (lock.value === 'locked') return { ok: false, why: 'locked' };
+      if (lock.value === 'locked') {
+        retried = true;
+        return { ok: false, why: 'locked' };
+      }
       faultPoint('lock-taken');
       let update: RefUpdate;
       try {
         update = await lock.value.swap(parent, keep ? [this.objects.packFolder] : []);
+        retried = !update.ok;
       } finally {
         // Before the answer, not when inotify tells: the next read must see this commit.
         this.headWatch.invalidate();
@@ -233,7 +243,7 @@ export class GitRepository {
       }
       return update;
     } finally {
-      await keep?.release();
+      if (!retried) await keep?.release();
     }
   }
 

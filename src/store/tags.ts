@@ -193,40 +193,54 @@ export function createTag(repository: GitRepository, name: string, message: stri
     if (existing !== undefined) return { ok: false, why: 'exists', existing };
     const commitId = repository.head();
     const tag = encodeObject('tag', serializeTag({ object: commitId, type: 'commit', tag: name, tagger, message }));
-    await repository.objects.writeDurably([tag]);
-    await fs.promises.mkdir(join(gitdir, TAGS_PREFIX), { recursive: true });
-    const ref = TAGS_PREFIX + name;
-    // Writers of a name in any spelling first take the lock of its lower-case spelling, so two
-    // processes never create `v1` and `V1` at once (git itself does not mind case, so only cfghub does this).
-    const guardRef = TAGS_PREFIX + name.toLowerCase();
-    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
-      const guard = guardRef === ref ? undefined : await RefLock.acquire(gitdir, guardRef, tag.oid);
-      if (guard === 'locked') {
-        await lockRetryPause(attempt);
-        continue;
-      }
-      try {
-        const lock = await RefLock.acquire(gitdir, ref, tag.oid);
-        if (lock === 'locked') {
-          await guard?.release();
+    const placeTagRef = async (): Promise<TagCreation> => {
+      await fs.promises.mkdir(join(gitdir, TAGS_PREFIX), { recursive: true });
+      const ref = TAGS_PREFIX + name;
+      // Writers of a name in any spelling first take the lock of its lower-case spelling, so two
+      // processes never create `v1` and `V1` at once (git itself does not mind case, so only cfghub does this).
+      const guardRef = TAGS_PREFIX + name.toLowerCase();
+      for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+        const guard = guardRef === ref ? undefined : await RefLock.acquire(gitdir, guardRef, tag.oid);
+        if (guard === 'locked') {
           await lockRetryPause(attempt);
           continue;
         }
-        // Checked again under the locks: another process may have made the tag meanwhile.
-        const other = clash();
-        if (other !== undefined && other !== name) {
-          await lock.release();
-          return { ok: false, why: 'exists', existing: other };
+        try {
+          const lock = await RefLock.acquire(gitdir, ref, tag.oid);
+          if (lock === 'locked') {
+            await guard?.release();
+            await lockRetryPause(attempt);
+            continue;
+          }
+          // Checked again under the locks: another process may have made the tag meanwhile.
+          const other = clash();
+          if (other !== undefined && other !== name) {
+            await lock.release();
+            return { ok: false, why: 'exists', existing: other };
+          }
+          const update = await lock.swap(null);
+          if (!update.ok) return { ok: false, why: 'exists', existing: name };
+          const record: TagRecord = { name, commitId, created: isoSeconds(new Date(tagger.timestamp * 1000)), message: parseTag(tag.content).message };
+          return { ok: true, tag: record };
+        } finally {
+          await guard?.release();
         }
-        const update = await lock.swap(null);
-        if (!update.ok) return { ok: false, why: 'exists', existing: name };
-        const record: TagRecord = { name, commitId, created: isoSeconds(new Date(tagger.timestamp * 1000)), message: parseTag(tag.content).message };
-        return { ok: true, tag: record };
-      } finally {
-        await guard?.release();
       }
+      return { ok: false, why: 'locked' };
+    };
+    // Kept (`.keep`) until the tag's ref names it, as a push's pack is (see GitRepository.commit):
+    // a `git repack -a -d` that listed the packs before the ref moved would delete its only copy.
+    // A tag not made leaves the mark for a later merge to remove as a leftover.
+    const keep = await repository.objects.writeUntilFolderSync([tag]);
+    await fsyncFolder(repository.objects.packFolder);
+    let made = false;
+    try {
+      const outcome = await placeTagRef();
+      made = outcome.ok;
+      return outcome;
+    } finally {
+      if (made) await keep?.release();
     }
-    return { ok: false, why: 'locked' };
   });
 }
 

@@ -23,6 +23,9 @@ import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PACKS_BEFORE_MERGE } from '../../src/store/consolidatePacks.js';
 import { RefLock } from '../../src/store/refs.js';
+import { RepositoryRegistry } from '../../src/store/registry.js';
+import { requireRepository } from '../../src/service/repositories.js';
+import { createTag } from '../../src/service/tags.js';
 import { recordFigures } from '../support/figures.js';
 import { gitEnv } from '../support/gitCli.js';
 import { cliOk, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
@@ -148,6 +151,66 @@ describe('git maintenance at the worst moment of a push', () => {
     const state = await exported(server.url, name);
     for (let i = 0; i < 3; i++) expect(state.get(`window.${i}`)).toBe(`v${i}`);
     // The `.keep` goes once the ref has moved: nothing is left marked.
+    expect(fs.readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.endsWith('.keep'))).toEqual([]);
+  });
+
+  it('a push retried after finding its ref locked keeps its first pack marked until the ref moves, so git repack -a -d never lists it as deletable', async () => {
+    // `git pack-refs` (also run by `git gc`) holds `main.lock` for a moment: the push's first
+    // attempt wrote its pack and found the ref locked; the retry, within the same second, writes
+    // the very same objects, so the very same pack. A `git repack -a -d` that listed that pack
+    // between the attempts without a `.keep` deleted it after the retry had moved the ref: the
+    // acknowledged push was gone (commit and tree missing for git fsck, 409 for the server).
+    const name = 'acme/locked-retry';
+    const gitdir = createRepository(name);
+    const folder = join(gitdir, 'objects/pack');
+    const lockFile = join(gitdir, 'refs/heads/main.lock');
+    const before = new Set(fs.readdirSync(folder));
+    const deletableAtRetry: string[][] = [];
+    const acquire = RefLock.acquire.bind(RefLock);
+    vi.spyOn(RefLock, 'acquire').mockImplementation(async (...args: Parameters<typeof RefLock.acquire>) => {
+      if (fs.existsSync(lockFile) && fs.readdirSync(folder).some((f) => f.endsWith('.pack') && !before.has(f))) {
+        // The first attempt's pack is in place and it found the ref locked: what would a
+        // `git repack -a -d` listing the packs now take as deletable (a `.pack` without `.keep`)?
+        const files = new Set(fs.readdirSync(folder));
+        deletableAtRetry.push([...files].filter((f) => f.endsWith('.pack') && !before.has(f) && !files.has(f.replace(/\.pack$/, '.keep'))));
+        fs.rmSync(lockFile); // git is done with the ref
+      }
+      return acquire(...args);
+    });
+    fs.writeFileSync(lockFile, `${(await gitOk(gitdir, 'rev-parse', 'refs/heads/main')).trim()}\n`); // as git pack-refs holds it
+    const answer = await pushFresh(server.url, `/rest/push/${name}`, setKey('retried', 'kept'));
+    expect(answer.status).toBe(200);
+    vi.restoreAllMocks();
+    expect(deletableAtRetry).toEqual([[]]);
+    await gitOk(gitdir, 'repack', '-a', '-d', '-q');
+    await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
+    await expectGitReadsAll(gitdir, [answer.etag!.replace(/"/g, '')]);
+    expect((await exported(server.url, name)).get('retried')).toBe('kept');
+  });
+
+  it('git repack -a -d and gc --prune=now between a tag object landing and its ref moving lose no tag', async () => {
+    const name = 'acme/tag-window';
+    const gitdir = createRepository(name);
+    expect((await pushFresh(server.url, `/rest/push/${name}`, setKey('tagged', 'x'))).status).toBe(200);
+    const swap = RefLock.prototype.swap;
+    let ran = 0;
+    vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
+      // The tag object's pack is in place, the tag's ref not yet written.
+      await gitOk(gitdir, 'repack', '-a', '-d', '-q');
+      await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
+      ran++;
+      return swap.apply(this, args);
+    });
+    const registry = new RepositoryRegistry(dir.path);
+    try {
+      await createTag(requireRepository(registry, 'acme', 'tag-window'), 'v1', 'release');
+    } finally {
+      registry.close();
+    }
+    expect(ran).toBe(1);
+    vi.restoreAllMocks();
+    expect((await gitOk(gitdir, 'cat-file', '-t', 'refs/tags/v1')).trim()).toBe('tag');
+    await expectGitReadsAll(gitdir, []);
     expect(fs.readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.endsWith('.keep'))).toEqual([]);
   });
 
