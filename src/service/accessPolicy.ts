@@ -13,6 +13,7 @@
  * Settings are read alone when the head breaks the layout rules, so history can still show what
  * went wrong and a restore can still repair it.
  */
+import { afterQueuedWatchEvents } from '../store/changeWatch.js';
 import type { RepositoryRegistry } from '../store/registry.js';
 import type { GitRepository } from '../store/repository.js';
 import { readSettings, settingsAt } from '../store/readSettings.js';
@@ -94,6 +95,9 @@ export class AccessPolicy {
 
   private async decideOrThrow(request: AccessRequest): Promise<AccessDecision> {
     const { operation } = request;
+    // The token file and the head are trusted unread while their watches are quiet: first let
+    // every watch event queued before this request arrived be handed over (changeWatch.ts).
+    await afterQueuedWatchEvents();
     if (request.account === undefined || request.repository === undefined) {
       if (!request.token) return refuse('unauthorized', `${request.what} needs a Client-Token header`);
       const token = this.tokens.authenticate(request.token);

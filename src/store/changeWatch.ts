@@ -13,11 +13,17 @@
  *
  * Why a read that follows a change by another process still sees it: the change's rename queues
  * the inotify event before the writer can answer its own client, so the event is ready no later
- * than any request sent after that answer, and the event loop hands ready descriptors over in the
- * order they became ready. Safety nets: where fs.watch cannot arm (not Linux, whose inotify is
- * what the argument above rests on; the watch limit reached), the caller reads the file every
- * time, as before; and a file trusted for longer than `RECHECK_MS` is checked again, in case the
- * kernel dropped events (its queue overflowed).
+ * than any request sent after that answer. The event loop does NOT hand ready descriptors over in
+ * the order they became ready: libuv's epoll is level-triggered, and a socket reported in one
+ * batch stays queued at its old place in the kernel's ready list, so a request that arrives on it
+ * later comes out ahead of a watch event queued before it (seen under load as a stale pull; the
+ * kernel also defers to the next batch events that arrive while it fills one). Hence the rule:
+ * a request awaits `afterQueuedWatchEvents()` before it trusts a watch (AccessPolicy does, for
+ * every route); by then every event queued before the request arrived has been handed over.
+ * Safety nets: where fs.watch cannot arm (not Linux, whose inotify is what the argument above
+ * rests on; the watch limit reached), the caller reads the file every time, as before; and a file
+ * trusted for longer than `RECHECK_MS` is checked again, in case the kernel dropped events (its
+ * queue overflowed).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
@@ -26,6 +32,26 @@ import { basename, dirname, join, resolve, sep } from 'node:path';
 export const RECHECK_MS = 1_000;
 /** How long to wait before trying again to arm watches that could not be armed. */
 const RETRY_MS = 1_000;
+
+let queuedEvents: Promise<void> | undefined;
+
+/**
+ * Resolves once the event loop has polled twice more: every watch event queued before the call
+ * has then been handed to its watch. A request's own socket and a watch event become ready in
+ * either order within one poll (see above), and an event queued while the kernel fills one poll's
+ * batch comes in the next, so the wait lasts until the check phase after the following poll.
+ * Callers of one loop turn share the wait: one pair of immediates however many requests.
+ */
+export function afterQueuedWatchEvents(): Promise<void> {
+  queuedEvents ??= new Promise((resolve) =>
+    setImmediate(() => {
+      queuedEvents = undefined;
+      // An immediate set during the check phase runs in the next turn's, after its poll.
+      setImmediate(resolve);
+    }),
+  );
+  return queuedEvents;
+}
 
 /** A watched folder and the entry in it on the way to the file; undefined for the file's own folder. */
 interface Link {

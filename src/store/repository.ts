@@ -86,11 +86,12 @@ export class GitRepository {
   }
 
   /**
-   * The current head commit, so commits made by others show at once: as of the event loop's
-   * last poll phase, which every request passes before it is read. Read from disk only when the
+   * The current head commit, so commits made by others show at once: as of the watch events
+   * handed over so far, which include every event queued before a request once the request has
+   * awaited `afterQueuedWatchEvents` (AccessPolicy does). Read from disk only when the
    * head may have changed since the last read: the head watch (inotify, see changeWatch.ts) says
-   * so, or cannot tell. Then the ref file is stat'ed and re-read only when it is not the one
-   * seen last: git and cfghub replace refs by rename, which gives the file a new inode. (A
+   * so, or cannot tell. Then the ref file is stat'ed and read; the rest is done again only when
+   * it is not the one seen last: git and cfghub replace refs by rename, which gives the file a new inode. (A
    * compare-and-swap always reads the ref itself, under the lock.) Whenever the ref file is not
    * the one seen last, the folder is checked to be still in place first: a folder removed, or
    * swapped for a symbolic link to another repository, shows as a new ref file.
@@ -109,7 +110,11 @@ export class GitRepository {
   private readHead(): string {
     const stat = statSync(this.refPath, { bigint: true, throwIfNoEntry: false });
     const stamp = stat && `${stat.ino}:${stat.mtimeNs}:${stat.size}`;
-    if (stamp && this.headSeen?.stamp === stamp) return this.headSeen.head;
+    // The same stamp is not proof of the same file: ext4 gives a freed inode number to the next
+    // new file at once, and before Linux 6.13 stamps times to the timer tick, so a ref replaced
+    // twice within a tick can come back with the stamp seen first. The content decides (41 bytes
+    // read cost about what the stat does, and only when the watch cannot vouch for the head).
+    if (stamp && this.headSeen?.stamp === stamp && readRef(this.gitdir, BRANCH_REF) === this.headSeen.head) return this.headSeen.head;
     this.headSeen = undefined;
     this.gone = !(this.options.stillInPlace?.() ?? true);
     if (this.gone) {

@@ -3,7 +3,7 @@
  * ref file is replaced or a folder on the way to it moves, and never trusts one it cannot watch;
  * watching named entries only (the token file), it ignores the others.
  * Through GitRepository: a commit made by plain git shows on the next read once the event loop
- * has passed its poll phase, as it always has by the time a request that follows the commit is read.
+ * has passed its poll phase, as every request waits for before it reads the head (watchEventOrder.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
