@@ -106,18 +106,16 @@ function findTagRef(refs: readonly TagRef[], name: string): TagRef | undefined {
   return refs.find((ref) => ref.name === name) ?? refs.find((ref) => ref.name.toLowerCase() === lower);
 }
 
-// --- peeling, cached by object id (objects never change) ----------------------------------------
+// --- peeling, cached by object id (objects never change; repositoryCaches.ts) ----------------------------------------
 
 type Peeled = Omit<TagRecord, 'name'>;
 
-const peeledCache = new WeakMap<GitRepository, Map<string, Peeled | null>>();
 
 /** What a tag ref's object comes to: the commit, when, and the message; null if it is not a commit. */
 async function peel(repository: GitRepository, oid: string): Promise<Peeled | null> {
-  let cache = peeledCache.get(repository);
-  if (!cache) peeledCache.set(repository, (cache = new Map()));
+  const cache = repository.caches.peeledTags;
   const known = cache.get(oid);
-  if (known !== undefined) return known;
+  if (known !== undefined) return known.peeled;
   let taggedAt: number | undefined;
   let message: string | undefined;
   let peeled: Peeled | null = null;
@@ -147,7 +145,7 @@ async function peel(repository: GitRepository, oid: string): Promise<Peeled | nu
     }
     break;
   }
-  if (!missing) cache.set(oid, peeled);
+  if (!missing) cache.set(oid, { peeled });
   return peeled;
 }
 
