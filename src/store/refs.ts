@@ -3,7 +3,8 @@
  * plain `git` can write the same repository without losing a commit:
  * a `<ref>.lock` file created exclusively, a compare-and-swap against the commit the writer
  * started from, and a rename over the ref, then fsync of the ref's folder.
- * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
+ * isomorphic-git's writeRef overwrites the ref in place, which loses commits under concurrency; it
+ * is never used.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
