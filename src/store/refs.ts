@@ -49,14 +49,6 @@ function readPackedRef(gitdir: string, name: string): string | null {
   return packedRefs(gitdir).get(name) ?? null;
 }
 
-/** Writers that find a ref locked or moved try again up to this many times, about 5 seconds in all. */
-export const LOCK_ATTEMPTS = 50;
-
-/** The wait before attempt `attempt + 1` at a busy ref: growing, capped at 100 ms, with jitter. */
-export function lockRetryPause(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
-}
-
 /**
  * A `<ref>.lock` older than this was left by a process that died holding it (a writer holds one
  * for milliseconds), and is removed. `CFGHUB_STALE_LOCK_SECONDS` sets it, read once at load;
@@ -91,10 +83,10 @@ export function onStaleLockRemoved(listener: (report: StaleLockReport) => void):
  * aside, and removed only if what was moved is the very file found stale: a writer that replaced
  * it meanwhile gets its lock back. The aside name ends in `.lock`, which git's ref listing skips.
  */
-async function removeIfStale(gitdir: string, name: string, lockPath: string): Promise<boolean> {
+async function removeIfStale(gitdir: string, name: string, lockPath: string, staleMs = STALE_LOCK_MS, owner = repositoryOf(gitdir)): Promise<boolean> {
   const seen = await fs.promises.stat(lockPath).catch(() => undefined);
   const age = seen ? Date.now() - seen.mtimeMs : 0;
-  if (!seen || age < STALE_LOCK_MS) return false;
+  if (!seen || age < staleMs) return false;
   const aside = `${lockPath.slice(0, -'.lock'.length)}.stale-${process.pid}-${randomBytes(4).toString('hex')}.lock`;
   try {
     await fs.promises.rename(lockPath, aside);
@@ -108,9 +100,96 @@ async function removeIfStale(gitdir: string, name: string, lockPath: string): Pr
     return false;
   }
   await fs.promises.unlink(aside);
-  const report = { repository: `${basename(dirname(gitdir))}/${basename(gitdir).replace(/\.git$/, '')}`, ref: name, ageSeconds: Math.round(age / 1000) };
+  const report = { repository: owner, ref: name, ageSeconds: Math.round(age / 1000) };
   for (const listener of staleLockListeners) listener(report);
   return true;
+}
+
+function repositoryOf(gitdir: string): string {
+  return `${basename(dirname(gitdir))}/${basename(gitdir).replace(/\.git$/, '')}`;
+}
+
+export interface LockFileOptions {
+  /** Age after which a left lock is removed (see removeIfStale); STALE_LOCK_MS by default. */
+  readonly staleMs?: number;
+  /** Who the file belongs to, for the stale-lock report (never a path); the repository of `folder` by default. */
+  readonly owner?: string;
+  readonly mode?: number;
+}
+
+/**
+ * The one lock primitive, git's: `<file>.lock` created exclusively, written with the file's next
+ * content and fsynced, then renamed over the file (or removed to give up). A lock left by a dead
+ * process is removed once stale, renamed aside first and checked by inode (removeIfStale), so two
+ * writers never both break it and none removes another's fresh lock. Used for refs (RefLock),
+ * `packed-refs` (tags.ts) and the token file (tokenStore.ts).
+ */
+export class LockFile {
+  private released = false;
+
+  private constructor(
+    /** The locked file, `<folder>/<name>`. */
+    readonly path: string,
+    /** The lock file, open from its exclusive creation until written. */
+    private handle: fs.promises.FileHandle | undefined,
+  ) {}
+
+  /** Takes the lock of `<folder>/<name>`; 'locked' if another writer holds it. A stale lock is removed and the lock taken. */
+  static async acquire(folder: string, name: string, options: LockFileOptions = {}): Promise<LockFile | 'locked'> {
+    const path = join(folder, name);
+    const lockPath = `${path}.lock`;
+    for (let tries = 0; ; tries++) {
+      try {
+        return new LockFile(path, await fs.promises.open(lockPath, 'wx', options.mode ?? 0o644));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        if (tries > 0 || !(await removeIfStale(folder, name, lockPath, options.staleMs, options.owner))) return 'locked';
+      }
+    }
+  }
+
+  /** Writes the file's next content into the lock, fsynced; on failure the lock is released. */
+  async write(content: string | Uint8Array): Promise<void> {
+    const handle = this.handle;
+    if (!handle) throw new Error(`the lock of ${this.path} was written already`);
+    this.handle = undefined;
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await this.release();
+      throw error;
+    }
+    await handle.close();
+  }
+
+  /** Renames the lock over the file: the new content is in place (its folder not yet fsynced). */
+  async rename(): Promise<void> {
+    await this.closeHandle();
+    await fs.promises.rename(`${this.path}.lock`, this.path);
+    this.released = true;
+  }
+
+  /** Renames the lock over the file and fsyncs its folder (and `alsoSync`). */
+  async commit(alsoSync: readonly string[] = []): Promise<void> {
+    await this.rename();
+    await Promise.all([dirname(this.path), ...alsoSync].map((folder) => fsyncFolder(folder)));
+  }
+
+  /** Gives the lock up without changing the file (nothing once renamed). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.closeHandle();
+    await fs.promises.unlink(`${this.path}.lock`).catch(() => undefined);
+  }
+
+  private async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => undefined);
+  }
 }
 
 export type RefUpdate =
@@ -125,15 +204,14 @@ export type RefUpdate =
  * Taking it can overlap with writing the commit's objects; `swap` then moves the ref.
  */
 export class RefLock {
-  private released = false;
-
   private constructor(
     private readonly gitdir: string,
     private readonly name: string,
+    private readonly file: LockFile,
   ) {}
 
   private get refPath(): string {
-    return join(this.gitdir, this.name);
+    return this.file.path;
   }
 
   /**
@@ -141,27 +219,10 @@ export class RefLock {
    * lock (see STALE_LOCK_MS) is removed and the lock taken.
    */
   static async acquire(gitdir: string, name: string, next: string): Promise<RefLock | 'locked'> {
-    const lock = new RefLock(gitdir, name);
-    const lockPath = `${lock.refPath}.lock`;
-    let handle: fs.promises.FileHandle | undefined;
-    for (let tries = 0; !handle; tries++) {
-      try {
-        handle = await fs.promises.open(lockPath, 'wx', 0o644);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        if (tries > 0 || !(await removeIfStale(gitdir, name, lockPath))) return 'locked';
-      }
-    }
-    try {
-      await handle.writeFile(`${next}\n`);
-      await handle.sync();
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await lock.release();
-      throw error;
-    }
-    await handle.close();
-    return lock;
+    const file = await LockFile.acquire(gitdir, name);
+    if (file === 'locked') return 'locked';
+    await file.write(`${next}\n`);
+    return new RefLock(gitdir, name, file);
   }
 
   /**
@@ -173,8 +234,7 @@ export class RefLock {
     try {
       const current = readRef(this.gitdir, this.name);
       if (current !== expected) return { ok: false, why: 'moved', current };
-      await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
-      this.released = true;
+      await this.file.rename();
       faultPoint('ref-renamed');
       await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
       return { ok: true };
@@ -183,9 +243,7 @@ export class RefLock {
     }
   }
 
-  async release(): Promise<void> {
-    if (this.released) return;
-    this.released = true;
-    await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
+  release(): Promise<void> {
+    return this.file.release();
   }
 }
