@@ -6,10 +6,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LockFile, onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/store/refs.js';
+import { holderNote, holderPath } from '../../src/store/lockHolder.js';
 import { TokenStore } from '../../src/store/tokenStore.js';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
@@ -66,6 +67,35 @@ describe('LockFile', () => {
     writeFileSync(join(dir, 'data.lock'), 'theirs');
     expect(await LockFile.acquire(dir, 'data', { staleMs: 60_000 })).toBe('locked');
     expect(readFileSync(join(dir, 'data.lock'), 'utf8')).toBe('theirs');
+  });
+
+  it('never takes away a lock whose cfghub holder is alive, however old; a note naming another file does not count', async () => {
+    const dir = folder();
+    const lockPath = join(dir, 'data.lock');
+    writeFileSync(lockPath, 'held');
+    age(lockPath, 60_000);
+    writeFileSync(holderPath(lockPath), holderNote(statSync(lockPath).ino)); // this (live) process holds it
+    expect(await LockFile.acquire(dir, 'data', { staleMs: 1_000, owner: 'the test' })).toBe('locked');
+    expect(readFileSync(lockPath, 'utf8')).toBe('held');
+    writeFileSync(holderPath(lockPath), holderNote(statSync(lockPath).ino + 1)); // a note of an earlier lock file
+    const lock = await LockFile.acquire(dir, 'data', { staleMs: 1_000, owner: 'the test' });
+    expect(lock).not.toBe('locked');
+    if (lock !== 'locked') await lock.release();
+  });
+
+  it('keeps a holder note beside the lock while held, and removes it with the lock', async () => {
+    const dir = folder();
+    const lock = await LockFile.acquire(dir, 'data', { staleMs: 1_000 });
+    if (lock === 'locked') throw new Error('locked');
+    await lock.write('new');
+    const lockPath = join(dir, 'data.lock');
+    expect(readFileSync(holderPath(lockPath), 'utf8')).toBe(holderNote(statSync(lockPath).ino));
+    age(lockPath, 60_000); // held by this process: never stale to it either
+    expect(await LockFile.acquire(dir, 'data', { staleMs: 1_000 })).toBe('locked');
+    await lock.commit();
+    expect(readFileSync(join(dir, 'data'), 'utf8')).toBe('new');
+    expect(existsSync(lockPath)).toBe(false);
+    expect(existsSync(holderPath(lockPath))).toBe(false);
   });
 
   it('removes a stale lock, reports it by owner (no path), and takes the lock', async () => {
