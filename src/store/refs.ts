@@ -117,8 +117,8 @@ export async function removeStaleLock(lockPath: string, staleMs = STALE_LOCK_MS)
   return { ageMs: age };
 }
 
-/** Removes a stale lock (see removeStaleLock) and reports it to the listeners; true if it did. */
-async function removeIfStale(lockPath: string, name: string, owner: string, staleMs = STALE_LOCK_MS): Promise<boolean> {
+/** Removes a stale lock (see removeStaleLock) and reports it to the listeners (`name`: the locked file's, relative to its repository); true if it did. */
+export async function removeIfStale(lockPath: string, name: string, owner: string, staleMs = STALE_LOCK_MS): Promise<boolean> {
   const removed = await removeStaleLock(lockPath, staleMs);
   if (!removed) return false;
   const report = { repository: owner, ref: name, ageSeconds: Math.round(removed.ageMs / 1000) };

@@ -15,7 +15,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { removeLeftovers } from './consolidatePacks.js';
 import { ageOnFsClock } from './fsClock.js';
-import { removeStaleLock, STALE_LOCK_MS } from './refs.js';
+import { removeIfStale, STALE_LOCK_MS } from './refs.js';
 
 export interface RecoveryFinding {
   /** `account/name` of the repository, or `account` for a half-created one (never a path). */
@@ -58,14 +58,15 @@ async function removeHalfCreated(accountDir: string): Promise<number> {
   return removed;
 }
 
-async function removeStaleLocks(gitdir: string): Promise<number> {
+async function removeStaleLocks(gitdir: string, repository: string): Promise<number> {
   const locks = [
-    ...lockNames(join(gitdir, 'refs', 'heads')).map((name) => join(gitdir, 'refs', 'heads', name)),
-    ...lockNames(join(gitdir, 'refs', 'tags')).map((name) => join(gitdir, 'refs', 'tags', name)),
-    ...(fs.existsSync(join(gitdir, 'packed-refs.lock')) ? [join(gitdir, 'packed-refs.lock')] : []),
+    ...lockNames(join(gitdir, 'refs', 'heads')).map((name) => `refs/heads/${name}`),
+    ...lockNames(join(gitdir, 'refs', 'tags')).map((name) => `refs/tags/${name}`),
+    ...(fs.existsSync(join(gitdir, 'packed-refs.lock')) ? ['packed-refs.lock'] : []),
   ];
   let removed = 0;
-  for (const lock of locks) if (await removeStaleLock(lock)) removed++;
+  // Reported as any stale lock is (`stale-lock-removed` in the server's log), with its age.
+  for (const lock of locks) if (await removeIfStale(join(gitdir, lock), lock.slice(0, -'.lock'.length), repository)) removed++;
   return removed;
 }
 
@@ -86,7 +87,7 @@ export async function recoverAtStart(root: string): Promise<RecoveryFinding[]> {
       try {
         const packFolder = join(gitdir, 'objects', 'pack');
         const leftovers = fs.existsSync(packFolder) ? await removeLeftovers(packFolder) : 0;
-        const locks = await removeStaleLocks(gitdir);
+        const locks = await removeStaleLocks(gitdir, repository);
         if (leftovers + locks > 0) findings.push({ repository, halfCreatedRemoved: 0, leftoversRemoved: leftovers, staleLocksRemoved: locks });
       } catch (error) {
         findings.push({ repository, halfCreatedRemoved: 0, leftoversRemoved: 0, staleLocksRemoved: 0, problem: problemOf(error) });

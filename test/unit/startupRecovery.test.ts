@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { createRepository } from '../../src/service/repositories.js';
 import { KEEP_TEXT } from '../../src/store/objectStore.js';
 import { RepositoryRegistry } from '../../src/store/registry.js';
-import { STALE_LOCK_MS } from '../../src/store/refs.js';
+import { onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/store/refs.js';
 import { recoverAtStart } from '../../src/store/startupRecovery.js';
 
 let root: string;
@@ -55,7 +55,9 @@ it('removes and reports what crashed writers left, keeps what may be in use, and
   old(kept.operatorKeep);
   mkdirSync(kept.freshHalfCreated);
 
-  const findings = await recoverAtStart(root);
+  const reported: StaleLockReport[] = [];
+  const stop = onStaleLockRemoved((report) => reported.push(report));
+  const findings = await recoverAtStart(root).finally(stop);
 
   for (const path of Object.values(planted)) expect(existsSync(path), path).toBe(false);
   for (const path of Object.values(kept)) expect(existsSync(path), path).toBe(true);
@@ -64,6 +66,8 @@ it('removes and reports what crashed writers left, keeps what may be in use, and
     { repository: 'acme/app', halfCreatedRemoved: 0, leftoversRemoved: 2, staleLocksRemoved: 2 },
   ]);
   expect(JSON.stringify(findings)).not.toContain(root);
+  // The locks are reported as any stale lock is (the server logs `stale-lock-removed`).
+  expect(reported.map((report) => [report.repository, report.ref]).sort()).toEqual([['acme/app', 'packed-refs'], ['acme/app', 'refs/heads/main']]);
   execFileSync('git', ['--git-dir', repository.gitdir, 'fsck', '--strict'], { stdio: 'pipe' });
   expect(await recoverAtStart(root)).toEqual([]); // nothing left to do the second time
 });
