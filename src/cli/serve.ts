@@ -6,6 +6,7 @@ import { ensureDemoRepository } from '../service/demo.js';
 import { TokenService } from '../service/tokens.js';
 import { onStaleLockRemoved } from '../store/refs.js';
 import { RepositoryRegistry } from '../store/registry.js';
+import { recoverAtStart } from '../store/startupRecovery.js';
 import { TokenStore } from '../store/tokenStore.js';
 import { createLogger, type LogFormat } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
@@ -38,6 +39,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
   const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
+  // What crashed writers left is cleaned (or reported) before the first request (startupRecovery.ts).
+  for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
   if (options.demo && !options.replicaOf && (await ensureDemoRepository(registry))) {
     logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
   }

@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
+import { DamagedSecretError } from '../service/opening.js';
 import { RepositoryGoneError } from '../store/repository.js';
 import type { AppContext } from './context.js';
 import { GitUnavailableError } from '../store/gitCommand.js';
@@ -40,7 +41,7 @@ function describe(error: unknown): string {
 function faultEvent(error: unknown): string | undefined {
   if (error instanceof StorageFullError || isErrno(error, FULL_CODES)) return 'storage-full';
   if (error instanceof RepositoryUnwritableError || isErrno(error, UNWRITABLE_CODES)) return 'repository-unwritable';
-  if (error instanceof RepositoryDamagedError) return 'repository-damaged';
+  if (error instanceof RepositoryDamagedError || error instanceof DamagedSecretError) return 'repository-damaged';
   return undefined;
 }
 
@@ -60,6 +61,10 @@ function toHttpError(error: unknown): HttpError {
   if (isErrno(error, UNWRITABLE_CODES)) return new HttpError(503, 'repository_unwritable', 'the server may not write its storage (read-only or permission denied); nothing was changed');
   if (error instanceof RepositoryDamagedError) {
     return new HttpError(409, 'repository_damaged', `${error.message}; restore it from a backup or mend it with git`, undefined, { repository: error.repository, object: error.oid });
+  }
+  if (error instanceof DamagedSecretError) {
+    // A sealed text changed outside cfghub (or damaged on disk): the repository's content, not the server, is at fault.
+    return new HttpError(409, 'repository_damaged', `${error.message}: the repository was changed outside cfghub or is damaged; restore it from a backup or mend it with git`);
   }
   if (error instanceof ServiceError) return new HttpError(STATUS_OF[error.code], HTTP_CODE_OF[error.code], error.message);
   if (error instanceof RepositoryGoneError) return new HttpError(404, 'not_found', error.message);

@@ -7,7 +7,8 @@
  * content changes (watchHub.ts); a pull also comes as properties, YAML or dotenv (pullFormat.ts).
  *
  * Served straight from node:http, without express (see app.ts for the measurement): a cached
- * answer costs a route match, the access check, a stat of the head ref and one write.
+ * answer costs a route match, the access check and one write: the head is known without a system
+ * call while the head watch reports no change (see GitRepository.head).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../domain/context.js';

@@ -9,6 +9,7 @@ import { formatContext } from '../domain/context.js';
 import { changeOf, summarizeKeyChange, type Change, type KeyChangeSummary } from '../domain/keyChanges.js';
 import { commitInfo } from '../store/history.js';
 import type { GitRepository } from '../store/repository.js';
+import { CacheSlot } from '../store/repositoryCaches.js';
 import { diffTrees, type DiffSides, type TreeChanges } from '../store/treeDiff.js';
 
 export interface FileChangeSummary {
@@ -59,20 +60,19 @@ export async function changesBetween(repository: GitRepository, before: string |
   try {
     const side = async (commitId: string) => ({ commitId, treeId: (await commitInfo(repository, commitId)).tree, snapshot: repository.builtSnapshot(commitId) });
     const sides: DiffSides = { before: before === undefined ? undefined : await side(before), after: await side(after) };
-    return await diffTrees(repository.objects, sides);
+    return await diffTrees(repository, sides);
   } catch (error) {
     const problem = `commit ${after.slice(0, 12)} cannot be read: ${(error as Error).message}`;
     return { keys: [], files: [], settingsChanged: false, otherPaths: [], problems: [problem] };
   }
 }
 
-const SUMMARIES_KEPT = 20_000;
-const summaries = new WeakMap<GitRepository, Map<string, CommitSummary>>();
+/** Change summaries kept per repository (the repository's caches own them). */
+const SUMMARIES = new CacheSlot<CommitSummary>('commit summaries', 20_000);
 
 /** A commit with what it changed against its first parent; made once per commit. */
 export async function commitSummary(repository: GitRepository, commitId: string): Promise<CommitSummary> {
-  let cache = summaries.get(repository);
-  if (!cache) summaries.set(repository, (cache = new Map()));
+  const cache = repository.caches.slot(SUMMARIES);
   const known = cache.get(commitId);
   if (known) return known;
   const info = await commitInfo(repository, commitId);
@@ -87,6 +87,5 @@ export async function commitSummary(repository: GitRepository, commitId: string)
     ...summarizeChanges(await changesBetween(repository, info.parents[0], commitId)),
   };
   cache.set(commitId, summary);
-  if (cache.size > SUMMARIES_KEPT) cache.delete(cache.keys().next().value!);
   return summary;
 }

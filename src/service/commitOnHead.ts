@@ -10,7 +10,7 @@ import { noteWrite } from './storageHealth.js';
 import type { PushChanges } from '../domain/model.js';
 import type { Signature } from '../store/gitObjects.js';
 import { LayoutError } from '../store/layout.js';
-import { LOCK_ATTEMPTS, lockRetryPause } from '../store/refs.js';
+import { BUSY, retryWhileBusy } from '../store/lockRetry.js';
 import type { GitRepository } from '../store/repository.js';
 import type { Snapshot } from '../store/snapshot.js';
 import { stageCommit } from '../store/stageCommit.js';
@@ -60,7 +60,7 @@ export function commitOnHead(
   writer?: Writer,
 ): Promise<CommitResult> {
   return repository.exclusive(async () => {
-    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    const result = await retryWhileBusy(async (): Promise<CommitResult | typeof BUSY> => {
       const slices = new TimeSlices();
       const head = repository.head();
       const base = await baseOf(head);
@@ -85,8 +85,9 @@ export function commitOnHead(
       if (update.ok) telemetry.commit(secondsSince(started));
       if (update.ok) return { kind: 'applied', commitId: staged.commitId };
       // Another process holds the ref lock or moved the ref: wait a little, then start over.
-      await lockRetryPause(attempt);
-    }
-    throw new ServiceError('unavailable', 'the repository is busy with other writers; try again');
+      return BUSY;
+    });
+    if (result === BUSY) throw new ServiceError('unavailable', 'the repository is busy with other writers; try again');
+    return result;
   });
 }

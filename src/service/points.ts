@@ -6,6 +6,7 @@
  */
 import { parseIsoInstant } from '../domain/dates.js';
 import { commitInfo } from '../store/history.js';
+import { LayoutError } from '../store/layout.js';
 import { ObjectNotFoundError } from '../store/objectStore.js';
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
@@ -23,7 +24,7 @@ export async function requireCommit(repository: GitRepository, commitId: string)
     await commitInfo(repository, commitId);
     return commitId;
   } catch (error) {
-    if (error instanceof ObjectNotFoundError || (error as { code?: string }).code === 'LayoutError') {
+    if (error instanceof ObjectNotFoundError || error instanceof LayoutError) {
       throw new ServiceError('not_found', `repository ${repository.fullName} has no commit ${commitId}`);
     }
     throw error;

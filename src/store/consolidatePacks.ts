@@ -129,9 +129,10 @@ async function removePacks(folder: string, packs: readonly string[]): Promise<vo
 const INDEX_RECHECKS_MS = [500, 3_000];
 
 /** A push's `.keep` whose writer died, and temporary files of crashed writers, older than the stale-lock age on the file system's clock. */
-async function removeLeftovers(folder: string): Promise<void> {
+export async function removeLeftovers(folder: string): Promise<number> {
   const names = fs.readdirSync(folder).filter((name) => name.startsWith(TEMPORARY_PREFIX) || name.endsWith('.keep'));
-  if (names.length === 0) return;
+  if (names.length === 0) return 0;
+  let removed = 0;
   const now = await fsNow(folder);
   for (const name of names) {
     const path = join(folder, name);
@@ -143,5 +144,7 @@ async function removeLeftovers(folder: string): Promise<void> {
       if (!text.startsWith(KEEP_TEXT.split(' ')[0] + ' ')) continue;
     }
     await fs.promises.rm(path, { force: true });
+    removed++;
   }
+  return removed;
 }

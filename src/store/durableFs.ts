@@ -1,7 +1,7 @@
 /**
  * The durable-write helpers of the write path: write a temporary file, fsync it, rename it into
- * place, fsync the folder. (isomorphic-git never fsyncs and writes files in place:
- * git-engine-notes §6.)
+ * place, fsync the folder. (isomorphic-git, which cfghub once used, never fsyncs and writes files
+ * in place.)
  */
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';

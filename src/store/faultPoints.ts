@@ -8,10 +8,11 @@
 /** The steps of a push's commit, in the order one push passes them. */
 export const FAULT_STEPS = [
   'objects-written', // the pack and its index are in fsynced temporary files, not yet renamed into place
-  'objects-synced', // the pack and its index are in place and their folder is fsynced
-  'lock-taken', // `<ref>.lock` holds the new commit id and the objects are durable; the ref is untouched
-  'ref-renamed', // the lock has been renamed over the ref; the ref's folder is not yet fsynced
-  'lock-released', // the ref is moved and its folder fsynced; the push has not been answered yet
+  'objects-synced', // the pack and its index are each fsynced and renamed into place; their folder is not yet fsynced
+  'lock-taken', // `<ref>.lock` holds the new commit id, fsynced; the objects are in place (their folder's fsync
+  //               comes with the ref folder's, after the rename); the ref is untouched
+  'ref-renamed', // the lock has been renamed over the ref; neither the ref's folder nor the pack folder is fsynced yet
+  'lock-released', // the ref is moved, and its folder and the pack folder fsynced; the push has not been answered yet
 ] as const;
 
 export type FaultStep = (typeof FAULT_STEPS)[number];

@@ -1,7 +1,8 @@
 /**
  * Git's object encoding: the wrapped form `<type> <size>\0<content>`, SHA-1 ids, and the tree and
  * commit formats. Hashing and deflating use Node's crypto and zlib, which are 2 to 10 times faster
- * than isomorphic-git's browser streams (reference/git-engine-notes.md, section 3).
+ * than isomorphic-git's browser streams (measured when isomorphic-git was replaced; see the
+ * README's "Dependencies, and why").
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';

@@ -1,8 +1,8 @@
 /**
  * Time travel (contract section 7, `Repository-Date`): the commit of `refs/heads/main` that was
  * current at an instant, found by walking first parents from the head. What is parsed of each
- * commit (its parents and committer time) is kept per repository by commit id, as commits never
- * change, so repeated lookups walk the history in memory. The walk always starts from the head as
+ * commit (its parents and committer time) is kept per repository by commit id (bounded, in
+ * repositoryCaches.ts), as commits never change, so repeated lookups walk the history in memory. The walk always starts from the head as
  * it is now, since plain git may add commits at any time.
  */
 import { parseCommit, type ParsedCommit } from './gitObjects.js';
@@ -15,15 +15,12 @@ export interface CommitTimes {
   readonly committedAt: number;
 }
 
-const commitCache = new WeakMap<GitRepository, Map<string, ParsedCommit>>();
-
 /**
  * A commit parsed (tree, parents, committer time, author, message), once per repository: commits
  * never change. A LayoutError when the object is not a commit.
  */
 export async function commitInfo(repository: GitRepository, commitId: string): Promise<ParsedCommit> {
-  let cache = commitCache.get(repository);
-  if (!cache) commitCache.set(repository, (cache = new Map()));
+  const cache = repository.caches.commits;
   const known = cache.get(commitId);
   if (known) return known;
   const object = await repository.objects.read(commitId);

@@ -3,7 +3,8 @@
  * plain `git` can write the same repository without losing a commit:
  * a `<ref>.lock` file created exclusively, a compare-and-swap against the commit the writer
  * started from, and a rename over the ref, then fsync of the ref's folder.
- * isomorphic-git's writeRef overwrites the ref in place and is never used (git-engine-notes §6).
+ * isomorphic-git's writeRef overwrites the ref in place, which loses commits under concurrency; it
+ * is never used.
  */
 import { secondsSince, telemetry } from './telemetry.js';
 import { randomBytes } from 'node:crypto';
@@ -52,14 +53,6 @@ function readPackedRef(gitdir: string, name: string): string | null {
   return packedRefs(gitdir).get(name) ?? null;
 }
 
-/** Writers that find a ref locked or moved try again up to this many times, about 5 seconds in all. */
-export const LOCK_ATTEMPTS = 50;
-
-/** The wait before attempt `attempt + 1` at a busy ref: growing, capped at 100 ms, with jitter. */
-export function lockRetryPause(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(2 ** attempt, 100) * (0.5 + Math.random())));
-}
-
 /**
  * A `<ref>.lock` older than this was left by a process that died holding it (a writer holds one
  * for milliseconds), and is removed. `CFGHUB_STALE_LOCK_SECONDS` sets it, read once at load;
@@ -93,20 +86,21 @@ export function onStaleLockRemoved(listener: (report: StaleLockReport) => void):
 const heldHere = new Set<string>();
 
 /**
- * Removes `lockPath` if it is stale; true if it did. Stale means older than STALE_LOCK_MS on the
+ * Removes `lockPath` if it is stale; its age if it did. Stale means older than `staleMs` on the
  * file system's clock (its mtime against that of a probe file written beside it, see fsClock.ts),
- * never on the process clock, which may be far off, and not held by this process. The lock is
- * first renamed aside, and removed only if what was moved is the very file found stale: a writer
- * that replaced it meanwhile gets its lock back. The aside name ends in `.lock`, which git's ref
- * listing skips.
+ * never on the process clock, which may be far off; a lock held by this process, or by a live
+ * cfghub process whose holder note (lockHolder.ts) names that very lock file, is never stale,
+ * however old. The lock is first renamed aside, and removed only if what was moved is the very
+ * file found stale: a writer that replaced it meanwhile gets its lock back. The aside name ends in
+ * `.lock`, which git's ref listing skips.
  */
-export async function removeStaleLock(lockPath: string): Promise<{ ageMs: number } | undefined> {
+export async function removeStaleLock(lockPath: string, staleMs = STALE_LOCK_MS): Promise<{ ageMs: number } | undefined> {
   if (heldHere.has(lockPath)) return undefined;
   const seen = await fs.promises.stat(lockPath).catch(() => undefined);
   if (!seen) return undefined;
   if (holderAlive(lockPath, seen.ino)) return undefined; // a live cfghub process holds it, however long
   const age = await ageOnFsClock(dirname(lockPath), seen).catch(() => 0);
-  if (age < STALE_LOCK_MS) return undefined;
+  if (age < staleMs) return undefined;
   const aside = `${lockPath.slice(0, -'.lock'.length)}.stale-${process.pid}-${randomBytes(4).toString('hex')}.lock`;
   try {
     await fs.promises.rename(lockPath, aside);
@@ -124,13 +118,122 @@ export async function removeStaleLock(lockPath: string): Promise<{ ageMs: number
   return { ageMs: age };
 }
 
-/** Removes a ref's stale lock (see removeStaleLock) and reports it; true if it did. */
-async function removeIfStale(gitdir: string, name: string, lockPath: string): Promise<boolean> {
-  const removed = await removeStaleLock(lockPath);
+/** Removes a stale lock (see removeStaleLock) and reports it to the listeners (`name`: the locked file's, relative to its repository); true if it did. */
+export async function removeIfStale(lockPath: string, name: string, owner: string, staleMs = STALE_LOCK_MS): Promise<boolean> {
+  const removed = await removeStaleLock(lockPath, staleMs);
   if (!removed) return false;
-  const report = { repository: repositoryNameOf(gitdir), ref: name, ageSeconds: Math.round(removed.ageMs / 1000) };
+  const report = { repository: owner, ref: name, ageSeconds: Math.round(removed.ageMs / 1000) };
   for (const listener of staleLockListeners) listener(report);
   return true;
+}
+
+export interface LockFileOptions {
+  /** Age after which a left lock is removed (see removeStaleLock); STALE_LOCK_MS by default. */
+  readonly staleMs?: number;
+  /** Who the file belongs to, for the stale-lock report (never a path); the repository of `folder` by default. */
+  readonly owner?: string;
+  readonly mode?: number;
+}
+
+/**
+ * The one lock primitive, git's: `<file>.lock` created exclusively, written with the file's next
+ * content and fsynced, then renamed over the file (or removed to give up). Beside the lock, a
+ * holder note (lockHolder.ts) says which live process holds it, so no other cfghub process takes
+ * it away however long it is held. A lock left by a dead process is removed once stale on the file
+ * system's clock, renamed aside first and checked by inode (removeStaleLock), so two writers never
+ * both break it and none removes another's fresh lock. Used for refs (RefLock), `packed-refs`
+ * (tags.ts) and the token file (tokenStore.ts).
+ */
+export class LockFile {
+  private released = false;
+
+  private constructor(
+    /** The locked file, `<folder>/<name>`. */
+    readonly path: string,
+    /** The lock file, open from its exclusive creation until written. */
+    private handle: fs.promises.FileHandle | undefined,
+    /** The holder note being written (not fsynced: after a crash its holder is gone anyway). */
+    private readonly noted: Promise<void>,
+  ) {}
+
+  private get lockPath(): string {
+    return `${this.path}.lock`;
+  }
+
+  /** Takes the lock of `<folder>/<name>`; 'locked' if another writer holds it. A stale lock is removed and the lock taken. */
+  static async acquire(folder: string, name: string, options: LockFileOptions = {}): Promise<LockFile | 'locked'> {
+    const path = join(folder, name);
+    const lockPath = `${path}.lock`;
+    for (let tries = 0; ; tries++) {
+      let handle: fs.promises.FileHandle;
+      try {
+        handle = await fs.promises.open(lockPath, 'wx', options.mode ?? 0o644);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const owner = options.owner ?? repositoryNameOf(folder);
+        if (tries > 0 || !(await removeIfStale(lockPath, name, owner, options.staleMs))) return 'locked';
+        continue;
+      }
+      heldHere.add(lockPath);
+      // The note is written while the caller writes the lock's content; write() waits for both.
+      const noted = handle.stat().then((stat) => fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino)));
+      noted.catch(() => undefined); // awaited (and its failure raised) by write()
+      return new LockFile(path, handle, noted);
+    }
+  }
+
+  /** Writes the file's next content into the lock, fsynced, and the holder note; on failure the lock is released. */
+  async write(content: string | Uint8Array): Promise<void> {
+    const handle = this.handle;
+    if (!handle) throw new Error(`the lock of ${this.path} was written already`);
+    this.handle = undefined;
+    try {
+      const started = process.hrtime.bigint();
+      await Promise.all([handle.writeFile(content).then(() => handle.sync()).then(() => telemetry.fsync(secondsSince(started))), this.noted]);
+    } catch (error) {
+      await handle.close().catch(() => undefined);
+      await this.release();
+      throw error;
+    }
+    await handle.close();
+  }
+
+  /** Renames the lock over the file: the new content is in place (its folder not yet fsynced). */
+  async rename(): Promise<void> {
+    await this.closeHandle();
+    await fs.promises.rename(this.lockPath, this.path);
+    this.released = true;
+    heldHere.delete(this.lockPath);
+    await this.dropNote();
+  }
+
+  /** Renames the lock over the file and fsyncs its folder (and `alsoSync`). */
+  async commit(alsoSync: readonly string[] = []): Promise<void> {
+    await this.rename();
+    await Promise.all([dirname(this.path), ...alsoSync].map((folder) => fsyncFolder(folder)));
+  }
+
+  /** Gives the lock up without changing the file (nothing once renamed). */
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await this.closeHandle();
+    await fs.promises.unlink(this.lockPath).catch(() => undefined);
+    heldHere.delete(this.lockPath);
+    await this.dropNote();
+  }
+
+  /** Removes the holder note, once it is written (or failed), after the lock itself is gone. */
+  private async dropNote(): Promise<void> {
+    await this.noted.catch(() => undefined);
+    await fs.promises.unlink(holderPath(this.lockPath)).catch(() => undefined);
+  }
+
+  private async closeHandle(): Promise<void> {
+    const handle = this.handle;
+    this.handle = undefined;
+    await handle?.close().catch(() => undefined);
+  }
 }
 
 export type RefUpdate =
@@ -145,15 +248,14 @@ export type RefUpdate =
  * Taking it can overlap with writing the commit's objects; `swap` then moves the ref.
  */
 export class RefLock {
-  private released = false;
-
   private constructor(
     private readonly gitdir: string,
     private readonly name: string,
+    private readonly file: LockFile,
   ) {}
 
   private get refPath(): string {
-    return join(this.gitdir, this.name);
+    return this.file.path;
   }
 
   /**
@@ -161,60 +263,31 @@ export class RefLock {
    * lock (see STALE_LOCK_MS) is removed and the lock taken.
    */
   static async acquire(gitdir: string, name: string, next: string): Promise<RefLock | 'locked'> {
-    const lock = new RefLock(gitdir, name);
-    const lockPath = `${lock.refPath}.lock`;
-    let handle: fs.promises.FileHandle | undefined;
-    for (let tries = 0; !handle; tries++) {
-      try {
-        handle = await fs.promises.open(lockPath, 'wx', 0o644);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        if (tries > 0 || !(await removeIfStale(gitdir, name, lockPath))) return 'locked';
-      }
-    }
-    heldHere.add(lockPath);
-    try {
-      // The note of who holds it (lockHolder.ts) is not fsynced: after a crash its holder is gone.
-      const [stat] = await Promise.all([handle.stat(), handle.writeFile(`${next}\n`)]);
-      const started = process.hrtime.bigint();
-      await Promise.all([handle.sync().then(() => telemetry.fsync(secondsSince(started))), fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino))]);
-    } catch (error) {
-      await handle.close().catch(() => undefined);
-      await lock.release();
-      throw error;
-    }
-    await handle.close();
-    return lock;
+    const file = await LockFile.acquire(gitdir, name);
+    if (file === 'locked') return 'locked';
+    await file.write(`${next}\n`);
+    return new RefLock(gitdir, name, file);
   }
 
   /**
    * Moves the ref to the locked value if it still points at `expected` (null: must not exist),
-   * durably, fsyncing the folders `alsoSync` beside the ref's own; releases the lock either way. The ref is read only now that the lock is ours: from
-   * here on, no cooperating writer can move it.
+   * durably, fsyncing the folders `alsoSync` beside the ref's own; releases the lock either way.
+   * The ref is read only now that the lock is ours: from here on, no cooperating writer can move it.
    */
   async swap(expected: string | null, alsoSync: readonly string[] = []): Promise<RefUpdate> {
     try {
       const current = readRef(this.gitdir, this.name);
       if (current !== expected) return { ok: false, why: 'moved', current };
-      await fs.promises.rename(`${this.refPath}.lock`, this.refPath);
-      this.released = true;
-      heldHere.delete(`${this.refPath}.lock`);
+      await this.file.rename();
       faultPoint('ref-renamed');
-      await Promise.all([
-        fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined),
-        ...[dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)),
-      ]);
+      await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
       return { ok: true };
     } finally {
       await this.release();
     }
   }
 
-  async release(): Promise<void> {
-    if (this.released) return;
-    this.released = true;
-    await fs.promises.unlink(`${this.refPath}.lock`).catch(() => undefined);
-    heldHere.delete(`${this.refPath}.lock`);
-    await fs.promises.unlink(holderPath(`${this.refPath}.lock`)).catch(() => undefined);
+  release(): Promise<void> {
+    return this.file.release();
   }
 }

@@ -1,24 +1,23 @@
 /**
- * One bare repository: its object store, its head, its snapshots by commit id, and the
- * in-process queue that serialises its writers (other processes are kept out by the ref lock).
+ * One bare repository: its object store, its head (and the watch on it), its caches
+ * (repositoryCaches.ts), the in-process queue that serialises its writers (other processes are
+ * kept out by the ref lock) and the commit of a staged push. When packs are merged or loose objects
+ * packed is decided in maintenance.ts.
  */
 import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './changeWatch.js';
-import { consolidatePacks, PACKS_BEFORE_MERGE } from './consolidatePacks.js';
 import { BRANCH_REF, LayoutError } from './layout.js';
-import { looseObjectSample, packLooseObjects, samplePerLimit } from './looseObjects.js';
+import { Maintenance } from './maintenance.js';
 import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from './readSnapshot.js';
 import { secondsSince, telemetry } from './telemetry.js';
+import { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
 import type { StagedCommit } from './stageCommit.js';
 import { asStorageFault } from './storageFaults.js';
-
-/** Snapshots kept per repository besides the newest: enough for reads that started before a push. */
-const SNAPSHOTS_KEPT = 4;
 
 /** The repository's folder is gone, or was replaced by something that is not a real folder. */
 export class RepositoryGoneError extends Error {
@@ -40,9 +39,12 @@ export interface RepositoryOptions {
 export class GitRepository {
   readonly objects: ObjectStore;
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly snapshots = new Map<string, Promise<Snapshot>>();
-  /** The snapshots of `snapshots` that are built, for readers that must not wait or read. */
-  private readonly built = new Map<string, Snapshot>();
+  /** Every cache of this repository (snapshots, parsed commits, trees, keys, tags, summaries). */
+  readonly caches = new RepositoryCaches();
+  private readonly snapshots = this.caches.snapshots;
+  private readonly built = this.caches.built;
+  /** Pack merges and repacks, run between writers through `exclusive`. */
+  private readonly maintenance: Maintenance;
   private latest: Snapshot | undefined;
   /** The head as last read, and the identity (inode, mtime, size) of the ref file it was read from. */
   private headSeen: { stamp: string; head: string } | undefined;
@@ -57,6 +59,7 @@ export class GitRepository {
     this.refPath = join(gitdir, BRANCH_REF);
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.headWatch.onChange = () => this.headMayHaveChanged();
+    this.maintenance = new Maintenance(this.objects, gitdir, (work) => this.exclusive(work), options.looseObjectLimit);
   }
 
   private readonly headListeners = new Set<() => void>();
@@ -130,7 +133,7 @@ export class GitRepository {
       // maintenance, which replaces packs: forget packs that are gone.
       this.headChecked = head;
       this.objects.refreshIfChanged();
-      this.checkLooseObjects();
+      this.maintenance.afterNewHead();
     }
     return head;
   }
@@ -157,7 +160,9 @@ export class GitRepository {
           if (this.snapshots.get(commitId) === pending) this.built.set(commitId, snapshot);
           this.makeLatest(snapshot);
         },
-        () => this.snapshots.delete(commitId),
+        () => {
+          if (this.snapshots.peek(commitId) === pending) this.snapshots.delete(commitId);
+        },
       );
     }
     return pending;
@@ -168,14 +173,9 @@ export class GitRepository {
     return this.built.get(commitId);
   }
 
+  /** Bounded in repositoryCaches.ts: the least recently used snapshot (and its built copy) goes. */
   private remember(commitId: string, snapshot: Promise<Snapshot>): void {
-    this.snapshots.delete(commitId);
     this.snapshots.set(commitId, snapshot);
-    while (this.snapshots.size > SNAPSHOTS_KEPT) {
-      const oldest = this.snapshots.keys().next().value!;
-      this.snapshots.delete(oldest);
-      this.built.delete(oldest);
-    }
   }
 
   private makeLatest(snapshot: Snapshot): void {
@@ -244,7 +244,7 @@ export class GitRepository {
         this.remember(staged.commitId!, Promise.resolve(staged.snapshot));
         this.built.set(staged.commitId!, staged.snapshot);
         this.makeLatest(staged.snapshot);
-        if (this.objects.packsWritten >= PACKS_BEFORE_MERGE) this.scheduleMaintenance();
+        this.maintenance.afterCommit();
       }
       return update;
     } finally {
@@ -252,53 +252,10 @@ export class GitRepository {
     }
   }
 
-  /**
-   * Merges small packs after the current writer, before the next one, without holding up the
-   * push that triggered it. A failure leaves the packs as they were, which is always safe; it is
-   * kept for `maintenanceProblem` and tried again after the next pushes.
-   */
-  private scheduleMaintenance(): void {
-    this.objects.packsWritten = 0;
-    this.exclusive(() => consolidatePacks(this.objects)).then(
-      () => (this.mergeProblem = undefined),
-      (error: unknown) => (this.mergeProblem = error),
-    );
-  }
-
-  /**
-   * Repacks the repository after the current writer, before the next one, when plain-git writers
-   * left more loose objects than the limit since the last repack (objects it cannot pack, being
-   * unreachable, are not counted again: the sample left behind is the new baseline).
-   */
-  private checkLooseObjects(): void {
-    const limit = this.options.looseObjectLimit;
-    if (limit === undefined || this.repackQueued) return;
-    if (looseObjectSample(this.gitdir) <= this.looseBaseline + samplePerLimit(limit)) return;
-    this.repackQueued = true;
-    this.exclusive(async () => {
-      try {
-        await packLooseObjects(this.gitdir);
-      } finally {
-        this.looseBaseline = looseObjectSample(this.gitdir);
-        this.objects.resetCache();
-      }
-    })
-      .then(
-        () => (this.repackProblem = undefined),
-        (error: unknown) => (this.repackProblem = error),
-      )
-      .finally(() => (this.repackQueued = false));
-  }
-
   private headChecked: string | undefined;
-  private repackQueued = false;
-  /** Loose objects in the sampled folder after the last repack. */
-  private looseBaseline = 0;
-  private repackProblem: unknown;
-  private mergeProblem: unknown;
 
   /** Why the last pack consolidation, the removal of the packs it merged, or the last repack failed, if one did. */
   get maintenanceProblem(): unknown {
-    return this.mergeProblem ?? this.repackProblem ?? this.objects.removalProblem;
+    return this.maintenance.problem;
   }
 }

@@ -16,7 +16,8 @@ import { isValidName } from '../domain/names.js';
 import { fsyncFolder } from './durableFs.js';
 import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from './gitObjects.js';
 import { ObjectNotFoundError } from './objectStore.js';
-import { LOCK_ATTEMPTS, lockRetryPause, packedRefs, readRef, RefLock } from './refs.js';
+import { BUSY, retryWhileBusy } from './lockRetry.js';
+import { LockFile, packedRefs, readRef, RefLock } from './refs.js';
 import type { GitRepository } from './repository.js';
 
 export const TAGS_PREFIX = 'refs/tags/';
@@ -106,18 +107,16 @@ function findTagRef(refs: readonly TagRef[], name: string): TagRef | undefined {
   return refs.find((ref) => ref.name === name) ?? refs.find((ref) => ref.name.toLowerCase() === lower);
 }
 
-// --- peeling, cached by object id (objects never change) ----------------------------------------
+// --- peeling, cached by object id (objects never change; repositoryCaches.ts) ----------------------------------------
 
 type Peeled = Omit<TagRecord, 'name'>;
 
-const peeledCache = new WeakMap<GitRepository, Map<string, Peeled | null>>();
 
 /** What a tag ref's object comes to: the commit, when, and the message; null if it is not a commit. */
 async function peel(repository: GitRepository, oid: string): Promise<Peeled | null> {
-  let cache = peeledCache.get(repository);
-  if (!cache) peeledCache.set(repository, (cache = new Map()));
+  const cache = repository.caches.peeledTags;
   const known = cache.get(oid);
-  if (known !== undefined) return known;
+  if (known !== undefined) return known.peeled;
   let taggedAt: number | undefined;
   let message: string | undefined;
   let peeled: Peeled | null = null;
@@ -147,7 +146,7 @@ async function peel(repository: GitRepository, oid: string): Promise<Peeled | nu
     }
     break;
   }
-  if (!missing) cache.set(oid, peeled);
+  if (!missing) cache.set(oid, { peeled });
   return peeled;
 }
 
@@ -193,25 +192,24 @@ export function createTag(repository: GitRepository, name: string, message: stri
     if (existing !== undefined) return { ok: false, why: 'exists', existing };
     const commitId = repository.head();
     const tag = encodeObject('tag', serializeTag({ object: commitId, type: 'commit', tag: name, tagger, message }));
-    const placeTagRef = async (): Promise<TagCreation> => {
-      await fs.promises.mkdir(join(gitdir, TAGS_PREFIX), { recursive: true });
-      const ref = TAGS_PREFIX + name;
-      // Writers of a name in any spelling first take the lock of its lower-case spelling, so two
-      // processes never create `v1` and `V1` at once (git itself does not mind case, so only cfghub does this).
-      const guardRef = TAGS_PREFIX + name.toLowerCase();
-      for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    // Kept (`.keep`) until the tag's ref names it, as a push's pack is (see GitRepository.commit):
+    // a `git repack -a -d` that listed the packs before the ref moved would delete its only copy.
+    // A tag not made leaves the mark for a later merge to remove as a leftover.
+    const keep = await repository.objects.writeUntilFolderSync([tag]);
+    await fsyncFolder(repository.objects.packFolder);
+    await fs.promises.mkdir(join(gitdir, TAGS_PREFIX), { recursive: true });
+    const ref = TAGS_PREFIX + name;
+    // Writers of a name in any spelling first take the lock of its lower-case spelling, so two
+    // processes never create `v1` and `V1` at once (git itself does not mind case, so only cfghub does this).
+    const guardRef = TAGS_PREFIX + name.toLowerCase();
+    let made = false;
+    try {
+      const created = await retryWhileBusy(async (): Promise<TagCreation | typeof BUSY> => {
         const guard = guardRef === ref ? undefined : await RefLock.acquire(gitdir, guardRef, tag.oid);
-        if (guard === 'locked') {
-          await lockRetryPause(attempt);
-          continue;
-        }
+        if (guard === 'locked') return BUSY;
         try {
           const lock = await RefLock.acquire(gitdir, ref, tag.oid);
-          if (lock === 'locked') {
-            await guard?.release();
-            await lockRetryPause(attempt);
-            continue;
-          }
+          if (lock === 'locked') return BUSY;
           // Checked again under the locks: another process may have made the tag meanwhile.
           const other = clash();
           if (other !== undefined && other !== name) {
@@ -225,17 +223,8 @@ export function createTag(repository: GitRepository, name: string, message: stri
         } finally {
           await guard?.release();
         }
-      }
-      return { ok: false, why: 'locked' };
-    };
-    // Kept (`.keep`) until the tag's ref names it, as a push's pack is (see GitRepository.commit):
-    // a `git repack -a -d` that listed the packs before the ref moved would delete its only copy.
-    // A tag not made leaves the mark for a later merge to remove as a leftover.
-    const keep = await repository.objects.writeUntilFolderSync([tag]);
-    await fsyncFolder(repository.objects.packFolder);
-    let made = false;
-    try {
-      const outcome = await placeTagRef();
+      });
+      const outcome: TagCreation = created === BUSY ? { ok: false, why: 'locked' } : created;
       made = outcome.ok;
       return outcome;
     } finally {
@@ -254,12 +243,9 @@ export function deleteTag(repository: GitRepository, name: string): Promise<TagD
     const found = findTagRef(tagRefs(gitdir), name);
     if (!found || !isValidTagName(found.name)) return { ok: false, why: 'not_found' };
     const ref = TAGS_PREFIX + found.name;
-    for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
+    const deleted = await retryWhileBusy(async (): Promise<TagDeletion | typeof BUSY> => {
       const lock = await RefLock.acquire(gitdir, ref, found.oid);
-      if (lock === 'locked') {
-        await lockRetryPause(attempt);
-        continue;
-      }
+      if (lock === 'locked') return BUSY;
       try {
         if (readRef(gitdir, ref) === null) return { ok: false, why: 'not_found' };
         if ((await removePackedRef(gitdir, ref)) === 'locked') return { ok: false, why: 'locked' };
@@ -273,15 +259,15 @@ export function deleteTag(repository: GitRepository, name: string): Promise<TagD
       } finally {
         await lock.release();
       }
-    }
-    return { ok: false, why: 'locked' };
+    });
+    return deleted === BUSY ? { ok: false, why: 'locked' } : deleted;
   });
 }
 
 /**
  * Rewrites `packed-refs` without `ref` and the peel lines that follow it, the way git does: the new
- * content is written to `packed-refs.lock` (created exclusively), fsynced and renamed over
- * `packed-refs`. Nothing is written when the ref is not packed.
+ * content is written to `packed-refs.lock` (a LockFile: created exclusively, removed when stale),
+ * fsynced and renamed over `packed-refs`. Nothing is written when the ref is not packed.
  */
 async function removePackedRef(gitdir: string, ref: string): Promise<'removed' | 'absent' | 'locked'> {
   const path = join(gitdir, 'packed-refs');
@@ -295,16 +281,9 @@ async function removePackedRef(gitdir: string, ref: string): Promise<'removed' |
     }
   };
   if (!isPacked(read())) return 'absent';
-  for (let attempt = 0; attempt < LOCK_ATTEMPTS; attempt++) {
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(`${path}.lock`, 'wx', 0o644);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      await lockRetryPause(attempt);
-      continue;
-    }
-    let renamed = false;
+  const outcome = await retryWhileBusy(async (): Promise<'removed' | 'absent' | typeof BUSY> => {
+    const lock = await LockFile.acquire(gitdir, 'packed-refs');
+    if (lock === 'locked') return BUSY;
     try {
       const text = read(); // read again now that no cooperating writer can change it
       if (!isPacked(text)) return 'absent';
@@ -318,17 +297,12 @@ async function removePackedRef(gitdir: string, ref: string): Promise<'removed' |
         dropping = line.length > 41 && line.slice(41) === ref && OID.test(line.slice(0, 40));
         if (!dropping) kept.push(line);
       }
-      await handle.writeFile(kept.join('\n'));
-      await handle.sync();
-      await handle.close();
-      await fs.promises.rename(`${path}.lock`, path);
-      renamed = true;
-      await fsyncFolder(gitdir);
+      await lock.write(kept.join('\n'));
+      await lock.commit();
       return 'removed';
     } finally {
-      await handle.close().catch(() => undefined);
-      if (!renamed) await fs.promises.unlink(`${path}.lock`).catch(() => undefined);
+      await lock.release();
     }
-  }
-  return 'locked';
+  });
+  return outcome === BUSY ? 'locked' : outcome;
 }

@@ -1,14 +1,15 @@
 /**
  * Client tokens, stored hashed in `<repos>/.cfghub/tokens.json`: outside every repository, so no
  * clone or backup of a repository ever carries a token or its hash. The CLI and servers may
- * update it at the same time: each update takes `tokens.json.lock` exclusively, re-reads the file,
- * and replaces it by an atomic rename. Readers see a change at once (the cache is keyed by inode).
+ * update it at the same time: each update takes `tokens.json.lock` (a LockFile, as refs are
+ * locked), re-reads the file, writes the new content into the lock and renames it over the file. Readers see a change at once (the cache is keyed by inode).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ChangeWatch } from './changeWatch.js';
-import { fsyncFolder, writeFileAtomic } from './durableFs.js';
+import { BUSY, retryWhileBusy } from './lockRetry.js';
+import { LockFile } from './refs.js';
 
 export const tokenRecordSchema = z.strictObject({
   /** SHA-256 of the token, hex. Tokens are 256 random bits, so a fast hash is enough. */
@@ -36,7 +37,6 @@ const fileSchema = z.strictObject({ tokens: z.array(tokenRecordSchema) });
 
 /** A lock older than this was left by a process that died mid-update (updates take milliseconds). */
 const STALE_LOCK_MS = 10_000;
-const LOCK_WAIT_MS = 5_000;
 
 export class TokenStoreBusyError extends Error {
   readonly code = 'TokenStoreBusy';
@@ -101,34 +101,21 @@ export class TokenStore {
   /** Replaces the records by `change(records)`, under the lock, durably. Returns what `change` returned. */
   async update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
     await fs.promises.mkdir(this.folder, { recursive: true, mode: 0o700 });
-    const lock = `${this.path}.lock`;
-    await this.acquire(lock);
+    const lock = await retryWhileBusy(async () => {
+      const taken = await LockFile.acquire(this.folder, 'tokens.json', { staleMs: STALE_LOCK_MS, owner: 'token store', mode: 0o600 });
+      return taken === 'locked' ? BUSY : taken;
+    });
+    if (lock === BUSY) throw new TokenStoreBusyError('the token store is locked by another process');
     try {
       this.cached = undefined;
       const { records, result } = change([...this.all()]);
-      await writeFileAtomic(this.path, `${JSON.stringify({ tokens: records }, null, 2)}\n`, 0o600);
-      await fsyncFolder(this.folder);
+      await lock.write(`${JSON.stringify({ tokens: records }, null, 2)}\n`);
+      await lock.commit();
       return result;
     } finally {
       // Before the caller goes on, not when inotify tells: its next read must see this update.
       this.cached = undefined;
-      await fs.promises.unlink(lock).catch(() => undefined);
-    }
-  }
-
-  private async acquire(lock: string): Promise<void> {
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        await (await fs.promises.open(lock, 'wx', 0o600)).close();
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      }
-      const age = Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
-      if (age > STALE_LOCK_MS) await fs.promises.unlink(lock).catch(() => undefined);
-      else if (Date.now() > deadline) throw new TokenStoreBusyError('the token store is locked by another process');
-      else await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+      await lock.release();
     }
   }
 }

@@ -22,8 +22,11 @@ import {
   SECURITY_GROUPS_FILE,
   SETTINGS_FILE,
 } from './layout.js';
+import type { LRUCache } from 'lru-cache';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
 import type { ObjectStore } from './objectStore.js';
+import type { GitRepository } from './repository.js';
+import type { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
 
 export interface KeyChange {
@@ -75,20 +78,27 @@ const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILE
 
 
 /**
- * Parsed trees and key documents by object id, per object store. Walking history newest first,
- * the "before" side of one commit is the "after" side of an older one, so each tree and each key
- * version is read once rather than twice. Promises are kept, so concurrent diffs share a read.
- * Bounded: the oldest entries go first.
+ * Parsed trees and key documents by object id, kept in the repository's caches
+ * (repositoryCaches.ts, bounded there). Walking history newest first, the "before" side of one
+ * commit is the "after" side of an older one, so each tree and each key version is read once
+ * rather than twice. Promises are kept, so concurrent diffs share a read.
  */
 class ParsedObjects {
-  private static readonly KEPT = 4096;
-  private readonly trees = new Map<string, Promise<TreeEntry[]>>();
-  private readonly keys = new Map<string, Promise<KeyRecord>>();
+  private readonly trees: RepositoryCaches['trees'];
+  private readonly keys: RepositoryCaches['keys'];
   /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
-  private readonly fromSnapshots = new Map<string, () => TreeEntry[]>();
-  private readonly learned = new WeakSet<Snapshot>();
+  private readonly fromSnapshots: RepositoryCaches['treesOfSnapshots'];
+  private readonly learned: WeakSet<Snapshot>;
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    caches: RepositoryCaches,
+  ) {
+    this.trees = caches.trees;
+    this.keys = caches.keys;
+    this.fromSnapshots = caches.treesOfSnapshots;
+    this.learned = caches.learnedSnapshots;
+  }
 
   /**
    * Lets the trees and key documents of a built snapshot (the head's, one just pushed) be taken
@@ -122,7 +132,6 @@ class ParsedObjects {
   private offer(oid: string, entries: () => TreeEntry[]): void {
     if (this.trees.has(oid) || this.fromSnapshots.has(oid)) return;
     this.fromSnapshots.set(oid, () => entries().sort(compareTreeEntries));
-    if (this.fromSnapshots.size > ParsedObjects.KEPT) this.fromSnapshots.delete(this.fromSnapshots.keys().next().value!);
   }
 
   tree(oid: string): Promise<TreeEntry[]> {
@@ -140,23 +149,22 @@ class ParsedObjects {
     return this.remember(this.keys, oid, async () => parseKey((await this.objects.read(oid)).content.toString('utf8'), where));
   }
 
-  private remember<T>(map: Map<string, Promise<T>>, oid: string, load: () => Promise<T>): Promise<T> {
-    let pending = map.get(oid);
+  private remember<T extends {}>(cache: LRUCache<string, Promise<T>>, oid: string, load: () => Promise<T>): Promise<T> {
+    let pending = cache.get(oid);
     if (!pending) {
-      pending = load();
-      map.set(oid, pending);
-      pending.catch(() => map.delete(oid));
-      if (map.size > ParsedObjects.KEPT) map.delete(map.keys().next().value!);
+      const loading = load();
+      pending = loading;
+      cache.set(oid, loading);
+      loading.catch(() => {
+        if (cache.peek(oid) === loading) cache.delete(oid);
+      });
     }
     return pending;
   }
 }
 
-const parsed = new WeakMap<ObjectStore, ParsedObjects>();
-
-export async function diffTrees(objects: ObjectStore, sides: DiffSides): Promise<TreeChanges> {
-  let cache = parsed.get(objects);
-  if (!cache) parsed.set(objects, (cache = new ParsedObjects(objects)));
+export async function diffTrees(repository: GitRepository, sides: DiffSides): Promise<TreeChanges> {
+  const cache = new ParsedObjects(repository.objects, repository.caches);
   for (const side of [sides.before, sides.after]) if (side?.snapshot) cache.learn(side.snapshot);
   return new TreeDiff(cache, sides).run();
 }

@@ -1,7 +1,9 @@
 /**
- * Writing the key documents' YAML by hand: the documents have one fixed shape, and the yaml
- * library's general stringify costs about half a millisecond per document, a tenth of a push.
- * Reading still goes through the yaml library, so any YAML (also written by hand) is accepted.
+ * The key documents' YAML scalars, written and read by hand: the documents have one fixed shape,
+ * and the yaml library's general stringify costs about half a millisecond per document, a tenth of
+ * a push. Reading takes the same shortcut only for scalars in exactly the form written here
+ * (`readYamlString`); anything else (a document written by hand, any other YAML) goes to the yaml
+ * library, so any YAML is still accepted.
  *
  * A string is written plain when it cannot be read as anything else (it starts with a letter, holds
  * only characters that are never YAML syntax, and is no YAML 1.1 or 1.2 keyword); otherwise as a

@@ -3,7 +3,7 @@
  * two server processes, plain git writing the same repository, and the CLI beside them.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -22,6 +22,7 @@ import {
   type TestServer,
 } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
+import { holdsFor, tracked, until } from '../support/poll.js';
 
 const run = promisify(execFile);
 let dir: ReturnType<typeof tempDir>;
@@ -208,10 +209,18 @@ describe('a push while another writer holds the ref lock', () => {
     const gitdir = createRepo('acme/locked');
     const lock = join(gitdir, 'refs/heads/main.lock');
     writeFileSync(lock, '');
-    const pending = pushTo(server.url, '/rest/push/acme/locked', setKey('waited', 'x'));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const head = git(gitdir, 'rev-parse', 'refs/heads/main').trim();
+    const packs = () => readdirSync(join(gitdir, 'objects', 'pack')).filter((name) => name.endsWith('.idx')).length;
+    const packsBefore = packs();
+    const pending = tracked(pushTo(server.url, '/rest/push/acme/locked', setKey('waited', 'x')));
+    // The push writes its pack while it takes the lock: once the pack is there, it has met the lock.
+    await until(() => packs() > packsBefore, "the push's pack");
+    await holdsFor(200, () => {
+      expect(pending.settled(), 'the push is still pending').toBe(false);
+      expect(git(gitdir, 'rev-parse', 'refs/heads/main').trim()).toBe(head);
+    });
     rmSync(lock);
-    const answer = await pending;
+    const answer = await pending.promise;
     expect(answer.status).toBe(200);
     expect(keysAtHead(gitdir)).toEqual(['waited']);
   });

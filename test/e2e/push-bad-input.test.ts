@@ -524,8 +524,8 @@ describe('the repository in the URL', () => {
     expect(listing(base.path)).toEqual(outside);
   });
 
-  // DEFECT: a malformed percent-encoding in the URL answers 500 "internal error" (express's
-  // URIError is not mapped) instead of a 400 for a malformed request (contract section 4).
+  // A malformed percent-encoding in the URL is a malformed request (contract section 4), not a 500
+  // (express throws a URIError for it).
   it('answers 400 to a malformed percent-encoding', async () => {
     const answer = await unchanged(() => post('/rest/push/acme/%E0%A4%A', body));
     expectError(answer, 400);

@@ -768,15 +768,13 @@ describe('deleting', () => {
     await noOp({ data: [{ file: 'conf/app.properties', context: 'Nowhere;*;*', opp: 'delete' }] });
   });
 
-  // DEFECT: deleting a value of a key that does not exist is refused (304 "key does not exist and
-  // key creation is off") instead of being the no-op contract section 6 requires ("Deleting what
-  // does not exist is a no-op").
+  // Contract section 6: "Deleting what does not exist is a no-op", also for a value of a key that
+  // does not exist, whether key creation is off
   it('answers 200 without a commit for a value of a key that does not exist, key creation off', async () => {
     await noOp({ data: [{ key: 'never.existed', values: [{ context: ANY, opp: 'delete' }] }] });
   });
 
-  // DEFECT: with enableKeyCreation true, deleting a value of a key that does not exist creates the
-  // key (with no values) and commits, instead of being a no-op (contract section 6).
+  // ... or on (the key must not be created with no values).
   it('answers 200 without a commit for a value of a key that does not exist, key creation on', async () => {
     await noOp({ enableKeyCreation: true, data: [{ key: 'never.existed2', values: [{ context: ANY, opp: 'delete' }] }] });
     expect(keyAtHead('never.existed2')).toBeNull();
@@ -833,9 +831,8 @@ describe('atomicity', () => {
 });
 
 describe('Float bounds', () => {
-  // DEFECT: "3.4028235E38" (Java's Float.toString(Float.MAX_VALUE), a decimal that rounds to the
-  // largest finite 32-bit float) is refused as "not a Float": the check compares against the exact
-  // double 3.4028234663852886e38 instead of the rounding threshold of a 32-bit float.
+  // "3.4028235E38" is Java's Float.toString(Float.MAX_VALUE), a decimal that rounds to the largest
+  // finite 32-bit float; the check is against the rounding threshold, not the exact double.
   it('accepts the text of the largest finite Float, and refuses the next decimal that overflows', async () => {
     await applied({ enableKeyCreation: true, data: [{ key: 'float.max', vdt: 'Float', values: [{ context: ANY, value: '3.4028235E38' }] }] });
     expect(storedValue('float.max')).toBe('3.4028235E38');
@@ -849,9 +846,8 @@ describe('Float bounds', () => {
 });
 
 describe('number values', () => {
-  // DEFECT: a JSON number too large for a double (1e400) is parsed to Infinity and stored as the
-  // text "null" in a Text key, silently changing the value; it should be stored as its text
-  // ("1e400") or refused with a 304.
+  // A JSON number too large for a double (1e400) parses to Infinity, whose JSON text is "null": it
+  // must be kept as its text ("1e400") or refused with a 304, never stored as "null".
   it('never stores a number as the text "null"', async () => {
     const head = headOf(dir.path, REPO);
     const answer = await send(

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, git, gitdirOf, tempDir } from '../support/harness.js';
+import { until } from '../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 
@@ -79,14 +80,16 @@ describe('cfghub serve --demo', () => {
   it('writes one JSON log line per request with request id, method, path, status and duration', async () => {
     const response = await fetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'probe-123' } });
     expect(response.headers.get('x-request-id')).toBe('probe-123');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const line = server
-      .output()
-      .split('\n')
-      .filter(Boolean)
-      .map((text) => JSON.parse(text))
-      .find((entry) => entry.reqId === 'probe-123');
-    expect(line).toMatchObject({ reqId: 'probe-123', method: 'GET', path: '/healthz', status: 200, durationMs: expect.any(Number) });
+    // The line is written when the answer ends, which may be after the client has read it.
+    const logLine = () =>
+      server
+        .output()
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text))
+        .find((entry) => entry.reqId === 'probe-123');
+    await until(() => logLine() !== undefined, 'the log line of request probe-123');
+    expect(logLine()).toMatchObject({ reqId: 'probe-123', method: 'GET', path: '/healthz', status: 200, durationMs: expect.any(Number) });
   });
 
   it('does not create the demo again when it exists', async () => {

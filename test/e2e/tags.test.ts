@@ -8,6 +8,7 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cli, cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
+import { holdsFor, tracked } from '../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 let gitdir: string;
@@ -205,11 +206,14 @@ describe('tag delete', () => {
     cliOk(dir.path, 'tag', 'create', REPO, 'locked-one');
     const lock = join(gitdir, 'refs/tags/locked-one.lock');
     writeFileSync(lock, '');
-    const deletion = runCli('tag', 'delete', REPO, 'locked-one');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(git(gitdir, 'tag', '-l', 'locked-one')).toBe('locked-one\n');
+    const deletion = tracked(runCli('tag', 'delete', REPO, 'locked-one'));
+    // While git holds the lock, the deletion keeps waiting (it gives up after about 5 s).
+    await holdsFor(800, () => {
+      expect(deletion.settled(), 'the deletion is still pending').toBe(false);
+      expect(git(gitdir, 'tag', '-l', 'locked-one')).toBe('locked-one\n');
+    });
     unlinkSync(lock);
-    expect((await deletion).code).toBe(0);
+    expect((await deletion.promise).code).toBe(0);
     expect(git(gitdir, 'tag', '-l', 'locked-one')).toBe('');
   });
 });

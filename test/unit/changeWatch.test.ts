@@ -45,6 +45,28 @@ function watchOf(gitdir: string, now: () => number = () => 0): ChangeWatch {
   return watch;
 }
 
+/**
+ * A second repository's head watch, made before the watch under test: `barrier()` replaces its ref
+ * and waits until it has seen that. inotify events are read in the order they happened, so by
+ * then every event of an earlier change has been delivered to every watch.
+ */
+function witness(): { barrier: () => Promise<void> } {
+  const gitdir = join(root, 'acme', 'witness.git');
+  mkdirSync(join(gitdir, 'refs', 'heads'), { recursive: true });
+  const ref = join(gitdir, 'refs', 'heads', 'main');
+  writeFileSync(ref, `${'a'.repeat(40)}\n`);
+  const watch = watchOf(gitdir);
+  watch.beginCheck();
+  let round = 0;
+  return {
+    barrier: async () => {
+      replaceRef(ref, (++round % 10).toString());
+      expect(await untilChanged(watch), 'the witness saw its ref replaced').toBe(true);
+      watch.beginCheck();
+    },
+  };
+}
+
 /** Waits until the watch no longer trusts its head (events arrive through the event loop). */
 async function untilChanged(watch: ChangeWatch): Promise<boolean> {
   for (let i = 0; i < 200 && watch.unchanged(); i++) await new Promise((done) => setTimeout(done, 5));
@@ -67,13 +89,14 @@ describe('ChangeWatch of a head ref', () => {
 
   it('keeps trusting it when other parts of the repository change', async () => {
     const { gitdir } = layout();
+    const { barrier } = witness();
     const watch = watchOf(gitdir);
     watch.beginCheck();
     writeFileSync(join(gitdir, 'objects', 'pack', 'pack-x.pack'), 'x');
     writeFileSync(join(gitdir, 'packed-refs'), '# pack-refs with: peeled\n');
     mkdirSync(join(gitdir, 'refs', 'tags'));
     mkdirSync(join(root, 'acme', 'other.git'));
-    await new Promise((done) => setTimeout(done, 100));
+    await barrier();
     expect(watch.unchanged()).toBe(true);
   });
 
@@ -142,12 +165,13 @@ describe('ChangeWatch of named entries', () => {
     const folder = join(root, '.cfghub');
     mkdirSync(folder);
     writeFileSync(join(folder, 'tokens.json'), '{}');
+    const { barrier } = witness();
     const watch = new ChangeWatch(root, folder, ['tokens.json'], () => 0);
     watches.push(watch);
     watch.beginCheck();
     writeFileSync(join(folder, 'tokens.json.lock'), '');
     writeFileSync(join(folder, 'other.json'), '{}');
-    await new Promise((done) => setTimeout(done, 100));
+    await barrier();
     expect(watch.unchanged()).toBe(true);
     writeFileSync(join(folder, 'tokens.json.tmp'), '{"tokens":[]}');
     renameSync(join(folder, 'tokens.json.tmp'), join(folder, 'tokens.json'));

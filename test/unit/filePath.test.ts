@@ -87,9 +87,8 @@ describe('normalizeFilePath: refused paths', () => {
     expect(refused(`dir/name${char}`)).toBe('file path contains a control character');
   });
 
-  // DEFECT (minor): the C1 control characters U+0080-U+009F (Unicode category Cc, e.g. U+0085 NEXT
-  // LINE, U+009B CSI) are control characters too, but normalizeFilePath only refuses U+0000-U+001F
-  // and U+007F, so `a\u0085b` is accepted.
+  // The C1 control characters U+0080-U+009F (Unicode category Cc, e.g. U+0085 NEXT LINE, U+009B
+  // CSI) are control characters too, besides U+0000-U+001F and U+007F.
   it('refuses the C1 control characters U+0080-U+009F', () => {
     for (let code = 0x80; code <= 0x9f; code++) {
       expect(normalizeFilePath(`a${String.fromCharCode(code)}b`).ok, `U+${code.toString(16)}`).toBe(false);

@@ -128,10 +128,9 @@ describe('encodeName and decodeName', () => {
     );
   });
 
-  // DEFECT: Git for Windows also treats a device name followed by spaces (`con .txt`, `NUL  .yaml`)
-  // and the devices CONIN$ / CONOUT$ (`conin$`, `CONOUT$.txt`) as reserved and refuses to check
-  // them out, but encodeName leaves them as they are. File path segments such as `con .txt` or
-  // `conin$` pass normalizeFilePath, so a clone of such a repository fails on Windows.
+  // Git for Windows also treats a device name followed by spaces (`con .txt`, `NUL  .yaml`) and the
+  // devices CONIN$ / CONOUT$ as reserved and refuses to check them out; such segments pass
+  // normalizeFilePath, so encodeName must encode them for a clone to work on Windows.
   it('never yields a segment that Git for Windows refuses to check out', () => {
     for (const name of ['con .txt', 'NUL  .yaml', 'aux ', 'conin$', 'CONOUT$.txt', 'conin$ .x', 'com1 .log', 'lpt0']) {
       expect(gitForWindowsRefuses(encodeName(name)), `${JSON.stringify(name)} -> ${JSON.stringify(encodeName(name))}`).toBe(false);

@@ -130,9 +130,8 @@ describe('withoutPaths', () => {
     );
   });
 
-  // DEFECT (minor): an absolute path of a single segment, such as a repositories folder `/repos`
-  // (a common choice in containers: `--repos /repos`), is left in the text, because withoutPaths
-  // only strips paths of two or more segments.
+  // A one-segment absolute path, such as a repositories folder `/repos` (a common choice in
+  // containers: `--repos /repos`), is a path too.
   it('strips a one-segment absolute path too', () => {
     expect(withoutPaths("EACCES: permission denied, mkdir '/repos'")).toBe("EACCES: permission denied, mkdir '<path>'");
   });

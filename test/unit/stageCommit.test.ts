@@ -292,9 +292,8 @@ describe('a push of one key writes a bounded number of objects', () => {
     expect(staged.objects.filter((o) => o.type === 'blob')).toHaveLength(1);
   });
 
-  // DEFECT (minor): stageCommit documents "objects to write, none of which the repository is known
-  // to hold already", but a push that changes only files re-stages the unchanged `keys` tree
-  // (stageCommit always encodes and pushes the keys tree when the repository has keys).
+  // stageCommit promises "objects to write, none of which the repository is known to hold
+  // already": a push that changes only files must not stage the unchanged `keys` tree again.
   it('a push of one file stages no object the repository already holds', () => {
     const staged = stage(big, [fileEl('conf/app.txt', 'Prod;*', { content: 'x' })]);
     const existing = new Set(git(repository.gitdir, 'ls-tree', '-t', '-r', '--format=%(objectname)', big.commitId).split('\n'));
@@ -459,30 +458,26 @@ describe('what git itself refuses', () => {
     await refusedOrAcceptedByGit([fileEl('.gitignore', '*;*', { content: '*.log\n' }), fileEl('x/.github/ci.yml', '*;*', { content: 'on: push\n' })]);
   });
 
-  // DEFECT: `git~1` (the NTFS short name of `.git`) passes normalizeFilePath and encodeName, and the
-  // tree entry makes `git fsck --strict` fail ("hasDotgit: contains '.git'") and `git clone` fail
-  // to check out even on Linux ("error: invalid path 'files/_;_/git~1/config'"), because
-  // core.protectNTFS is on by default.
+  // `git~1` is the NTFS short name of `.git`: git fsck --strict reports "hasDotgit" and `git clone`
+  // refuses to check it out even on Linux, because core.protectNTFS is on by default.
   it('a `git~1` path segment', async () => {
     await refusedOrAcceptedByGit([fileEl('git~1/config', '*;*', { content: 'x' })]);
   });
 
-  // DEFECT: `.g\u200cit` (`.git` with an ignorable ZERO WIDTH NON-JOINER, which HFS+ drops) passes
-  // the `.git` rule; git fsck --strict reports "hasDotgit: contains '.git'".
+  // `.g\u200cit` is `.git` with an ignorable ZERO WIDTH NON-JOINER, which HFS+ drops; git fsck
+  // --strict reports "hasDotgit: contains '.git'".
   it('a `.git` segment hidden by an ignorable Unicode character (HFS+)', async () => {
     await refusedOrAcceptedByGit([fileEl('.g\u200cit/config', '*;*', { content: 'x' })]);
   });
 
-  // DEFECT: a file named `.gitmodules` is checked by git fsck wherever it is in the tree; content
-  // with a submodule url git considers dangerous makes `git fsck --strict` fail
-  // ("gitmodulesUrl: disallowed submodule url: -oProxyCommand=evil").
+  // A file named `.gitmodules` is checked by git fsck wherever it is in the tree; a submodule url
+  // git considers dangerous makes `git fsck --strict` fail ("gitmodulesUrl").
   it('a `.gitmodules` file with a dangerous url', async () => {
     await refusedOrAcceptedByGit([fileEl('.gitmodules', '*;*', { content: '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=evil\n' })]);
   });
 
-  // DEFECT: a file named `.gitattributes` with a line longer than 2,048 bytes (well under the 1 MiB
-  // file limit) makes `git fsck --strict` fail ("gitattributesLineLength: .gitattributes has too
-  // long lines to parse").
+  // A `.gitattributes` line longer than 2,048 bytes (well under the 1 MiB file limit) makes
+  // `git fsck --strict` fail ("gitattributesLineLength").
   it('a `.gitattributes` file with a long line', async () => {
     await refusedOrAcceptedByGit([fileEl('.gitattributes', '*;*', { content: `${'a'.repeat(3000)} text\n` })]);
   });

@@ -189,9 +189,9 @@ describe('fitsType: Float and Double (finite decimals)', () => {
     expect(fitsType('Float', '340282346638528859811704183484516925440')).toBe(true);
   });
 
-  // DEFECT: "3.4028235e38" is how Java prints Float.MAX_VALUE (Float.toString) and parses back to
-  // that finite float, yet cfghub refuses it: valueTypes.ts compares the double value against
-  // FLOAT_MAX instead of asking whether the text rounds to a finite 32-bit float.
+  // "3.4028235e38" is how Java prints Float.MAX_VALUE (Float.toString) and parses back to that
+  // finite float: the question is whether the text rounds to a finite 32-bit float, not whether
+  // the double is at most Float.MAX_VALUE.
   it('Float accepts every text that rounds to a finite 32-bit float, such as Java\'s "3.4028235E38"', () => {
     expect(fitsType('Float', '3.4028235E38')).toBe(true);
     expect(fitsType('Float', '3.4028235e38')).toBe(true);
@@ -338,10 +338,9 @@ describe('valueToText', () => {
     },
   );
 
-  // DEFECT: every JSON number of magnitude 2^53 or more is an "integer" in JavaScript, so a Double
-  // or Float key refuses `{"value": 1e300}` or `{"value": 1.5e20}` ("value is a number too large to
-  // keep exactly; send it as a string") although the number is a finite decimal that a double holds
-  // exactly as sent. The precision guard is right for Long, Integer and text keys, not for Double/Float.
+  // Every JSON number of magnitude 2^53 or more is an "integer" in JavaScript; the precision guard
+  // ("a number too large to keep exactly") is right for Long, Integer and text keys, but a double
+  // holds `1e300` or `1.5e20` exactly as sent.
   it('keeps large JSON numbers for Double and Float keys, which hold them exactly', () => {
     for (const value of [1e300, -1.5e20, 2 ** 60]) {
       const result = valueToText(value, 'Double');

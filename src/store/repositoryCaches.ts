@@ -1,0 +1,77 @@
+/**
+ * Every in-memory cache of one repository, in one place: owned by its GitRepository (which the
+ * registry keeps for the life of the process), so a newcomer finds them here and each has a
+ * bound. Everything cached is keyed by an object or commit id, and git objects never change, so
+ * no entry is ever stale; the bounds only cap memory. Least recently used entries go first
+ * (lru-cache). The bounds and what they cost are listed in the README ("Memory").
+ */
+import { LRUCache } from 'lru-cache';
+import type { ParsedCommit, TreeEntry } from './gitObjects.js';
+import type { KeyRecord } from '../domain/model.js';
+import type { Snapshot } from './snapshot.js';
+
+/** Snapshots kept besides the newest: enough for reads that started before a push. */
+export const SNAPSHOTS_KEPT = 4;
+/** Parsed commits, by the bytes of their messages and authors (history walks, time travel). */
+export const COMMIT_BYTES_KEPT = 16 * 1024 * 1024;
+/** Parsed trees and key documents each, for diffs and history (see treeDiff.ts). */
+export const PARSED_OBJECTS_KEPT = 4096;
+/** What tag objects come to (peeled tags). */
+export const PEELED_TAGS_KEPT = 10_000;
+
+/** A commit, tag or tree's worth of bookkeeping besides its text. */
+const COMMIT_OVERHEAD = 200;
+
+/** What a tag ref's object comes to; `peeled` null when it is not a commit. */
+export interface PeeledTag {
+  readonly peeled: { readonly commitId: string; readonly created: string; readonly message: string } | null;
+}
+
+/**
+ * A cache a layer above the store keeps per repository (the service's commit summaries): named
+ * once, as a module constant, so its bound is written where its values are made.
+ */
+export class CacheSlot<V extends {}> {
+  constructor(
+    readonly name: string,
+    readonly max: number,
+  ) {}
+  /** Only for the type: a slot's cache holds values of type V. */
+  declare private readonly value?: V;
+}
+
+export class RepositoryCaches {
+  /** Snapshots by commit id, as promises so concurrent reads share one build. */
+  readonly snapshots: LRUCache<string, Promise<Snapshot>>;
+  /** The snapshots of `snapshots` that are built, for readers that must not wait or read. */
+  readonly built = new Map<string, Snapshot>();
+  readonly commits = new LRUCache<string, ParsedCommit>({
+    maxSize: COMMIT_BYTES_KEPT,
+    sizeCalculation: (commit) => COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
+  });
+  readonly peeledTags = new LRUCache<string, PeeledTag>({ max: PEELED_TAGS_KEPT });
+  readonly trees = new LRUCache<string, Promise<TreeEntry[]>>({ max: PARSED_OBJECTS_KEPT });
+  readonly keys = new LRUCache<string, Promise<KeyRecord>>({ max: PARSED_OBJECTS_KEPT });
+  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
+  readonly treesOfSnapshots = new LRUCache<string, () => TreeEntry[]>({ max: PARSED_OBJECTS_KEPT });
+  /** Snapshots whose trees were offered to `treesOfSnapshots` already (weak: gone with the snapshot). */
+  readonly learnedSnapshots = new WeakSet<Snapshot>();
+  private readonly slots = new Map<CacheSlot<{}>, LRUCache<string, {}>>();
+
+  constructor() {
+    this.snapshots = new LRUCache<string, Promise<Snapshot>>({
+      max: SNAPSHOTS_KEPT,
+      // A snapshot replaced by the same commit's is set in `built` again by its maker.
+      dispose: (_snapshot, commitId, reason) => {
+        if (reason !== 'set') this.built.delete(commitId);
+      },
+    });
+  }
+
+  /** The cache of a slot, made on first use. */
+  slot<V extends {}>(slot: CacheSlot<V>): LRUCache<string, V> {
+    let cache = this.slots.get(slot);
+    if (!cache) this.slots.set(slot, (cache = new LRUCache<string, {}>({ max: slot.max })));
+    return cache as unknown as LRUCache<string, V>;
+  }
+}
