@@ -8,21 +8,14 @@ import { createBareRepository, RepositoryExistsError } from '../store/createRepo
 import type { RepositoryRegistry } from '../store/registry.js';
 import type { GitRepository } from '../store/repository.js';
 import { ServiceError } from './errors.js';
+import type { SettingsChange } from './repositorySettings.js';
 import { signature } from './push.js';
 
-export interface NewRepository {
+/** A new repository: its names, its levels (fixed for good) and the settings that may change later. */
+export interface NewRepository extends SettingsChange {
   readonly account: string;
   readonly name: string;
   readonly levels: readonly string[];
-  readonly description?: string;
-  readonly isPrivate?: boolean;
-  readonly isPersonal?: boolean;
-  readonly accessControlsEnabled?: boolean;
-  readonly vdtEnabled?: boolean;
-  readonly securityEnabled?: boolean;
-  readonly contextGroupsEnabled?: boolean;
-  readonly tokenFreePush?: boolean;
-  readonly tokenFreePull?: boolean;
 }
 
 /** `ACCOUNT/NAME` as the CLI takes it. */
