@@ -142,26 +142,23 @@ export function addAccessCommands(program: Command, reposOption: () => Option, r
     .action(async (fullName: string, level: string, group: string, members: string[], options) => {
       printJson(await createContextGroup(target(fullName, options.repos), level, group, members));
     });
-  groups
-    .command('add')
-    .argument('<account/name>')
-    .argument('<level>')
-    .argument('<group>')
-    .argument('<member>')
-    .addOption(reposOption())
-    .action(async (fullName: string, level: string, group: string, member: string, options) => {
-      printJson(await addGroupMember(target(fullName, options.repos), level, group, member));
-    });
-  groups
-    .command('remove')
-    .argument('<account/name>')
-    .argument('<level>')
-    .argument('<group>')
-    .argument('<member>')
-    .addOption(reposOption())
-    .action(async (fullName: string, level: string, group: string, member: string, options) => {
-      printJson(await removeGroupMember(target(fullName, options.repos), level, group, member));
-    });
+  const memberCommands = [
+    ['add', 'add an item of the level to a group', addGroupMember],
+    ['remove', 'take an item out of a group', removeGroupMember],
+  ] as const;
+  for (const [name, description, change] of memberCommands) {
+    groups
+      .command(name)
+      .description(description)
+      .argument('<account/name>')
+      .argument('<level>')
+      .argument('<group>')
+      .argument('<member>')
+      .addOption(reposOption())
+      .action(async (fullName: string, level: string, group: string, member: string, options) => {
+        printJson(await change(target(fullName, options.repos), level, group, member));
+      });
+  }
   groups
     .command('delete')
     .description('delete a group no value or file names')
