@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { diff, history, revert, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
 import { ContextPicker, Empty, ErrorNote, Loaded, Loading, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
 import type { RepoProps } from './Repository';
+import { useRollback } from '../useRollback';
 
 export function HistoryScreen({ repo, info, onChanged, round }: RepoProps & { info: RepoInfo; onChanged: () => void; round: number }) {
   const [older, setOlder] = useState<Commit[]>([]);
@@ -66,29 +67,16 @@ export function HistoryScreen({ repo, info, onChanged, round }: RepoProps & { in
 }
 
 function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoProps['repo']; onChanged: () => void }) {
-  const [confirming, setConfirming] = useState(false);
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string>();
+  const { confirming, setConfirming, busy, error, done, start } = useRollback(() => revert(repo, commit.id, comment.trim() || undefined), onChanged);
   const keyCount = commit.keys?.length ?? 0;
   const fileCount = commit.files?.length ?? 0;
 
-  const doRevert = async (e: Event) => {
+  const doRevert = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      const outcome = await revert(repo, commit.id, comment.trim() || undefined);
-      setDone(outcome.commit);
-      setConfirming(false);
-      onChanged();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    void start();
   };
+
 
   return (
     <li class="commit" data-commit={commit.id}>

@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
 import { Empty, ErrorNote, Loaded, formatDate, shortId, useLoad } from '../components';
 import type { RepoProps } from './Repository';
+import { useRollback } from '../useRollback';
 
 export function OverviewScreen({ repo, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
   const [record] = useLoad(
@@ -122,32 +123,15 @@ export function OverviewScreen({ repo, info, onChanged }: RepoProps & { info: Re
             );
           }}
         </Loaded>
-        <p class="hint">Groups no key or file uses yet are listed by <code>npx cfghub group list</code>.</p>
+        <p class="hint">Groups no key or file uses yet are listed by <code>cfghub group list</code>.</p>
       </section>
     </div>
   );
 }
 
 function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo']; onChanged: () => void }) {
-  const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [done, setDone] = useState<string>();
+  const { confirming, setConfirming, busy, error, done, start: doRestore } = useRollback(() => restore(repo, tag.name), onChanged);
 
-  const doRestore = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const outcome = await restore(repo, tag.name);
-      setDone(outcome.commit);
-      setConfirming(false);
-      onChanged();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
 
   return (
     <tr>
