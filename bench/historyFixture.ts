@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createRepository } from '../src/service/repositories.js';
 import { push } from '../src/service/push.js';
-import { RepositoryRegistry } from '../src/store/registry.js';
+import { RepositoryRegistry } from '../src/disk/registry.js';
 import { BENCH_ACCOUNT, BENCH_CALLER, type Log } from './fixtures.js';
 import { makeTempFolder } from './tempFolders.js';
 import { CONTEXT_LEVELS, KeyWorkload } from './workload.js';

@@ -11,8 +11,8 @@ import pino from 'pino';
 import { createRequestListener } from '../src/http/app.js';
 import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
 import { TokenService } from '../src/service/tokens.js';
-import { RepositoryRegistry } from '../src/store/registry.js';
-import { TokenStore } from '../src/store/tokenStore.js';
+import { RepositoryRegistry } from '../src/disk/registry.js';
+import { TokenStore } from '../src/disk/tokenStore.js';
 import type { PullServerMessage, PullServerReply, PullServerStart } from './pullServer.js';
 import { residentMiB } from './probes.js';
 

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
 import { startServer } from '../src/http/server.js';
 import { TokenService } from '../src/service/tokens.js';
-import { RepositoryRegistry } from '../src/store/registry.js';
-import { TokenStore } from '../src/store/tokenStore.js';
+import { RepositoryRegistry } from '../src/disk/registry.js';
+import { TokenStore } from '../src/disk/tokenStore.js';
 
 export interface BenchServer {
   readonly url: string;

@@ -12,7 +12,7 @@ import type { KeyRecord } from '../src/domain/model.js';
 import type { PushRequest } from '../src/domain/pushRequest.js';
 import { parsePushBody } from '../src/http/pushSchema.js';
 import { requestContext, resolveValue } from '../src/domain/resolve.js';
-import { keyPath, serializeKey } from '../src/store/layout.js';
+import { keyPath, serializeKey } from '../src/layout/layout.js';
 import { Random } from './random.js';
 
 export const CONTEXT_LEVELS = ['Environment', 'Application', 'Instance'] as const;

@@ -14,7 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { keyPath, serializeKey, serializeSettings, SETTINGS_FILE } from '../../src/store/layout.js';
+import { keyPath, serializeKey, serializeSettings, SETTINGS_FILE } from '../../src/layout/layout.js';
 import type { KeyRecord, RepoSettings } from '../../src/domain/model.js';
 import { track } from '../childProcesses.js';
 import type { Log } from '../fixtures.js';

@@ -12,7 +12,7 @@ import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { push } from '../../src/service/push.js';
 import { createRepository } from '../../src/service/repositories.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { stopChild } from '../childProcesses.js';
 import type { EtcdServer } from '../etcd.js';
 import { BENCH_CALLER, type Log } from '../fixtures.js';

@@ -10,7 +10,7 @@
  * the new head and read that repository's new commit, and only that one.
  */
 import { push } from '../../src/service/push.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { BENCH_CALLER } from '../fixtures.js';
 import { KeyWorkload } from '../workload.js';
 import type { Log } from '../fixtures.js';

@@ -19,9 +19,9 @@ import { addGroupMember, createContextGroup, deleteContextGroup, listContextGrou
 import { ServiceError } from '../service/errors.js';
 import { parseFullName, requireRepository } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
-import { RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
-import { TokenStore } from '../store/tokenStore.js';
+import { RepositoryRegistry } from '../disk/registry.js';
+import type { GitRepository } from '../disk/repository.js';
+import { TokenStore } from '../disk/tokenStore.js';
 
 function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);

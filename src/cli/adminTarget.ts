@@ -8,8 +8,8 @@ import { Option, type Command } from 'commander';
 import { LocalAdministration, type Administration } from '../service/administration.js';
 import { ServiceError } from '../service/errors.js';
 import { TokenService } from '../service/tokens.js';
-import { RepositoryRegistry } from '../store/registry.js';
-import { TokenStore } from '../store/tokenStore.js';
+import { RepositoryRegistry } from '../disk/registry.js';
+import { TokenStore } from '../disk/tokenStore.js';
 import { RemoteAdministration } from './adminClient.js';
 import { notAFolder, reposDir, reposPath } from './reposFolder.js';
 

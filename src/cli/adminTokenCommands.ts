@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { AdminTokenService } from '../service/adminTokens.js';
-import { AdminTokenStore } from '../store/adminTokenStore.js';
+import { AdminTokenStore } from '../disk/adminTokenStore.js';
 import { reposOption } from './adminTarget.js';
 import { notAFolder, reposDir, reposPath } from './reposFolder.js';
 

@@ -10,7 +10,7 @@ import { ServiceError } from '../service/errors.js';
 import { parseFullName } from '../service/repositories.js';
 import type { SettingsChange } from '../service/repositorySettings.js';
 import { unreadableLines } from './unreadable.js';
-import { FolderError } from '../store/folders.js';
+import { FolderError } from '../disk/folders.js';
 import { searchedFolder } from './reposFolder.js';
 import { resolveServeOptions } from './serveConfig.js';
 import { administrationFor, localTokens, reposDir, reposOption, withTarget } from './adminTarget.js';

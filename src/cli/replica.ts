@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
 import { Replicator } from '../service/replication/replicator.js';
 import type { TokenService } from '../service/tokens.js';
-import type { RepositoryRegistry } from '../store/registry.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
 
 /** The primary's URL (http or https, no path) and the replication token, checked before anything starts. */
 export function replicaOfOption(url: string, token: string | undefined): { primary: string; token: string } {

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
-import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../store/looseObjects.js';
+import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../disk/looseObjects.js';
 import type { ServeOptions } from './serve.js';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;

@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { withoutPaths } from '../domain/reasons.js';
 import { LocalAdministration, type Administration } from '../service/administration.js';
 import { AdminTokenService } from '../service/adminTokens.js';
-import { AdminTokenStore } from '../store/adminTokenStore.js';
+import { AdminTokenStore } from '../disk/adminTokenStore.js';
 import * as s from './adminSchemas.js';
 import type { AppContext } from './context.js';
 import { badRequest } from './errors.js';

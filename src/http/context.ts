@@ -1,6 +1,6 @@
 /** What the HTTP adapter needs from the rest of the program. */
 import type { Logger } from 'pino';
-import type { RepositoryRegistry } from '../store/registry.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from '../service/tokens.js';
 import type { Replicator } from '../service/replication/replicator.js';
 

@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
 import { DamagedSecretError } from '../service/opening.js';
-import { RepositoryGoneError } from '../store/repository.js';
+import { RepositoryGoneError } from '../disk/repository.js';
 import type { AppContext } from './context.js';
-import { GitUnavailableError } from '../store/gitCommand.js';
-import { LayoutError } from '../store/layout.js';
+import { GitUnavailableError } from '../disk/gitCommand.js';
+import { LayoutError } from '../layout/layout.js';
 import { RenderLimitError } from '../domain/renderLimits.js';
-import { RepositoryDamagedError, RepositoryUnwritableError, StorageFullError } from '../store/storageFaults.js';
-import { AmbiguousRepositoryError } from '../store/registry.js';
+import { RepositoryDamagedError, RepositoryUnwritableError, StorageFullError } from '../disk/storageFaults.js';
+import { AmbiguousRepositoryError } from '../disk/registry.js';
 import { contentInvalid, HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 

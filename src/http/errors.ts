@@ -3,7 +3,7 @@
  * the matching status (contract section 4). Never a stack trace or a filesystem path.
  */
 import type { ServiceErrorCode } from '../service/errors.js';
-import type { LayoutError } from '../store/layout.js';
+import type { LayoutError } from '../layout/layout.js';
 
 export interface ErrorDetail {
   readonly path: string;

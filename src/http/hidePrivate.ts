@@ -9,9 +9,9 @@ import { ServiceError } from '../service/errors.js';
 import { requireRepository } from '../service/repositories.js';
 import type { RepositoryRecord } from '../service/listing.js';
 import { tokenBelongsTo } from '../service/tokens.js';
-import { settingsAt } from '../store/readSettings.js';
-import type { GitRepository } from '../store/repository.js';
-import type { TokenRecord } from '../store/tokenStore.js';
+import { settingsAt } from '../layout/readSettings.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { TokenRecord } from '../disk/tokenStore.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
 

@@ -7,7 +7,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { findLimitProblem } from '../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../domain/reasons.js';
 import { push } from '../service/push.js';
-import { TimeSlices } from '../store/timeSlices.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 import type { AppContext } from './context.js';
 import { badRequest, HttpError } from './errors.js';
 import { clientVersion, header } from './headers.js';

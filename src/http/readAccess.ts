@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AccessPolicy } from '../service/accessPolicy.js';
 import type { GroupKey } from '../service/sealing.js';
-import type { GitRepository } from '../store/repository.js';
+import type { GitRepository } from '../disk/repository.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
 import { requireVisibleByName } from './hidePrivate.js';

@@ -4,7 +4,7 @@
  * push makes a new commit, hence a new key. Bounded in entries and in bytes (large exports),
  * least recently used first out.
  */
-import { telemetry } from '../store/telemetry.js';
+import { telemetry } from '../disk/telemetry.js';
 import { createHash } from 'node:crypto';
 
 export interface CachedAnswer {

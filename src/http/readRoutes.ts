@@ -16,7 +16,7 @@ import { ServiceError } from '../service/errors.js';
 import { exportBody, infoBody, keyDataBody, pullBody, rawFile, type ReadTarget } from '../service/read.js';
 import { readPoint } from '../service/readPoint.js';
 import { isoSeconds } from '../domain/dates.js';
-import { listTags } from '../store/tags.js';
+import { listTags } from '../disk/tags.js';
 import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
 import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
@@ -30,7 +30,7 @@ import { WatchHub } from './watchHub.js';
 import { watcherCount } from './metrics.js';
 import type { PullFormat } from '../domain/renderings.js';
 import type { GroupKey } from '../service/sealing.js';
-import type { GitRepository } from '../store/repository.js';
+import type { GitRepository } from '../disk/repository.js';
 import { readerKeyRing } from './securityProfile.js';
 
 type Request = IncomingMessage;

@@ -10,7 +10,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { restore } from '../service/restore.js';
 import { revert, type RollbackCaller, type RollbackResult } from '../service/revert.js';
-import type { GitRepository } from '../store/repository.js';
+import type { GitRepository } from '../disk/repository.js';
 import type { Writer } from '../service/writeGuard.js';
 import type { AppContext } from './context.js';
 import { badRequest } from './errors.js';
@@ -20,7 +20,7 @@ import { pushAccess, type WriteAccess } from './pushAccess.js';
 import { readerKeyRing } from './securityProfile.js';
 import { KeyRing } from '../service/keyRing.js';
 import type { GroupKey } from '../service/sealing.js';
-import { LayoutError } from '../store/layout.js';
+import { LayoutError } from '../layout/layout.js';
 
 /**
  * The groups the caller unlocked at the head (Security-Profile-Auth, the token's groups), derived

@@ -12,7 +12,7 @@ import { groupId } from '../domain/securityGroups.js';
 import { ServiceError } from '../service/errors.js';
 import { KeyRing, unlockWithPasswords } from '../service/keyRing.js';
 import type { GroupKey } from '../service/sealing.js';
-import type { GitRepository } from '../store/repository.js';
+import type { GitRepository } from '../disk/repository.js';
 import { header } from './headers.js';
 
 export const PROFILE_HEADER = 'Security-Profile-Auth';

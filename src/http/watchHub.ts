@@ -20,8 +20,8 @@
  */
 import type { ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RECHECK_MS } from '../store/changeWatch.js';
-import type { GitRepository } from '../store/repository.js';
+import { RECHECK_MS } from '../disk/changeWatch.js';
+import type { GitRepository } from '../disk/repository.js';
 import { HttpError } from './errors.js';
 import type { CachedAnswer } from './readCache.js';
 

@@ -13,11 +13,11 @@
  * Settings are read alone when the head breaks the layout rules, so history can still show what
  * went wrong and a restore can still repair it.
  */
-import { afterQueuedWatchEvents } from '../store/changeWatch.js';
-import type { RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
-import { readSettings, settingsAt } from '../store/readSettings.js';
-import type { TokenRecord } from '../store/tokenStore.js';
+import { afterQueuedWatchEvents } from '../disk/changeWatch.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
+import type { GitRepository } from '../disk/repository.js';
+import { readSettings, settingsAt } from '../layout/readSettings.js';
+import type { TokenRecord } from '../disk/tokenStore.js';
 import { ServiceError } from './errors.js';
 import { requireRepository } from './repositories.js';
 import type { GroupKey } from './sealing.js';

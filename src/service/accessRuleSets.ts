@@ -4,8 +4,8 @@
  */
 import { isKeyMatch, isValueMatch, MAX_RULE_SETS, MAX_RULES, ruleProblem, type AccessRule, type RuleSet } from '../domain/accessRules.js';
 import { nameProblem } from '../domain/names.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import { commitOnHead, type CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 

@@ -7,8 +7,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isoSeconds } from '../domain/dates.js';
 import { nameProblem } from '../domain/names.js';
-import type { AdminTokenRecord, AdminTokenStore } from '../store/adminTokenStore.js';
-import { FileLockBusyError } from '../store/fileLock.js';
+import type { AdminTokenRecord, AdminTokenStore } from '../disk/adminTokenStore.js';
+import { FileLockBusyError } from '../disk/fileLock.js';
 import { ServiceError } from './errors.js';
 
 export const ADMIN_TOKEN_PREFIX = 'cfgadm_';

@@ -7,8 +7,8 @@
  */
 import type { RollbackResult } from './revert.js';
 import { parseIsoInstant } from '../domain/dates.js';
-import type { RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
+import type { GitRepository } from '../disk/repository.js';
 import { findRuleSet } from './accessRuleSets.js';
 import { ServiceError } from './errors.js';
 import { listRepositories, repositoryRecord, type RepositoryRecord, type UnreadableRecord } from './listing.js';

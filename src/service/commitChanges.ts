@@ -7,10 +7,10 @@ import { isoSeconds } from '../domain/dates.js';
 import { parseCommitMessage } from '../domain/commitMessage.js';
 import { formatContext } from '../domain/context.js';
 import { changeOf, summarizeKeyChange, type Change, type KeyChangeSummary } from '../domain/keyChanges.js';
-import { commitInfo } from '../store/history.js';
-import type { GitRepository } from '../store/repository.js';
-import { CacheSlot } from '../store/repositoryCaches.js';
-import { diffTrees, type DiffSides, type TreeChanges } from '../store/treeDiff.js';
+import { commitInfo } from '../layout/history.js';
+import type { GitRepository } from '../disk/repository.js';
+import { CacheSlot } from '../layout/repositoryCaches.js';
+import { diffTrees, type DiffSides, type TreeChanges } from '../layout/treeDiff.js';
 
 export interface FileChangeSummary {
   readonly path: string;

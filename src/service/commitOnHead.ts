@@ -5,19 +5,19 @@
  * process (the CLI, a second server, plain git) means the plan is made again on the new head and
  * retried: nothing is lost and nothing is applied twice.
  */
-import { StorageFullError } from '../store/storageFaults.js';
+import { StorageFullError } from '../disk/storageFaults.js';
 import { noteWrite } from './storageHealth.js';
 import type { PushChanges } from '../domain/model.js';
-import type { Signature } from '../store/gitObjects.js';
-import { LayoutError } from '../store/layout.js';
-import { BUSY, retryWhileBusy } from '../store/lockRetry.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
-import { stageCommit } from '../store/stageCommit.js';
-import { secondsSince, telemetry } from '../store/telemetry.js';
+import type { Signature } from '../git/gitObjects.js';
+import { LayoutError } from '../layout/layout.js';
+import { BUSY, retryWhileBusy } from '../disk/lockRetry.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
+import { stageCommit } from '../layout/stageCommit.js';
+import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, type Writer } from './writeGuard.js';
-import { TimeSlices } from '../store/timeSlices.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 
 /** What to commit on a head, or why not. */
 export type CommitPlan =

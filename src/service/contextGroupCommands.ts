@@ -6,8 +6,8 @@
 import { WILDCARD } from '../domain/context.js';
 import { groupChangeProblem, MAX_CONTEXT_GROUPS, MAX_GROUP_MEMBERS, usesGroup, type ContextGroup } from '../domain/contextGroups.js';
 import { parseContext } from '../domain/context.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import { commitOnHead } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 

@@ -2,7 +2,7 @@
  * The demo repository `demo/HowItWorks` that `cfghub serve --demo` (and `npm start`) creates when
  * it does not exist: two levels, a few keys with values per context, and a templated file.
  */
-import type { RepositoryRegistry } from '../store/registry.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
 import { push } from './push.js';
 import { createRepository } from './repositories.js';
 

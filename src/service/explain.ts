@@ -7,8 +7,8 @@ import { decide, type Element } from '../domain/accessRules.js';
 import { formatContext, WILDCARD, type Context } from '../domain/context.js';
 import { contextWeight, groupWeight, levelWeight, requestContext } from '../domain/resolve.js';
 import { keyId } from '../domain/names.js';
-import type { Snapshot } from '../store/snapshot.js';
-import type { TokenRecord } from '../store/tokenStore.js';
+import type { Snapshot } from '../layout/snapshot.js';
+import type { TokenRecord } from '../disk/tokenStore.js';
 import type { KeyRing } from './keyRing.js';
 import { openValue } from './opening.js';
 

@@ -5,8 +5,8 @@
  * page of 50 reads 50 commits, whatever the length of the history.
  */
 import { keyId } from '../domain/names.js';
-import { commitInfo } from '../store/history.js';
-import type { GitRepository } from '../store/repository.js';
+import { commitInfo } from '../layout/history.js';
+import type { GitRepository } from '../disk/repository.js';
 import { commitSummary, type CommitSummary } from './commitChanges.js';
 import { resolveCommitId } from './points.js';
 

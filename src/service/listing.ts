@@ -7,9 +7,9 @@
  * apart in `unreadable` with what is wrong, for the operator's tools; it never hides the others.
  */
 import { withoutPaths } from '../domain/reasons.js';
-import { LayoutError } from '../store/layout.js';
-import { AmbiguousRepositoryError, type RepositoryLocation, type RepositoryRegistry } from '../store/registry.js';
-import type { GitRepository } from '../store/repository.js';
+import { LayoutError } from '../layout/layout.js';
+import { AmbiguousRepositoryError, type RepositoryLocation, type RepositoryRegistry } from '../disk/registry.js';
+import type { GitRepository } from '../disk/repository.js';
 import type { TokenService } from './tokens.js';
 
 export interface RepositoryRecord {

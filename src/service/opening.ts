@@ -5,7 +5,7 @@
 import { contextId } from '../domain/context.js';
 import type { FileRecord, KeyRecord, PushChanges, RepositoryState, SecurityGroup, StoredValue } from '../domain/model.js';
 import { keyId, referencedKeys } from '../domain/names.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import type { KeyRing } from './keyRing.js';
 import { fileIdentity, open, seal, sealedKeyId, valueIdentity, type GroupKey } from './sealing.js';
 

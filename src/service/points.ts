@@ -5,10 +5,10 @@
  * in that order. Tags and dates go through readPoint, as the reads do.
  */
 import { parseIsoInstant } from '../domain/dates.js';
-import { commitInfo } from '../store/history.js';
-import { LayoutError } from '../store/layout.js';
-import { ObjectNotFoundError } from '../store/objectStore.js';
-import type { GitRepository } from '../store/repository.js';
+import { commitInfo } from '../layout/history.js';
+import { LayoutError } from '../layout/layout.js';
+import { ObjectNotFoundError } from '../disk/objectStore.js';
+import type { GitRepository } from '../disk/repository.js';
 import { ServiceError } from './errors.js';
 import { readPoint } from './readPoint.js';
 

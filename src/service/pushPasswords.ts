@@ -9,7 +9,7 @@ import { normalizeFilePath } from '../domain/filePath.js';
 import { keyId } from '../domain/names.js';
 import type { PushRequest } from '../domain/pushRequest.js';
 import { groupId } from '../domain/securityGroups.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { Snapshot } from '../layout/snapshot.js';
 
 /** Distinct (group, password) pairs one push may need to check. */
 export const MAX_PUSH_DERIVATIONS = 16;

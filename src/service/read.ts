@@ -12,8 +12,8 @@ import { ENCRYPTED_FILE, ReferenceCycleError, Renderer, type RenderedFile } from
 import { answerTooLarge, MAX_RENDERED_ANSWER_CHARS } from '../domain/renderLimits.js';
 import type { ContextGroup } from '../domain/contextGroups.js';
 import { requestContext, resolveFile, resolveValue, type RequestContext } from '../domain/resolve.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import { ServiceError } from './errors.js';
 import { KeyRing } from './keyRing.js';
 import { openFile, openValue } from './opening.js';

@@ -2,9 +2,9 @@
  * Which commit a read looks at: the head, the commit of a tag (`Tag`), or the last commit at or
  * before an instant (`Repository-Date`). A tag wins over a date, as in ConfigHub.
  */
-import { commitAtOrBefore, commitTimes } from '../store/history.js';
-import type { GitRepository } from '../store/repository.js';
-import { resolveTag } from '../store/tags.js';
+import { commitAtOrBefore, commitTimes } from '../layout/history.js';
+import type { GitRepository } from '../disk/repository.js';
+import { resolveTag } from '../disk/tags.js';
 import { ServiceError } from './errors.js';
 import { isoSeconds, parseIsoInstant } from '../domain/dates.js';
 

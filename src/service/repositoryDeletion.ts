@@ -7,9 +7,9 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { fsyncFolder } from '../store/durableFs.js';
-import type { GitRepository } from '../store/repository.js';
-import type { RepositoryRegistry } from '../store/registry.js';
+import { fsyncFolder } from '../disk/durableFs.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from './tokens.js';
 
 export async function deleteRepository(registry: RepositoryRegistry, tokens: TokenService, repository: GitRepository): Promise<{ repository: string; revokedTokens: number }> {

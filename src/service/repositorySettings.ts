@@ -6,7 +6,7 @@
  * Text, security groups off while a group exists.
  */
 import type { RepoSettings } from '../domain/model.js';
-import type { GitRepository } from '../store/repository.js';
+import type { GitRepository } from '../disk/repository.js';
 import { commitOnHead } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 

@@ -9,12 +9,12 @@
  * with plain git) can be restored away.
  */
 import { commitMessage } from '../domain/commitMessage.js';
-import { commitInfo } from '../store/history.js';
-import { parseTree } from '../store/gitObjects.js';
-import { LayoutError, SECURITY_GROUPS_FILE } from '../store/layout.js';
-import { readSettings } from '../store/readSettings.js';
-import type { GitRepository } from '../store/repository.js';
-import { Snapshot } from '../store/snapshot.js';
+import { commitInfo } from '../layout/history.js';
+import { parseTree } from '../git/gitObjects.js';
+import { LayoutError, SECURITY_GROUPS_FILE } from '../layout/layout.js';
+import { readSettings } from '../layout/readSettings.js';
+import type { GitRepository } from '../disk/repository.js';
+import { Snapshot } from '../layout/snapshot.js';
 import { commitOnHead } from './commitOnHead.js';
 import { KeyRing } from './keyRing.js';
 import { checkSecuredRestore } from './restoreGroups.js';

@@ -9,7 +9,7 @@
  */
 import type { FileRecord, KeyRecord, SecurityGroup } from '../domain/model.js';
 import { findGroup } from '../domain/securityGroups.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import { ServiceError } from './errors.js';
 import type { KeyRing } from './keyRing.js';
 import { sealedKeyId } from './sealing.js';

@@ -6,9 +6,9 @@
  */
 import type { RuleSet } from '../domain/accessRules.js';
 import type { ContextGroup } from '../domain/contextGroups.js';
-import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from '../store/accessLayout.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from '../layout/accessLayout.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import type { CommitPlan } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import type { Writer } from './writeGuard.js';

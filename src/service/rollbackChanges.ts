@@ -3,9 +3,9 @@
  * when they hold content that breaks the layout rules, and file contents read from their blobs.
  */
 import type { FileRecord } from '../domain/model.js';
-import { parseFileContent } from '../store/layout.js';
-import type { GitRepository } from '../store/repository.js';
-import type { FileChange, FileSide, TreeChanges } from '../store/treeDiff.js';
+import { parseFileContent } from '../layout/layout.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { FileChange, FileSide, TreeChanges } from '../layout/treeDiff.js';
 import { changesBetween } from './commitChanges.js';
 import { ServiceError } from './errors.js';
 

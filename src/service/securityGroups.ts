@@ -4,10 +4,10 @@
  */
 import type { KeyRecord, FileRecord, SecurityGroup } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
-import { fileEntryId } from '../store/snapshot.js';
+import { fileEntryId } from '../layout/snapshot.js';
 import { findGroup, groupId, groupNameProblem, passwordProblem } from '../domain/securityGroups.js';
-import type { GitRepository } from '../store/repository.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { GitRepository } from '../disk/repository.js';
+import type { Snapshot } from '../layout/snapshot.js';
 import { ServiceError } from './errors.js';
 import { KeyRing } from './keyRing.js';
 import { OpenedState, sealChanges } from './opening.js';

@@ -4,13 +4,13 @@
  * any case), 'not_found' for an unknown one, 'unavailable' when another writer holds the lock.
  */
 import { nameProblem } from '../domain/names.js';
-import type { GitRepository } from '../store/repository.js';
-import * as store from '../store/tags.js';
-import type { TagRecord } from '../store/tags.js';
+import type { GitRepository } from '../disk/repository.js';
+import * as store from '../disk/tags.js';
+import type { TagRecord } from '../disk/tags.js';
 import { ServiceError } from './errors.js';
 import { signature } from './push.js';
 
-export type { TagRecord } from '../store/tags.js';
+export type { TagRecord } from '../disk/tags.js';
 
 /** Why a tag name is not valid, or undefined: the rules of account and repository names, and git's ban on `.lock`. */
 export function tagNameProblem(name: string): string | undefined {

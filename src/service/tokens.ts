@@ -4,11 +4,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { nameProblem } from '../domain/names.js';
-import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../store/tokenStore.js';
-import type { GitRepository } from '../store/repository.js';
+import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../disk/tokenStore.js';
+import type { GitRepository } from '../disk/repository.js';
 import { ServiceError } from './errors.js';
 import { requireRepository } from './repositories.js';
-import type { RepositoryRegistry } from '../store/registry.js';
+import type { RepositoryRegistry } from '../disk/registry.js';
 import { isoSeconds } from '../domain/dates.js';
 import { unwrapForToken, wrapForToken, type GroupKey } from './sealing.js';
 

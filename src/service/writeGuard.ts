@@ -9,7 +9,7 @@ import { decide, refusal, type Element } from '../domain/accessRules.js';
 import { groupConflict, groupIndexOf } from '../domain/contextGroups.js';
 import { contextId } from '../domain/context.js';
 import type { KeyRecord, PushChanges, StoredValue } from '../domain/model.js';
-import type { Snapshot } from '../store/snapshot.js';
+import type { Snapshot } from '../layout/snapshot.js';
 
 /** Who makes a commit, as far as the rules care. */
 export interface Writer {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
 import { cliOk, getJson, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
-import { looseObjectSample } from '../../src/store/looseObjects.js';
+import { looseObjectSample } from '../../src/disk/looseObjects.js';
 
 /** Loose objects are repacked above 512 (2 in the sampled folder). */
 const LIMIT = 512;

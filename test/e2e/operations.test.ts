@@ -16,8 +16,8 @@ import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
 import { READ_ENDPOINTS } from '../../src/http/readRoutes.js';
 import { startServer } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/tokens.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import { TokenStore } from '../../src/store/tokenStore.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import { TokenStore } from '../../src/disk/tokenStore.js';
 import { cliOk, getJson, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
 const REPO = 'acme/ops';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { keyPath } from '../../src/store/layout.js';
+import { keyPath } from '../../src/layout/layout.js';
 import {
   cliOk,
   commitCount,

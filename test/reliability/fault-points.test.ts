@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FAULT_STEPS, type FaultStep } from '../../src/store/faultPoints.js';
+import { FAULT_STEPS, type FaultStep } from '../../src/disk/faultPoints.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
 

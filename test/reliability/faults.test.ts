@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskFull } from '../../src/service/storageHealth.js';
-import { holderNote, holderPath } from '../../src/store/lockHolder.js';
+import { holderNote, holderPath } from '../../src/disk/lockHolder.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
 import { keyPath, plainGitCommit } from '../support/reads.js';
 import { startServerProcess } from '../support/serverProcess.js';

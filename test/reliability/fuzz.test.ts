@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LONE_SURROGATE } from '../../src/domain/filePath.js';
 import { referencedKeys } from '../../src/domain/names.js';
 import { createRepository } from '../../src/service/repositories.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { anyText } from '../support/arbitraries.js';
 import { recordFigures } from '../support/figures.js';
 import { pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';

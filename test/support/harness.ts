@@ -11,8 +11,8 @@ import pino from 'pino';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
 import { startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/tokens.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import { TokenStore } from '../../src/store/tokenStore.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import { TokenStore } from '../../src/disk/tokenStore.js';
 
 export const CLI = resolve(__dirname, '../../dist/cli/main.cjs');
 

@@ -6,9 +6,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import type { EncodedObject, ObjectType } from '../../src/store/gitObjects.js';
-import { ObjectNotFoundError, ObjectStore, type StoredObject } from '../../src/store/objectStore.js';
-import { buildPack } from '../../src/store/packWriter.js';
+import type { EncodedObject, ObjectType } from '../../src/git/gitObjects.js';
+import { ObjectNotFoundError, ObjectStore, type StoredObject } from '../../src/disk/objectStore.js';
+import { buildPack } from '../../src/git/packWriter.js';
 
 function unwrap(wrapped: Buffer): StoredObject {
   const space = wrapped.indexOf(0x20);

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { push } from '../../src/service/push.js';
 import { createRepository } from '../../src/service/repositories.js';
-import { consolidatePacks, geometricPrefix, PACKS_BEFORE_MERGE } from '../../src/store/consolidatePacks.js';
-import { ObjectStore } from '../../src/store/objectStore.js';
-import { readSnapshot } from '../../src/store/readSnapshot.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import type { GitRepository } from '../../src/store/repository.js';
+import { consolidatePacks, geometricPrefix, PACKS_BEFORE_MERGE } from '../../src/disk/consolidatePacks.js';
+import { ObjectStore } from '../../src/disk/objectStore.js';
+import { readSnapshot } from '../../src/layout/readSnapshot.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import type { GitRepository } from '../../src/disk/repository.js';
 import { tempDir } from '../support/harness.js';
 
 describe('geometricPrefix', () => {

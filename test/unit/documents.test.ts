@@ -16,7 +16,7 @@ import {
   serializeKey,
   serializeSecurityGroups,
   serializeSettings,
-} from '../../src/store/layout.js';
+} from '../../src/layout/layout.js';
 import { anyText, keyName, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
 
 /** Key names built of the characters a key name allows, YAML's flow indicators among them. */

@@ -18,7 +18,7 @@ import {
   TREE_MODE,
   type CommitFields,
   type TreeEntry,
-} from '../../src/store/gitObjects.js';
+} from '../../src/git/gitObjects.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 let repo: TempGit;

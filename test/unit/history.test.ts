@@ -6,9 +6,9 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRepository } from '../../src/service/repositories.js';
 import { parseIsoInstant } from '../../src/domain/dates.js';
-import { commitAtOrBefore, commitTimes } from '../../src/store/history.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import type { GitRepository } from '../../src/store/repository.js';
+import { commitAtOrBefore, commitTimes } from '../../src/layout/history.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import type { GitRepository } from '../../src/disk/repository.js';
 import { pollPhase } from '../support/eventLoop.js';
 import { tempDir } from '../support/harness.js';
 

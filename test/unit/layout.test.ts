@@ -24,7 +24,7 @@ import {
   parseSettings,
   serializeKey,
   serializeSettings,
-} from '../../src/store/layout.js';
+} from '../../src/layout/layout.js';
 import { anyText, contextOf, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
 
 // --- names in trees ------------------------------------------------------------------------------

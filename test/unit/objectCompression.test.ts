@@ -1,5 +1,5 @@
 /**
- * Objects framed as zlib stored blocks (src/store/objectCompression.ts) inflate back to their
+ * Objects framed as zlib stored blocks (src/git/objectCompression.ts) inflate back to their
  * bytes with Node's zlib, which checks the Adler-32 too, at every size around the block limit;
  * large objects are deflated. inflateObject reads both kinds back, ignores what follows a
  * stream (the next pack entry) and refuses a corrupt one.
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { adler32, compressObject, DEFLATE_FROM_BYTES, inflateObject, storedZlib } from '../../src/store/objectCompression.js';
+import { adler32, compressObject, DEFLATE_FROM_BYTES, inflateObject, storedZlib } from '../../src/git/objectCompression.js';
 
 describe('storedZlib', () => {
   for (const size of [0, 1, 1023, 1024, 1025, 65_534, 65_535, 65_536, 131_070, 131_071, 200_000]) {

@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ObjectNotFoundError, ObjectStore } from '../../src/store/objectStore.js';
-import { applyDelta, DeltaFormatError } from '../../src/store/delta.js';
-import { PackFile } from '../../src/store/packFile.js';
+import { ObjectNotFoundError, ObjectStore } from '../../src/disk/objectStore.js';
+import { applyDelta, DeltaFormatError } from '../../src/git/delta.js';
+import { PackFile } from '../../src/disk/packFile.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 interface GitObject {

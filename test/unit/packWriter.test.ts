@@ -5,8 +5,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeObject, serializeTree, BLOB_MODE } from '../../src/store/gitObjects.js';
-import { buildPack } from '../../src/store/packWriter.js';
+import { encodeObject, serializeTree, BLOB_MODE } from '../../src/git/gitObjects.js';
+import { buildPack } from '../../src/git/packWriter.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 let repo: TempGit | undefined;

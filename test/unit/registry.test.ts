@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRepository } from '../../src/service/repositories.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import { RepositoryGoneError } from '../../src/store/repository.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import { RepositoryGoneError } from '../../src/disk/repository.js';
 
 const NEW = { account: 'acme', name: 'app', levels: ['Environment'] };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CacheSlot, COMMIT_BYTES_KEPT, PEELED_TAGS_KEPT, RepositoryCaches, SNAPSHOTS_KEPT } from '../../src/store/repositoryCaches.js';
-import type { Snapshot } from '../../src/store/snapshot.js';
+import { CacheSlot, COMMIT_BYTES_KEPT, PEELED_TAGS_KEPT, RepositoryCaches, SNAPSHOTS_KEPT } from '../../src/layout/repositoryCaches.js';
+import type { Snapshot } from '../../src/layout/snapshot.js';
 
 describe('a repository\'s caches', () => {
   it('keep a bounded number of snapshots, and forget the built copy of one that went', () => {

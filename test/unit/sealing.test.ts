@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fileIdentity, newGroup, open, seal, unlockWithPassword, unwrapForToken, valueIdentity, wrapForToken } from '../../src/service/sealing.js';
-import { parseFileContent, parseSecurityGroups, serializeFileContent, serializeSecurityGroups } from '../../src/store/layout.js';
+import { parseFileContent, parseSecurityGroups, serializeFileContent, serializeSecurityGroups } from '../../src/layout/layout.js';
 
 describe('sealing', () => {
   it('opens a value only with its key and its own identity, and seals the same text differently each time', async () => {

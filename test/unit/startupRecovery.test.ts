@@ -1,5 +1,5 @@
 /**
- * The start-up recovery pass (src/store/startupRecovery.ts) on a real repository made by cfghub:
+ * The start-up recovery pass (src/disk/startupRecovery.ts) on a real repository made by cfghub:
  * what crashed writers left (a half-created repository, a `.keep` and a temporary pack file of
  * cfghub's, stale ref and packed-refs locks) is removed and reported per repository without a
  * path; what may still be in use (fresh leftovers, an operator's `.keep`) stays; git still finds
@@ -11,10 +11,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRepository } from '../../src/service/repositories.js';
-import { KEEP_TEXT } from '../../src/store/objectStore.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import { onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/store/refs.js';
-import { recoverAtStart } from '../../src/store/startupRecovery.js';
+import { KEEP_TEXT } from '../../src/disk/objectStore.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import { onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/disk/refs.js';
+import { recoverAtStart } from '../../src/disk/startupRecovery.js';
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -17,10 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { afterQueuedWatchEvents } from '../../src/store/changeWatch.js';
+import { afterQueuedWatchEvents } from '../../src/disk/changeWatch.js';
 import { createRepository } from '../../src/service/repositories.js';
-import { RepositoryRegistry } from '../../src/store/registry.js';
-import type { GitRepository } from '../../src/store/repository.js';
+import { RepositoryRegistry } from '../../src/disk/registry.js';
+import type { GitRepository } from '../../src/disk/repository.js';
 import { pollPhase } from '../support/eventLoop.js';
 
 const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };

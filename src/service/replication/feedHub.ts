@@ -5,7 +5,7 @@
  * so a look is a folder listing or two, and commits by plain git or another process show up just
  * like the server's own pushes.
  */
-import type { RepositoryLocation, RepositoryRegistry } from '../../store/registry.js';
+import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
 import type { TokenService } from '../tokens.js';
 import { currentState, sameAsHeld, type HeldState, type ReplicationState } from './state.js';
 

@@ -13,8 +13,8 @@ import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
-import { gitEnvironment, spawnGit } from '../../store/gitCommand.js';
-import { BRANCH_REF } from '../../store/layout.js';
+import { gitEnvironment, spawnGit } from '../../disk/gitCommand.js';
+import { BRANCH_REF } from '../../layout/layout.js';
 
 /** Where mirrors are assembled and removed from: inside the repositories folder, on its file system. */
 const WORK_FOLDER = join('.cfghub', 'replica-work');

@@ -16,11 +16,11 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
-import { readRef } from '../../store/refs.js';
-import { BRANCH_REF } from '../../store/layout.js';
-import type { RepositoryRegistry } from '../../store/registry.js';
-import type { GitRepository } from '../../store/repository.js';
-import { tokenRecordSchema } from '../../store/tokenStore.js';
+import { readRef } from '../../disk/refs.js';
+import { BRANCH_REF } from '../../layout/layout.js';
+import type { RepositoryRegistry } from '../../disk/registry.js';
+import type { GitRepository } from '../../disk/repository.js';
+import { tokenRecordSchema } from '../../disk/tokenStore.js';
 import { ServiceError } from '../errors.js';
 import type { TokenService } from '../tokens.js';
 import { createMirror, fetchMirror, isAncestor, removeMirror, type MirrorSource } from './mirror.js';

@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { TokenService } from '../tokens.js';
-import type { RepositoryLocation, RepositoryRegistry } from '../../store/registry.js';
-import type { TokenRecord } from '../../store/tokenStore.js';
+import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
+import type { TokenRecord } from '../../disk/tokenStore.js';
 
 export interface ReplicatedRepository {
   readonly account: string;

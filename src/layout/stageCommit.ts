@@ -15,7 +15,7 @@ import {
   type EncodedObject,
   type Signature,
   type TreeEntry,
-} from './gitObjects.js';
+} from '../git/gitObjects.js';
 import {
   contextFolderName,
   encodeFilePath,

@@ -4,7 +4,7 @@
  * commit made with plain git, parses only what changed.
  */
 import type { FileRecord, KeyRecord } from '../domain/model.js';
-import { isTreeEntry, parseCommit, parseTree, type TreeEntry } from './gitObjects.js';
+import { isTreeEntry, parseCommit, parseTree, type TreeEntry } from '../git/gitObjects.js';
 import {
   decodeFilePath,
   FILES_FOLDER,
@@ -21,13 +21,13 @@ import {
   SETTINGS_FILE,
 } from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
-import type { ObjectStore } from './objectStore.js';
+import type { ObjectReader } from './objectReader.js';
 import { TimeSlices } from './timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 
-export async function readSnapshot(objects: ObjectStore, commitId: string, previous?: Snapshot): Promise<Snapshot> {
+export async function readSnapshot(objects: ObjectReader, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {
     const reader = new SnapshotReader(objects, commitId);
     const { commit, root, byName, settingsEntry } = await readRoot(reader, commitId);
@@ -119,7 +119,7 @@ class SnapshotReader {
   private readonly slices = new TimeSlices();
 
   constructor(
-    private readonly objects: ObjectStore,
+    private readonly objects: ObjectReader,
     private readonly commitId: string,
   ) {}
 

@@ -8,10 +8,10 @@
  * handle kept open, so a pack removed by a merge or `git repack` stays readable until closed.
  */
 import * as fs from 'node:fs';
-import { applyDelta } from './delta.js';
-import type { ObjectType } from './gitObjects.js';
-import { PackIndex } from './packIndex.js';
-import { inflateObject } from './objectCompression.js';
+import { applyDelta } from '../git/delta.js';
+import type { ObjectType } from '../git/gitObjects.js';
+import { PackIndex } from '../git/packIndex.js';
+import { inflateObject } from '../git/objectCompression.js';
 
 export interface StoredObject {
   readonly type: ObjectType;

@@ -22,7 +22,7 @@ import { fsNow } from './fsClock.js';
 import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
 import { STALE_LOCK_MS } from './refs.js';
-import { assemblePack, packIndexCount, readPackEntries, type PackEntry } from './packWriter.js';
+import { assemblePack, packIndexCount, readPackEntries, type PackEntry } from '../git/packWriter.js';
 
 /** Merging starts when there are more packs than this. */
 export const PACKS_BEFORE_MERGE = 8;

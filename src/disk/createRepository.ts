@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { RepoSettings } from '../domain/model.js';
 import { fsyncFolder, writeFileAtomic } from './durableFs.js';
-import { BLOB_MODE, encodeObject, serializeCommit, serializeTree, type Signature } from './gitObjects.js';
-import { BRANCH_REF, serializeSettings, SETTINGS_FILE } from './layout.js';
+import { BLOB_MODE, encodeObject, serializeCommit, serializeTree, type Signature } from '../git/gitObjects.js';
+import { BRANCH_REF, serializeSettings, SETTINGS_FILE } from '../layout/layout.js';
 import { makeFolders } from './folders.js';
 import { ObjectStore } from './objectStore.js';
 

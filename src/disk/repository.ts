@@ -9,14 +9,14 @@ import { dirname, join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './changeWatch.js';
-import { BRANCH_REF, LayoutError } from './layout.js';
+import { BRANCH_REF, LayoutError } from '../layout/layout.js';
 import { Maintenance } from './maintenance.js';
 import { ObjectStore } from './objectStore.js';
-import { readSnapshot } from './readSnapshot.js';
+import { readSnapshot } from '../layout/readSnapshot.js';
 import { secondsSince, telemetry } from './telemetry.js';
-import { RepositoryCaches } from './repositoryCaches.js';
-import type { Snapshot } from './snapshot.js';
-import type { StagedCommit } from './stageCommit.js';
+import { RepositoryCaches } from '../layout/repositoryCaches.js';
+import type { Snapshot } from '../layout/snapshot.js';
+import type { StagedCommit } from '../layout/stageCommit.js';
 import { asStorageFault } from './storageFaults.js';
 
 /** The repository's folder is gone, or was replaced by something that is not a real folder. */

@@ -10,7 +10,7 @@
  */
 import { contextId, type Context } from '../domain/context.js';
 import { fileId, type KeyRecord } from '../domain/model.js';
-import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from './gitObjects.js';
+import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from '../git/gitObjects.js';
 import {
   decodeFilePath,
   FILES_FOLDER,
@@ -24,8 +24,7 @@ import {
 } from './layout.js';
 import type { LRUCache } from 'lru-cache';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
-import type { ObjectStore } from './objectStore.js';
-import type { GitRepository } from './repository.js';
+import type { ObjectReader, RepositoryReader } from './objectReader.js';
 import type { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
 
@@ -91,7 +90,7 @@ class ParsedObjects {
   private readonly learned: WeakSet<Snapshot>;
 
   constructor(
-    private readonly objects: ObjectStore,
+    private readonly objects: ObjectReader,
     caches: RepositoryCaches,
   ) {
     this.trees = caches.trees;
@@ -163,7 +162,7 @@ class ParsedObjects {
   }
 }
 
-export async function diffTrees(repository: GitRepository, sides: DiffSides): Promise<TreeChanges> {
+export async function diffTrees(repository: RepositoryReader, sides: DiffSides): Promise<TreeChanges> {
   const cache = new ParsedObjects(repository.objects, repository.caches);
   for (const side of [sides.before, sides.after]) if (side?.snapshot) cache.learn(side.snapshot);
   return new TreeDiff(cache, sides).run();

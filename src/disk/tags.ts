@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { isoSeconds } from '../domain/dates.js';
 import { isValidName } from '../domain/names.js';
 import { fsyncFolder } from './durableFs.js';
-import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from './gitObjects.js';
+import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from '../git/gitObjects.js';
 import { ObjectNotFoundError } from './objectStore.js';
 import { BUSY, retryWhileBusy } from './lockRetry.js';
 import { LockFile, packedRefs, readRef, RefLock } from './refs.js';

@@ -5,9 +5,9 @@
  * repositoryCaches.ts), as commits never change, so repeated lookups walk the history in memory. The walk always starts from the head as
  * it is now, since plain git may add commits at any time.
  */
-import { parseCommit, type ParsedCommit } from './gitObjects.js';
+import { parseCommit, type ParsedCommit } from '../git/gitObjects.js';
 import { LayoutError } from './layout.js';
-import type { GitRepository } from './repository.js';
+import type { RepositoryReader } from './objectReader.js';
 
 export interface CommitTimes {
   readonly parents: readonly string[];
@@ -19,7 +19,7 @@ export interface CommitTimes {
  * A commit parsed (tree, parents, committer time, author, message), once per repository: commits
  * never change. A LayoutError when the object is not a commit.
  */
-export async function commitInfo(repository: GitRepository, commitId: string): Promise<ParsedCommit> {
+export async function commitInfo(repository: RepositoryReader, commitId: string): Promise<ParsedCommit> {
   const cache = repository.caches.commits;
   const known = cache.get(commitId);
   if (known) return known;
@@ -31,7 +31,7 @@ export async function commitInfo(repository: GitRepository, commitId: string): P
 }
 
 /** A commit's parents and committer time. */
-export async function commitTimes(repository: GitRepository, commitId: string): Promise<CommitTimes> {
+export async function commitTimes(repository: RepositoryReader, commitId: string): Promise<CommitTimes> {
   const { parents, committedAt } = await commitInfo(repository, commitId);
   return { parents, committedAt };
 }
@@ -41,7 +41,7 @@ export async function commitTimes(repository: GitRepository, commitId: string): 
  * time is at or before `instant`; null when there is none, as when the instant is before the
  * first commit.
  */
-export async function commitAtOrBefore(repository: GitRepository, instant: Date): Promise<string | null> {
+export async function commitAtOrBefore(repository: RepositoryReader, instant: Date): Promise<string | null> {
   const millis = instant.getTime();
   if (Number.isNaN(millis)) throw new RangeError('invalid instant');
   // Committer times are whole seconds: a commit at second s is at or before the instant when s <= floor(instant).

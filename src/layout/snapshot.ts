@@ -7,7 +7,7 @@ import { contextId } from '../domain/context.js';
 import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState, type SecurityGroup } from '../domain/model.js';
 import type { RuleSet } from '../domain/accessRules.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
-import type { TreeEntry } from './gitObjects.js';
+import type { TreeEntry } from '../git/gitObjects.js';
 import { keyShard } from './layout.js';
 
 export interface KeyEntry {

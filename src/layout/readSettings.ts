@@ -5,17 +5,17 @@
  * still repair it.
  */
 import type { RepoSettings } from '../domain/model.js';
-import { isTreeEntry, parseTree } from './gitObjects.js';
+import { isTreeEntry, parseTree } from '../git/gitObjects.js';
 import { commitInfo } from './history.js';
 import { LayoutError, parseSettings, SETTINGS_FILE } from './layout.js';
-import type { GitRepository } from './repository.js';
+import type { RepositoryReader } from './objectReader.js';
 
 export interface StoredSettings {
   readonly settings: RepoSettings;
   readonly blobId: string;
 }
 
-export async function readSettings(repository: GitRepository, commitId: string): Promise<StoredSettings> {
+export async function readSettings(repository: RepositoryReader, commitId: string): Promise<StoredSettings> {
   const where = `commit ${commitId.slice(0, 12)}`;
   const root = await repository.objects.read((await commitInfo(repository, commitId)).tree);
   const entry = parseTree(root.content).find((e) => e.name === SETTINGS_FILE);
@@ -29,7 +29,7 @@ export async function readSettings(repository: GitRepository, commitId: string):
 }
 
 /** The settings at a commit: from its snapshot (which readers need anyway), else read alone. */
-export async function settingsAt(repository: GitRepository, commitId: string): Promise<RepoSettings> {
+export async function settingsAt(repository: RepositoryReader, commitId: string): Promise<RepoSettings> {
   try {
     return (await repository.snapshot(commitId)).settings;
   } catch (error) {

@@ -29,9 +29,9 @@ import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
 import { faultPoint } from './faultPoints.js';
-import type { EncodedObject, ObjectType } from './gitObjects.js';
+import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
-import { buildPack, type Pack } from './packWriter.js';
+import { buildPack, type Pack } from '../git/packWriter.js';
 import { RepositoryDamagedError, repositoryNameOf } from './storageFaults.js';
 
 export type { StoredObject } from './packFile.js';

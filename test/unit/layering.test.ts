@@ -1,0 +1,81 @@
+/**
+ * The layers as the README's "Project layout" draws them, checked on the source: src/git (git's
+ * formats) and src/layout (the configuration layout in git) never touch the disk, a process or
+ * the network, and import nothing from the layers above them; src/domain imports nothing of ours
+ * outside itself. So "src/disk is the only code that touches the disk" is a fact this test keeps.
+ * Imports are read with TypeScript's own pre-parser (type-only imports count too).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(__dirname, '../..');
+const SRC = join(ROOT, 'src');
+
+/** Node modules that reach the disk, a child process or the network. */
+const IO_MODULES = new Set(['fs', 'fs/promises', 'child_process', 'net'].flatMap((name) => [name, `node:${name}`]));
+
+/** What each checked folder may import of ours (folders under src/). */
+const ALLOWED: Record<string, readonly string[]> = {
+  git: ['git'],
+  layout: ['layout', 'git', 'domain'],
+  domain: ['domain'],
+};
+
+/** Every module specifier a source text imports or re-exports (static or dynamic). */
+function importsOf(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((file) => file.fileName);
+}
+
+/** The .ts files of a folder under src/, recursively (our folders are shallow). */
+function sourcesOf(folder: string): string[] {
+  const entries = readdirSync(join(SRC, folder), { withFileTypes: true, recursive: true });
+  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** Each import of the folder's files that breaks its rule, as "file: specifier (why)". */
+function violations(folder: string): string[] {
+  const found: string[] = [];
+  for (const file of sourcesOf(folder)) {
+    const name = relative(ROOT, file);
+    for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
+      if (IO_MODULES.has(specifier)) {
+        found.push(`${name}: ${specifier} (disk, process or network)`);
+      } else if (specifier.startsWith('.')) {
+        const target = relative(SRC, resolve(dirname(file), specifier));
+        const layer = target.split(sep)[0] ?? '';
+        if (target.startsWith('..') || !ALLOWED[folder]!.includes(layer)) found.push(`${name}: ${specifier} (src/${layer})`);
+      }
+    }
+  }
+  return found;
+}
+
+describe('layering', () => {
+  it('reads every kind of import, type-only and dynamic included', () => {
+    const text = [
+      "import * as fs from 'node:fs';",
+      "import type { GitRepository } from '../disk/repository.js';",
+      "export { x } from './x.js';",
+      "const y = await import('node:child_process');",
+    ].join('\n');
+    expect(importsOf(text)).toEqual(['node:fs', '../disk/repository.js', './x.js', 'node:child_process']);
+  });
+
+  it('finds the files it checks', () => {
+    for (const folder of Object.keys(ALLOWED)) expect(sourcesOf(folder).length, folder).toBeGreaterThan(3);
+  });
+
+  it('src/git (git formats) touches no disk, process or network and imports only itself', () => {
+    expect(violations('git')).toEqual([]);
+  });
+
+  it('src/layout (configuration layout) touches no disk and imports only itself, src/git and src/domain', () => {
+    expect(violations('layout')).toEqual([]);
+  });
+
+  it('src/domain imports nothing of ours outside src/domain, and no disk, process or network', () => {
+    expect(violations('domain')).toEqual([]);
+  });
+});
