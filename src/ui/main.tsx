@@ -5,6 +5,7 @@
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { loadSession, saveSession, setCurrentSession, type Session } from './api';
+import { loadAdmin, saveAdmin, type AdminSession } from './admin';
 import type { PendingChange } from './pending';
 import { RepositoriesScreen } from './screens/Repositories';
 import { RepositoryScreen, TABS, type Tab } from './screens/Repository';
@@ -42,6 +43,11 @@ function App() {
     setCurrentSession(stored);
     return stored;
   });
+  const [admin, setAdmin] = useState<AdminSession | undefined>(loadAdmin);
+  const changeAdmin = (next: AdminSession | undefined) => {
+    saveAdmin(next);
+    setAdmin(next);
+  };
   // Pending changes per repository, kept while the page lives.
   const [pending, setPending] = useState<Record<string, PendingChange[]>>({});
   const main = useRef<HTMLElement>(null);
@@ -72,7 +78,17 @@ function App() {
           </a>
         </nav>
         <div class="session">
-          {session ? (
+          {admin && (
+            <>
+              <span class="signed-in" data-testid="admin-signed-in">
+                Holding an admin token
+              </span>
+              <button type="button" onClick={() => changeAdmin(undefined)}>
+                Sign out (admin)
+              </button>
+            </>
+          )}
+          {session && (
             <>
               <span class="signed-in" data-testid="signed-in">
                 Signed in with a token of{' '}
@@ -84,21 +100,27 @@ function App() {
                 Sign out
               </button>
             </>
-          ) : (
+          )}
+          {!(session && admin) && (
             <a class="button" href="#/signin" aria-current={route.name === 'signin' ? 'page' : undefined}>
-              Sign in
+              {session || admin ? 'Add a token' : 'Sign in'}
             </a>
           )}
         </div>
       </header>
       <main id="main" tabIndex={-1} ref={main}>
-        {route.name === 'repositories' && <RepositoriesScreen session={session} />}
+        {route.name === 'repositories' && <RepositoriesScreen session={session} admin={admin} />}
         {route.name === 'signin' && (
           <SignInScreen
             session={session}
+            admin={admin}
             onSignedIn={(next) => {
               changeSession(next);
               location.hash = repoHref(next.account, next.repository);
+            }}
+            onAdmin={(next) => {
+              changeAdmin(next);
+              location.hash = '#/';
             }}
           />
         )}
@@ -108,6 +130,7 @@ function App() {
             repo={{ account: route.account, repository: route.repository }}
             tab={route.tab}
             session={session}
+            admin={admin}
             pending={pending[`${route.account}/${route.repository}`.toLowerCase()] ?? []}
             setPending={(changes) => setPending((all) => ({ ...all, [`${route.account}/${route.repository}`.toLowerCase()]: changes }))}
           />

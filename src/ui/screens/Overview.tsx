@@ -1,16 +1,17 @@
 /**
  * A repository's settings (its listing record), tags (`/rest/info` with `Tags`; restore one with
  * `/rest/restore`) and security groups (those its keys and files name, from `/rest/export` and
- * `/rest/info`). Creating a tag has no endpoint of the public API: it belongs to the admin API;
- * until then the console shows the command that does it.
+ * `/rest/info`). Creating a tag has no endpoint of the public API: it belongs to the admin API,
+ * so it needs an admin token (CreateTag.tsx).
  */
 import { useState } from 'preact/hooks';
 import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
 import { Empty, ErrorNote, Loaded, formatDate, shortId, useLoad } from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
+import { CreateTag } from './CreateTag';
 
-export function OverviewScreen({ repo, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
+export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
   const [record] = useLoad(
     () => listRepositories().then((all) => all.find((r) => sameRepo({ account: r.account, repository: r.name }, repo))),
     [repo.account, repo.repository, info],
@@ -80,10 +81,7 @@ export function OverviewScreen({ repo, info, onChanged }: RepoProps & { info: Re
             </table>
           </div>
         )}
-        <p class="hint">
-          To create a tag: <code>npx cfghub tag create {repo.account}/{repo.repository} NAME --comment TEXT</code> on the server (the public API
-          has no tag endpoint; the admin API will).
-        </p>
+        <CreateTag repo={repo} admin={admin} onCreated={onChanged} />
       </section>
 
       <section aria-labelledby="groups-title">

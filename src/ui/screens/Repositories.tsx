@@ -1,15 +1,27 @@
-/** The listing (`GET /rest/info/all`) with a filter. */
+/**
+ * The listing with a filter: `GET /rest/info/all` (what the public API shows), or with an admin
+ * token the admin API's listing, which holds every repository, private ones too.
+ */
 import { useState } from 'preact/hooks';
-import { listRepositories, sameRepo, type Session } from '../api';
+import { listRepositories, sameRepo, type RepositoryRecord, type Session } from '../api';
+import { adminListing, type AdminSession } from '../admin';
 import { Empty, Loaded, formatDate, useLoad } from '../components';
 
-export function RepositoriesScreen({ session }: { session?: Session }) {
-  const [load] = useLoad(listRepositories, []);
+const everyRepository = (admin: AdminSession) =>
+  adminListing(admin.token).then(({ records, unreadable }) => [...records, ...(unreadable as unknown as RepositoryRecord[])]);
+
+export function RepositoriesScreen({ session, admin }: { session?: Session; admin?: AdminSession }) {
+  const [load] = useLoad(() => (admin ? everyRepository(admin) : listRepositories()), [admin?.token]);
   const [filter, setFilter] = useState('');
 
   return (
     <section>
       <h1>Repositories</h1>
+      <p class="hint" data-testid="listing-source">
+        {admin
+          ? 'Every repository, private ones too (listed with your admin token).'
+          : 'The repositories the public API lists. An admin token lists every repository.'}
+      </p>
       <div class="toolbar">
         <label for="repo-filter">Filter repositories</label>
         <input

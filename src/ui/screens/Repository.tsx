@@ -4,8 +4,10 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiError, repoInfo, sameRepo, type RepoRef, type Session } from '../api';
+import type { AdminSession } from '../admin';
 import { ErrorNote, Loading, useLoad } from '../components';
 import type { PendingChange } from '../pending';
+import { AdminOverview } from './AdminOverview';
 import { ChangesScreen } from './Changes';
 import { HistoryScreen } from './History';
 import { KeysScreen } from './Keys';
@@ -26,6 +28,8 @@ const TAB_LABELS: Record<Tab, string> = {
 export interface RepoProps {
   readonly repo: RepoRef;
   readonly session?: Session;
+  /** An admin token, when the user holds one: it creates tags (admin API). */
+  readonly admin?: AdminSession;
   readonly pending: PendingChange[];
   readonly setPending: (changes: PendingChange[]) => void;
 }
@@ -66,6 +70,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
               <a href="#/signin">Sign in</a> with a client token of this repository.
             </p>
           )}
+          {props.admin && <AdminOverview repo={repo} admin={props.admin} />}
         </>
       )}
       {info.state === 'ok' && (

@@ -1,11 +1,12 @@
 /**
  * What an application pulls: a context chosen level by level (items from /rest/info), then
- * `/rest/pull` with the winning value's context (`Include-Value-Context`) beside each key, and
- * the files rendered.
+ * `/rest/pull` with the winning value's context (`Include-Value-Context`) beside each key and,
+ * on demand, why it won (`/rest/explain`, Explain.tsx); and the files rendered.
  */
 import { useState } from 'preact/hooks';
-import { pull, type RepoInfo } from '../api';
+import { pull, type PulledProperty, type RepoInfo, type RepoRef } from '../api';
 import { ContextPicker, Empty, LockIcon, Loaded, WILDCARD, useLoad, valueText } from '../components';
+import { ExplainPanel } from './Explain';
 import type { RepoProps } from './Repository';
 
 export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoInfo; round: number }) {
@@ -50,27 +51,9 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
                       </tr>
                     </thead>
                     <tbody>
-                      {keys.map((key) => {
-                        const p = answer.properties[key];
-                        return (
-                          <tr key={key} data-key={key}>
-                            <th scope="row">
-                              <code>{key}</code>
-                              {p.deprecated && <span class="badge warn">deprecated</span>}
-                              {p.comment && <div class="readme">{p.comment}</div>}
-                            </th>
-                            <td class="value" data-label="Value">
-                              {p.encryption ? <span class="locked">
-                                  <LockIcon /> locked (sealed)
-                                </span> : valueText(p.val)}
-                            </td>
-                            <td data-label="Type">{p.type ?? 'Text'}</td>
-                            <td data-label="Won by the value of context">
-                              <code>{(p.context ?? []).join(';')}</code>
-                            </td>
-                          </tr>
-                        );
-                      })}
+                      {keys.map((key) => (
+                        <ResolvedRow key={`${contextText} ${key}`} repo={repo} keyName={key} p={answer.properties[key]} context={contextText} />
+                      ))}
                     </tbody>
                   </table>
                 </div>
@@ -101,5 +84,46 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
         }}
       </Loaded>
     </div>
+  );
+}
+
+/** One key of the pull, and under it, when asked, the explanation of why its value won. */
+function ResolvedRow({ repo, keyName, p, context }: { repo: RepoRef; keyName: string; p: PulledProperty; context: string }) {
+  const [open, setOpen] = useState(false);
+  const panelId = `explain-${keyName.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  return (
+    <>
+      <tr data-key={keyName}>
+        <th scope="row">
+          <code>{keyName}</code>
+          {p.deprecated && <span class="badge warn">deprecated</span>}
+          {p.comment && <div class="readme">{p.comment}</div>}
+        </th>
+        <td class="value" data-label="Value">
+          {p.encryption ? (
+            <span class="locked">
+              <LockIcon /> locked (sealed)
+            </span>
+          ) : (
+            valueText(p.val)
+          )}
+        </td>
+        <td data-label="Type">{p.type ?? 'Text'}</td>
+        <td data-label="Won by the value of context">
+          <code data-testid="won-by">{(p.context ?? []).join(';')}</code>{' '}
+          <button type="button" class="small" aria-expanded={open} aria-controls={open ? panelId : undefined} onClick={() => setOpen(!open)}>
+            {open ? 'Hide why' : 'Why?'}
+            <span class="visually-hidden"> {keyName} resolves so</span>
+          </button>
+        </td>
+      </tr>
+      {open && (
+        <tr class="explain-row" data-explains={keyName}>
+          <td colSpan={4}>
+            <ExplainPanel repo={repo} keyName={keyName} context={context} id={panelId} />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }

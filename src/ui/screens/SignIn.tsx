@@ -1,28 +1,51 @@
 /**
- * Sign-in with a client token: `/rest/info` on the token form names the token's repository, which
- * also proves the token works. The token is kept in sessionStorage only (api.ts).
+ * Sign-in with a client token or an admin token, chosen explicitly.
+ * - A client token: `/rest/info` on the token form names the token's repository, which also
+ *   proves the token works. Kept in sessionStorage only (api.ts).
+ * - An admin token: the admin API's listing proves it. Kept in its own sessionStorage entry
+ *   (admin.ts), sent only to /rest/admin. Both kinds can be held at once.
  */
 import { useState } from 'preact/hooks';
 import { whoseToken, type Session } from '../api';
+import { adminListing, type AdminSession } from '../admin';
 import { ErrorNote } from '../components';
 
-export function SignInScreen({ session, onSignedIn }: { session?: Session; onSignedIn: (session: Session) => void }) {
+type Kind = 'client' | 'admin';
+
+export function SignInScreen({
+  session,
+  admin,
+  onSignedIn,
+  onAdmin,
+}: {
+  session?: Session;
+  admin?: AdminSession;
+  onSignedIn: (session: Session) => void;
+  onAdmin: (admin: AdminSession) => void;
+}) {
+  const [kind, setKind] = useState<Kind>('client');
   const [token, setToken] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
+  const label = kind === 'client' ? 'Client token' : 'Admin token';
 
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(undefined);
     const trimmed = token.trim();
     if (!trimmed) {
-      setError(new Error('Paste a client token first.'));
+      setError(new Error(`Paste ${kind === 'client' ? 'a client' : 'an admin'} token first.`));
       return;
     }
     setBusy(true);
     try {
-      const repo = await whoseToken(trimmed);
-      onSignedIn({ kind: 'client', token: trimmed, account: repo.account, repository: repo.repository });
+      if (kind === 'admin') {
+        await adminListing(trimmed);
+        onAdmin({ kind: 'admin', token: trimmed });
+      } else {
+        const repo = await whoseToken(trimmed);
+        onSignedIn({ kind: 'client', token: trimmed, account: repo.account, repository: repo.repository });
+      }
     } catch (err) {
       setError(err);
     } finally {
@@ -30,21 +53,41 @@ export function SignInScreen({ session, onSignedIn }: { session?: Session; onSig
     }
   };
 
+  const choose = (next: Kind) => {
+    setKind(next);
+    setError(undefined);
+  };
+
   return (
     <section class="narrow-page">
       <h1>Sign in</h1>
       <p>
-        Sign in with a <strong>client token</strong> to read a private repository and to push, revert or restore in
-        it. A token belongs to one repository; <code>npx cfghub token create ACCOUNT/NAME --name LABEL</code> makes
-        one. Repositories that allow token-free reads are browsable without signing in.
+        A <strong>client token</strong> belongs to one repository: it reads a private repository and pushes, reverts or
+        restores in it (<code>cfghub token create ACCOUNT/NAME --name LABEL</code> makes one). An{' '}
+        <strong>admin token</strong> opens the admin API: it lists every repository and creates tags (
+        <code>cfghub admin-token create --name LABEL</code> on the server's host makes one). You can hold one of each.
+        Repositories that allow token-free reads are browsable without signing in.
       </p>
       {session && (
         <p class="note">
-          You are signed in with a token of {session.account}/{session.repository}; signing in again replaces it.
+          You are signed in with a client token of {session.account}/{session.repository}; signing in with another
+          client token replaces it.
         </p>
       )}
+      {admin && <p class="note">You hold an admin token; signing in with another admin token replaces it.</p>}
       <form onSubmit={submit} class="stack">
-        <label for="token">Client token</label>
+        <fieldset class="choice">
+          <legend>Kind of token</legend>
+          <label>
+            <input type="radio" name="kind" value="client" checked={kind === 'client'} onChange={() => choose('client')} /> For one
+            repository
+          </label>
+          <label>
+            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => choose('admin')} /> For the
+            administration of every repository
+          </label>
+        </fieldset>
+        <label for="token">{label}</label>
         <input
           id="token"
           name="token"
@@ -56,7 +99,8 @@ export function SignInScreen({ session, onSignedIn }: { session?: Session; onSig
           aria-describedby="token-help"
         />
         <p id="token-help" class="hint">
-          Kept in this browser tab's session storage only, sent as the Client-Token header, never put in a URL.
+          Kept in this browser tab's session storage only, sent as the{' '}
+          {kind === 'client' ? 'Client-Token header' : 'Authorization header to the admin API only'}, never put in a URL.
         </p>
         <div>
           <button type="submit" class="primary" disabled={busy}>

@@ -1,0 +1,80 @@
+/**
+ * The console's admin side: an admin token (`cfghub admin-token create`, made on the server's
+ * host) opens the admin API under /rest/admin, which lists every repository and creates tags.
+ * It is kept apart from the client-token session (a user may hold both): its own sessionStorage
+ * entry, sent only as `Authorization: Bearer` to /rest/admin, never in a URL and never to the
+ * public API.
+ */
+import { call, type RepoRef, type RepositoryRecord } from './api';
+
+export interface AdminSession {
+  readonly kind: 'admin';
+  readonly token: string;
+}
+
+const STORAGE_KEY = 'cfghub.admin';
+
+export function loadAdmin(): AdminSession | undefined {
+  try {
+    const text = sessionStorage.getItem(STORAGE_KEY);
+    const parsed = text ? (JSON.parse(text) as AdminSession) : undefined;
+    return parsed && parsed.kind === 'admin' && typeof parsed.token === 'string' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function saveAdmin(admin: AdminSession | undefined): void {
+  if (admin) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(admin));
+  else sessionStorage.removeItem(STORAGE_KEY);
+}
+
+const adminPath = (repo: RepoRef) =>
+  `/rest/admin/repositories/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+export interface UnreadableRecord {
+  account: string;
+  name: string;
+  error: string;
+  message: string;
+}
+
+export interface AdminListing {
+  records: RepositoryRecord[];
+  unreadable: UnreadableRecord[];
+}
+
+/** Every repository, private ones too, and apart the ones that cannot be read. Also proves the token at sign-in. */
+export const adminListing = (token: string) => call<AdminListing>('/rest/admin/repositories', { headers: bearer(token) }).then((a) => a.json);
+
+export interface AdminTag {
+  name: string;
+  commitId: string;
+  created: string;
+  message: string;
+}
+
+export const adminTags = (admin: AdminSession, repo: RepoRef) =>
+  call<AdminTag[]>(`${adminPath(repo)}/tags`, { headers: bearer(admin.token) }).then((a) => a.json);
+
+/** Tags the repository's head: the admin API tags the head only (as `cfghub tag create` does). */
+export const createTag = (admin: AdminSession, repo: RepoRef, name: string, comment: string) =>
+  call<AdminTag>(`${adminPath(repo)}/tags`, {
+    method: 'POST',
+    headers: bearer(admin.token),
+    body: { name, ...(comment ? { comment } : {}) },
+  }).then((a) => a.json);
+
+export const adminRecord = (admin: AdminSession, repo: RepoRef) =>
+  call<RepositoryRecord | UnreadableRecord>(adminPath(repo), { headers: bearer(admin.token) }).then((a) => a.json);
+
+export interface AdminGroup {
+  name: string;
+  keys: number;
+  files: number;
+}
+
+export const adminGroups = (admin: AdminSession, repo: RepoRef) =>
+  call<AdminGroup[]>(`${adminPath(repo)}/groups`, { headers: bearer(admin.token) }).then((a) => a.json);
