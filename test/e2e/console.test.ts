@@ -34,6 +34,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   let browser: Browser;
   let page: Page;
   let token: string;
+  let adminToken: string;
   let gitdir: string;
   /** Script errors and console errors in the page: a screen that throws fails the test. */
   const pageErrors: string[] = [];
@@ -71,6 +72,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     registry.close();
     cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--description', 'The web shop');
     token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'console').trim();
+    adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'console-admin').trim();
     const group = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', REPO, 'secrets');
     expect(group.code, group.stderr).toBe(0);
     gitdir = gitdirOf(dir.path, REPO);
@@ -189,6 +191,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(await page.locator('tr[data-key="search.legacy"]').textContent()).toContain('deprecated');
     const secret = await page.locator('tr[data-key="db.password"]').textContent();
     expect(secret).toContain('locked');
+    expect(secret).toContain('group secrets');
     expect(secret).not.toContain('s3cret-value');
     expect(await page.locator('tr[data-key="log.level"] li.inactive').textContent()).toContain('Staging;*;*');
 
@@ -219,6 +222,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(await row('log.level').textContent()).toContain('Production;*;*');
     expect(await row('shop.name').textContent()).toContain('Shop (node 1)');
     expect(await row('db.password').textContent()).toContain('locked');
+    expect(await row('db.host').textContent()).toContain('Database host'); // the readme
+    expect(await row('search.legacy').textContent()).toContain('deprecated');
     // What an application of that context pulls, compared with the API itself.
     const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { 'Client-Token': token, Context: 'Production;Web;node-1' } }).then(
       (r) => r.json() as Promise<{ files: Record<string, { content: string }> }>,
@@ -228,6 +233,34 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(pulled.files['conf/app.properties'].content).toContain('host=db-web.prod');
     await expectLabelled();
     await shot('resolved');
+  });
+
+  it('explains on demand why a key resolves so: its candidates, which won and why, as /rest/explain says', async () => {
+    // Still on Production;Web;node-1. log.level has four values: two qualify, one is inactive.
+    const row = page.locator('table.resolved tr[data-key="log.level"]');
+    expect(await row.getByTestId('won-by').textContent()).toBe('Production;*;*');
+    await row.getByRole('button', { name: /^Why\?/ }).click();
+    const panel = page.locator('tr[data-explains="log.level"]').getByTestId('explanation');
+    await panel.getByTestId('explain-winner').waitFor();
+    const answer = await fetch(`${server.url}/rest/explain/${REPO}`, {
+      headers: { 'Client-Token': token, Context: 'Production;Web;node-1', KeyName: 'log.level' },
+    }).then((r) => r.json() as Promise<{ resolved: { context: string; weight: number }; values: Array<{ context: string; qualifies: boolean }> }>);
+    expect(answer.resolved.context).toBe('Production;*;*');
+    expect(await panel.getByTestId('explain-winner').textContent()).toBe(answer.resolved.context);
+    expect(await panel.textContent()).toContain(`weight ${answer.resolved.weight}`);
+    const candidate = (context: string) => panel.locator(`tr[data-candidate="${context}"]`);
+    expect(await panel.locator('tr[data-candidate]').count()).toBe(answer.values.length);
+    expect(answer.values.filter((v) => v.qualifies).map((v) => v.context).sort()).toEqual(['*;*;*', 'Production;*;*']);
+    expect(await candidate('Production;*;*').textContent()).toContain('wins');
+    expect(await candidate('*;*;*').textContent()).toContain('qualifies, lighter');
+    expect(await candidate('Development;*;*').textContent()).toContain('does not qualify');
+    expect(await candidate('Staging;*;*').textContent()).toMatch(/inactive.*does not qualify/s);
+    // With the repository's token: whether it could change the value, and what decides.
+    expect(await panel.getByTestId('explain-write').textContent()).toContain('can change this value');
+    await expectLabelled();
+    await shot('explain');
+    await row.getByRole('button', { name: /^Hide why/ }).click();
+    await expect.poll(() => page.locator('tr[data-explains="log.level"]').count()).toBe(0);
   });
 
   it('changes a value with a comment: one commit, in the history and in git log', async () => {
@@ -372,6 +405,66 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(git(gitdir, 'diff', '--stat', 'v1', 'refs/heads/main', '--', 'keys', 'files').trim()).toBe('');
   });
 
+  it('explains that creating a tag needs an admin token, and a client token cannot stand in for one', async () => {
+    // Signed in with the client token only: the control says what it needs, and offers no form.
+    const tags = page.getByRole('region', { name: 'Tags' });
+    expect(await tags.getByTestId('create-tag-needs-admin').textContent()).toContain('needs an admin token');
+    expect(await page.getByRole('button', { name: 'Create tag' }).count()).toBe(0);
+    // The client token offered as an admin token is refused by the server, with its message.
+    await page.getByRole('link', { name: 'Add a token' }).click();
+    await page.getByLabel('For the administration of every repository').check();
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    const direct = await pushTo(server.url, `/rest/admin/repositories/${REPO}/tags`, { name: 'by-client' }, { Authorization: `Bearer ${token}` });
+    expect(direct.status).toBe(401);
+    expect(await alert.textContent()).toContain(`401 unauthorized ${(direct.json as { message: string }).message}`);
+    expect(await page.evaluate(() => sessionStorage.getItem('cfghub.admin'))).toBeNull();
+    expect(git(gitdir, 'tag', '-l').trim().split('\n')).toEqual(['v1']);
+  });
+
+  it('signs in with an admin token as well, lists every repository and creates a tag at the head, seen by git', async () => {
+    await page.getByLabel('Admin token').fill(adminToken);
+    await page.getByLabel('Admin token').press('Enter');
+    await page.getByTestId('admin-signed-in').waitFor();
+    await page.getByRole('heading', { name: 'Repositories' }).waitFor();
+    expect(await page.getByTestId('listing-source').textContent()).toContain('Every repository');
+    await expect.poll(() => page.locator('table.repos tbody tr').count()).toBe(2);
+    // Kept in session storage beside the client token, never in a URL.
+    expect(page.url()).not.toContain(adminToken);
+    expect(JSON.parse((await page.evaluate(() => sessionStorage.getItem('cfghub.admin')))!)).toEqual({ kind: 'admin', token: adminToken });
+    expect(JSON.parse((await page.evaluate(() => sessionStorage.getItem('cfghub.session')))!)).toMatchObject({ token });
+    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(adminToken);
+
+    await page.goto(`${server.url}/ui/#/r/acme/shop/overview`);
+    const tags = page.getByRole('region', { name: 'Tags' });
+    await page.getByLabel('Tag name').fill('v2');
+    await page.getByLabel(/^Comment/).fill('after the console changes');
+    await expectLabelled();
+    await page.getByRole('button', { name: 'Create tag' }).click();
+    await page.getByTestId('tag-created').waitFor();
+    const head = headOf(dir.path, REPO);
+    // The real git: the tag exists and points at the head's commit.
+    expect(git(gitdir, 'tag', '-l').trim().split('\n')).toEqual(['v1', 'v2']);
+    expect(git(gitdir, 'for-each-ref', '--format=%(*objectname)%(objectname)', 'refs/tags/v2').trim()).toContain(head);
+    expect(git(gitdir, 'rev-parse', 'v2^{commit}').trim()).toBe(head);
+    expect(await page.getByTestId('tag-created').textContent()).toContain(head.slice(0, 12));
+    await expect.poll(() => tags.locator('tbody').textContent()).toContain('after the console changes');
+    await shot('create-tag');
+
+    // A taken name: the server's refusal, beside the name field, and nothing changes.
+    await page.getByLabel('Tag name').fill('v2');
+    await page.getByRole('button', { name: 'Create tag' }).click();
+    const refusal = page.getByTestId('tag-refusal');
+    await refusal.waitFor();
+    const again = await pushTo(server.url, `/rest/admin/repositories/${REPO}/tags`, { name: 'v2' }, { Authorization: `Bearer ${adminToken}` });
+    expect(again.status).toBe(409);
+    expect(await refusal.textContent()).toContain((again.json as { message: string }).message);
+    expect(await page.getByLabel('Tag name').getAttribute('aria-describedby')).toBe('tag-name-error');
+    expect(git(gitdir, 'rev-parse', 'v2^{commit}').trim()).toBe(head);
+  });
+
   it('is usable with the keyboard alone', async () => {
     await page.goto(`${server.url}/ui/`);
     await page.getByRole('heading', { name: 'Repositories' }).waitFor();
@@ -398,5 +491,21 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await shot('narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('with an admin token alone, shows a private repository through the admin API: settings, tags with commits, groups', async () => {
+    await page.goto(`${server.url}/ui/#/r/acme/shop/overview`);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    const overview = page.getByTestId('admin-overview');
+    await overview.waitFor();
+    expect(await page.getByRole('alert').first().textContent()).toContain('403'); // the public API's refusal, as it is
+    const v2 = overview.locator('tr[data-tag="v2"]');
+    await v2.waitFor();
+    expect(await v2.textContent()).toContain(git(gitdir, 'rev-parse', 'v2^{commit}').trim().slice(0, 12));
+    await expect.poll(() => overview.textContent()).toContain('secrets');
+    expect(await overview.getByRole('button', { name: 'Create tag' }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Sign out (admin)' }).click();
+    await expect.poll(() => page.getByTestId('admin-overview').count()).toBe(0);
+    expect(await page.evaluate(() => sessionStorage.getItem('cfghub.admin'))).toBeNull();
   });
 });
