@@ -291,6 +291,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(text).toContain('Quieter production logs');
     expect(text).toContain('cfghub-console');
     expect(text).toContain('token console');
+    const when = await newest.locator('time').getAttribute('datetime');
+    expect(Date.parse(when!)).toBe(Date.parse(git(gitdir, 'log', '-1', '--format=%cI', 'refs/heads/main').trim()));
     await newest.locator('summary').click();
     expect(await newest.locator('.changes').textContent()).toMatch(/log\.level.*Production;\*;\*.*warn.*error/s);
     await expectLabelled();
@@ -307,14 +309,18 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.locator('#edit-context-0').fill('Production');
     await page.getByLabel('Value').fill('300');
     await page.getByRole('button', { name: 'Add to changes' }).click();
+    await page.getByRole('button', { name: 'Add value to db.port' }).click();
+    await page.locator('#edit-context-0').fill('Staging');
+    await page.getByLabel('Value', { exact: true }).fill('6543');
+    await page.getByRole('button', { name: 'Add to changes' }).click();
     await page.getByRole('button', { name: 'Edit file conf/app.properties for *;*;*' }).click();
     await page.getByLabel('Content').fill('host=${ db.host }\nttl=${ cache.ttl }\n');
     await page.getByRole('button', { name: 'Add to changes' }).click();
     await page.getByRole('button', { name: 'Deactivate log.level for Development;*;*' }).click();
     await page.getByRole('button', { name: 'Delete search.legacy for *;*;*' }).click();
-    await page.getByRole('link', { name: /Review and push 4 changes/ }).click();
+    await page.getByRole('link', { name: /Review and push 5 changes/ }).click();
     await page.getByLabel('Change comment').fill('Cache settings');
-    await page.getByRole('button', { name: 'Push 4 changes' }).click();
+    await page.getByRole('button', { name: 'Push 5 changes' }).click();
     await page.getByTestId('pushed').waitFor();
 
     expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
@@ -326,6 +332,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(key('cache.ttl')).toMatchObject({ vdt: 'Integer', readme: 'Seconds to keep an answer', values: [{ context: 'Production;*;*', value: '300', active: true }] });
     expect(key('log.level').values!.find((v) => v.context === 'Development;*;*')).toMatchObject({ value: 'debug', active: false });
     expect(key('search.legacy').values).toEqual([]);
+    expect(key('db.port').values!.find((v) => v.context === 'Staging;*;*')).toMatchObject({ value: '6543', active: true });
     expect(exported.data.find((e) => e.file === 'conf/app.properties')!.content).toBe('host=${ db.host }\nttl=${ cache.ttl }\n');
   });
 
@@ -338,6 +345,14 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Compare' }).click();
     const resolved = page.getByRole('region', { name: 'Resolved difference' });
     await resolved.waitFor();
+    expect(await resolved.textContent()).toMatch(/log\.level.*modified.*warn.*error/s);
+    // A commit id is a point too: v1's commit gives the same difference.
+    const v1 = git(gitdir, 'rev-parse', 'v1^{commit}').trim();
+    await page.getByLabel(/^From/).fill(v1);
+    const answered = page.waitForResponse((r) => r.url().includes('/rest/diff/') && r.request().headers()['from'] === v1);
+    await page.getByRole('button', { name: 'Compare' }).click();
+    expect((await answered).status()).toBe(200);
+    await expect.poll(() => page.locator('.diff-result').textContent()).toContain(`From ${v1.slice(0, 12)} to`);
     expect(await resolved.textContent()).toMatch(/log\.level.*modified.*warn.*error/s);
     await page.getByText('Compare two points').click(); // fold it again
   });
