@@ -20,7 +20,7 @@ export function RepositoriesScreen({ session, admin }: { session?: Session; admi
       <p class="hint" data-testid="listing-source">
         {admin
           ? 'Every repository, private ones too (listed with your admin token).'
-          : 'The repositories the public API lists. An admin token lists every repository.'}
+          : 'The public listing: a server that hides private repositories shows them only to their own tokens. An admin token lists every repository.'}
       </p>
       <div class="toolbar">
         <label for="repo-filter">Filter repositories</label>
