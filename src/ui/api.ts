@@ -3,9 +3,8 @@
  * with. The token lives in sessionStorage (gone when the tab closes) and travels only in the
  * `Client-Token` header, never in a URL.
  *
- * A session is a client token of one repository. An admin token (the admin API under
- * /rest/admin, when it exists) would be a second `kind`, sent as its own header; nothing else in
- * the console needs to change for it.
+ * A session is a client token of one repository. An admin token is held apart (admin.ts): it goes
+ * only to the admin API, as `Authorization: Bearer`.
  */
 
 export interface Session {
