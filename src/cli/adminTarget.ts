@@ -37,11 +37,3 @@ export function administrationFor(options: { repos?: string; server?: string }, 
   if (refusal) throw refusal;
   return new LocalAdministration(new RepositoryRegistry(root), new TokenService(new TokenStore(root)));
 }
-
-/** The token service of a repositories folder, for commands that work only on the folder (replication tokens). */
-export function localTokens(repos: string | undefined): TokenService {
-  const root = reposDir(repos);
-  const refusal = notAFolder(root, repos);
-  if (refusal) throw refusal;
-  return new TokenService(new TokenStore(root));
-}

@@ -13,7 +13,7 @@ import { unreadableLines } from './unreadable.js';
 import { FolderError } from '../disk/folders.js';
 import { searchedFolder } from './reposFolder.js';
 import { resolveServeOptions } from './serveConfig.js';
-import { administrationFor, localTokens, reposDir, reposOption, withTarget } from './adminTarget.js';
+import { administrationFor, reposOption, withTarget } from './adminTarget.js';
 import { addAdminTokenCommands } from './adminTokenCommands.js';
 import { serve } from './serve.js';
 import { createReplicationToken, replicaOfOption, revokeReplicationToken } from './replica.js';
@@ -186,7 +186,7 @@ export function buildProgram(): Command {
       .option('--read-only', 'the token may read but never push, revert or restore')
       .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)'),
   ).action(async (fullName: string | undefined, options) => {
-    if (options.replication) return createReplicationToken(localTokens(options.repos), fullName, options);
+    if (options.replication) return createReplicationToken(administrationFor(options), fullName, options);
     if (fullName === undefined) throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
     parseFullName(fullName);
     if (options.expires !== undefined) parseDate(options.expires);
@@ -223,7 +223,7 @@ export function buildProgram(): Command {
       .option('--replication', 'revoke the replication token of this label'),
   ).action(
     async (fullName: string, label: string | undefined, options) => {
-      if (options.replication) return revokeReplicationToken(localTokens(options.repos), fullName, label);
+      if (options.replication) return revokeReplicationToken(administrationFor(options), fullName, label);
       if (label === undefined) throw new ServiceError('invalid_argument', 'name the label of the token to revoke');
       const { account, name } = parseFullName(fullName);
       await administrationFor(options).revokeToken(fullName, label);
@@ -235,7 +235,7 @@ export function buildProgram(): Command {
   addRollbackCommands(program);
   addGroupCommands(program);
   addClientCommands(program);
-  addAccessCommands(program, reposOption, reposDir);
+  addAccessCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });

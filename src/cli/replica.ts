@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
 import { Replicator } from '../service/replication/replicator.js';
+import type { AccessAdministration } from '../service/accessAdministration.js';
 import type { TokenService } from '../service/tokens.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
 
@@ -32,19 +33,20 @@ export function startReplicator(
   return replicator;
 }
 
-export async function createReplicationToken(tokens: TokenService, fullName: string | undefined, options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string }): Promise<void> {
+/** `token create --replication`, on a folder or through a server (issue 19). */
+export async function createReplicationToken(admin: AccessAdministration, fullName: string | undefined, options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string }): Promise<void> {
   if (fullName !== undefined) throw new ServiceError('invalid_argument', 'a replication token is for every repository: leave out account/name with --replication');
   if (options.expires !== undefined || options.forceKeyPush || options.securityGroup !== undefined) {
     throw new ServiceError('invalid_argument', '--replication takes --name only: a replication token reads, never writes, and opens no security group');
   }
-  const created = await tokens.createReplication(options.name);
+  const created = await admin.createReplicationToken(options.name);
   process.stdout.write(`${created.token}\n`);
   process.stderr.write(`cfghub: replication token ${created.label}; it is shown only this once\n`);
 }
 
 /** `token revoke --replication LABEL`: the replica holding it can no longer follow. */
-export async function revokeReplicationToken(tokens: TokenService, label: string, extra: string | undefined): Promise<void> {
+export async function revokeReplicationToken(admin: AccessAdministration, label: string, extra: string | undefined): Promise<void> {
   if (extra !== undefined) throw new ServiceError('invalid_argument', 'token revoke --replication takes the label only');
-  await tokens.revokeReplication(label);
+  await admin.revokeReplicationToken(label);
   process.stderr.write(`cfghub: replication token ${label} revoked\n`);
 }

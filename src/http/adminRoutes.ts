@@ -13,6 +13,7 @@ import { withoutPaths } from '../domain/reasons.js';
 import { LocalAdministration, type Administration } from '../service/administration.js';
 import { AdminTokenService } from '../service/adminTokens.js';
 import { AdminTokenStore } from '../disk/adminTokenStore.js';
+import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
 import * as s from './adminSchemas.js';
 import type { AppContext } from './context.js';
 import { badRequest } from './errors.js';
@@ -126,6 +127,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     body: s.restoreBody, status: 200, answer: s.rollbackResult, errors: [404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.restoreBody>, req) => admin.restore(fullName(p), b.to, { comment: b.comment, applicationName: header(req, 'Application-Name'), securityGroup: b.securityGroup, password: b.password }),
   },
+  ...ACCESS_ADMIN_ROUTES, // rule sets, context groups, replication tokens
 ];
 
 /** The bearer token of `Authorization`, if any. */

@@ -33,8 +33,7 @@ async function changeSets(repository: GitRepository, message: string, change: (s
 const replace = (sets: readonly RuleSet[], old: RuleSet, next: RuleSet) => sets.map((s) => (s === old ? next : s));
 
 export async function createRuleSet(repository: GitRepository, name: string, options: { stopOnFirstMatch?: boolean; unmatchedEditable?: boolean } = {}): Promise<{ ruleSet: RuleSet; commit: string }> {
-  const problem = nameProblem('rule set name', name);
-  if (problem) throw new ServiceError('invalid_argument', problem);
+  checkRuleSetName(name);
   const ruleSet: RuleSet = { name, stopOnFirstMatch: options.stopOnFirstMatch ?? true, unmatchedEditable: options.unmatchedEditable ?? false, rules: [] };
   const commit = await changeSets(repository, `Create rule set ${name}`, (sets) => {
     if (sets.some((s) => s.name.toLowerCase() === name.toLowerCase())) throw new ServiceError('conflict', `repository ${repository.fullName} already has a rule set ${name}`);
@@ -60,22 +59,56 @@ export async function setRuleSetSwitches(repository: GitRepository, name: string
   return { ruleSet: updated!, commit };
 }
 
+/**
+ * A rule as fields, the admin API's form: `key` for a key rule, `context` for a value rule (one
+ * item per level for Resolves/DoesNotResolve, `*` = any; a list of items for the Contains kinds).
+ */
+export interface RuleFields {
+  readonly match: string;
+  readonly key?: string;
+  readonly context?: readonly string[];
+  readonly canEdit: boolean;
+}
+
 /** A rule from the CLI's words: `key StartsWith payments.`, `value ContainsAny Development,Test`, `value Resolves Production;*`. */
-export function parseRule(target: string, match: string, text: string, canEdit: boolean, levels: number): AccessRule {
-  let rule: AccessRule;
-  if (target === 'key') {
-    if (!isKeyMatch(match)) throw new ServiceError('invalid_argument', `a key rule matches by Is, StartsWith, EndsWith or Contains, not ${match}`);
-    rule = { match, key: text, canEdit };
-  } else if (target === 'value') {
-    if (!isValueMatch(match)) throw new ServiceError('invalid_argument', `a value rule matches by Resolves, DoesNotResolve, ContainsAny, ContainsAll or DoesNotContain, not ${match}`);
+export function ruleWords(target: string, match: string, text: string, canEdit: boolean): RuleFields {
+  if (target === 'key') return { match, key: text, canEdit };
+  if (target === 'value') {
     const items = (match === 'Resolves' || match === 'DoesNotResolve' ? text.split(';') : text.split(',')).map((item) => item.trim() || '*');
-    rule = { match, context: items, canEdit };
+    return { match, context: items, canEdit };
+  }
+  throw new ServiceError('invalid_argument', `a rule targets key or value, not ${target}`);
+}
+
+/** The rule the fields describe, checked against a repository of `levels` levels. */
+export function ruleOf(fields: RuleFields, levels: number): AccessRule {
+  const { match, key, context, canEdit } = fields;
+  let rule: AccessRule;
+  if (key !== undefined && context !== undefined) throw new ServiceError('invalid_argument', 'a rule targets a key or a context, not both');
+  if (key !== undefined) {
+    if (!isKeyMatch(match)) throw new ServiceError('invalid_argument', `a key rule matches by Is, StartsWith, EndsWith or Contains, not ${match}`);
+    rule = { match, key, canEdit };
+  } else if (context !== undefined) {
+    if (!isValueMatch(match)) throw new ServiceError('invalid_argument', `a value rule matches by Resolves, DoesNotResolve, ContainsAny, ContainsAll or DoesNotContain, not ${match}`);
+    rule = { match, context: [...context], canEdit };
   } else {
-    throw new ServiceError('invalid_argument', `a rule targets key or value, not ${target}`);
+    throw new ServiceError('invalid_argument', 'a rule targets a key (key) or values (context)');
   }
   const problem = ruleProblem(rule, levels);
   if (problem) throw new ServiceError('invalid_argument', problem);
   return rule;
+}
+
+/** A rule set's name, checked before the repository is looked up (and before it becomes a URL segment). */
+export function checkRuleSetName(name: string): void {
+  const problem = nameProblem('rule set name', name);
+  if (problem) throw new ServiceError('invalid_argument', problem);
+}
+
+/** A priority as the CLI or a URL gives it. */
+export function priorityOf(text: string, what = 'the priority'): number {
+  if (!/^\d{1,6}$/.test(text)) throw new ServiceError('invalid_argument', `${what} is a whole number, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 /** Adds a rule at a priority (1 = first; default last). */

@@ -8,11 +8,11 @@
 import type { RollbackResult } from './revert.js';
 import { parseIsoInstant } from '../domain/dates.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
-import type { GitRepository } from '../disk/repository.js';
+import { LocalAccessAdministration, type AccessAdministration } from './accessAdministration.js';
 import { findRuleSet } from './accessRuleSets.js';
 import { ServiceError } from './errors.js';
 import { listRepositories, repositoryRecord, type RepositoryRecord, type UnreadableRecord } from './listing.js';
-import { createRepository, parseFullName, requireRepository, type NewRepository } from './repositories.js';
+import { createRepository, type NewRepository } from './repositories.js';
 import { deleteRepository } from './repositoryDeletion.js';
 import { changeSettings, type SettingsChange } from './repositorySettings.js';
 import { KeyRing } from './keyRing.js';
@@ -45,8 +45,11 @@ export interface Rollback {
   readonly password?: string;
 }
 
-/** Results name the repository as stored (its case), for the messages the CLI prints. */
-export interface Administration {
+/**
+ * Results name the repository as stored (its case), for the messages the CLI prints. Rule sets,
+ * context groups and replication tokens are in AccessAdministration.
+ */
+export interface Administration extends AccessAdministration {
   createRepository(input: NewRepository): Promise<RepositoryRecord>;
   /** The readable repositories' records, and apart the ones that cannot be read, with why. */
   listRepositories(): Promise<{ records: RepositoryRecord[]; unreadable: UnreadableRecord[] }>;
@@ -83,17 +86,14 @@ export function checkTagName(tag: string): void {
   if (problem) throw new ServiceError('invalid_argument', problem);
 }
 
-export class LocalAdministration implements Administration {
+export class LocalAdministration extends LocalAccessAdministration implements Administration {
   constructor(
-    private readonly registry: RepositoryRegistry,
-    private readonly tokens: TokenService,
+    registry: RepositoryRegistry,
+    tokens: TokenService,
     /** Told of each repository the listing cannot read. */
     private readonly onUnreadable: (repository: string, error: unknown) => void = () => undefined,
-  ) {}
-
-  private repository(fullName: string): GitRepository {
-    const { account, name } = parseFullName(fullName);
-    return requireRepository(this.registry, account, name);
+  ) {
+    super(registry, tokens);
   }
 
   async createRepository(input: NewRepository): Promise<RepositoryRecord> {

@@ -3,7 +3,7 @@
  * change is one commit of `context-groups.yaml`, made like a push (commitOnHead), which refuses a
  * change that makes two values of a key conflict.
  */
-import { WILDCARD } from '../domain/context.js';
+import { isValidLevelName, WILDCARD } from '../domain/context.js';
 import { groupChangeProblem, MAX_CONTEXT_GROUPS, MAX_GROUP_MEMBERS, usesGroup, type ContextGroup } from '../domain/contextGroups.js';
 import { parseContext } from '../domain/context.js';
 import type { GitRepository } from '../disk/repository.js';
@@ -20,6 +20,17 @@ function levelOf(base: Snapshot, repository: GitRepository, level: string): { na
 function checkItem(item: string, what: string): void {
   const parsed = parseContext(item, 1);
   if (!parsed.ok || parsed.context[0] === WILDCARD) throw new ServiceError('invalid_argument', `${what} ${JSON.stringify(item)} is not a context item: letters and digits joined by single '-', '.', '_' or '+'`);
+}
+
+/**
+ * A level, a group and a member as given, checked before the repository is looked up (and before
+ * they become URL segments of the admin API), so a malformed one is refused alike on a folder and
+ * through a server.
+ */
+export function checkGroupWords(level: string, group: string, member?: string): void {
+  if (!isValidLevelName(level)) throw new ServiceError('invalid_argument', `context level ${JSON.stringify(level)} must be letters and digits joined by single '-', '.' or '_'`);
+  checkItem(group, 'the group name');
+  if (member !== undefined) checkItem(member, 'the member');
 }
 
 function findGroup(base: Snapshot, level: string, name: string): ContextGroup | undefined {
