@@ -5,11 +5,11 @@
  * must print the same thing and exit alike. Then what only the API has: admin tokens (missing,
  * wrong, revoked), JSON errors, passwords never logged, repository changes as commits.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, commitCount, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type CliResult, type TestServer } from '../support/harness.js';
+import { run, runBothWays, step, type Step } from '../support/bothWays.js';
+import { commitCount, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
 const REPO = 'acme/app';
 
@@ -17,38 +17,6 @@ let local: ReturnType<typeof tempDir>;
 let remote: ReturnType<typeof tempDir>;
 let server: TestServer;
 let adminToken: string;
-
-/** Runs the built command, without blocking this process (the server under test runs in it). */
-function run(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
-
-const onFolder = (args: readonly string[], input?: string) => run([...args, '--repos', local.path], {}, input);
-const onServer = (args: readonly string[], input?: string) => run([...args, '--server', server.url], { CFGHUB_ADMIN_TOKEN: adminToken }, input);
-
-/**
- * What differs between two runs by nature: times, commit ids, tokens, and the folder a local run
- * names when a repository is not found in it (a remote run has none to name).
- */
-function normal(text: string): string {
-  return text
-    .replace(/ in the repositories folder \S+/g, '')
-    .replace(/\b[0-9a-f]{40}\b/g, '<commit>')
-    .replace(/\b[0-9a-f]{12}\b/g, '<short>')
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
-    .replace(/cfg_[A-Za-z0-9_-]{43}/g, '<token>');
-}
 
 /** A request to the admin API; `token` null sends none. */
 async function admin(method: string, path: string, body?: unknown, token: string | null = adminToken) {
@@ -74,20 +42,6 @@ afterAll(async () => {
   await server?.close();
   local?.remove();
   remote?.remove();
-});
-
-/** Each step: its arguments (given each side's folder, for commit ids) and its standard input. */
-interface Step {
-  readonly args: (repos: string) => string[];
-  readonly input?: string;
-  /** The exit status both runs must have. */
-  readonly code: number;
-}
-
-const step = (code: number, args: string[] | ((repos: string) => string[]), input?: string): Step => ({
-  code,
-  args: typeof args === 'function' ? args : () => args,
-  input,
 });
 
 const STEPS: Step[] = [
@@ -152,18 +106,7 @@ const STEPS: Step[] = [
 
 describe('every administrative command, on a folder and on a server', () => {
   it('prints the same and exits alike both ways', async () => {
-    for (const { args, input, code } of STEPS) {
-      const folderArgs = args(local.path);
-      const serverArgs = args(remote.path);
-      // The two sides share nothing: run them side by side.
-      const [byFolder, byServer] = await Promise.all([onFolder(folderArgs, input), onServer(serverArgs, input)]);
-      const what = `cfghub ${folderArgs.join(' ')}`;
-      expect(byFolder.code, `${what} on the folder: ${byFolder.stderr}`).toBe(code);
-      expect(byServer.code, `${what} on the server: ${byServer.stderr}`).toBe(code);
-      expect(normal(byServer.stdout), what).toBe(normal(byFolder.stdout));
-      expect(normal(byServer.stderr), what).toBe(normal(byFolder.stderr));
-      if (code !== 0) expect(byServer.stderr.trim().split('\n'), what).toHaveLength(1);
-    }
+    await runBothWays({ local: local.path, remote: remote.path, serverUrl: server.url, adminToken }, STEPS);
     // Both folders hold the same history: each change a commit, made the same way.
     expect(commitCount(remote.path, REPO)).toBe(commitCount(local.path, REPO));
     const subjects = (repos: string) => git(gitdirOf(repos, REPO), 'log', '--format=%s', 'refs/heads/main');

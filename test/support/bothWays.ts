@@ -1,0 +1,79 @@
+/**
+ * Running an administrative command both ways (issue 19, item 2): once on a repositories folder
+ * (`--repos`) and once on a server serving another folder (`--server`, admin token in
+ * CFGHUB_ADMIN_TOKEN); the two runs must print the same thing and exit alike.
+ */
+import { spawn } from 'node:child_process';
+import { expect } from 'vitest';
+import { CLI, type CliResult } from './harness.js';
+
+/** Runs the built command, without blocking this process (the server under test runs in it). */
+export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
+    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * What differs between two runs by nature: times, commit ids, tokens, and the folder a local run
+ * names when a repository is not found in it (a remote run has none to name).
+ */
+export function normal(text: string): string {
+  return text
+    .replace(/ in the repositories folder \S+/g, '')
+    .replace(/\b[0-9a-f]{40}\b/g, '<commit>')
+    .replace(/\b[0-9a-f]{12}\b/g, '<short>')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/g, '<time>')
+    .replace(/cfg_[A-Za-z0-9_-]{43}/g, '<token>');
+}
+
+/** Each step: its arguments (given each side's folder, for commit ids) and its standard input. */
+export interface Step {
+  readonly args: (repos: string) => string[];
+  readonly input?: string;
+  /** The exit status both runs must have. */
+  readonly code: number;
+}
+
+export const step = (code: number, args: string[] | ((repos: string) => string[]), input?: string): Step => ({
+  code,
+  args: typeof args === 'function' ? args : () => args,
+  input,
+});
+
+export interface BothWays {
+  /** The folder the local runs work on. */
+  readonly local: string;
+  /** The folder the server serves. */
+  readonly remote: string;
+  readonly serverUrl: string;
+  readonly adminToken: string;
+}
+
+/** Runs every step both ways, side by side, and checks the exit status, stdout and stderr agree. */
+export async function runBothWays(sides: BothWays, steps: readonly Step[]): Promise<void> {
+  for (const { args, input, code } of steps) {
+    const folderArgs = args(sides.local);
+    const serverArgs = args(sides.remote);
+    // The two sides share nothing: run them side by side.
+    const [byFolder, byServer] = await Promise.all([
+      run([...folderArgs, '--repos', sides.local], {}, input),
+      run([...serverArgs, '--server', sides.serverUrl], { CFGHUB_ADMIN_TOKEN: sides.adminToken }, input),
+    ]);
+    const what = `cfghub ${folderArgs.join(' ')}`;
+    expect(byFolder.code, `${what} on the folder: ${byFolder.stderr}`).toBe(code);
+    expect(byServer.code, `${what} on the server: ${byServer.stderr}`).toBe(code);
+    expect(normal(byServer.stdout), what).toBe(normal(byFolder.stdout));
+    expect(normal(byServer.stderr), what).toBe(normal(byFolder.stderr));
+    if (code !== 0) expect(byServer.stderr.trim().split('\n'), what).toHaveLength(1);
+  }
+}
