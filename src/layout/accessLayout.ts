@@ -35,8 +35,21 @@ const groupsDocument = z.strictObject({
 
 const byName = <T extends { name: string }>(a: T, b: T) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : 0);
 
+/**
+ * The order the file keeps rule sets in (by name). A commit's new snapshot holds them in this
+ * order too (stageCommit.ts), so a server that made the commit lists them as a fresh read does.
+ */
+export function ruleSetsInStoredOrder(sets: readonly RuleSet[]): RuleSet[] {
+  return [...sets].sort(byName);
+}
+
+/** The order the file keeps context groups in (by level, then name); see ruleSetsInStoredOrder. */
+export function contextGroupsInStoredOrder(groups: readonly ContextGroup[]): ContextGroup[] {
+  return [...groups].sort((a, b) => (a.level === b.level ? byName(a, b) : a.level < b.level ? -1 : 1));
+}
+
 export function serializeRuleSets(sets: readonly RuleSet[]): string {
-  return `# Access rule sets: tokens assigned to a set may change only what its rules allow\n# (when accessControlsEnabled); rules in priority order, the first is the highest. See the README.\n${stringify({ ruleSets: [...sets].sort(byName) })}`;
+  return `# Access rule sets: tokens assigned to a set may change only what its rules allow\n# (when accessControlsEnabled); rules in priority order, the first is the highest. See the README.\n${stringify({ ruleSets: ruleSetsInStoredOrder(sets) })}`;
 }
 
 export function parseRuleSets(text: string): RuleSet[] {
@@ -44,7 +57,7 @@ export function parseRuleSets(text: string): RuleSet[] {
 }
 
 export function serializeContextGroups(groups: readonly ContextGroup[]): string {
-  const sorted = [...groups].sort((a, b) => (a.level === b.level ? byName(a, b) : a.level < b.level ? -1 : 1));
+  const sorted = contextGroupsInStoredOrder(groups);
   return `# Context groups: a value whose context names a group applies to its members\n# (when contextGroupsEnabled). See the README.\n${stringify({ groups: sorted })}`;
 }
 

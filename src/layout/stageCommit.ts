@@ -32,7 +32,7 @@ import {
   serializeSettings,
   SETTINGS_FILE,
 } from './layout.js';
-import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, contextGroupsInStoredOrder, ruleSetsInStoredOrder, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 export interface CommitInfo {
@@ -117,8 +117,9 @@ function stageDocuments(base: Snapshot, changes: PushChanges, objects: EncodedOb
     return encoded.oid;
   };
   const settings = changes.settings ?? base.settings;
-  const ruleSets = changes.ruleSets ?? base.ruleSets;
-  const contextGroups = changes.contextGroups ?? base.contextGroups;
+  // In the order a fresh read of the files gives, so the snapshot lists them alike.
+  const ruleSets = changes.ruleSets ? ruleSetsInStoredOrder(changes.ruleSets) : base.ruleSets;
+  const contextGroups = changes.contextGroups ? contextGroupsInStoredOrder(changes.contextGroups) : base.contextGroups;
   return {
     settings,
     settingsBlobId: changes.settings ? blob(serializeSettings(changes.settings), base.settingsBlobId)! : base.settingsBlobId,

@@ -45,7 +45,10 @@ export async function createRuleSet(repository: GitRepository, name: string, opt
 
 export async function deleteRuleSet(repository: GitRepository, name: string, tokensUsing: readonly string[]): Promise<{ commit: string }> {
   if (tokensUsing.length) throw new ServiceError('conflict', `rule set ${name} is assigned to token ${tokensUsing[0]}${tokensUsing.length > 1 ? ` and ${tokensUsing.length - 1} more` : ''}: revoke them first`);
-  const commit = await changeSets(repository, `Delete rule set ${name}`, (sets, base) => sets.filter((s) => s !== requireSet(base, repository, name)));
+  const commit = await changeSets(repository, `Delete rule set ${name}`, (sets, base) => {
+    const set = requireSet(base, repository, name); // asked once, before filtering: an empty list must refuse too
+    return sets.filter((s) => s !== set);
+  });
   return { commit };
 }
 
