@@ -4,7 +4,9 @@
  * and through a server's admin API, printing the same and exiting alike; each change is a commit
  * like any other; the admin API answers what only it can be asked with JSON errors.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { run, runBothWays, step, type Step } from '../support/bothWays.js';
 import { commitCount, git, gitdirOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
@@ -202,5 +204,18 @@ describe('the admin API for rule sets, context groups and replication tokens', (
     const again = await admin('DELETE', '/rest/admin/replication-tokens/far-replica');
     expect(again.status).toBe(404);
     expect(again.json).toMatchObject({ error: 'not_found' });
+  });
+});
+
+describe('the remote form of every administrative command', () => {
+  it('is offered by every command but serve and admin-token, which the README names with why', () => {
+    const program = buildProgram();
+    const leaves = program.commands.flatMap((command) => (command.commands.length ? command.commands.map((sub) => ({ name: `${command.name()} ${sub.name()}`, command: sub })) : [{ name: command.name(), command }]));
+    const withoutServer = leaves.filter(({ command }) => !command.options.some((option) => option.long === '--server')).map(({ name }) => name);
+    expect(withoutServer.sort()).toEqual(['admin-token create', 'admin-token list', 'admin-token revoke', 'serve']);
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const exceptions = readme.slice(readme.indexOf('Commands with no remote form, on purpose:'));
+    expect(exceptions).toMatch(/- `serve` starts the server itself/);
+    expect(exceptions).toMatch(/- `admin-token create\|list\|revoke`: admin tokens are the root of trust/);
   });
 });
