@@ -1,13 +1,25 @@
-/** `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0. */
+/**
+ * `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0.
+ *
+ * With `--workers 1` one process does everything, as below. With more (the default is one per
+ * core, issue 22) this process is the cluster's primary: it does the one-time work first (the
+ * folder, start-up recovery, the demo repository), then forks the workers that serve
+ * (clusterPrimary.ts); each worker runs `startServing` (clusterWorker.ts).
+ */
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { withoutPaths } from '../domain/reasons.js';
-import { DEFAULT_BODY_LIMIT } from '../http/context.js';
+import { DEFAULT_BODY_LIMIT, type AppContext } from '../http/context.js';
 import { startServer } from '../http/server.js';
 import { ensureDemoRepository } from '../service/demo.js';
+import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import { TokenService } from '../service/tokens.js';
 import { onStaleLockRemoved } from '../disk/refs.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { recoverAtStart } from '../disk/startupRecovery.js';
 import { TokenStore } from '../disk/tokenStore.js';
+import { servePrimary } from './clusterPrimary.js';
+import { serveAsWorker } from './clusterWorker.js';
 import { createLogger, type LogFormat } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
 import { startReplicator } from './replica.js';
@@ -28,49 +40,102 @@ export interface ServeOptions {
   readonly replicaOf?: { readonly primary: string; readonly token: string };
   /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
   readonly metricsToken?: string;
+  /** Processes serving requests (issue 22); 1 or undefined: this process alone. */
+  readonly workers?: number;
   readonly logFormat?: LogFormat;
   readonly logLevel?: string;
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
+  if (cluster.isWorker) return serveAsWorker(options);
   const logger = createLogger(options.logLevel, options.logFormat);
-  const created = prepareReposFolder(options.reposDir);
-  // The folder is named at start (issue 15): `./repos` depends on where the server was started.
-  logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
-  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
-  onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
-  // What crashed writers left is cleaned (or reported) before the first request (startupRecovery.ts).
-  for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
-  if (options.demo && !options.replicaOf && (await ensureDemoRepository(registry))) {
-    logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
-  }
-  const tokens = new TokenService(new TokenStore(options.reposDir));
-  const replica = options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
-  const running = await startServer(
-    { registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate, replica, metricsToken: options.metricsToken },
-    options.port,
-    options.host,
-  ).catch((error: unknown) => {
-    registry.close();
-    tokens.close();
-    throw listenError(error, options);
-  });
-  logger.info({ event: 'listening', url: running.url });
-  process.on('uncaughtException', (error) => {
-    logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });
-    process.exit(1);
-  });
+  await prepareOnce(options, logger);
+  if ((options.workers ?? 1) > 1) return servePrimary(options, logger);
+
+  const serving = await startServing(options, logger, {});
+  logger.info({ event: 'listening', url: serving.url });
+  exitOnUncaughtException(logger);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ event: 'shutting-down', signal });
-      running.close().then(resolve);
+      resolve();
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await replica?.stop();
-  await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
-  registry.close();
-  tokens.close();
+  await serving.stop();
   logger.info({ event: 'stopped' });
+}
+
+/**
+ * What is done once, before anything serves (and, with workers, before they are forked): the
+ * folder made and named, what crashed writers left cleaned (startupRecovery.ts), the demo made.
+ */
+async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void> {
+  const created = prepareReposFolder(options.reposDir);
+  // The folder is named at start (issue 15): `./repos` depends on where the server was started.
+  logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
+  onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
+  // What crashed writers left is cleaned (or reported) before the first request (startupRecovery.ts).
+  for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
+  if (options.demo && !options.replicaOf) {
+    const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
+    try {
+      if (await ensureDemoRepository(registry)) logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
+    } finally {
+      registry.close();
+    }
+  }
+}
+
+export interface Serving {
+  readonly url: string;
+  readonly ctx: AppContext;
+  /** Drains the server (in-flight requests finish, watches answer), then closes what it holds. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One process's server: its registry, tokens and listener. `replica`: the follower's view a worker
+ * is given (the follower itself runs in the primary process); a single process starts its own.
+ * `extra`: what a worker adds to the context (the cluster's metrics, its share of the caches).
+ */
+export async function startServing(options: ServeOptions, logger: Logger, extra: { replica?: ReplicaLink } & Pick<AppContext, 'clusterMetrics' | 'workers'>): Promise<Serving> {
+  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
+  // A single process registered this in prepareOnce; a worker is a process of its own.
+  if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
+  const tokens = new TokenService(new TokenStore(options.reposDir));
+  const follower = extra.replica ? undefined : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
+  const ctx: AppContext = {
+    registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate,
+    replica: extra.replica ?? follower, metricsToken: options.metricsToken, clusterMetrics: extra.clusterMetrics, workers: extra.workers,
+  };
+  const running = await startServer(
+    ctx,
+    options.port,
+    options.host,
+  ).catch(async (error: unknown) => {
+    await follower?.stop();
+    registry.close();
+    tokens.close();
+    throw listenError(error, options);
+  });
+  return {
+    url: running.url,
+    ctx,
+    async stop() {
+      await running.close();
+      await follower?.stop();
+      await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
+      registry.close();
+      tokens.close();
+    },
+  };
+}
+
+export function exitOnUncaughtException(logger: Logger): void {
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });
+    process.exit(1);
+  });
 }

@@ -4,6 +4,7 @@
  * file is checked strictly: an unknown field or a wrong type is an error naming it (exit 2).
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -21,6 +22,7 @@ const configSchema = z.strictObject({
   bodyLimit: z.number().int().optional(),
   looseObjects: z.number().int().optional(),
   metricsToken: z.string().min(1).optional(),
+  workers: z.number().int().optional(),
   logFormat: z.enum(LOG_FORMATS).optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
@@ -41,6 +43,7 @@ export interface ServeFlags {
   readonly looseObjects?: string;
   readonly metricsToken?: string;
   readonly logFormat?: string;
+  readonly workers?: string;
 }
 
 export function readServeConfig(path: string): ServeConfig {
@@ -79,6 +82,14 @@ function numberSetting(flag: string | undefined, variable: string, env: NodeJS.P
   return value;
 }
 
+/** `serve --workers` at most: each worker is a process with its own heap and caches. */
+export const MAX_WORKERS = 64;
+
+/** The default number of workers: the cores Node may use (os.availableParallelism), at most MAX_WORKERS. */
+export function defaultWorkers(): number {
+  return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
+}
+
 /** The first that is defined: flag, environment, config file. */
 function pick<T>(...values: (T | undefined)[]): T | undefined {
   return values.find((value) => value !== undefined && value !== '');
@@ -89,6 +100,8 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv = 
   const port = numberSetting(flags.port, 'PORT', env, config.port, 8080, 0, 65535, 'port');
   const bodyLimit = numberSetting(flags.bodyLimit, 'CFGHUB_BODY_LIMIT', env, config.bodyLimit, 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
   const looseObjects = numberSetting(flags.looseObjects, 'CFGHUB_LOOSE_OBJECTS', env, config.looseObjects, DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
+  // Issue 22: one process per core by default (see clusterPrimary.ts); 1 is the single process.
+  const workers = numberSetting(flags.workers, 'CFGHUB_WORKERS', env, config.workers, defaultWorkers(), 1, MAX_WORKERS, 'workers');
   const logFormat = pick(flags.logFormat, env.CFGHUB_LOG_FORMAT, config.logFormat) ?? 'json';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);
   return {
@@ -99,6 +112,7 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv = 
     bodyLimit,
     looseObjectLimit: looseObjects === 0 ? undefined : looseObjects,
     metricsToken: pick(flags.metricsToken, env.CFGHUB_METRICS_TOKEN, config.metricsToken),
+    workers,
     logFormat: logFormat as (typeof LOG_FORMATS)[number],
     logLevel: pick(env.LOG_LEVEL, config.logLevel) ?? 'info',
   };

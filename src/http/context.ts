@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from '../service/tokens.js';
-import type { Replicator } from '../service/replication/replicator.js';
+import type { ReplicaLink } from '../service/replication/replicaLink.js';
 
 export interface AppContext {
   readonly registry: RepositoryRegistry;
@@ -15,9 +15,16 @@ export interface AppContext {
   /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
   readonly hidePrivate?: boolean;
   /** Set on a read replica (issue 21): its follower, for the lag, `Min-Commit` and the status. */
-  readonly replica?: Replicator;
+  readonly replica?: ReplicaLink;
   /** When set, `GET /metrics` answers only with `Authorization: Bearer <metricsToken>`. */
   readonly metricsToken?: string;
+  /** The processes serving (`serve --workers N`, issue 22): the read cache's bound is divided among them. */
+  readonly workers?: number;
+  /**
+   * Set in a worker of `serve --workers N` (issue 22): the metrics of every worker, summed, in
+   * Prometheus' text format (see src/cli/clusterWorker.ts); `GET /metrics` answers it.
+   */
+  readonly clusterMetrics?: () => Promise<string>;
   /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
   readonly starting?: () => string | undefined;
 }

@@ -5,6 +5,10 @@
  * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
  * misses; and prom-client's default process metrics (event-loop delay, memory, CPU, handles).
  *
+ * With `serve --workers N` (issue 22) each worker counts its own, and a scrape answers the sum
+ * of all (prom-client's AggregatorRegistry.aggregate): counters, histograms and the watchers are
+ * summed; the repository and token counts, the same in every worker, are aggregated with `max`.
+ *
  * Labels are bounded: a route is the pattern it matched (`/rest/push/:account/:repository`),
  * never the path asked for; a refusal is one of a few classes, never its text.
  */
@@ -54,13 +58,13 @@ export class Metrics {
 
     const adminTokens = new AdminTokenService(new AdminTokenStore(ctx.registry.root));
     new Gauge({
-      name: 'cfghub_repositories', help: 'Repositories in the repositories folder', registers: [this.registry],
+      name: 'cfghub_repositories', aggregator: 'max', help: 'Repositories in the repositories folder', registers: [this.registry],
       collect() {
         this.set(ctx.registry.locations().length);
       },
     });
     new Gauge({
-      name: 'cfghub_client_tokens', help: 'Active (not revoked, not expired) client tokens', registers: [this.registry],
+      name: 'cfghub_client_tokens', aggregator: 'max', help: 'Active (not revoked, not expired) client tokens', registers: [this.registry],
       collect() {
         let total = 0;
         for (const count of ctx.tokens.activeCounts().values()) total += count;
@@ -68,7 +72,7 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'cfghub_admin_tokens', help: 'Active admin tokens', registers: [this.registry],
+      name: 'cfghub_admin_tokens', aggregator: 'max', help: 'Active admin tokens', registers: [this.registry],
       collect() {
         this.set(adminTokens.activeCount());
       },
@@ -127,5 +131,10 @@ export async function answerMetrics(ctx: AppContext, req: IncomingMessage, res: 
     }
   }
   const metrics = metricsOf(ctx);
+  // A worker of `serve --workers N` answers every worker's figures summed (clusterWorker.ts).
+  if (ctx.clusterMetrics) {
+    sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await ctx.clusterMetrics(), 'utf8'));
+    return;
+  }
   sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await metrics.registry.metrics(), 'utf8'));
 }

@@ -26,13 +26,25 @@ export function answerOf(text: string, mediaType: string, content = text): Cache
   return { body, contentType: `${mediaType}; charset=utf-8`, etag: `"${createHash('sha1').update(mediaType).update('\0').update(content).digest('hex')}"` };
 }
 
+/** The read cache's bound for the whole server: answers, and their bytes. */
+export const READ_CACHE_ENTRIES = 1000;
+export const READ_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The cache of one process serving `workers` of the server's processes (issue 22): the server's
+ * bound divided among them, so `serve --workers N` holds no more answers in all than one process.
+ */
+export function readCacheOfWorker(workers = 1): ReadCache {
+  return new ReadCache(Math.ceil(READ_CACHE_ENTRIES / workers), Math.floor(READ_CACHE_BYTES / workers));
+}
+
 export class ReadCache {
   private readonly entries = new Map<string, CachedAnswer>();
   private bytes = 0;
 
   constructor(
-    private readonly capacity = 1000,
-    private readonly maxBytes = 64 * 1024 * 1024,
+    private readonly capacity = READ_CACHE_ENTRIES,
+    private readonly maxBytes = READ_CACHE_BYTES,
   ) {}
 
   get(key: string): CachedAnswer | undefined {

@@ -21,7 +21,7 @@ import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
 import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
 import { readAccess } from './readAccess.js';
-import { answerOf, ReadCache, type CachedAnswer } from './readCache.js';
+import { answerOf, readCacheOfWorker, type CachedAnswer } from './readCache.js';
 import { beginRequest } from './requestLog.js';
 import { pullFormat } from './pullFormat.js';
 import { renderedPull } from './renderedPull.js';
@@ -166,7 +166,7 @@ export type ReadRoutes = ((req: IncomingMessage, res: ServerResponse) => boolean
  * leaves every other request to the caller (returning false).
  */
 export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers)): ReadRoutes {
-  const cache = new ReadCache();
+  const cache = readCacheOfWorker(ctx.workers);
   watcherCount(ctx, () => hub.size); // the cfghub_watchers gauge of /metrics
 
   const access = readAccess(ctx);

@@ -12,7 +12,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Replicator } from '../service/replication/replicator.js';
+import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import type { AppContext } from './context.js';
 import { HttpError } from './errors.js';
 import { sendJson } from './headers.js';
@@ -32,12 +32,12 @@ export function isWrite(req: IncomingMessage): boolean {
 }
 
 /** The value of `Replica-Lag`: seconds with one decimal, or `unknown`. */
-export function lagHeader(replica: Replicator): string {
+export function lagHeader(replica: ReplicaLink): string {
   const lag = replica.lagSeconds();
   return lag === undefined ? 'unknown' : lag.toFixed(1);
 }
 
-export function replicaFront(ctx: AppContext, replica: Replicator, next: RequestListener): RequestListener {
+export function replicaFront(ctx: AppContext, replica: ReplicaLink, next: RequestListener): RequestListener {
   return (req, res) => {
     res.setHeader('Replica-Lag', lagHeader(replica));
     if (!isWrite(req)) return next(req, res);

@@ -19,12 +19,17 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
+/**
+ * One process by default (`CFGHUB_WORKERS=1`): the crash and fault tests kill the server as a
+ * power cut would, which a single process is; pass `CFGHUB_WORKERS` in `env`, or `--workers` in
+ * `extraArgs`, for the multi-process server (issue 22).
+ *
+ * `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
 export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = [], extraArgs: readonly string[] = []): Promise<ServerProcess> {
   const args = [CLI, 'serve', '--port', '0', '--repos', repos, ...extraArgs];
   const child = spawn(wrapper[0] ?? process.execPath, wrapper.length > 0 ? [...wrapper.slice(1), process.execPath, ...args] : args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, CFGHUB_WORKERS: '1', ...env },
   });
   let out = '';
   let err = '';

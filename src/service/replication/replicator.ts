@@ -21,9 +21,9 @@ import { BRANCH_REF } from '../../layout/layout.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { tokenRecordSchema } from '../../disk/tokenStore.js';
-import { ServiceError } from '../errors.js';
 import type { TokenService } from '../tokens.js';
-import { createMirror, fetchMirror, isAncestor, removeMirror, type MirrorSource } from './mirror.js';
+import { createMirror, fetchMirror, removeMirror, type MirrorSource } from './mirror.js';
+import { awaitCommit, MIN_COMMIT_WAIT_MS } from './replicaLink.js';
 import { tokensDigest, type HeldState, type ReplicationState } from './state.js';
 
 /** What /readyz and the metrics report about a replica (issue 19 can call `Replicator.status()`). */
@@ -60,10 +60,7 @@ const FEED_SILENCE_MS = 5_000;
 const STATE_TIMEOUT_MS = 10_000;
 /** The largest state a primary may send (about 150 bytes a repository, 400 a token). */
 const MAX_STATE_BYTES = 64 * 1024 * 1024;
-/** How long a read with `Min-Commit` waits for the commit before its 503. */
-export const MIN_COMMIT_WAIT_MS = 2_000;
-const MIN_COMMIT_POLL_MS = 25;
-const COMMIT_ID = /^[0-9a-f]{40}$/;
+export { MIN_COMMIT_WAIT_MS };
 
 const stateSchema = z.object({
   repositories: z.array(z.object({ account: z.string(), name: z.string(), head: z.string() })),
@@ -123,34 +120,9 @@ export class Replicator {
     };
   }
 
-  /**
-   * The head to read for a request that asked for at least `commit` (`Min-Commit`): once the
-   * repository's head is that commit or descends from it, waiting up to MIN_COMMIT_WAIT_MS for
-   * the follower to fetch it; else a 503 that names the lag.
-   */
-  async awaitCommit(repository: GitRepository, commit: string, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
-    const wanted = commit.toLowerCase();
-    if (!COMMIT_ID.test(wanted)) throw new ServiceError('invalid_argument', 'Min-Commit must be a commit id: 40 hexadecimal digits');
-    const deadline = Date.now() + waitMs;
-    let checked = '';
-    for (;;) {
-      const head = repository.head();
-      if (head === wanted) return head;
-      // git is asked only when the head moved: one process per new head, not per poll.
-      if (head !== checked) {
-        checked = head;
-        if (await isAncestor(repository.gitdir, wanted, head)) return head;
-      }
-      if (Date.now() >= deadline) {
-        const lag = this.lagSeconds();
-        throw new ServiceError(
-          'unavailable',
-          `this replica does not have commit ${wanted} in ${repository.fullName} yet; ` +
-            (lag === undefined ? 'it has not yet reached the primary' : `it last confirmed it was current with the primary ${lag.toFixed(1)} s ago`),
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, MIN_COMMIT_POLL_MS));
-    }
+  /** The head to read for a request with `Min-Commit` (see replicaLink.ts). */
+  awaitCommit(repository: GitRepository, commit: string, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
+    return awaitCommit(repository, commit, () => this.lagSeconds(), waitMs);
   }
 
   private async run(): Promise<void> {

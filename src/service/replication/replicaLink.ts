@@ -1,0 +1,83 @@
+/**
+ * What the HTTP front of a replica needs from its follower (issue 21): the primary's URL, the lag,
+ * the status and the `Min-Commit` wait. A single process holds the Replicator itself; a worker of
+ * `serve --workers N` (issue 22) holds a ReplicaView of the one Replicator the cluster's primary
+ * process runs, kept current over IPC (see src/cli/clusterPrimary.ts).
+ */
+import type { GitRepository } from '../../disk/repository.js';
+import { isAncestor } from './mirror.js';
+import { ServiceError } from '../errors.js';
+import type { ReplicaStatus } from './replicator.js';
+
+export interface ReplicaLink {
+  readonly primary: string;
+  /** Seconds since the replica last confirmed it was current; undefined before the first time. */
+  lagSeconds(now?: number): number | undefined;
+  status(): ReplicaStatus;
+  /** The head to read for a request with `Min-Commit: commit` (waits up to `waitMs`, else a 503 naming the lag). */
+  awaitCommit(repository: GitRepository, commit: string, waitMs?: number): Promise<string>;
+}
+
+/** How long a read with `Min-Commit` waits for the commit before its 503. */
+export const MIN_COMMIT_WAIT_MS = 2_000;
+const MIN_COMMIT_POLL_MS = 25;
+const COMMIT_ID = /^[0-9a-f]{40}$/;
+
+/**
+ * The head to read for a request that asked for at least `commit` (`Min-Commit`): once the
+ * repository's head is that commit or descends from it, waiting up to `waitMs` for the follower
+ * to fetch it; else a 503 that names the lag.
+ */
+export async function awaitCommit(repository: GitRepository, commit: string, lagSeconds: () => number | undefined, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
+  const wanted = commit.toLowerCase();
+  if (!COMMIT_ID.test(wanted)) throw new ServiceError('invalid_argument', 'Min-Commit must be a commit id: 40 hexadecimal digits');
+  const deadline = Date.now() + waitMs;
+  let checked = '';
+  for (;;) {
+    const head = repository.head();
+    if (head === wanted) return head;
+    // git is asked only when the head moved: one process per new head, not per poll.
+    if (head !== checked) {
+      checked = head;
+      if (await isAncestor(repository.gitdir, wanted, head)) return head;
+    }
+    if (Date.now() >= deadline) {
+      const lag = lagSeconds();
+      throw new ServiceError(
+        'unavailable',
+        `this replica does not have commit ${wanted} in ${repository.fullName} yet; ` +
+          (lag === undefined ? 'it has not yet reached the primary' : `it last confirmed it was current with the primary ${lag.toFixed(1)} s ago`),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, MIN_COMMIT_POLL_MS));
+  }
+}
+
+/** A worker's view of the follower in the cluster's primary process: what the primary last sent. */
+export class ReplicaView implements ReplicaLink {
+  private last: ReplicaStatus;
+  private confirmedAt: number | undefined;
+
+  constructor(readonly primary: string) {
+    this.last = { role: 'replica', primary, connected: false, lagSeconds: null, lastConfirmed: null, lastError: null, repositories: 0, fetches: 0, fetchFailures: 0 };
+  }
+
+  /** The follower's status as the primary process sent it (lastConfirmed to the millisecond). */
+  update(status: ReplicaStatus): void {
+    this.last = status;
+    this.confirmedAt = status.lastConfirmed === null ? undefined : Date.parse(status.lastConfirmed);
+  }
+
+  lagSeconds(now = Date.now()): number | undefined {
+    return this.confirmedAt === undefined ? undefined : Math.max(0, now - this.confirmedAt) / 1000;
+  }
+
+  status(): ReplicaStatus {
+    const lag = this.lagSeconds();
+    return { ...this.last, lagSeconds: lag === undefined ? null : Math.round(lag * 10) / 10 };
+  }
+
+  awaitCommit(repository: GitRepository, commit: string, waitMs?: number): Promise<string> {
+    return awaitCommit(repository, commit, () => this.lagSeconds(), waitMs);
+  }
+}
