@@ -126,7 +126,7 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
         member.listening = true;
         if (member.replaces !== undefined) logger.info({ event: 'worker-restarted', worker: worker.id, pid: worker.process.pid, replaces: member.replaces });
         else if ([...members.values()].every((m) => m.listening)) {
-          logger.info({ event: 'listening', url: message.url, workers: members.size });
+          logger.info({ event: 'listening', url: message.url, workers: members.size, pids: [...members.values()].map((m) => m.worker.process.pid) });
           started?.resolve();
         }
         break;

@@ -6,7 +6,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/service/errors.js';
-import { readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/cli/serveConfig.js';
+import { defaultWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/cli/serveConfig.js';
+import { availableParallelism } from 'node:os';
 import { tempDir } from '../support/harness.js';
 
 const dir = tempDir();
@@ -84,5 +85,16 @@ describe("the README's example config file", () => {
     expect(example).toBeDefined();
     const parsed = readServeConfig(config('readme.yaml', example!));
     expect(Object.keys(parsed).sort()).toEqual([...SERVE_CONFIG_FIELDS].sort());
+  });
+
+  it('takes --workers from its flag, CFGHUB_WORKERS or the file; one per core by default; refuses 0 (issue 22)', () => {
+    expect(resolveServeOptions({}, {}).workers).toBe(defaultWorkers());
+    expect(defaultWorkers()).toBe(Math.min(MAX_WORKERS, availableParallelism()));
+    const file = config('workers.yaml', 'workers: 3\n');
+    expect(resolveServeOptions({ config: file }, {}).workers).toBe(3);
+    expect(resolveServeOptions({ config: file }, { CFGHUB_WORKERS: '4' }).workers).toBe(4);
+    expect(resolveServeOptions({ config: file, workers: '1' }, { CFGHUB_WORKERS: '4' }).workers).toBe(1);
+    expect(() => resolveServeOptions({ workers: '0' }, {})).toThrow(`--workers must be a whole number from 1 to ${MAX_WORKERS}, got "0"`);
+    expect(() => resolveServeOptions({}, { CFGHUB_WORKERS: 'many' })).toThrow('CFGHUB_WORKERS must be a whole number');
   });
 });
