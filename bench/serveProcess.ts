@@ -4,7 +4,7 @@
  * scenarios, which measure the real program rather than a server built inside the bench.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -18,9 +18,10 @@ export function requireBuiltCli(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
 }
 
-export function spawnServe(reposRoot: string): ServeProcess {
+/** `extraArgs`: e.g. `['--workers', '1']`; without, the default (one worker per core, issue 22). */
+export function spawnServe(reposRoot: string, extraArgs: readonly string[] = []): ServeProcess {
   return track(
-    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', reposRoot], {
+    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', reposRoot, ...extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
       // The listening line is an info log: make sure no LOG_LEVEL of the caller hides it.
       env: { ...process.env, LOG_LEVEL: 'info' },
@@ -28,11 +29,29 @@ export function spawnServe(reposRoot: string): ServeProcess {
   );
 }
 
-/** A process's resident memory, from /proc (Linux), in MiB. */
+/**
+ * A process's resident memory with its children's (the workers of `serve --workers N`, issue 22),
+ * from /proc (Linux), in MiB.
+ */
 export function residentMiBOf(pid: number): number {
+  return Math.round(residentOfTree(pid).reduce((sum, p) => sum + p.kiB, 0) / 1024);
+}
+
+/** The resident memory of a process and of each of its descendants, in KiB, the process first. */
+export function residentOfTree(pid: number): { pid: number; kiB: number }[] {
   const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
-  return Math.round(Number(match[1]) / 1024);
+  return [{ pid, kiB: Number(match[1]) }, ...childrenOf(pid).flatMap((child) => residentOfTree(child))];
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) =>
+      readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+    );
+  } catch {
+    return []; // gone meanwhile, or a kernel without the children file
+  }
 }
 
 export type ServeProcess = ChildProcessByStdio<null, Readable, Readable>;
@@ -72,12 +91,12 @@ export function listening(child: ServeProcess): Promise<{ url: string; at: numbe
  * `cfghub serve` on a repositories folder in a child process, as a BenchServer: a client timing
  * requests to it shares no event loop with the server, as no real client does.
  */
-export async function serveInChild(reposRoot: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function serveInChild(reposRoot: string, extraArgs: readonly string[] = []): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   requireBuiltCli();
-  const child = spawnServe(reposRoot);
+  const child = spawnServe(reposRoot, extraArgs);
   try {
     const { url } = await listening(child);
-    return { url, close: () => stopChild(child) };
+    return { url, pid: child.pid!, close: () => stopChild(child) };
   } catch (error) {
     await stopChild(child);
     throw error;

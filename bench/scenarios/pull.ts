@@ -13,15 +13,20 @@
  */
 import { createHash } from 'node:crypto';
 import { startBareHttpServer, type BareHttpServer } from '../bareHttpServer.js';
+import { defaultWorkers } from '../../src/cli/serveConfig.js';
+import { serveInChild } from '../serveProcess.js';
 import type { EtcdServer } from '../etcd.js';
 import type { Log, ReadFixture } from '../fixtures.js';
 import { startLoadGenerator, type LoadGenerator, type SliceResult } from '../load.js';
 import type { PullPlan } from '../plan.js';
 import { PullServerProcess } from '../pullServer.js';
+import { residentOfTree } from '../serveProcess.js';
 import type { Measurement, ScenarioResult } from '../results.js';
 import { median, mergeHistograms, summarizeLoad } from '../stats.js';
 
 export const PULL = 'cfghub pull';
+/** The same pull from `cfghub serve` as a user starts it: its default, one worker per core (issue 22). */
+export const PULL_WORKERS = `cfghub pull, serve default (${defaultWorkers()} workers)`;
 export const STATIC = 'static bytes, same server';
 export const BARE_HTTP = 'bare node:http process';
 export const ETCD_RANGE = 'etcd range read';
@@ -54,6 +59,20 @@ async function checkSameBytes(endpoints: readonly Endpoint[], headers: Record<st
   return bodies[0];
 }
 
+/**
+ * Another server's answer to the same pull: the same bytes but for `generatedOn`, the second its
+ * answer was made (of the same length).
+ */
+async function checkSameAnswer(endpoint: Endpoint, expected: Buffer, headers: Record<string, string>): Promise<void> {
+  const response = await fetch(endpoint.url, { headers });
+  const body = Buffer.from(await response.arrayBuffer());
+  if (response.status !== 200) throw new Error(`${endpoint.name} (${endpoint.url}) answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
+  const content = (bytes: Buffer) => ({ ...(JSON.parse(bytes.toString('utf8')) as object), generatedOn: undefined });
+  if (body.length !== expected.length || JSON.stringify(content(body)) !== JSON.stringify(content(expected))) {
+    throw new Error(`${endpoint.name} answered another pull than the single-process server (${body.length} vs ${expected.length} bytes)`);
+  }
+}
+
 /** etcd holds each resolved key under /pull/ with its value; its range answer lists them all. */
 async function etcdEndpoint(etcd: EtcdServer, fixture: ReadFixture): Promise<Endpoint> {
   const prefix = '/pull/';
@@ -72,7 +91,9 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
   const server = await PullServerProcess.start({ reposRoot: fixture.reposRoot, pullPath: fixture.pullPath, context: fixture.context.text });
   let load: LoadGenerator | undefined;
   let bare: BareHttpServer | undefined;
+  let workers: Awaited<ReturnType<typeof serveInChild>> | undefined;
   try {
+    workers = await serveInChild(fixture.reposRoot);
     load = await startLoadGenerator(log);
     // The same request headers go to every endpoint (the references ignore them), so requests are alike.
     const headers = { Context: fixture.context.text };
@@ -83,8 +104,13 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
     bare = await startBareHttpServer(body);
     const bareEndpoint: Endpoint = { name: BARE_HTTP, url: bare.url, bodyBytes: bytes };
     await checkSameBytes([pullEndpoint, bareEndpoint], headers);
-    const endpoints = [pullEndpoint, staticEndpoint, bareEndpoint, ...(etcd ? [await etcdEndpoint(etcd, fixture)] : [])];
-    const references = endpoints.slice(1).map((e) => e.name);
+    const workersEndpoint: Endpoint = { name: PULL_WORKERS, url: `${workers.url}${fixture.pullPath}`, bodyBytes: bytes };
+    await checkSameAnswer(workersEndpoint, body, headers);
+    const etcdRange = etcd ? [await etcdEndpoint(etcd, fixture)] : [];
+    const endpoints = [pullEndpoint, staticEndpoint, bareEndpoint, ...etcdRange, workersEndpoint];
+    const references = [STATIC, BARE_HTTP, ...etcdRange.map((e) => e.name)];
+    // The multi-worker server's ratios: against the references and the single process.
+    const workersReferences = [BARE_HTTP, PULL, ...etcdRange.map((e) => e.name)];
     const results: ScenarioResult[] = [];
     for (const connections of plan.connections) {
       const started = performance.now();
@@ -98,13 +124,13 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
         for (const endpoint of order) slices.get(endpoint.name)!.push(await slice(endpoint, plan.sliceSeconds));
       }
       const rps = (name: string) => slices.get(name)!.map((s) => s.requestsPerSecond);
-      const pullRps = rps(PULL);
       const measurements: Measurement[] = endpoints.map(({ name }) => {
         const mine = slices.get(name)!;
         const histogram = mergeHistograms(mine.map((s) => s.histogram));
         const seconds = mine.reduce((sum, s) => sum + s.seconds, 0);
         const requests = mine.reduce((sum, s) => sum + s.requests, 0);
-        const speedups = name === PULL ? Object.fromEntries(references.map((reference) => [reference, median(pullRps.map((value, k) => value / rps(reference)[k]))])) : undefined;
+        const over = (mine: string, theirs: readonly string[]) => Object.fromEntries(theirs.map((reference) => [reference, median(rps(mine).map((value, k) => value / rps(reference)[k]))]));
+        const speedups = name === PULL ? over(PULL, references) : name === PULL_WORKERS ? over(PULL_WORKERS, workersReferences) : undefined;
         return {
           implementation: name,
           samples: [],
@@ -127,6 +153,7 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
     }
     // What holds for both connection counts is said once, ahead of the first one's own note.
     const serverMiB = await server.residentMiB();
+    const workersMiB = residentOfTree(workers.pid).map((p) => Math.round(p.kiB / 1024));
     const [first, ...rest] = results;
     const shared = [
       `GET ${fixture.pullPath} with \`Context: ${fixture.context.text}\` (fully qualified; resolves ${fixture.context.resolvedKeys} of ${fixture.keyCount.toLocaleString('en-US')} keys, the most of any such context; ${bytes} bytes of JSON, token-free pull), in a server process started for this scenario (RSS ${server.residentMiBAtStart} MiB at start, ${serverMiB} MiB at the end)`,
@@ -134,12 +161,14 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
       etcd
         ? `${ETCD_RANGE}: POST /v3/kv/range of the ${fixture.context.resolvedKeys} resolved keys with their values (etcd ${etcd.version}, HTTP gateway, one member, answers base64 JSON of about ${Math.round(endpoints[3].bodyBytes / 1024)} KiB)`
         : 'etcd not installed (bench/install-tools.sh): no etcd row',
+      `${PULL_WORKERS}: \`cfghub serve\` as a user starts it (the built CLI, no --workers: the default, one worker per core; node:cluster hands each new connection to the next worker), on the same repositories folder, checked byte for byte; RSS at the end ${workersMiB.reduce((a, b) => a + b, 0)} MiB (primary ${workersMiB[0]} MiB, workers ${workersMiB.slice(1).join(' and ')} MiB). ${PULL}, ${STATIC}: one process (the single-worker server)`,
       `load generator: ${load.description}`,
     ];
     return [{ ...first, notes: [...shared, ...first.notes] }, ...rest];
   } finally {
     await load?.close();
     await bare?.close();
+    await workers?.close();
     await server.close();
   }
 }
