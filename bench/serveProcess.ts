@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -96,6 +97,48 @@ export async function serveInChild(reposRoot: string, extraArgs: readonly string
   const child = spawnServe(reposRoot, extraArgs);
   try {
     const { url } = await listening(child);
+    return { url, pid: child.pid!, close: () => stopChild(child) };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+}
+
+/**
+ * `cfghub serve` in its default mode (one worker per core, issue 22) without request logs
+ * (LOG_LEVEL=warn), as the pull scenario's in-bench servers run silent: the throughput measured is
+ * the service's, not that of a log line per request into a pipe. Without the listening line, it
+ * listens on a port found free just before, and is ready once /metrics counts every worker.
+ */
+export async function serveQuietInChild(reposRoot: string, workers: number): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+  requireBuiltCli();
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address() as AddressInfo;
+      probe.close(() => resolve(free));
+    });
+  });
+  const child = track(
+    spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--repos', reposRoot, '--workers', String(workers)], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    }),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + LISTEN_TIMEOUT_MS;
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`cfghub serve exited (${child.exitCode}) before listening`);
+      const counted = await fetch(`${url}/metrics`).then(
+        async (answer) => Number(/^cfghub_workers (\d+)$/m.exec(await answer.text())?.[1] ?? (workers === 1 ? 1 : 0)),
+        () => 0,
+      );
+      if (counted === workers) break;
+      if (Date.now() > deadline) throw new Error(`cfghub serve did not serve with ${workers} workers within ${LISTEN_TIMEOUT_MS / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     return { url, pid: child.pid!, close: () => stopChild(child) };
   } catch (error) {
     await stopChild(child);
