@@ -90,7 +90,7 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
   }
   if (plan.only.has('memory')) {
     const memory = await prepareReadFixture(plan.memory.keyCount, {}, log);
-    results.push(await runMemoryScenario(memory, plan.memory, log));
+    results.push(...(await runMemoryScenario(memory, plan.memory, log)));
   }
   if (plan.only.has('history')) {
     const history = await prepareHistoryFixture(plan.history.commits, log);
