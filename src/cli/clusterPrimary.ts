@@ -88,7 +88,7 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
 
   // Scrapes: a worker asks (`ask`), every worker sends its own (`gather`), the sum goes back.
   let nextGather = 0;
-  const gathers = new Map<number, { waiting: number; metrics: MetricsJson[]; done: () => void }>();
+  const gathers = new Map<number, { waiting: Set<number>; metrics: MetricsJson[]; done: () => void }>();
   const answerScrape = async (asker: Worker, ask: number) => {
     const gather = nextGather++;
     const metrics: MetricsJson[] = [];
@@ -100,7 +100,7 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
         gathers.delete(gather);
         done();
       }
-      gathers.set(gather, { waiting: alive.length, metrics, done: finish });
+      gathers.set(gather, { waiting: new Set(alive.map((m) => m.worker.id)), metrics, done: finish });
       for (const { worker } of alive) tell(worker, { cfghub: 'metrics-ask', gather });
       if (alive.length === 0) finish();
     });
@@ -139,8 +139,9 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
       case 'metrics-own': {
         const gather = gathers.get(message.gather);
         if (!gather) return;
+        if (!gather.waiting.delete(worker.id)) return;
         gather.metrics.push(message.metrics);
-        if (--gather.waiting === 0) gather.done();
+        if (gather.waiting.size === 0) gather.done();
         break;
       }
     }
@@ -149,7 +150,8 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
   cluster.on('exit', (worker, code, signal) => {
     const member = members.get(worker.id);
     members.delete(worker.id);
-    for (const gather of gathers.values()) if (--gather.waiting === 0) gather.done();
+    // A scrape waiting for this worker's figures sums the others' without them.
+    for (const gather of gathers.values()) if (gather.waiting.delete(worker.id) && gather.waiting.size === 0) gather.done();
     if (stopping || !member) return;
     if (!member.listening && member.replaces === undefined) {
       started?.reject(new Error(`a worker exited (${signal ?? code}) before it served`));
