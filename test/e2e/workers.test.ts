@@ -198,43 +198,47 @@ describe('serve --workers 2', () => {
 describe('serve --workers 2, shutdown', () => {
   it('drains both workers on SIGTERM: an in-flight push is applied, held watches answer, every process exits', async () => {
     const own = await startServerProcess(dir.path, {}, [], ['--workers', '2']);
-    const pids = logOf(own).find((e) => e.event === 'listening')!.pids!;
-    const current = await send(own, 'GET', `/rest/pull/${REPO}`, { Context: 'Prod;web' });
-    const watches = Array.from({ length: 2 }, () =>
-      rawRequest(own.url, { method: 'GET', path: `/rest/pull/${REPO}`, headers: { Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' } }),
-    );
-    await until(async () => valueOf(parsePrometheusTextFormat((await send(own, 'GET', '/metrics')).body), 'cfghub_watchers') === 2, 'two watches held');
-    // A push whose body is still arriving when SIGTERM comes: `Expect: 100-continue` makes the
-    // worker say it has the request's headers, so the request is surely in flight at the signal.
-    const body = JSON.stringify({ changeComment: 'in flight at shutdown', enableKeyCreation: true, data: [{ key: 'late', values: [{ context: '*;*', value: 'yes' }] }] });
-    const url = new URL(own.url);
-    let headersTaken!: () => void;
-    const taken = new Promise<void>((resolve) => (headersTaken = resolve));
-    const req = request(
-      { host: url.hostname, port: url.port, path: `/rest/push/${REPO}`, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue' } },
-    );
-    const inFlight = new Promise<number>((resolve, reject) => {
-      req.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode!);
+    try {
+      const pids = logOf(own).find((e) => e.event === 'listening')!.pids!;
+      const current = await send(own, 'GET', `/rest/pull/${REPO}`, { Context: 'Prod;web' });
+      const watches = Array.from({ length: 2 }, () =>
+        rawRequest(own.url, { method: 'GET', path: `/rest/pull/${REPO}`, headers: { Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' } }),
+      );
+      await until(async () => valueOf(parsePrometheusTextFormat((await send(own, 'GET', '/metrics')).body), 'cfghub_watchers') === 2, 'two watches held');
+      // A push whose body is still arriving when SIGTERM comes: `Expect: 100-continue` makes the
+      // worker say it has the request's headers, so the request is surely in flight at the signal.
+      const body = JSON.stringify({ changeComment: 'in flight at shutdown', enableKeyCreation: true, data: [{ key: 'late', values: [{ context: '*;*', value: 'yes' }] }] });
+      const url = new URL(own.url);
+      let headersTaken!: () => void;
+      const taken = new Promise<void>((resolve) => (headersTaken = resolve));
+      const req = request(
+        { host: url.hostname, port: url.port, path: `/rest/push/${REPO}`, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue' } },
+      );
+      const inFlight = new Promise<number>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject);
       });
-      req.on('error', reject);
-    });
-    req.on('continue', () => {
-      req.write(body.slice(0, 10));
-      headersTaken();
-    });
-    req.flushHeaders();
-    await taken;
-    const stopped = own.stop();
-    await until(() => logOf(own).some((e) => e.event === 'shutting-down'), 'the shutting-down log line');
-    setTimeout(() => req.end(body.slice(10)), 200);
-    expect(await inFlight).toBe(200);
-    for (const watch of await Promise.all(watches)) expect(watch.status).toBe(304);
-    await stopped;
-    expect(git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%s', 'main').trim()).toBe('in flight at shutdown');
-    expect(logOf(own).at(-1)).toMatchObject({ event: 'stopped' });
-    expect(logOf(own).some((e) => e.event === 'worker-exited')).toBe(false);
-    await until(() => !pids.some(alive), 'every worker to exit');
+      req.on('continue', () => {
+        req.write(body.slice(0, 10));
+        headersTaken();
+      });
+      req.flushHeaders();
+      await taken;
+      const stopped = own.stop();
+      await until(() => logOf(own).some((e) => e.event === 'shutting-down'), 'the shutting-down log line');
+      setTimeout(() => req.end(body.slice(10)), 200);
+      expect(await inFlight).toBe(200);
+      for (const watch of await Promise.all(watches)) expect(watch.status).toBe(304);
+      await stopped;
+      expect(git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%s', 'main').trim()).toBe('in flight at shutdown');
+      expect(logOf(own).at(-1)).toMatchObject({ event: 'stopped' });
+      expect(logOf(own).some((e) => e.event === 'worker-exited')).toBe(false);
+      await until(() => !pids.some(alive), 'every worker to exit');
+    } finally {
+      await own.stop(); // a no-op once it exited; ends it when the test failed before
+    }
   }, 60_000);
 });
