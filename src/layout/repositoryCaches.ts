@@ -50,10 +50,11 @@ export class RepositoryCaches {
     sizeCalculation: (commit) => COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
   });
   readonly peeledTags = new LRUCache<string, PeeledTag>({ max: PEELED_TAGS_KEPT });
-  readonly trees = new LRUCache<string, Promise<TreeEntry[]>>({ max: PARSED_OBJECTS_KEPT });
+  /** Trees as stored (their bytes: treePairs.ts compares them where they lie). */
+  readonly trees = new LRUCache<string, Promise<Buffer>>({ max: PARSED_OBJECTS_KEPT });
   readonly keys = new LRUCache<string, Promise<KeyRecord>>({ max: PARSED_OBJECTS_KEPT });
   /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
-  readonly treesOfSnapshots = new LRUCache<string, () => TreeEntry[]>({ max: PARSED_OBJECTS_KEPT });
+  readonly treesOfSnapshots = new LRUCache<string, () => Buffer>({ max: PARSED_OBJECTS_KEPT });
   /** Snapshots whose trees were offered to `treesOfSnapshots` already (weak: gone with the snapshot). */
   readonly learnedSnapshots = new WeakSet<Snapshot>();
   private readonly slots = new Map<CacheSlot<{}>, LRUCache<string, {}>>();
