@@ -40,9 +40,15 @@ export async function settingsAt(repository: RepositoryReader, commitId: string)
 
 /**
  * The settings at a commit without building its snapshot (issue 22): from the snapshot when it is
- * built, else read alone. For operations that read no key of the head (history): the first
- * history page of a new server need not parse every key of the head to learn who may read it.
+ * built, else read alone (and kept by commit id). For operations that read no key of the head
+ * (history): the first history page of a new server need not parse every key of the head to
+ * learn who may read it.
  */
 export async function settingsWithoutSnapshot(repository: RepositoryReader, commitId: string): Promise<RepoSettings> {
-  return repository.builtSnapshot(commitId)?.settings ?? (await readSettings(repository, commitId)).settings;
+  const built = repository.builtSnapshot(commitId);
+  if (built) return built.settings;
+  const cache = repository.caches.settingsOfCommits;
+  let settings = cache.get(commitId);
+  if (!settings) cache.set(commitId, (settings = (await readSettings(repository, commitId)).settings));
+  return settings;
 }

@@ -77,6 +77,23 @@ export interface DiffSides {
 const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 const EMPTY_TREE = Buffer.alloc(0);
 
+/**
+ * The shards of key ids met, so that checking a key document's shard hashes its id once, not once
+ * per commit that changed it (a SHA-1 call was a tenth of a history page). A pure function's
+ * memory, not a repository's: cleared whole when it reaches its bound.
+ */
+const SHARDS = new Map<string, string>();
+const SHARDS_KEPT = 20_000;
+
+function shardOf(id: string): string {
+  let shard = SHARDS.get(id);
+  if (shard === undefined) {
+    if (SHARDS.size >= SHARDS_KEPT) SHARDS.clear();
+    SHARDS.set(id, (shard = keyShard(id)));
+  }
+  return shard;
+}
+
 
 /**
  * Trees (their stored bytes: see treePairs.ts) and parsed key documents by object id, kept in the
@@ -248,7 +265,7 @@ class TreeDiff {
     try {
       // Parsed once per blob: the same document at another path is checked below all the same.
       const record = await this.objects.key(entry.oid, where);
-      const expected = keyShard(record.key.toLowerCase());
+      const expected = shardOf(record.key.toLowerCase());
       if (expected !== shard) {
         this.problems.push(`${where}: key ${record.key} belongs in ${KEYS_FOLDER}/${expected}`);
         return undefined;
