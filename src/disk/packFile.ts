@@ -160,6 +160,4 @@ export class PackFile {
     this.bases.set(offset, base);
     return base;
   }
-
-
 }
