@@ -12,6 +12,7 @@ import { applyDelta } from '../git/delta.js';
 import type { ObjectType } from '../git/gitObjects.js';
 import { PackIndex } from '../git/packIndex.js';
 import { inflateObject } from '../git/objectCompression.js';
+import { PackBases } from './deltaBases.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -20,8 +21,6 @@ export interface StoredObject {
 
 /** Packs up to this size are kept in memory; cfghub's own per-push packs are far smaller. */
 const IN_MEMORY_LIMIT = 32 * 1024 * 1024;
-/** Delta bases kept per pack: chains share bases, and git's default depth is 50. */
-const BASE_CACHE_SIZE = 128;
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
@@ -70,7 +69,8 @@ function openBytes(path: string, inMemoryLimit: number): PackBytes {
 }
 
 export class PackFile {
-  private readonly bases = new Map<number, StoredObject>();
+  /** Delta bases, kept within the process's budget (deltaBases.ts). */
+  private readonly bases = new PackBases();
 
   private constructor(
     readonly name: string,
@@ -123,9 +123,14 @@ export class PackFile {
     const entry = this.bytes.slice(offset, this.bytes.inMemory ? this.bytes.length - 20 : this.index.endOf(offset));
     let byte = entry[0];
     const kind = (byte >> 4) & 7;
+    // The inflated size (of the object, or of the delta), to size zlib's output (objectCompression.ts).
+    let size = byte & 0x0f;
     let position = 1;
-    while (byte & 0x80) byte = entry[position++];
-    if (TYPES[kind]) return { type: TYPES[kind], content: inflateObject(entry.subarray(position)) };
+    for (let shift = 4; byte & 0x80; shift += 7) {
+      byte = entry[position++];
+      size += (byte & 0x7f) * 2 ** shift;
+    }
+    if (TYPES[kind]) return { type: TYPES[kind], content: inflateObject(entry.subarray(position), size) };
 
     let base: StoredObject | undefined;
     if (kind === OFS_DELTA) {
@@ -145,14 +150,13 @@ export class PackFile {
     } else {
       throw new PackFormatError(`${this.name}: entry at ${offset} has the unknown type ${kind}`);
     }
-    return { type: base.type, content: applyDelta(base.content, inflateObject(entry.subarray(position))) };
+    return { type: base.type, content: applyDelta(base.content, inflateObject(entry.subarray(position), size)) };
   }
 
   private baseAt(offset: number, readBase: BaseReader): StoredObject {
     const cached = this.bases.get(offset);
     if (cached) return cached;
     const base = this.readAt(offset, readBase);
-    if (this.bases.size >= BASE_CACHE_SIZE) this.bases.delete(this.bases.keys().next().value as number);
     this.bases.set(offset, base);
     return base;
   }

@@ -35,7 +35,7 @@ export function historyRoutes(ctx: AppContext): Router {
   const historyOf = async (req: Request, res: Response) => {
     clientVersion(req);
     const limit = limitOf(req);
-    const { repository, head } = await access(req, named(req));
+    const { repository, head } = await access(req, named(req), { settingsOnly: true });
     const page = await history(repository, head, { limit, before: option(req, 'Before'), key: option(req, 'Key'), file: option(req, 'File') });
     sendJson(req, res, 200, { account: repository.account, repository: repository.name, head, ...page });
   };

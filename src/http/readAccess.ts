@@ -19,11 +19,16 @@ export interface NamedRepository {
 }
 
 /** The repository a read is allowed on, its head as read once for this request, and the keys of the token's security groups. */
-export type ReadAccess = (req: IncomingMessage, named: NamedRepository) => Promise<{ repository: GitRepository; head: string; groupKeys?: readonly GroupKey[] }>;
+export type ReadAccess = (
+  req: IncomingMessage,
+  named: NamedRepository,
+  /** The read needs no key of the head (history): see AccessRequest.settingsOnly. */
+  options?: { readonly settingsOnly?: boolean },
+) => Promise<{ repository: GitRepository; head: string; groupKeys?: readonly GroupKey[] }>;
 
 export function readAccess(ctx: AppContext): ReadAccess {
   const policy = new AccessPolicy(ctx.registry, ctx.tokens);
-  return async (req, named) => {
+  return async (req, named, options) => {
     // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
     if (ctx.hidePrivate && named.account !== undefined) await requireVisibleByName(ctx, req, named.account, named.repository!);
     return policy.require({
@@ -32,6 +37,7 @@ export function readAccess(ctx: AppContext): ReadAccess {
       repository: named.account === undefined ? undefined : named.repository,
       token: header(req, 'Client-Token'),
       what: named.pathname,
+      ...(options?.settingsOnly ? { settingsOnly: true } : {}),
     });
   };
 }

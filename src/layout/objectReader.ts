@@ -18,4 +18,6 @@ export interface RepositoryReader {
   readonly caches: RepositoryCaches;
   head(): string;
   snapshot(commitId: string): Promise<Snapshot>;
+  /** The snapshot of a commit if it is built already; never reads anything. */
+  builtSnapshot(commitId: string): Snapshot | undefined;
 }

@@ -37,3 +37,18 @@ export async function settingsAt(repository: RepositoryReader, commitId: string)
     throw error;
   }
 }
+
+/**
+ * The settings at a commit without building its snapshot (issue 22): from the snapshot when it is
+ * built, else read alone (and kept by commit id). For operations that read no key of the head
+ * (history): the first history page of a new server need not parse every key of the head to
+ * learn who may read it.
+ */
+export async function settingsWithoutSnapshot(repository: RepositoryReader, commitId: string): Promise<RepoSettings> {
+  const built = repository.builtSnapshot(commitId);
+  if (built) return built.settings;
+  const cache = repository.caches.settingsOfCommits;
+  let settings = cache.get(commitId);
+  if (!settings) cache.set(commitId, (settings = (await readSettings(repository, commitId)).settings));
+  return settings;
+}

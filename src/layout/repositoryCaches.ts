@@ -7,7 +7,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { ParsedCommit, TreeEntry } from '../git/gitObjects.js';
-import type { KeyRecord } from '../domain/model.js';
+import type { KeyRecord, RepoSettings } from '../domain/model.js';
 import type { Snapshot } from './snapshot.js';
 
 /** Snapshots kept besides the newest: enough for reads that started before a push. */
@@ -16,6 +16,8 @@ export const SNAPSHOTS_KEPT = 4;
 export const COMMIT_BYTES_KEPT = 16 * 1024 * 1024;
 /** Parsed trees and key documents each, for diffs and history (see treeDiff.ts). */
 export const PARSED_OBJECTS_KEPT = 4096;
+/** Settings read without a snapshot, by commit (the heads history was asked of lately). */
+export const SETTINGS_KEPT = 16;
 /** What tag objects come to (peeled tags). */
 export const PEELED_TAGS_KEPT = 10_000;
 
@@ -50,10 +52,13 @@ export class RepositoryCaches {
     sizeCalculation: (commit) => COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
   });
   readonly peeledTags = new LRUCache<string, PeeledTag>({ max: PEELED_TAGS_KEPT });
-  readonly trees = new LRUCache<string, Promise<TreeEntry[]>>({ max: PARSED_OBJECTS_KEPT });
+  /** Trees as stored (their bytes: treePairs.ts compares them where they lie). */
+  readonly trees = new LRUCache<string, Promise<Buffer>>({ max: PARSED_OBJECTS_KEPT });
   readonly keys = new LRUCache<string, Promise<KeyRecord>>({ max: PARSED_OBJECTS_KEPT });
   /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
-  readonly treesOfSnapshots = new LRUCache<string, () => TreeEntry[]>({ max: PARSED_OBJECTS_KEPT });
+  readonly treesOfSnapshots = new LRUCache<string, () => Buffer>({ max: PARSED_OBJECTS_KEPT });
+  /** Settings read alone (readSettings.ts), by commit id: what a history request's access check needs. */
+  readonly settingsOfCommits = new LRUCache<string, RepoSettings>({ max: SETTINGS_KEPT });
   /** Snapshots whose trees were offered to `treesOfSnapshots` already (weak: gone with the snapshot). */
   readonly learnedSnapshots = new WeakSet<Snapshot>();
   private readonly slots = new Map<CacheSlot<{}>, LRUCache<string, {}>>();

@@ -10,7 +10,7 @@
  */
 import { contextId, type Context } from '../domain/context.js';
 import { fileId, type KeyRecord } from '../domain/model.js';
-import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from '../git/gitObjects.js';
+import { BLOB_MODE, isTreeEntry, serializeTree, TREE_MODE, type TreeEntry } from '../git/gitObjects.js';
 import {
   decodeFilePath,
   FILES_FOLDER,
@@ -27,6 +27,7 @@ import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
 import type { ObjectReader, RepositoryReader } from './objectReader.js';
 import type { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
+import { changedEntries, type EntryPair } from '../git/treePairs.js';
 
 export interface KeyChange {
   /** The key's id (lower-cased name). */
@@ -74,13 +75,31 @@ export interface DiffSides {
 }
 
 const MANAGED = new Set([SETTINGS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+const EMPTY_TREE = Buffer.alloc(0);
+
+/**
+ * The shards of key ids met, so that checking a key document's shard hashes its id once, not once
+ * per commit that changed it (a SHA-1 call was a tenth of a history page). A pure function's
+ * memory, not a repository's: cleared whole when it reaches its bound.
+ */
+const SHARDS = new Map<string, string>();
+const SHARDS_KEPT = 20_000;
+
+function shardOf(id: string): string {
+  let shard = SHARDS.get(id);
+  if (shard === undefined) {
+    if (SHARDS.size >= SHARDS_KEPT) SHARDS.clear();
+    SHARDS.set(id, (shard = keyShard(id)));
+  }
+  return shard;
+}
 
 
 /**
- * Parsed trees and key documents by object id, kept in the repository's caches
- * (repositoryCaches.ts, bounded there). Walking history newest first, the "before" side of one
- * commit is the "after" side of an older one, so each tree and each key version is read once
- * rather than twice. Promises are kept, so concurrent diffs share a read.
+ * Trees (their stored bytes: see treePairs.ts) and parsed key documents by object id, kept in the
+ * repository's caches (repositoryCaches.ts, bounded there). Walking history newest first, the
+ * "before" side of one commit is the "after" side of an older one, so each tree and each key
+ * version is read once rather than twice. Promises are kept, so concurrent diffs share a read.
  */
 class ParsedObjects {
   private readonly trees: RepositoryCaches['trees'];
@@ -114,7 +133,7 @@ class ParsedObjects {
       ...(snapshot.contextGroupsBlobId ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }] : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,
-    ].sort(compareTreeEntries)); // in git's order, as the pairing in changed() needs
+    ]);
     if (snapshot.keysTreeId) {
       this.offer(snapshot.keysTreeId, () => [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })));
     }
@@ -128,18 +147,20 @@ class ParsedObjects {
     }
   }
 
+  /** The tree's bytes are made again from the snapshot's entries (serializeTree puts them in git's order). */
   private offer(oid: string, entries: () => TreeEntry[]): void {
     if (this.trees.has(oid) || this.fromSnapshots.has(oid)) return;
-    this.fromSnapshots.set(oid, () => entries().sort(compareTreeEntries));
+    this.fromSnapshots.set(oid, () => serializeTree(entries()));
   }
 
-  tree(oid: string): Promise<TreeEntry[]> {
+  /** A tree's stored bytes. */
+  tree(oid: string): Promise<Buffer> {
     return this.remember(this.trees, oid, async () => {
       const known = this.fromSnapshots.get(oid);
       if (known) return known();
       const object = await this.objects.read(oid);
       if (object.type !== 'tree') throw new Error(`object ${oid.slice(0, 12)} is a ${object.type}, not a tree`);
-      return parseTree(object.content);
+      return object.content;
     });
   }
 
@@ -202,24 +223,11 @@ class TreeDiff {
    * The entries that differ between two trees, paired by name (and kind: a file and a folder of
    * the same name are two entries), in one pass over both: git keeps a tree's entries sorted.
    */
-  private async changed(before: string | undefined, after: string | undefined): Promise<[TreeEntry | undefined, TreeEntry | undefined][]> {
+  private async changed(before: string | undefined, after: string | undefined): Promise<EntryPair[]> {
     if (before === after) return [];
-    const b = before === undefined ? [] : await this.objects.tree(before);
-    const a = after === undefined ? [] : await this.objects.tree(after);
-    const out: [TreeEntry | undefined, TreeEntry | undefined][] = [];
-    let i = 0;
-    let j = 0;
-    while (i < b.length || j < a.length) {
-      const order = i === b.length ? 1 : j === a.length ? -1 : compareTreeEntries(b[i], a[j]);
-      if (order < 0) out.push([b[i++], undefined]);
-      else if (order > 0) out.push([undefined, a[j++]]);
-      else {
-        if (b[i].oid !== a[j].oid || b[i].mode !== a[j].mode) out.push([b[i], a[j]]);
-        i++;
-        j++;
-      }
-    }
-    return out;
+    const b = before === undefined ? EMPTY_TREE : await this.objects.tree(before);
+    const a = after === undefined ? EMPTY_TREE : await this.objects.tree(after);
+    return changedEntries(b, a);
   }
 
   /** The entry if it is a folder; a problem (and nothing) if it is a file where a folder belongs. */
@@ -257,7 +265,7 @@ class TreeDiff {
     try {
       // Parsed once per blob: the same document at another path is checked below all the same.
       const record = await this.objects.key(entry.oid, where);
-      const expected = keyShard(record.key.toLowerCase());
+      const expected = shardOf(record.key.toLowerCase());
       if (expected !== shard) {
         this.problems.push(`${where}: key ${record.key} belongs in ${KEYS_FOLDER}/${expected}`);
         return undefined;

@@ -16,7 +16,7 @@
 import { afterQueuedWatchEvents } from '../disk/changeWatch.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import type { GitRepository } from '../disk/repository.js';
-import { readSettings, settingsAt } from '../layout/readSettings.js';
+import { readSettings, settingsAt, settingsWithoutSnapshot } from '../layout/readSettings.js';
 import type { TokenRecord } from '../disk/tokenStore.js';
 import { ServiceError } from './errors.js';
 import { requireRepository } from './repositories.js';
@@ -35,6 +35,8 @@ export interface AccessRequest {
   readonly token?: string;
   /** How the request is named in a refusal (`POST /rest/push`). */
   readonly what: string;
+  /** The read needs no key of the head (history): its settings are then read without building its snapshot. */
+  readonly settingsOnly?: boolean;
 }
 
 export interface AccessGrant {
@@ -114,7 +116,12 @@ export class AccessPolicy {
     }
     const head = repository.head();
     // A clone reads the settings alone: it need not wait for every key to be parsed, nor fail on a broken key file.
-    const settings = operation === 'clone' ? (await readSettings(repository, head)).settings : await settingsAt(repository, head);
+    const settings =
+      operation === 'clone'
+        ? (await readSettings(repository, head)).settings
+        : request.settingsOnly
+          ? await settingsWithoutSnapshot(repository, head)
+          : await settingsAt(repository, head);
     if (operation === 'write') {
       if (!settings.tokenFreePush) return refuse('forbidden', `repository ${repository.fullName} does not allow push without a Client-Token`);
       return { allowed: true, repository, head };

@@ -9,6 +9,7 @@ import { commitInfo } from '../layout/history.js';
 import type { GitRepository } from '../disk/repository.js';
 import { commitSummary, type CommitSummary } from './commitChanges.js';
 import { resolveCommitId } from './points.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 export const MAX_HISTORY_LIMIT = 1000;
@@ -48,12 +49,18 @@ export async function history(repository: GitRepository, head: string, query: Hi
   }
   const matches = matcher(query);
   const commits: CommitSummary[] = [];
+  const slices = new TimeSlices();
   while (next !== undefined) {
-    // The next commits along first parents, summarized together so their reads overlap.
+    // The next commits along first parents, then their summaries, one at a time with a turn of the
+    // event loop every time slice (timeSlices.ts), so that other requests wait no more than that.
     const batch: string[] = [];
     const size = query.key === undefined && query.file === undefined ? query.limit - commits.length : FILTERED_BATCH;
     for (; next !== undefined && batch.length < size; next = (await commitInfo(repository, next)).parents[0]) batch.push(next);
-    const summaries = await Promise.all(batch.map((id) => commitSummary(repository, id)));
+    const summaries: CommitSummary[] = [];
+    for (const id of batch) {
+      summaries.push(await commitSummary(repository, id));
+      await slices.pause(); // a page of commits never summarized is tens of milliseconds of work
+    }
     for (const summary of summaries) {
       if (!matches(summary)) continue;
       commits.push(summary);
