@@ -25,6 +25,17 @@ interface Layout {
   readonly largeOffsets?: number;
 }
 
+/**
+ * The number of objects an index lists, from its first 1,032 bytes (header and fan-out table)
+ * alone: what the pack merge sorts packs by, without reading whole indexes.
+ */
+export function indexedObjectCount(start: Buffer): number {
+  const v2 = start.length >= 8 && start.readUInt32BE(0) === V2_MAGIC;
+  const fanout = v2 ? 8 : 0;
+  if (start.length < fanout + FANOUT) throw new PackIndexFormatError('pack index is cut short');
+  return start.readUInt32BE(fanout + FANOUT - 4);
+}
+
 function layoutOf(index: Buffer): { layout: Layout; count: number } {
   if (index.length >= 8 && index.readUInt32BE(0) === V2_MAGIC) {
     if (index.readUInt32BE(4) !== 2) throw new PackIndexFormatError(`pack index version ${index.readUInt32BE(4)} is unknown`);
@@ -112,6 +123,18 @@ export class PackIndex {
     return found;
   }
 
+  /** The id of the `position`-th object in id order. */
+  idAt(position: number): Buffer {
+    const at = this.layout.ids + position * this.layout.idStride;
+    return this.index.subarray(at, at + 20);
+  }
+
+  /** The CRC-32 of the `position`-th object's stored bytes; undefined in a version 1 index, which has none. */
+  crcAt(position: number): number | undefined {
+    if (this.layout.largeOffsets === undefined) return undefined;
+    return this.index.readUInt32BE(this.layout.ids + this.count * 20 + position * 4);
+  }
+
   /** Where the entry starting at `offset` ends: the next entry's start, or the pack's checksum. */
   endOf(offset: number): number {
     let low = 0;
@@ -124,7 +147,8 @@ export class PackIndex {
     return this.sortedOffsets[low];
   }
 
-  private offsetAt(position: number): number {
+  /** The offset in the pack of the `position`-th object in id order. */
+  offsetAt(position: number): number {
     const { offsets, offsetStride, largeOffsets } = this.layout;
     const small = this.index.readUInt32BE(offsets + position * offsetStride);
     if (largeOffsets === undefined || !(small & 0x80000000)) return small;
