@@ -12,6 +12,7 @@ import { applyDelta } from '../git/delta.js';
 import type { ObjectType } from '../git/gitObjects.js';
 import { PackIndex } from '../git/packIndex.js';
 import { inflateObject } from '../git/objectCompression.js';
+import { PackFormatError } from '../git/errors.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -25,10 +26,6 @@ const BASE_CACHE_SIZE = 128;
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
-
-export class PackFormatError extends Error {
-  readonly code = 'PackFormat';
-}
 
 /** Reads an object of another pack or a loose one: the base of a REF_DELTA entry. */
 export type BaseReader = (oid: Buffer) => StoredObject | undefined;

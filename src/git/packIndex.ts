@@ -4,13 +4,10 @@
  * the index's fan-out bucket, and where each entry's stored bytes end (the next entry's offset),
  * so an entry can be inflated from exactly its own bytes.
  */
+import { PackIndexFormatError } from './errors.js';
 
 const V2_MAGIC = 0xff744f63;
 const FANOUT = 256 * 4;
-
-export class PackIndexFormatError extends Error {
-  readonly code = 'PackIndexFormat';
-}
 
 /** Where the parts of an index live: the fan-out table, the object ids, their offsets. */
 interface Layout {

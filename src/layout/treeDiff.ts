@@ -11,17 +11,7 @@
 import { contextId, type Context } from '../domain/context.js';
 import { fileId, type KeyRecord } from '../domain/model.js';
 import { BLOB_MODE, compareTreeEntries, isTreeEntry, parseTree, TREE_MODE, type TreeEntry } from '../git/gitObjects.js';
-import {
-  decodeFilePath,
-  FILES_FOLDER,
-  INACTIVE_FILES_FOLDER,
-  KEYS_FOLDER,
-  keyShard,
-  parseContextFolderName,
-  parseKey,
-  SECURITY_GROUPS_FILE,
-  SETTINGS_FILE,
-} from './layout.js';
+import { decodeFilePath, FILES_FOLDER, INACTIVE_FILES_FOLDER, KEYS_FOLDER, keyShard, parseContextFolderName, parseKey, SECURITY_GROUPS_FILE, SETTINGS_FILE } from './layout.js';
 import type { LRUCache } from 'lru-cache';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
 import type { ObjectReader, RepositoryReader } from './objectReader.js';
