@@ -125,7 +125,12 @@ export class ObjectStore {
    * objects of the prefix's folder: what a short commit id names, as `git rev-parse` finds it.
    */
   idsWithPrefix(prefix: string, limit: number): string[] {
-    this.rescanPacks();
+    try {
+      this.rescanPacks();
+    } catch (error) {
+      if (!isDamage(error)) throw error;
+      throw new RepositoryDamagedError(this.repository, prefix, `cannot be looked up (${(error as Error).message})`);
+    }
     const found = new Set<string>();
     for (const pack of this.packs!.values()) {
       for (const id of pack.idsWithPrefix(prefix, limit)) found.add(id);

@@ -358,6 +358,29 @@ describe('damaged objects', () => {
     await expectHistoryDamage(name, [blob]);
   });
 
+  it('a pack index cut short (PackIndexFormatError): 409 naming the repository, for reads, pushes and short commit ids', async () => {
+    const name = 'damage/index';
+    const { gitdir } = await damagedRepository(name);
+    const head = headOf(dir.path, name);
+    const all = git(gitdir, 'rev-list', '--objects', '--all').split('\n').filter(Boolean).map((line) => line.slice(0, 40));
+    git(gitdir, 'repack', '-a', '-d', '-f', '-q');
+    const folder = join(gitdir, 'objects/pack');
+    const [index] = fs.readdirSync(folder).filter((f) => f.endsWith('.idx'));
+    fs.chmodSync(join(folder, index), 0o644);
+    fs.truncateSync(join(folder, index), 600);
+    await expectDamageAnswer(name, gitdir, all);
+    const server = await startTestServer(dir.path);
+    try {
+      const answer = await fetch(`${server.url}/rest/diff/${name}`, { headers: { From: head.slice(0, 9) } });
+      const body = await answer.text();
+      expect(answer.status, body).toBe(409);
+      expect(JSON.parse(body)).toMatchObject({ error: 'repository_damaged', repository: name });
+      expect(body).not.toContain(dir.path);
+    } finally {
+      await server.close();
+    }
+  });
+
   /** The history of the damaged repository: 409 repository_damaged naming it and the object, no path, logged as damage. */
   async function expectHistoryDamage(name: string, objects: readonly string[]): Promise<void> {
     const server = await startTestServer(dir.path);
