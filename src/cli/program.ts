@@ -10,7 +10,6 @@ import { ServiceError } from '../service/errors.js';
 import { parseFullName } from '../service/repositories.js';
 import type { SettingsChange } from '../service/repositorySettings.js';
 import { unreadableLines } from './unreadable.js';
-import { FolderError } from '../disk/folders.js';
 import { searchedFolder } from './reposFolder.js';
 import { resolveServeOptions } from './serveConfig.js';
 import { administrationFor, reposOption, withTarget } from './adminTarget.js';
@@ -22,6 +21,8 @@ import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
 import { addClientCommands } from './clientCommands.js';
 import { addAccessCommands } from './accessCommands.js';
+import { FolderError } from '../disk/errors.js';
+import { ErrorCode } from '../domain/errors.js';
 
 
 /** The version of package.json, for `cfghub --version` (dist/cli/ and src/cli/ are both two levels down). */
@@ -256,9 +257,9 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof ServiceError) {
       // What was not found was looked for in a folder that depends on the options and the current folder: name it.
       const folder = searchedFolder();
-      const where = error.code === 'not_found' && /^repository \S+ does not exist$/.test(error.message) && folder ? ` in the repositories folder ${folder}` : '';
+      const where = error.code === ErrorCode.NotFound && /^repository \S+ does not exist$/.test(error.message) && folder ? ` in the repositories folder ${folder}` : '';
       process.stderr.write(`cfghub: ${error.message}${where}\n`);
-      return error.code === 'invalid_argument' ? 2 : 1;
+      return error.code === ErrorCode.InvalidArgument ? 2 : 1;
     }
     if (error instanceof FolderError) {
       process.stderr.write(`cfghub: ${error.message}\n`); // the user's own folder: named whole

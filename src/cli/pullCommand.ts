@@ -18,6 +18,7 @@ import type { PullFormat } from '../client/index.js';
 import { PULL_FORMATS } from '../domain/renderings.js';
 import { ServiceError } from '../service/errors.js';
 import { asCliError, remote, remoteClient, serverOf, withRemoteOptions } from './remote.js';
+import { ErrorCode } from '../domain/errors.js';
 
 /** Writes `text` to `path` through a temporary file beside it: readers see the old file or the new one, never a mix. */
 export async function writeAtomically(path: string, text: string): Promise<void> {
@@ -72,7 +73,7 @@ async function pullOnce(fullName: string, options: PullCommandOptions): Promise<
     if (!output) process.stdout.write(answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`);
     else await writeAtomically(output, answer.text);
   } catch (error) {
-    if (output && error instanceof ServiceError && error.code === 'unavailable' && currentContent(output) !== undefined) {
+    if (output && error instanceof ServiceError && error.code === ErrorCode.Unavailable && currentContent(output) !== undefined) {
       throw new ServiceError('unavailable', `${error.message}; keeping the last good copy in ${options.output}`);
     }
     throw error;

@@ -6,6 +6,7 @@
 import { Option, type Command } from 'commander';
 import { Client, ClientError, ConnectionError, PushRefusedError } from '../client/index.js';
 import { ServiceError } from '../service/errors.js';
+import { ErrorCode } from '../domain/errors.js';
 
 export interface RemoteOptions {
   readonly server?: string;
@@ -41,7 +42,7 @@ export function remoteClient(options: RemoteOptions): Client {
 /** A client's error as the CLI reports it: one line on stderr, exit 1 (2 for a bad argument). */
 export function asCliError(error: unknown): unknown {
   if (error instanceof PushRefusedError) return new ServiceError('conflict', `push refused: ${error.reason}`);
-  if (error instanceof ClientError) return new ServiceError(error.code === 'invalid_argument' && error.status === 0 ? 'invalid_argument' : 'unavailable', error.status ? `${error.message} (${error.status} ${error.code})` : error.message);
+  if (error instanceof ClientError) return new ServiceError(error.code === ErrorCode.InvalidArgument && error.status === 0 ? 'invalid_argument' : 'unavailable', error.status ? `${error.message} (${error.status} ${error.code})` : error.message);
   if (error instanceof ConnectionError) return new ServiceError('unavailable', error.message);
   return error;
 }

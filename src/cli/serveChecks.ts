@@ -4,7 +4,8 @@
  * that say what to do.
  */
 import { ServiceError } from '../service/errors.js';
-import { FolderError, makeFolders } from '../disk/folders.js';
+import { makeFolders } from '../disk/folders.js';
+import { FolderError } from '../disk/errors.js';
 
 /** Makes the repositories folder when missing; true if it made it. A ServiceError naming it otherwise. */
 export function prepareReposFolder(folder: string): boolean {

@@ -2,13 +2,13 @@
  * Admin tokens, stored hashed in `<repos>/.cfghub/admin-tokens.json`, beside the client tokens
  * and outside every repository: no clone or backup of a repository ever carries one. Admin
  * requests are rare, so the file is read on each one (a revoked token stops working at once);
- * updates take a lock file and replace the file by an atomic rename, like the client tokens.
+ * updates take the one lock primitive (lockedFileUpdate.ts) and rename the new content over the
+ * file, like the client tokens.
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { fsyncFolder, writeFileAtomic } from './durableFs.js';
-import { withFileLock } from './fileLock.js';
+import { updateLockedFile } from './lockedFileUpdate.js';
 
 export const adminTokenRecordSchema = z.strictObject({
   /** SHA-256 of the token, hex: tokens are 256 random bits, so a fast hash is enough. */
@@ -21,6 +21,9 @@ export const adminTokenRecordSchema = z.strictObject({
 export type AdminTokenRecord = z.infer<typeof adminTokenRecordSchema>;
 
 const fileSchema = z.strictObject({ adminTokens: z.array(adminTokenRecordSchema) });
+
+/** A lock older than this was left by a process that died mid-update (updates take milliseconds). */
+const ADMIN_LOCK = { staleMs: 10_000, owner: 'admin token store', mode: 0o600 };
 
 export class AdminTokenStore {
   private readonly folder: string;
@@ -46,11 +49,9 @@ export class AdminTokenStore {
   /** Replaces the records by `change(records)`, under the lock, durably. Returns what `change` returned. */
   async update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
     await fs.promises.mkdir(this.folder, { recursive: true, mode: 0o700 });
-    return withFileLock(`${this.path}.lock`, async () => {
+    return updateLockedFile(this.folder, 'admin-tokens.json', 'the admin token store', ADMIN_LOCK, () => {
       const { records, result } = change(this.all());
-      await writeFileAtomic(this.path, `${JSON.stringify({ adminTokens: records }, null, 2)}\n`, 0o600);
-      await fsyncFolder(this.folder);
-      return result;
+      return { content: `${JSON.stringify({ adminTokens: records }, null, 2)}\n`, result };
     });
   }
 }

@@ -22,7 +22,9 @@ import { fsNow } from './fsClock.js';
 import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
 import { STALE_LOCK_MS } from './refs.js';
-import { assemblePack, packIndexCount, readPackEntries, type PackEntry } from '../git/packWriter.js';
+import { assemblePack, type PackEntry } from '../git/packWriter.js';
+import { readPackEntries } from '../git/packEntries.js';
+import { indexedObjectCount } from '../git/packIndex.js';
 
 /** Merging starts when there are more packs than this. */
 export const PACKS_BEFORE_MERGE = 8;
@@ -51,7 +53,7 @@ function mergeablePacks(folder: string): PackFile[] {
     } finally {
       fs.closeSync(handle);
     }
-    packs.push({ base, objects: packIndexCount(header) });
+    packs.push({ base, objects: indexedObjectCount(header) });
   }
   return packs.sort((a, b) => a.objects - b.objects);
 }

@@ -11,10 +11,7 @@ import { BLOB_MODE, encodeObject, serializeCommit, serializeTree, type Signature
 import { BRANCH_REF, serializeSettings, SETTINGS_FILE } from '../layout/layout.js';
 import { makeFolders } from './folders.js';
 import { ObjectStore } from './objectStore.js';
-
-export class RepositoryExistsError extends Error {
-  readonly code = 'RepositoryExists';
-}
+import { RepositoryExistsError } from './errors.js';
 
 const GIT_CONFIG = `[core]
 \trepositoryformatversion = 0

@@ -6,17 +6,7 @@
  */
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
-
-export class FolderError extends Error {
-  readonly code = 'FolderError';
-  constructor(
-    message: string,
-    /** The folder that could not be made or is not a folder. */
-    readonly folder: string,
-  ) {
-    super(message);
-  }
-}
+import { FolderError } from './errors.js';
 
 function kindOf(path: string): 'folder' | 'other' | 'missing' {
   try {

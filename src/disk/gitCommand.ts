@@ -4,13 +4,7 @@
  * is a typed error the adapters turn into a clear answer (HTTP 503), never a crash.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-
-export class GitUnavailableError extends Error {
-  readonly code = 'GitUnavailable';
-  constructor() {
-    super('git is not installed on the server (it must be on the PATH to serve clones and repack repositories)');
-  }
-}
+import { GitUnavailableError } from './errors.js';
 
 /**
  * The environment git runs in: the server's PATH and HOME (so git finds its helpers and the

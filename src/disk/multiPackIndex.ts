@@ -9,8 +9,9 @@
  * deletion and finished after it leaves (git has that race between its own commands too).
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
-import { removeStaleLock } from './refs.js';
+import { dirname, join } from 'node:path';
+import { LockFile } from './refs.js';
+import { repositoryNameOf } from './storageFaults.js';
 
 export const MULTI_PACK_INDEX = 'multi-pack-index';
 
@@ -55,29 +56,17 @@ export async function clearMultiPackIndex(folder: string): Promise<void> {
 
 /**
  * Runs `work` holding `multi-pack-index.lock`, so no git writes the index meanwhile; undefined
- * (and `work` not run) if git holds it now.
+ * (and `work` not run) if git holds it now. The lock is the one primitive (LockFile), never
+ * written, only held: a git that died holding it goes by the same rule as a ref's lock (stale on
+ * the file system's clock), or it would stop every deletion for good.
  */
 export async function withIndexLock<T>(folder: string, work: () => Promise<T>): Promise<T | undefined> {
-  const lock = join(folder, `${MULTI_PACK_INDEX}.lock`);
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(lock, 'wx', 0o644);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // A git that died holding the lock would stop every deletion for good: such a lock goes
-    // by the same rule as a ref's (stale on the file system's clock).
-    if (!(await removeStaleLock(lock))) return undefined;
-    try {
-      handle = await fs.promises.open(lock, 'wx', 0o644);
-    } catch {
-      return undefined;
-    }
-  }
-  await handle.close();
+  const lock = await LockFile.acquire(folder, MULTI_PACK_INDEX, { owner: repositoryNameOf(dirname(dirname(folder))) });
+  if (lock === 'locked') return undefined;
   try {
     return await work();
   } finally {
-    await fs.promises.unlink(lock).catch(() => undefined);
+    await lock.release();
   }
 }
 

@@ -32,17 +32,11 @@ import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
 import { buildPack, type Pack } from '../git/packWriter.js';
-import { RepositoryDamagedError, repositoryNameOf } from './storageFaults.js';
+import { GitFormatError } from '../git/errors.js';
+import { repositoryNameOf } from './storageFaults.js';
+import { ObjectNotFoundError, RepositoryDamagedError } from './errors.js';
 
 export type { StoredObject } from './packFile.js';
-
-/** An object the repository does not hold: a 404 where a caller named it, damage where the repository should hold it. */
-export class ObjectNotFoundError extends RepositoryDamagedError {
-  override readonly code = 'ObjectNotFound';
-  constructor(repository: string, oid: string) {
-    super(repository, oid, 'is missing');
-  }
-}
 
 /** Prefix of the temporary files of packs being written (not `tmp_`: `git prune` removes those). */
 export const TEMPORARY_PREFIX = '.cfghub-tmp-';
@@ -58,15 +52,14 @@ export interface PackKeep {
 /** How often a read that finds nothing lists the pack folder again before the object counts as missing. */
 const RESCANS = 3;
 
-/** Errors of reading a stored object that mean its bytes are damaged. */
+/** Node's error codes of zlib and of reading past a buffer: a stored object's bytes are damaged. */
+const DAMAGE_CODES: readonly string[] = ['ERR_OUT_OF_RANGE', 'ERR_BUFFER_OUT_OF_BOUNDS'];
+
+/** Errors of reading a stored object that mean its bytes are damaged: git's formats broken, zlib's stream, a read past the end. */
 function isDamage(error: unknown): boolean {
+  if (error instanceof GitFormatError || error instanceof RangeError) return true;
   const code = (error as { code?: unknown })?.code;
-  return (
-    error instanceof RangeError ||
-    code === 'PackFormat' ||
-    (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_ZLIB') || code === 'ERR_OUT_OF_RANGE' || code === 'ERR_BUFFER_OUT_OF_BOUNDS')) ||
-    /pack index|malformed|delta/i.test((error as Error)?.message ?? '')
-  );
+  return typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_ZLIB') || DAMAGE_CODES.includes(code));
 }
 
 function unwrap(wrapped: Buffer): StoredObject {
@@ -132,7 +125,12 @@ export class ObjectStore {
    * objects of the prefix's folder: what a short commit id names, as `git rev-parse` finds it.
    */
   idsWithPrefix(prefix: string, limit: number): string[] {
-    this.rescanPacks();
+    try {
+      this.rescanPacks();
+    } catch (error) {
+      if (!isDamage(error)) throw error;
+      throw new RepositoryDamagedError(this.repository, prefix, `cannot be looked up (${(error as Error).message})`);
+    }
     const found = new Set<string>();
     for (const pack of this.packs!.values()) {
       for (const id of pack.idsWithPrefix(prefix, limit)) found.add(id);

@@ -13,6 +13,7 @@ import type { ObjectType } from '../git/gitObjects.js';
 import { PackIndex } from '../git/packIndex.js';
 import { inflateObject } from '../git/objectCompression.js';
 import { PackBases } from './deltaBases.js';
+import { PackFormatError } from '../git/errors.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -24,10 +25,6 @@ const IN_MEMORY_LIMIT = 32 * 1024 * 1024;
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
-
-export class PackFormatError extends Error {
-  readonly code = 'PackFormat';
-}
 
 /** Reads an object of another pack or a loose one: the base of a REF_DELTA entry. */
 export type BaseReader = (oid: Buffer) => StoredObject | undefined;

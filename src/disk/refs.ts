@@ -142,7 +142,7 @@ export interface LockFileOptions {
  * it away however long it is held. A lock left by a dead process is removed once stale on the file
  * system's clock, renamed aside first and checked by inode (removeStaleLock), so two writers never
  * both break it and none removes another's fresh lock. Used for refs (RefLock), `packed-refs`
- * (tags.ts) and the token file (tokenStore.ts).
+ * (tags.ts), git's `multi-pack-index` (multiPackIndex.ts) and the token files (lockedFileUpdate.ts).
  */
 export class LockFile {
   private released = false;

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { isValidName } from '../domain/names.js';
 import { GitRepository } from './repository.js';
+import { AmbiguousRepositoryError } from './errors.js';
 
 export interface RepositoryLocation {
   readonly account: string;
@@ -23,24 +24,6 @@ const SUFFIX = '.git';
  * names already served.
  */
 const RECHECK_MS = 1_000;
-
-/**
- * Two folders hold one repository name (names are unique without regard to case, contract
- * section 3): neither is served until one is removed or renamed. `folders` are relative to the
- * repositories folder, never absolute paths.
- */
-export class AmbiguousRepositoryError extends Error {
-  readonly code = 'AmbiguousRepository';
-  constructor(
-    readonly fullName: string,
-    readonly folders: readonly string[],
-  ) {
-    super(
-      `repository ${fullName} is stored in ${folders.length} folders whose names differ only in case (${folders.join(', ')}); ` +
-        'names are unique without regard to case: remove or rename all but one',
-    );
-  }
-}
 
 function realFolders(path: string): string[] {
   try {

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './changeWatch.js';
-import { BRANCH_REF, LayoutError } from '../layout/layout.js';
+import { BRANCH_REF } from '../layout/layout.js';
 import { Maintenance } from './maintenance.js';
 import { ObjectStore } from './objectStore.js';
 import { readSnapshot } from '../layout/readSnapshot.js';
@@ -18,14 +18,8 @@ import { RepositoryCaches } from '../layout/repositoryCaches.js';
 import type { Snapshot } from '../layout/snapshot.js';
 import type { StagedCommit } from '../layout/stageCommit.js';
 import { asStorageFault } from './storageFaults.js';
-
-/** The repository's folder is gone, or was replaced by something that is not a real folder. */
-export class RepositoryGoneError extends Error {
-  readonly code = 'RepositoryGone';
-  constructor(readonly fullName: string) {
-    super(`repository ${fullName} does not exist`);
-  }
-}
+import { LayoutError } from '../layout/errors.js';
+import { RepositoryGoneError } from './errors.js';
 
 export interface RepositoryOptions {
   /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */

@@ -15,10 +15,10 @@ import { isoSeconds } from '../domain/dates.js';
 import { isValidName } from '../domain/names.js';
 import { fsyncFolder } from './durableFs.js';
 import { encodeObject, parseCommit, parseTag, serializeTag, type Signature } from '../git/gitObjects.js';
-import { ObjectNotFoundError } from './objectStore.js';
 import { BUSY, retryWhileBusy } from './lockRetry.js';
 import { LockFile, packedRefs, readRef, RefLock } from './refs.js';
 import type { GitRepository } from './repository.js';
+import { ObjectNotFoundError } from './errors.js';
 
 export const TAGS_PREFIX = 'refs/tags/';
 

@@ -1,15 +1,14 @@
 /**
  * Client tokens, stored hashed in `<repos>/.cfghub/tokens.json`: outside every repository, so no
  * clone or backup of a repository ever carries a token or its hash. The CLI and servers may
- * update it at the same time: each update takes `tokens.json.lock` (a LockFile, as refs are
- * locked), re-reads the file, writes the new content into the lock and renames it over the file. Readers see a change at once (the cache is keyed by inode).
+ * update it at the same time: each update takes `tokens.json.lock` (lockedFileUpdate.ts: the
+ * one lock primitive, as refs are locked), re-reads the file, writes the new content into the lock and renames it over the file. Readers see a change at once (the cache is keyed by inode).
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ChangeWatch } from './changeWatch.js';
-import { BUSY, retryWhileBusy } from './lockRetry.js';
-import { LockFile } from './refs.js';
+import { updateLockedFile } from './lockedFileUpdate.js';
 
 export const tokenRecordSchema = z.strictObject({
   /** SHA-256 of the token, hex. Tokens are 256 random bits, so a fast hash is enough. */
@@ -37,10 +36,6 @@ const fileSchema = z.strictObject({ tokens: z.array(tokenRecordSchema) });
 
 /** A lock older than this was left by a process that died mid-update (updates take milliseconds). */
 const STALE_LOCK_MS = 10_000;
-
-export class TokenStoreBusyError extends Error {
-  readonly code = 'TokenStoreBusy';
-}
 
 export class TokenStore {
   private readonly folder: string;
@@ -101,21 +96,16 @@ export class TokenStore {
   /** Replaces the records by `change(records)`, under the lock, durably. Returns what `change` returned. */
   async update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
     await fs.promises.mkdir(this.folder, { recursive: true, mode: 0o700 });
-    const lock = await retryWhileBusy(async () => {
-      const taken = await LockFile.acquire(this.folder, 'tokens.json', { staleMs: STALE_LOCK_MS, owner: 'token store', mode: 0o600 });
-      return taken === 'locked' ? BUSY : taken;
-    });
-    if (lock === BUSY) throw new TokenStoreBusyError('the token store is locked by another process');
+    const options = { staleMs: STALE_LOCK_MS, owner: 'token store', mode: 0o600 };
     try {
-      this.cached = undefined;
-      const { records, result } = change([...this.all()]);
-      await lock.write(`${JSON.stringify({ tokens: records }, null, 2)}\n`);
-      await lock.commit();
-      return result;
+      return await updateLockedFile(this.folder, 'tokens.json', 'the token store', options, () => {
+        this.cached = undefined;
+        const { records, result } = change([...this.all()]);
+        return { content: `${JSON.stringify({ tokens: records }, null, 2)}\n`, result };
+      });
     } finally {
       // Before the caller goes on, not when inotify tells: its next read must see this update.
       this.cached = undefined;
-      await lock.release();
     }
   }
 }

@@ -11,15 +11,10 @@
  * step per character.
  */
 
+import { GlobTooLongError } from './errors.js';
+
 /** Longest pattern accepted, in characters (a longer one is a 400, see MAX_GLOB_LENGTH's users). */
 export const MAX_GLOB_LENGTH = 256;
-
-export class GlobTooLongError extends Error {
-  readonly code = 'GlobTooLong';
-  constructor(readonly length: number) {
-    super(`Files-Glob has ${length} characters, more than the ${MAX_GLOB_LENGTH} allowed`);
-  }
-}
 
 const enum Kind {
   Char,
@@ -62,7 +57,7 @@ export class Glob {
 
   constructor(readonly pattern: string) {
     const chars = Array.from(pattern);
-    if (chars.length > MAX_GLOB_LENGTH) throw new GlobTooLongError(chars.length);
+    if (chars.length > MAX_GLOB_LENGTH) throw new GlobTooLongError(chars.length, MAX_GLOB_LENGTH);
     let dangling: number[] = [];
     const add = (state: State): number => {
       this.states.push(state);

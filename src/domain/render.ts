@@ -12,6 +12,7 @@
 import { keyId, KEY_REFERENCE } from './names.js';
 import type { FileRecord, KeyRecord, StoredValue } from './model.js';
 import { embedTooDeep, fileTooLarge, MAX_EMBED_DEPTH, MAX_RENDERED_FILE_CHARS } from './renderLimits.js';
+import { ReferenceCycleError } from './errors.js';
 
 /** ConfigHub's marker for a reference without a value, kept so existing clients recognise it. */
 export const MISSING_VALUE = '[ ERROR: No property value resolved ]';
@@ -34,13 +35,6 @@ export interface RenderedFile {
   readonly unresolved: readonly string[];
   /** Keys referenced whose value is sealed in a group the reader has not unlocked. */
   readonly encrypted: readonly string[];
-}
-
-export class ReferenceCycleError extends Error {
-  readonly code = 'ReferenceCycle';
-  constructor(readonly cycle: readonly string[]) {
-    super(`files embed each other in a cycle: ${cycle.join(' -> ')}`);
-  }
 }
 
 /** A file being rendered: its template cut at references, and what it has produced so far. */

@@ -4,16 +4,7 @@
  * with DataOutputStream.writeBytes, which keeps only the low byte of each character, so a
  * non-ASCII `é` arrives as the lone byte 0xE9, and a lenient decoder would store `caf\uFFFD`.
  */
-
-/** What is wrong with a body that is not valid UTF-8: the offset and value of its first bad byte. */
-export class InvalidUtf8Error extends Error {
-  constructor(
-    readonly offset: number,
-    readonly byte: number,
-  ) {
-    super(`byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset} does not begin a valid UTF-8 sequence`);
-  }
-}
+import { InvalidUtf8Error } from './errors.js';
 
 // Fatal decoders throw on the first invalid sequence; ignoreBOM keeps a BOM in the text (as
 // Buffer#toString does), so a body that begins with one stays invalid JSON rather than changing.

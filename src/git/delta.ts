@@ -3,10 +3,7 @@
  * `git gc` write): the sizes of base and result, then instructions that copy a range of the base
  * or insert literal bytes.
  */
-
-export class DeltaFormatError extends Error {
-  readonly code = 'DeltaFormat';
-}
+import { DeltaFormatError } from './errors.js';
 
 function readSize(delta: Buffer, at: { position: number }): number {
   let size = 0;

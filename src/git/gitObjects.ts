@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
+import { ObjectFormatError } from './errors.js';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
@@ -83,7 +84,7 @@ export function parseTree(content: Buffer): TreeEntry[] {
   while (at < content.length) {
     const space = content.indexOf(0x20, at);
     const nul = content.indexOf(0, space);
-    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object');
+    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new ObjectFormatError('malformed tree object');
     entries.push({
       mode: content.toString('latin1', at, space),
       name: content.toString('utf8', space + 1, nul),
@@ -147,7 +148,7 @@ export function parseCommit(content: Buffer): ParsedCommit {
       if (match) author = { name: match[1], email: match[2] };
     }
   }
-  if (!/^[0-9a-f]{40}$/.test(tree)) throw new Error('malformed commit object');
+  if (!/^[0-9a-f]{40}$/.test(tree)) throw new ObjectFormatError('malformed commit object');
   return { tree, parents, committedAt, author, message: end < 0 ? '' : text.slice(end + 2) };
 }
 
@@ -185,7 +186,7 @@ export function parseTag(content: Buffer): ParsedTag {
       taggedAt = time === undefined ? undefined : Number(time);
     }
   }
-  if (!/^[0-9a-f]{40}$/.test(object)) throw new Error('malformed tag object');
+  if (!/^[0-9a-f]{40}$/.test(object)) throw new ObjectFormatError('malformed tag object');
   let message = end < 0 ? '' : text.slice(end + 2);
   // A signed tag carries its signature at the end of the message.
   const signature = /^-----BEGIN (?:PGP|SSH) SIGNATURE-----$/m.exec(message);

@@ -4,13 +4,10 @@
  * the index's fan-out bucket, and where each entry's stored bytes end (the next entry's offset),
  * so an entry can be inflated from exactly its own bytes.
  */
+import { PackIndexFormatError } from './errors.js';
 
 const V2_MAGIC = 0xff744f63;
 const FANOUT = 256 * 4;
-
-export class PackIndexFormatError extends Error {
-  readonly code = 'PackIndexFormat';
-}
 
 /** Where the parts of an index live: the fan-out table, the object ids, their offsets. */
 interface Layout {
@@ -23,6 +20,17 @@ interface Layout {
   readonly offsetStride: number;
   /** Version 2 only: the table of 64-bit offsets past 2 GiB. */
   readonly largeOffsets?: number;
+}
+
+/**
+ * The number of objects an index lists, from its first 1,032 bytes (header and fan-out table)
+ * alone: what the pack merge sorts packs by, without reading whole indexes.
+ */
+export function indexedObjectCount(start: Buffer): number {
+  const v2 = start.length >= 8 && start.readUInt32BE(0) === V2_MAGIC;
+  const fanout = v2 ? 8 : 0;
+  if (start.length < fanout + FANOUT) throw new PackIndexFormatError('pack index is cut short');
+  return start.readUInt32BE(fanout + FANOUT - 4);
 }
 
 function layoutOf(index: Buffer): { layout: Layout; count: number } {
@@ -112,6 +120,18 @@ export class PackIndex {
     return found;
   }
 
+  /** The id of the `position`-th object in id order. */
+  idAt(position: number): Buffer {
+    const at = this.layout.ids + position * this.layout.idStride;
+    return this.index.subarray(at, at + 20);
+  }
+
+  /** The CRC-32 of the `position`-th object's stored bytes; undefined in a version 1 index, which has none. */
+  crcAt(position: number): number | undefined {
+    if (this.layout.largeOffsets === undefined) return undefined;
+    return this.index.readUInt32BE(this.layout.ids + this.count * 20 + position * 4);
+  }
+
   /** Where the entry starting at `offset` ends: the next entry's start, or the pack's checksum. */
   endOf(offset: number): number {
     let low = 0;
@@ -124,7 +144,8 @@ export class PackIndex {
     return this.sortedOffsets[low];
   }
 
-  private offsetAt(position: number): number {
+  /** The offset in the pack of the `position`-th object in id order. */
+  offsetAt(position: number): number {
     const { offsets, offsetStride, largeOffsets } = this.layout;
     const small = this.index.readUInt32BE(offsets + position * offsetStride);
     if (largeOffsets === undefined || !(small & 0x80000000)) return small;

@@ -104,38 +104,3 @@ export function assemblePack(entries: readonly PackEntry[]): Pack {
   index.push(indexChecksum.digest());
   return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat(parts), index: Buffer.concat(index) };
 }
-
-const INDEX_HEADER = 8 + 256 * 4;
-
-/** The number of objects a version 2 pack index lists. */
-export function packIndexCount(index: Buffer): number {
-  if (index.readUInt32BE(0) !== 0xff744f63 || index.readUInt32BE(4) !== 2) throw new Error('not a version 2 pack index');
-  return index.readUInt32BE(INDEX_HEADER - 4);
-}
-
-/**
- * The entries of a pack, by its index, in pack order, to copy into another pack as they are
- * (no inflating, no deflating). Undefined when the pack holds deltas (their bases are found by
- * offset, which copying would change) or offsets past 2 GiB: such packs, which git writes, are
- * left to git.
- */
-export function readPackEntries(pack: Buffer, index: Buffer): PackEntry[] | undefined {
-  const count = packIndexCount(index);
-  const listed: { oid: Buffer; crc: number; offset: number }[] = [];
-  for (let i = 0; i < count; i++) {
-    const offset = index.readUInt32BE(INDEX_HEADER + 24 * count + 4 * i);
-    if (offset & 0x80000000) return undefined;
-    const oid = index.subarray(INDEX_HEADER + 20 * i, INDEX_HEADER + 20 * i + 20);
-    listed.push({ oid, crc: index.readUInt32BE(INDEX_HEADER + 20 * count + 4 * i), offset });
-  }
-  listed.sort((a, b) => a.offset - b.offset);
-  const entries: PackEntry[] = [];
-  for (let i = 0; i < listed.length; i++) {
-    const { oid, crc, offset } = listed[i];
-    const type = (pack[offset] >> 4) & 7;
-    if (type < 1 || type > 4) return undefined;
-    const end = i + 1 < listed.length ? listed[i + 1].offset : pack.length - 20;
-    entries.push({ oid, crc, bytes: pack.subarray(offset, end) });
-  }
-  return entries;
-}

@@ -3,7 +3,6 @@
  * the matching status (contract section 4). Never a stack trace or a filesystem path.
  */
 import type { ServiceErrorCode } from '../service/errors.js';
-import type { LayoutError } from '../layout/layout.js';
 
 export interface ErrorDetail {
   readonly path: string;
@@ -35,6 +34,14 @@ export const STATUS_OF: Record<ServiceErrorCode, number> = {
   conflict: 409,
   precondition_failed: 412,
   unavailable: 503,
+  storage_full: 507,
+  repository_unwritable: 503,
+  repository_damaged: 409,
+  repository_content_invalid: 409,
+  repository_name_conflict: 409,
+  render_too_large: 409,
+  embed_too_deep: 409,
+  git_unavailable: 503,
 };
 
 /**
@@ -50,18 +57,14 @@ export const HTTP_CODE_OF: Record<ServiceErrorCode, string> = {
   conflict: 'conflict',
   precondition_failed: 'precondition_failed',
   unavailable: 'unavailable',
+  storage_full: 'insufficient_storage',
+  repository_unwritable: 'repository_unwritable',
+  repository_damaged: 'repository_damaged',
+  repository_content_invalid: 'repository_content_invalid',
+  repository_name_conflict: 'repository_name_conflict',
+  render_too_large: 'render_too_large',
+  embed_too_deep: 'embed_too_deep',
+  git_unavailable: 'git_unavailable',
 };
 
 export const badRequest = (message: string, details?: readonly ErrorDetail[]) => new HttpError(400, 'bad_request', message, details);
-
-/**
- * A repository whose commit breaks the layout (made with plain git, say): 409, since the request
- * is fine but the repository's content must be mended first. Names the file and the commit.
- */
-export function contentInvalid(error: LayoutError): HttpError {
-  return new HttpError(409, 'repository_content_invalid', error.message, undefined, {
-    ...(error.file ? { file: error.file } : {}),
-    ...(error.commit ? { commit: error.commit } : {}),
-  });
-}
-

@@ -20,6 +20,7 @@ import { errorAnswer } from './errorAnswer.js';
 import { HttpError } from './errors.js';
 import { header } from './headers.js';
 import { requireVisible } from './hidePrivate.js';
+import { ErrorCode } from '../domain/errors.js';
 
 const GIT_ROUTE_PREFIX = '/git';
 
@@ -86,7 +87,7 @@ function locate(ctx: AppContext, path: string): { repository: GitRepository; end
   try {
     repository = requireRepository(ctx.registry, match[1], match[2]);
   } catch (error) {
-    if (ctx.hidePrivate && error instanceof ServiceError && error.code === 'not_found') throw hiddenFromGit(match[1], match[2]);
+    if (ctx.hidePrivate && error instanceof ServiceError && error.code === ErrorCode.NotFound) throw hiddenFromGit(match[1], match[2]);
     throw error;
   }
   return { repository, endpoint: match[3] as UploadPackEndpoint | 'git-receive-pack', account: match[1], name: match[2] };
@@ -105,7 +106,7 @@ async function requireVisibleToGit(ctx: AppContext, req: Request, repository: Gi
   try {
     await requireVisible(ctx, req, repository, account, name, basicPassword(req) ?? header(req, 'Client-Token'));
   } catch (error) {
-    if (error instanceof ServiceError && error.code === 'not_found') throw hiddenFromGit(account, name);
+    if (error instanceof ServiceError && error.code === ErrorCode.NotFound) throw hiddenFromGit(account, name);
     throw error;
   }
 }

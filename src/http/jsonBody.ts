@@ -4,8 +4,9 @@
  */
 import express, { type Request, type Response } from 'express';
 import { jsonSyntaxProblem, lineAndColumn } from '../domain/jsonSyntax.js';
-import { decodeUtf8Strict, InvalidUtf8Error } from '../domain/utf8.js';
+import { decodeUtf8Strict } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
+import { InvalidUtf8Error } from '../domain/errors.js';
 
 /**
  * Reads a body, raw, within `limit` bytes; an empty Buffer when there is none.

@@ -20,7 +20,7 @@ import { pushAccess, type WriteAccess } from './pushAccess.js';
 import { readerKeyRing } from './securityProfile.js';
 import { KeyRing } from '../service/keyRing.js';
 import type { GroupKey } from '../service/sealing.js';
-import { LayoutError } from '../layout/layout.js';
+import { LayoutError } from '../layout/errors.js';
 
 /**
  * The groups the caller unlocked at the head (Security-Profile-Auth, the token's groups), derived

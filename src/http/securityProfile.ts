@@ -52,5 +52,5 @@ export async function readerKeyRing(req: Request, repository: GitRepository, com
   if (attempts.length === 0 && tokenKeys.length === 0) return KeyRing.EMPTY;
   const { securityGroups } = await repository.snapshot(commitId);
   if (securityGroups.length === 0) return KeyRing.EMPTY;
-  return KeyRing.of(securityGroups, tokenKeys).with(await unlockWithPasswords(repository.gitdir, securityGroups, attempts));
+  return KeyRing.of(securityGroups, tokenKeys, repository.fullName).with(await unlockWithPasswords(repository.gitdir, repository.fullName, securityGroups, attempts));
 }

@@ -6,8 +6,8 @@
  * it is now, since plain git may add commits at any time.
  */
 import { parseCommit, type ParsedCommit } from '../git/gitObjects.js';
-import { LayoutError } from './layout.js';
 import type { RepositoryReader } from './objectReader.js';
+import { LayoutError } from './errors.js';
 
 export interface CommitTimes {
   readonly parents: readonly string[];

@@ -26,6 +26,7 @@ import { keyId } from '../domain/names.js';
 import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
+import { LayoutError } from './errors.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
 export const SECURITY_GROUPS_FILE = 'security-groups.yaml';
@@ -135,27 +136,6 @@ export function serializeKey(key: KeyRecord): string {
     lines.push(`  - context: ${yamlString(v.context.join(';'))}`, `    value: ${yamlNullableString(v.value)}`, `    active: ${v.active}`);
   }
   return `${lines.join('\n')}\n`;
-}
-
-/**
- * Content that breaks the layout: a document that is not valid YAML or has an unknown field, a key
- * file in the wrong shard, a file in a place the layout has none. Names the file and the commit
- * when known, so a commit made with plain git can be found and mended.
- */
-export class LayoutError extends Error {
-  readonly code = 'LayoutError';
-  constructor(
-    message: string,
-    readonly file?: string,
-    public commit?: string,
-  ) {
-    super(message);
-  }
-
-  /** The same problem, its message prefixed by what it stopped. */
-  within(what: string): LayoutError {
-    return new LayoutError(`${what}: ${this.message}`, this.file, this.commit);
-  }
 }
 
 export function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): T {

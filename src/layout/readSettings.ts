@@ -7,8 +7,9 @@
 import type { RepoSettings } from '../domain/model.js';
 import { isTreeEntry, parseTree } from '../git/gitObjects.js';
 import { commitInfo } from './history.js';
-import { LayoutError, parseSettings, SETTINGS_FILE } from './layout.js';
+import { parseSettings, SETTINGS_FILE } from './layout.js';
 import type { RepositoryReader } from './objectReader.js';
+import { LayoutError } from './errors.js';
 
 export interface StoredSettings {
   readonly settings: RepoSettings;

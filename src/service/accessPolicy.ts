@@ -23,6 +23,7 @@ import { requireRepository } from './repositories.js';
 import type { GroupKey } from './sealing.js';
 import type { TokenService } from './tokens.js';
 import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from './tokens.js';
+import { ErrorCode } from '../domain/errors.js';
 
 export type AccessOperation = 'read' | 'write' | 'clone';
 
@@ -81,7 +82,7 @@ export class AccessPolicy {
     try {
       return await this.decideOrThrow(request);
     } catch (error) {
-      if (error instanceof ServiceError && (error.code === 'unauthorized' || error.code === 'forbidden' || error.code === 'not_found')) {
+      if (error instanceof ServiceError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.NotFound)) {
         return refuse(error.code, error.message);
       }
       throw error;

@@ -8,8 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isoSeconds } from '../domain/dates.js';
 import { nameProblem } from '../domain/names.js';
 import type { AdminTokenRecord, AdminTokenStore } from '../disk/adminTokenStore.js';
-import { FileLockBusyError } from '../disk/fileLock.js';
-import { ServiceError } from './errors.js';
+import { ServiceError, translating } from './errors.js';
 
 export const ADMIN_TOKEN_PREFIX = 'cfgadm_';
 
@@ -76,13 +75,9 @@ export class AdminTokenService {
     return this.store.all().filter((r) => r.revoked === null).length;
   }
 
-  private async update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
-    try {
-      return await this.store.update(change);
-    } catch (error) {
-      if (error instanceof FileLockBusyError) throw new ServiceError('unavailable', 'the admin token store is busy with other writers; try again');
-      throw error;
-    }
+  /** The store's update; a token file locked by another process for too long is a 503 (see asServiceError). */
+  private update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
+    return translating(() => this.store.update(change));
   }
 }
 

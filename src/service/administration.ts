@@ -199,7 +199,7 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     let ring = KeyRing.EMPTY;
     if (rollback.securityGroup !== undefined) {
       const key = await groupKeyWithPassword(repository, rollback.securityGroup, rollback.password ?? '');
-      ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key]);
+      ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key], repository.fullName);
     }
     const result = await restore(repository, to, { comment: rollback.comment, applicationName: rollback.applicationName, ring });
     return { commit: result.commitId, outcome: result.kind };

@@ -5,11 +5,9 @@
  * process (the CLI, a second server, plain git) means the plan is made again on the new head and
  * retried: nothing is lost and nothing is applied twice.
  */
-import { StorageFullError } from '../disk/storageFaults.js';
 import { noteWrite } from './storageHealth.js';
 import type { PushChanges } from '../domain/model.js';
 import type { Signature } from '../git/gitObjects.js';
-import { LayoutError } from '../layout/layout.js';
 import { BUSY, retryWhileBusy } from '../disk/lockRetry.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
@@ -18,6 +16,8 @@ import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, type Writer } from './writeGuard.js';
 import { TimeSlices } from '../layout/timeSlices.js';
+import { LayoutError } from '../layout/errors.js';
+import { StorageFullError } from '../disk/errors.js';
 
 /** What to commit on a head, or why not. */
 export type CommitPlan =

@@ -4,13 +4,13 @@
  * the pulls at both points (resolved properties, rendered files) compared.
  */
 import { parseRequestContext } from '../domain/context.js';
-import { LayoutError } from '../layout/layout.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
 import { changesBetween, summarizeChanges, type ChangeSummary } from './commitChanges.js';
 import { ServiceError } from './errors.js';
 import { resolvePoint } from './points.js';
 import { pullBody } from './read.js';
+import { LayoutError } from '../layout/errors.js';
 
 export interface DiffQuery {
   readonly from: string;

@@ -45,12 +45,15 @@ export class KeyRing {
 
   private constructor(private readonly keys: ReadonlyMap<string, GroupKey>) {}
 
-  /** Only keys that belong to the groups as they are: a key of a group whose password changed since opens nothing. */
-  static of(groups: readonly SecurityGroup[], keys: Iterable<GroupKey | undefined>): KeyRing {
+  /**
+   * Only keys that belong to the groups (of `repository`, `account/name`) as they are: a key of a
+   * group whose password changed since opens nothing.
+   */
+  static of(groups: readonly SecurityGroup[], keys: Iterable<GroupKey | undefined>, repository: string): KeyRing {
     const current = new Map<string, GroupKey>();
     for (const key of keys) {
       const group = key && findGroup(groups, key.group);
-      if (key && group && group.keyId === key.keyId) current.set(groupId(group.name), { ...key, group: group.name });
+      if (key && group && group.keyId === key.keyId) current.set(groupId(group.name), { ...key, group: group.name, repository });
     }
     return current.size === 0 ? KeyRing.EMPTY : new KeyRing(current);
   }
@@ -82,14 +85,20 @@ export class KeyRing {
 }
 
 /**
- * The groups that (group name, password) attempts open among `groups` (`scope` names the
- * repository); unknown names and wrong passwords open nothing.
+ * The groups that (group name, password) attempts open among `groups` of `repository`
+ * (`account/name`; `scope` tells repositories apart in the cache); unknown names and wrong
+ * passwords open nothing.
  */
-export async function unlockWithPasswords(scope: string, groups: readonly SecurityGroup[], attempts: Iterable<{ group: string; password: string }>): Promise<KeyRing> {
+export async function unlockWithPasswords(
+  scope: string,
+  repository: string,
+  groups: readonly SecurityGroup[],
+  attempts: Iterable<{ group: string; password: string }>,
+): Promise<KeyRing> {
   const opened: (GroupKey | undefined)[] = [];
   for (const { group: name, password } of attempts) {
     const group = findGroup(groups, name);
     if (group && password) opened.push(await passwords.unlock(scope, group, password));
   }
-  return KeyRing.of(groups, opened);
+  return KeyRing.of(groups, opened, repository);
 }

@@ -7,10 +7,11 @@
  * apart in `unreadable` with what is wrong, for the operator's tools; it never hides the others.
  */
 import { withoutPaths } from '../domain/reasons.js';
-import { LayoutError } from '../layout/layout.js';
-import { AmbiguousRepositoryError, type RepositoryLocation, type RepositoryRegistry } from '../disk/registry.js';
+import { type RepositoryLocation, type RepositoryRegistry } from '../disk/registry.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { TokenService } from './tokens.js';
+import { LayoutError } from '../layout/errors.js';
+import { AmbiguousRepositoryError } from '../disk/errors.js';
 
 export interface RepositoryRecord {
   readonly account: string;

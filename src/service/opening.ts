@@ -6,17 +6,13 @@ import { contextId } from '../domain/context.js';
 import type { FileRecord, KeyRecord, PushChanges, RepositoryState, SecurityGroup, StoredValue } from '../domain/model.js';
 import { keyId, referencedKeys } from '../domain/names.js';
 import type { Snapshot } from '../layout/snapshot.js';
+import { DamagedSecretError } from './errors.js';
 import type { KeyRing } from './keyRing.js';
 import { fileIdentity, open, seal, sealedKeyId, valueIdentity, type GroupKey } from './sealing.js';
 
-/** A sealed text that does not open with its group's key: changed outside cfghub, or damaged. */
-export class DamagedSecretError extends Error {
-  readonly code = 'DamagedSecret';
-}
-
 function openText(key: GroupKey, sealed: string, identity: string, what: string): string {
   const text = open(key.key, key.keyId, sealed, identity);
-  if (text === undefined) throw new DamagedSecretError(`${what} does not open with the key of security group ${key.group}`);
+  if (text === undefined) throw new DamagedSecretError(what, key.group, key.repository);
   return text;
 }
 

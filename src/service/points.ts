@@ -6,11 +6,11 @@
  */
 import { parseIsoInstant } from '../domain/dates.js';
 import { commitInfo } from '../layout/history.js';
-import { LayoutError } from '../layout/layout.js';
-import { ObjectNotFoundError } from '../disk/objectStore.js';
 import type { GitRepository } from '../disk/repository.js';
 import { ServiceError } from './errors.js';
 import { readPoint } from './readPoint.js';
+import { LayoutError } from '../layout/errors.js';
+import { ObjectNotFoundError } from '../disk/errors.js';
 
 const COMMIT_ID = /^[0-9a-fA-F]{40}$/;
 /** A short commit id: 7 hex digits (git's default abbreviation) up to 39. */

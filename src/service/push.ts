@@ -34,7 +34,7 @@ export type PushResult = CommitResult;
 /** What each element's password opens, on the groups it can involve (pushPasswords.ts), remembered by keyRing.ts. */
 function elementRings(repository: GitRepository, base: Snapshot, attempts: PasswordAttempts): Promise<KeyRing[]> {
   return Promise.all(
-    attempts.perElement.map((tries) => (tries.length > 0 ? unlockWithPasswords(repository.gitdir, base.securityGroups, tries) : KeyRing.EMPTY)),
+    attempts.perElement.map((tries) => (tries.length > 0 ? unlockWithPasswords(repository.gitdir, repository.fullName, base.securityGroups, tries) : KeyRing.EMPTY)),
   );
 }
 
@@ -57,7 +57,7 @@ export async function push(repository: GitRepository, request: PushRequest, call
     if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
       throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
     }
-    const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? []);
+    const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
     const attempts = passwordAttempts(base, request);
     const tooMany = tooManyDerivations(attempts);
     if (tooMany) return { ok: false, reason: tooMany };

@@ -5,10 +5,10 @@
  */
 import { contentTypeOf } from '../domain/contentType.js';
 import { formatContext, WILDCARD, type Context } from '../domain/context.js';
-import { compileGlob, GlobTooLongError } from '../domain/glob.js';
+import { compileGlob } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
-import { ENCRYPTED_FILE, ReferenceCycleError, Renderer, type RenderedFile } from '../domain/render.js';
+import { ENCRYPTED_FILE, Renderer, type RenderedFile } from '../domain/render.js';
 import { answerTooLarge, MAX_RENDERED_ANSWER_CHARS } from '../domain/renderLimits.js';
 import type { ContextGroup } from '../domain/contextGroups.js';
 import { requestContext, resolveFile, resolveValue, type RequestContext } from '../domain/resolve.js';
@@ -18,6 +18,7 @@ import { ServiceError } from './errors.js';
 import { KeyRing } from './keyRing.js';
 import { openFile, openValue } from './opening.js';
 import { CIPHER } from './sealing.js';
+import { GlobTooLongError, ReferenceCycleError } from '../domain/errors.js';
 
 export interface PullOptions {
   readonly includeComments: boolean;

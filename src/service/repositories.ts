@@ -4,12 +4,13 @@ import { isValidLevelName, MAX_LEVELS, MIN_LEVELS } from '../domain/context.js';
 import { isoSeconds } from '../domain/dates.js';
 import type { RepoSettings } from '../domain/model.js';
 import { nameProblem } from '../domain/names.js';
-import { createBareRepository, RepositoryExistsError } from '../disk/createRepository.js';
+import { createBareRepository } from '../disk/createRepository.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import type { GitRepository } from '../disk/repository.js';
 import { ServiceError } from './errors.js';
 import type { SettingsChange } from './repositorySettings.js';
 import { signature } from './push.js';
+import { RepositoryExistsError } from '../disk/errors.js';
 
 /** A new repository: its names, its levels (fixed for good) and the settings that may change later. */
 export interface NewRepository extends SettingsChange {

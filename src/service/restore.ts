@@ -11,7 +11,7 @@
 import { commitMessage } from '../domain/commitMessage.js';
 import { commitInfo } from '../layout/history.js';
 import { parseTree } from '../git/gitObjects.js';
-import { LayoutError, SECURITY_GROUPS_FILE } from '../layout/layout.js';
+import { SECURITY_GROUPS_FILE } from '../layout/layout.js';
 import { readSettings } from '../layout/readSettings.js';
 import type { GitRepository } from '../disk/repository.js';
 import { Snapshot } from '../layout/snapshot.js';
@@ -23,6 +23,7 @@ import { guardProblem, snapshotChanges, type Writer } from './writeGuard.js';
 import { resolvePoint } from './points.js';
 import type { RollbackCaller, RollbackResult } from './revert.js';
 import { rollbackComment } from './rollbackChanges.js';
+import { LayoutError } from '../layout/errors.js';
 
 /**
  * The point's state, as if it were the head: the head's commit, tree, settings and security groups

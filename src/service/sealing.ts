@@ -27,6 +27,8 @@ export interface GroupKey {
   readonly group: string;
   readonly keyId: string;
   readonly key: Buffer;
+  /** `account/name` of the repository the group belongs to, for errors (set by KeyRing.of). */
+  readonly repository?: string;
 }
 
 export function isSealed(text: string): boolean {

@@ -88,11 +88,11 @@ export async function changePassword(repository: GitRepository, name: string, cu
   const result = await commitOnHead(repository, async (base) => {
     const group = requireGroup(base, repository, name);
     if (group.keyId !== oldKey.keyId) oldKey = await unlockOrRefuse(group, current);
-    const state = new OpenedState(base, KeyRing.of(base.securityGroups, [oldKey]));
+    const state = new OpenedState(base, KeyRing.of(base.securityGroups, [oldKey], repository.fullName));
     const keys = new Map(keysOf(base, group.name).map((key) => [keyId(key.key), state.key(keyId(key.key))!] as const));
     const files = new Map(filesOf(base, group.name).map((file) => [fileEntryId(file), state.file(fileEntryId(file))!] as const));
     const groups = base.securityGroups.map((g) => (g === group ? { ...renewed, name: group.name } : g));
-    const sealed = sealChanges({ keys, files }, state, KeyRing.of(groups, [{ ...newKey, group: group.name }]));
+    const sealed = sealChanges({ keys, files }, state, KeyRing.of(groups, [{ ...newKey, group: group.name }], repository.fullName));
     return { ok: true, changes: { ...sealed, securityGroups: groups }, message: `Change the password of security group ${group.name}\n` };
   });
   return { name: renewed.name, commit: committed(result) };

@@ -4,9 +4,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { nameProblem } from '../domain/names.js';
-import { TokenStoreBusyError, type TokenRecord, type TokenStore } from '../disk/tokenStore.js';
+import type { TokenRecord, TokenStore } from '../disk/tokenStore.js';
 import type { GitRepository } from '../disk/repository.js';
-import { ServiceError } from './errors.js';
+import { ServiceError, translating } from './errors.js';
 import { requireRepository } from './repositories.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import { isoSeconds } from '../domain/dates.js';
@@ -191,14 +191,9 @@ export class TokenService {
       .map((r) => r.label);
   }
 
-  /** The store's update; a token file locked by another process for too long is a 503. */
-  private async update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
-    try {
-      return await this.store.update(change);
-    } catch (error) {
-      if (error instanceof TokenStoreBusyError) throw new ServiceError('unavailable', 'the token store is busy with other writers; try again');
-      throw error;
-    }
+  /** The store's update; a token file locked by another process for too long is a 503 (see asServiceError). */
+  private update<T>(change: (records: TokenRecord[]) => { records: TokenRecord[]; result: T }): Promise<T> {
+    return translating(() => this.store.update(change));
   }
 
   /** Active tokens of one repository: the listing's `userCount`. */

@@ -1,5 +1,5 @@
 /** Small pieces every screen uses: loading, error and empty states, and the context picker. */
-import type { ComponentChildren } from 'preact';
+import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from './api';
 
@@ -82,97 +82,91 @@ export function Loaded<T>({ load, what, children }: { load: Load<T>; what: strin
 
 export const WILDCARD = '*';
 
-/**
- * One select per context level, widest first, each listing the items in use at that level
- * (from /rest/info's context elements) and `*`.
- */
-export function ContextPicker({
-  idPrefix,
-  levels,
-  elements,
-  value,
-  onChange,
-  legend,
-  anyLabel = '* (any)',
-}: {
+interface ContextFieldsProps {
   idPrefix: string;
   levels: string[];
   elements: Record<string, string[]>;
   value: string[];
   onChange: (next: string[]) => void;
   legend: string;
-  anyLabel?: string;
-}) {
+}
+
+/**
+ * The fieldset both context controls share: one labelled control per level, widest first; `control`
+ * draws level `i`'s control with its id, and `set` changes that level's item alone.
+ */
+function ContextFields({
+  idPrefix,
+  levels,
+  value,
+  onChange,
+  legend,
+  control,
+}: ContextFieldsProps & { control: (level: string, i: number, id: string, set: (item: string) => void) => JSX.Element }) {
   return (
     <fieldset class="context-picker">
       <legend>{legend}</legend>
       {levels.map((level, i) => (
         <label key={level} for={`${idPrefix}-${i}`}>
           <span>{level}</span>
-          <select
-            id={`${idPrefix}-${i}`}
-            value={value[i] ?? WILDCARD}
-            onChange={(e) => {
-              const next = [...value];
-              next[i] = (e.currentTarget as HTMLSelectElement).value;
-              onChange(next);
-            }}
-          >
-            <option value={WILDCARD}>{anyLabel}</option>
-            {(elements[level] ?? []).map((item) => (
-              <option key={item} value={item}>
-                {item}
-              </option>
-            ))}
-          </select>
+          {control(level, i, `${idPrefix}-${i}`, (item) => {
+            const next = [...value];
+            next[i] = item;
+            onChange(next);
+          })}
         </label>
       ))}
     </fieldset>
   );
 }
 
-/** Free-text context items, one input per level, suggesting the items in use. */
-export function ContextInputs({
-  idPrefix,
-  levels,
-  elements,
-  value,
-  onChange,
-  legend,
-}: {
-  idPrefix: string;
-  levels: string[];
-  elements: Record<string, string[]>;
-  value: string[];
-  onChange: (next: string[]) => void;
-  legend: string;
-}) {
+/**
+ * One select per context level, widest first, each listing the items in use at that level
+ * (from /rest/info's context elements) and `*`.
+ */
+export function ContextPicker(props: ContextFieldsProps & { anyLabel?: string }) {
+  const { elements, value, anyLabel = '* (any)' } = props;
   return (
-    <fieldset class="context-picker">
-      <legend>{legend}</legend>
-      {levels.map((level, i) => (
-        <label key={level} for={`${idPrefix}-${i}`}>
-          <span>{level}</span>
+    <ContextFields
+      {...props}
+      control={(level, i, id, set) => (
+        <select id={id} value={value[i] ?? WILDCARD} onChange={(e) => set((e.currentTarget as HTMLSelectElement).value)}>
+          <option value={WILDCARD}>{anyLabel}</option>
+          {(elements[level] ?? []).map((item) => (
+            <option key={item} value={item}>
+              {item}
+            </option>
+          ))}
+        </select>
+      )}
+    />
+  );
+}
+
+/** Free-text context items, one input per level, suggesting the items in use. */
+export function ContextInputs(props: ContextFieldsProps) {
+  const { elements, value } = props;
+  return (
+    <ContextFields
+      {...props}
+      control={(level, i, id, set) => (
+        <>
           <input
-            id={`${idPrefix}-${i}`}
-            list={`${idPrefix}-${i}-items`}
+            id={id}
+            list={`${id}-items`}
             value={value[i] ?? WILDCARD}
             autocomplete="off"
-            onInput={(e) => {
-              const next = [...value];
-              next[i] = (e.currentTarget as HTMLInputElement).value.trim() || WILDCARD;
-              onChange(next);
-            }}
+            onInput={(e) => set((e.currentTarget as HTMLInputElement).value.trim() || WILDCARD)}
           />
-          <datalist id={`${idPrefix}-${i}-items`}>
+          <datalist id={`${id}-items`}>
             <option value={WILDCARD} />
             {(elements[level] ?? []).map((item) => (
               <option key={item} value={item} />
             ))}
           </datalist>
-        </label>
-      ))}
-    </fieldset>
+        </>
+      )}
+    />
   );
 }
 

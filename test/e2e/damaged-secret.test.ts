@@ -1,6 +1,6 @@
 /**
  * A sealed value changed outside cfghub (issue 16 item 5): a pull by a caller holding the group's
- * key answers 409 repository_damaged naming the key and the group, never a 500, a path or the
+ * key answers 409 repository_damaged naming the repository, the key and the group, never a 500, a path or the
  * ciphertext. The real server, a real bare repository, the real git CLI.
  */
 import { execFileSync } from 'node:child_process';
@@ -58,8 +58,10 @@ it('a secured value changed by plain git answers 409 repository_damaged naming t
 
   const after = await read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth });
   expect(after.status, after.text).toBe(409);
-  const body = JSON.parse(after.text) as { error: string; message: string };
+  const body = JSON.parse(after.text) as { error: string; message: string; repository?: string };
   expect(body.error).toBe('repository_damaged');
+  expect(body.repository).toBe(repo);
+  expect(body.message).toContain(`repository ${repo}`);
   expect(body.message).toContain('db.password');
   expect(body.message).toContain('secrets');
   expect(after.text).not.toContain(dir.path);

@@ -9,14 +9,18 @@
  * - `ENOSPC` on a small tmpfs (skipped with a message where mounting is not permitted): 507.
  * - A repository the server's user may not write (the server runs as `nobody` through `setpriv`;
  *   skipped with a message where that is impossible): 503 naming the reason; reads still work.
- * - A flipped byte in a pack, a deleted pack, a truncated loose object: 409 `repository_damaged`
- *   naming the repository and the object, never a path.
+ * - A flipped byte in a pack, a deleted pack, a truncated loose object, a delta that does not fit
+ *   its base, a pack entry of a reserved type, a missing object: 409 `repository_damaged` naming
+ *   the repository and the object, never a path (issue 16: the last three were 500s once).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { diskFull } from '../../src/service/storageHealth.js';
+import { readPackEntries } from '../../src/git/packEntries.js';
+import { assemblePack } from '../../src/git/packWriter.js';
 import { holderNote, holderPath } from '../../src/disk/lockHolder.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
 import { keyPath, plainGitCommit } from '../support/reads.js';
@@ -291,6 +295,108 @@ describe('damaged objects', () => {
     fs.rmSync(`${base}.idx`);
     await expectDamageAnswer(name, gitdir, held);
   });
+
+  /**
+   * Repacks the repository into one pack without deltas (git, `--window=0`), then rewrites it with
+   * the entry of `oid` replaced by `entry(bytes of the entry)`: the pack and its index are rebuilt
+   * by cfghub's own pack code, so git never refuses the damage.
+   */
+  function rewriteEntry(gitdir: string, oid: string, entry: () => Buffer): void {
+    git(gitdir, 'repack', '-a', '-d', '-f', '--window=0', '-q');
+    const folder = join(gitdir, 'objects/pack');
+    const [index] = fs.readdirSync(folder).filter((f) => f.endsWith('.idx'));
+    const base = join(folder, index.replace(/\.idx$/, ''));
+    const entries = readPackEntries(fs.readFileSync(`${base}.pack`), fs.readFileSync(`${base}.idx`))!;
+    expect(entries).toBeDefined();
+    const changed = entries.map((e) => (e.oid.toString('hex') === oid ? { oid: e.oid, bytes: entry(), crc: 0 } : e));
+    const pack = assemblePack(changed);
+    for (const file of fs.readdirSync(folder)) fs.rmSync(join(folder, file), { force: true });
+    fs.writeFileSync(join(folder, `${pack.name}.pack`), pack.pack);
+    fs.writeFileSync(join(folder, `${pack.name}.idx`), pack.index);
+  }
+
+  /** A pack entry's header: `type` (3 bits) and the inflated size. */
+  function entryHeader(type: number, size: number): Buffer {
+    const bytes = [(type << 4) | (size & 0x0f) | (size > 15 ? 0x80 : 0)];
+    for (let rest = size >> 4; rest > 0; rest >>= 7) bytes.push((rest & 0x7f) | (rest > 127 ? 0x80 : 0));
+    return Buffer.from(bytes);
+  }
+
+  it('a delta that does not fit its base (DeltaFormatError): 409 naming the repository and the object, history too', async () => {
+    const name = 'damage/delta';
+    const { gitdir, blob } = await damagedRepository(name);
+    const other = git(gitdir, 'rev-parse', `refs/heads/main:${keyPath('k0')}`).trim();
+    // A REF_DELTA on k0's blob that announces a base of 3 bytes: the base is longer.
+    const delta = Buffer.from([3, 1, 0x01, 0x78]);
+    rewriteEntry(gitdir, blob, () => Buffer.concat([entryHeader(7, delta.length), Buffer.from(other, 'hex'), deflateSync(delta)]));
+    await expectDamageAnswer(name, gitdir, [blob]);
+    await expectHistoryDamage(name, [blob]);
+  });
+
+  it('a pack entry of a reserved type (PackFormatError): 409 naming the repository and the object', async () => {
+    const name = 'damage/entry-type';
+    const { gitdir, blob } = await damagedRepository(name);
+    rewriteEntry(gitdir, blob, () => Buffer.concat([entryHeader(5, 3), deflateSync(Buffer.from('abc'))]));
+    await expectDamageAnswer(name, gitdir, [blob]);
+  });
+
+  it('a missing object (ObjectNotFoundError): 409 naming the repository and the object, history too', async () => {
+    const name = 'damage/missing';
+    const { gitdir, blob } = await damagedRepository(name);
+    // Everything but k1's blob, repacked by git itself.
+    git(gitdir, 'repack', '-a', '-d', '-f', '--window=0', '-q');
+    const folder = join(gitdir, 'objects/pack');
+    const [index] = fs.readdirSync(folder).filter((f) => f.endsWith('.idx'));
+    const kept = execFileSync('git', ['show-index'], { input: fs.readFileSync(join(folder, index)), encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ')[1])
+      .filter((oid) => oid !== blob);
+    const packed = execFileSync('git', ['--git-dir', gitdir, 'pack-objects', '-q', join(folder, 'pack')], { input: `${kept.join('\n')}\n`, encoding: 'utf8' }).trim();
+    for (const file of fs.readdirSync(folder)) if (!file.includes(packed)) fs.rmSync(join(folder, file), { force: true });
+    await expectDamageAnswer(name, gitdir, [blob]);
+    await expectHistoryDamage(name, [blob]);
+  });
+
+  it('a pack index cut short (PackIndexFormatError): 409 naming the repository, for reads, pushes and short commit ids', async () => {
+    const name = 'damage/index';
+    const { gitdir } = await damagedRepository(name);
+    const head = headOf(dir.path, name);
+    const all = git(gitdir, 'rev-list', '--objects', '--all').split('\n').filter(Boolean).map((line) => line.slice(0, 40));
+    git(gitdir, 'repack', '-a', '-d', '-f', '-q');
+    const folder = join(gitdir, 'objects/pack');
+    const [index] = fs.readdirSync(folder).filter((f) => f.endsWith('.idx'));
+    fs.chmodSync(join(folder, index), 0o644);
+    fs.truncateSync(join(folder, index), 600);
+    await expectDamageAnswer(name, gitdir, all);
+    const server = await startTestServer(dir.path);
+    try {
+      const answer = await fetch(`${server.url}/rest/diff/${name}`, { headers: { From: head.slice(0, 9) } });
+      const body = await answer.text();
+      expect(answer.status, body).toBe(409);
+      expect(JSON.parse(body)).toMatchObject({ error: 'repository_damaged', repository: name });
+      expect(body).not.toContain(dir.path);
+    } finally {
+      await server.close();
+    }
+  });
+
+  /** The history of the damaged repository: 409 repository_damaged naming it and the object, no path, logged as damage. */
+  async function expectHistoryDamage(name: string, objects: readonly string[]): Promise<void> {
+    const server = await startTestServer(dir.path);
+    try {
+      const answer = await fetch(`${server.url}/rest/history/${name}`);
+      const body = await answer.text();
+      expect(answer.status, body).toBe(409);
+      expect(JSON.parse(body)).toMatchObject({ error: 'repository_damaged', repository: name });
+      expect(objects).toContain(JSON.parse(body).object);
+      expect(JSON.parse(body).message).toContain(`repository ${name}`);
+      expect(body).not.toContain(dir.path);
+      expect(server.logs.filter((line) => line.event === 'repository-damaged')).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  }
 
   it('a truncated loose object', async () => {
     const name = 'damage/truncated';

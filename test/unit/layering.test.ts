@@ -18,7 +18,7 @@ const IO_MODULES = new Set(['fs', 'fs/promises', 'child_process', 'net'].flatMap
 
 /** What each checked folder may import of ours (folders under src/). */
 const ALLOWED: Record<string, readonly string[]> = {
-  git: ['git'],
+  git: ['git', 'domain'], // src/domain/errors.ts only in fact: the base of every error
   layout: ['layout', 'git', 'domain'],
   domain: ['domain'],
 };
@@ -34,10 +34,18 @@ function sourcesOf(folder: string): string[] {
   return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => join(entry.parentPath, entry.name));
 }
 
+/**
+ * The HTTP adapter's error answers (issue 16 item 5): they know the service's errors alone, which
+ * translates every store error (src/service/errors.ts), so they import only src/service, src/domain
+ * and their own folder. (Other files of src/http still import src/disk, for types or the clone
+ * endpoint; see the README's "Project layout".)
+ */
+const HTTP_ERROR_FILES = ['http/errorAnswer.ts', 'http/errors.ts'];
+
 /** Each import of the folder's files that breaks its rule, as "file: specifier (why)". */
-function violations(folder: string): string[] {
+function violations(folder: string, files = sourcesOf(folder), allowed = ALLOWED[folder]!): string[] {
   const found: string[] = [];
-  for (const file of sourcesOf(folder)) {
+  for (const file of files) {
     const name = relative(ROOT, file);
     for (const specifier of importsOf(readFileSync(file, 'utf8'))) {
       if (IO_MODULES.has(specifier)) {
@@ -45,7 +53,7 @@ function violations(folder: string): string[] {
       } else if (specifier.startsWith('.')) {
         const target = relative(SRC, resolve(dirname(file), specifier));
         const layer = target.split(sep)[0] ?? '';
-        if (target.startsWith('..') || !ALLOWED[folder]!.includes(layer)) found.push(`${name}: ${specifier} (src/${layer})`);
+        if (target.startsWith('..') || !allowed.includes(layer)) found.push(`${name}: ${specifier} (src/${layer})`);
       }
     }
   }
@@ -67,7 +75,7 @@ describe('layering', () => {
     for (const folder of Object.keys(ALLOWED)) expect(sourcesOf(folder).length, folder).toBeGreaterThan(3);
   });
 
-  it('src/git (git formats) touches no disk, process or network and imports only itself', () => {
+  it('src/git (git formats) touches no disk, process or network and imports only itself and src/domain', () => {
     expect(violations('git')).toEqual([]);
   });
 
@@ -77,5 +85,10 @@ describe('layering', () => {
 
   it('src/domain imports nothing of ours outside src/domain, and no disk, process or network', () => {
     expect(violations('domain')).toEqual([]);
+  });
+
+  it('the HTTP error answers import only src/service, src/domain and src/http: never the disk, git or the layout', () => {
+    const files = HTTP_ERROR_FILES.map((file) => join(SRC, file));
+    expect(violations('http', files, ['service', 'domain', 'http'])).toEqual([]);
   });
 });

@@ -8,24 +8,9 @@ import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { WILDCARD } from '../../src/domain/context.js';
 import type { KeyRecord, RepoSettings } from '../../src/domain/model.js';
-import {
-  contextFolderName,
-  decodeFilePath,
-  decodeName,
-  encodeFilePath,
-  encodeName,
-  filesFolder,
-  keyFileName,
-  keyPath,
-  keyShard,
-  LayoutError,
-  parseContextFolderName,
-  parseKey,
-  parseSettings,
-  serializeKey,
-  serializeSettings,
-} from '../../src/layout/layout.js';
+import { contextFolderName, decodeFilePath, decodeName, encodeFilePath, encodeName, filesFolder, keyFileName, keyPath, keyShard, parseContextFolderName, parseKey, parseSettings, serializeKey, serializeSettings } from '../../src/layout/layout.js';
 import { anyText, contextOf, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
+import { LayoutError } from '../../src/layout/errors.js';
 
 // --- names in trees ------------------------------------------------------------------------------
 

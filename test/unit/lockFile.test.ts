@@ -1,7 +1,7 @@
 /**
  * The one lock primitive (LockFile in src/disk/refs.ts) on real files: exclusive, a fresh lock
  * never broken, a stale one removed and reported, the new content in place only on commit; and
- * its users beyond refs: the token file and `packed-refs`, each clearing a lock left by a dead
+ * its users beyond refs: the token files and `packed-refs`, each clearing a lock left by a dead
  * process instead of waiting on it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { LockFile, onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/disk/refs.js';
 import { holderNote, holderPath } from '../../src/disk/lockHolder.js';
 import { TokenStore } from '../../src/disk/tokenStore.js';
+import { AdminTokenStore } from '../../src/disk/adminTokenStore.js';
+import { LockBusyError } from '../../src/disk/errors.js';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { deleteTag } from '../../src/disk/tags.js';
@@ -128,6 +130,22 @@ describe('users of the lock', () => {
     } finally {
       store.close();
     }
+  });
+
+  it('the admin token store clears a lock left by a dead process, and keeps a fresh one (busy, then a clear error)', async () => {
+    const dir = folder();
+    mkdirSync(join(dir, '.cfghub'));
+    const lock = join(dir, '.cfghub', 'admin-tokens.json.lock');
+    writeFileSync(lock, '');
+    age(lock, 11_000);
+    const store = new AdminTokenStore(dir);
+    expect(await store.update((records) => ({ records, result: 'done' }))).toBe('done');
+    expect(JSON.parse(readFileSync(join(dir, '.cfghub', 'admin-tokens.json'), 'utf8'))).toEqual({ adminTokens: [] });
+    expect(existsSync(lock)).toBe(false);
+    // A fresh lock of another writer is never broken: the update gives up with LockBusyError.
+    writeFileSync(lock, '');
+    await expect(store.update((records) => ({ records, result: 'never' }))).rejects.toBeInstanceOf(LockBusyError);
+    expect(existsSync(lock)).toBe(true);
   });
 
   it('deleting a packed tag clears a packed-refs.lock left by a dead process', async () => {

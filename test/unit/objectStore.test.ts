@@ -6,10 +6,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ObjectNotFoundError, ObjectStore } from '../../src/disk/objectStore.js';
-import { applyDelta, DeltaFormatError } from '../../src/git/delta.js';
+import { ObjectStore } from '../../src/disk/objectStore.js';
+import { applyDelta } from '../../src/git/delta.js';
 import { PackFile } from '../../src/disk/packFile.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
+import { DeltaFormatError } from '../../src/git/errors.js';
+import { ObjectNotFoundError } from '../../src/disk/errors.js';
 
 interface GitObject {
   readonly oid: string;

@@ -6,7 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeObject, serializeTree, BLOB_MODE } from '../../src/git/gitObjects.js';
-import { buildPack } from '../../src/git/packWriter.js';
+import { assemblePack, buildPack } from '../../src/git/packWriter.js';
+import { readPackEntries } from '../../src/git/packEntries.js';
+import { indexedObjectCount } from '../../src/git/packIndex.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 let repo: TempGit | undefined;
@@ -49,5 +51,39 @@ describe('buildPack', () => {
       expect(repo.gitBinary(['cat-file', object.type, object.oid]).equals(object.content)).toBe(true);
     }
     repo.git(['fsck', '--strict', '--no-dangling']);
+  });
+});
+
+describe('readPackEntries (through the one index parser, packIndex.ts)', () => {
+  it('reads back the entries a pack was written from, so copying them rebuilds the very same pack', () => {
+    const pack = buildPack(sampleObjects());
+    const entries = readPackEntries(pack.pack, pack.index)!;
+    expect(entries).toHaveLength(sampleObjects().length);
+    const again = assemblePack(entries);
+    expect(again.pack.equals(pack.pack)).toBe(true);
+    expect(again.index.equals(pack.index)).toBe(true);
+    expect(indexedObjectCount(pack.index.subarray(0, 8 + 256 * 4))).toBe(entries.length);
+  });
+
+  it('leaves a pack with deltas or a version 1 index to git (undefined), and counts a version 1 index', () => {
+    repo = tempGit();
+    const base = Buffer.from(Array.from({ length: 200 }, (_, i) => `line ${i}\n`).join(''));
+    const objects = [encodeObject('blob', base), encodeObject('blob', Buffer.concat([base, Buffer.from('one more\n')]))];
+    const plain = buildPack(objects);
+    const packPath = join(repo.dir, 'mine.pack');
+    writeFileSync(packPath, plain.pack);
+    // git's own pack of the same objects, with deltas, and a version 1 index of ours.
+    const listed = objects.map((o) => o.oid).join('\n');
+    repo.git(['index-pack', '-o', join(repo.dir, 'mine.idx'), packPath]);
+    const v1 = join(repo.dir, 'v1.idx');
+    repo.git(['index-pack', '--index-version=1', '-o', v1, packPath]);
+    expect(readPackEntries(plain.pack, readFileSync(v1))).toBeUndefined();
+    expect(indexedObjectCount(readFileSync(v1))).toBe(2);
+    writeFileSync(join(repo.gitdir, 'objects', 'pack', `${plain.name}.pack`), plain.pack);
+    writeFileSync(join(repo.gitdir, 'objects', 'pack', `${plain.name}.idx`), plain.index);
+    const deltified = repo.gitBinary(['pack-objects', '--stdout', '--no-reuse-object', '--window=10', '--depth=5'], `${listed}\n`);
+    writeFileSync(join(repo.dir, 'delta.pack'), deltified);
+    repo.git(['index-pack', '-o', join(repo.dir, 'delta.idx'), join(repo.dir, 'delta.pack')]);
+    expect(readPackEntries(deltified, readFileSync(join(repo.dir, 'delta.idx')))).toBeUndefined();
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { RepositoryGoneError } from '../../src/disk/repository.js';
+import { RepositoryGoneError } from '../../src/disk/errors.js';
 
 const NEW = { account: 'acme', name: 'app', levels: ['Environment'] };
 
