@@ -61,6 +61,15 @@ export abstract class CfghubError extends Error {
   }
 }
 
+/**
+ * Whether `error` is damage of the repository's store (an object missing or unreadable), which is
+ * the repository's fault as a whole, not one commit's content: readers that report a commit's
+ * layout problems in their answer let it through, so it is answered 409 and never cached.
+ */
+export function isRepositoryDamage(error: unknown): boolean {
+  return error instanceof CfghubError && (error.code === ErrorCode.RepositoryDamaged || error.code === ErrorCode.ObjectNotFound);
+}
+
 /** A rendering went over a limit; names the file. Answered 409 (the repository's content, not the request, is at fault). */
 export class RenderLimitError extends CfghubError {
   constructor(

@@ -10,6 +10,7 @@
  */
 import { contextId, type Context } from '../domain/context.js';
 import { fileId, type KeyRecord } from '../domain/model.js';
+import { isRepositoryDamage } from '../domain/errors.js';
 import { BLOB_MODE, isTreeEntry, serializeTree, TREE_MODE, type TreeEntry } from '../git/gitObjects.js';
 import {
   decodeFilePath,
@@ -272,6 +273,7 @@ class TreeDiff {
       }
       return record;
     } catch (error) {
+      if (isRepositoryDamage(error)) throw error;
       this.problems.push((error as Error).message.startsWith(path) ? (error as Error).message : `${where}: ${(error as Error).message}`);
       return undefined;
     }

@@ -4,6 +4,7 @@
  * Summaries are kept per repository by commit id, as a commit never changes; the cache is bounded.
  */
 import { isoSeconds } from '../domain/dates.js';
+import { isRepositoryDamage } from '../domain/errors.js';
 import { parseCommitMessage } from '../domain/commitMessage.js';
 import { formatContext } from '../domain/context.js';
 import { changeOf, summarizeKeyChange, type Change, type KeyChangeSummary } from '../domain/keyChanges.js';
@@ -55,13 +56,14 @@ export function summarizeChanges(changes: TreeChanges): ChangeSummary {
   };
 }
 
-/** The changes between two commits, never thrown for bad content: an unreadable tree is a problem too. */
+/** The changes between two commits, never thrown for bad content (an unparsable tree is a problem too); damage of the store is thrown. */
 export async function changesBetween(repository: GitRepository, before: string | undefined, after: string): Promise<TreeChanges> {
   try {
     const side = async (commitId: string) => ({ commitId, treeId: (await commitInfo(repository, commitId)).tree, snapshot: repository.builtSnapshot(commitId) });
     const sides: DiffSides = { before: before === undefined ? undefined : await side(before), after: await side(after) };
     return await diffTrees(repository, sides);
   } catch (error) {
+    if (isRepositoryDamage(error)) throw error;
     const problem = `commit ${after.slice(0, 12)} cannot be read: ${(error as Error).message}`;
     return { keys: [], files: [], settingsChanged: false, otherPaths: [], problems: [problem] };
   }
