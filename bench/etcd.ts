@@ -59,6 +59,11 @@ export class EtcdServer {
     private readonly child: ReturnType<typeof spawn>,
   ) {}
 
+  /** The etcd process's id (for its memory and CPU time in /proc). */
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   /** Starts etcd, or reports and resolves undefined when it is not installed (its rows are skipped). */
   static async start(log: Log): Promise<EtcdServer | undefined> {
     const version = await etcdVersion();

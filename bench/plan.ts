@@ -11,7 +11,7 @@ export interface RoundPlan {
 }
 
 /** The scenarios, in the order a run measures them; `--only` picks some. */
-export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history', 'clone'] as const;
+export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history', 'clone', 'watch'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
@@ -31,6 +31,19 @@ export interface Plan {
   readonly memory: MemoryPlan;
   readonly history: HistoryPlan;
   readonly clone: ClonePlan;
+  readonly watch: WatchPlan;
+}
+
+/** Watchers held at once and woken by pushes (issue 18). */
+export interface WatchPlan {
+  readonly watchers: number;
+  /** Contexts of one repository the watchers are spread over. */
+  readonly contexts: number;
+  /** Processes holding the watchers' connections (not the bench's own, see scenarios/watch.ts). */
+  readonly clientProcesses: number;
+  /** Pushes changing one context, then pushes changing every context. */
+  readonly oneRounds: number;
+  readonly allRounds: number;
 }
 
 /** History of the last 50 commits on a repository with 10,000 commits (issue 6). */
@@ -95,6 +108,7 @@ const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const
 const RESTART_KEYS = 10_000;
 const MEMORY: MemoryPlan = { repositories: 100, keyCount: 1_000 };
 const HISTORY_COMMITS = 10_000;
+const WATCH = { watchers: 10_000, contexts: 100, clientProcesses: 4 } as const;
 const CLONE = { keyCount: 10_000, commits: 1_000, keysPerCommit: 10 } as const;
 
 type Amounts = Omit<Plan, 'only' | 'partial'>;
@@ -113,6 +127,7 @@ const QUICK: Amounts = {
   memory: MEMORY,
   history: { commits: HISTORY_COMMITS, cold: 5, fresh: 20, warmup: 3, warm: 30, afterPush: 30 },
   clone: { ...CLONE, warmup: 1, rounds: 3 },
+  watch: { ...WATCH, oneRounds: 3, allRounds: 3 },
 };
 
 const FULL: Amounts = {
@@ -129,6 +144,7 @@ const FULL: Amounts = {
   memory: MEMORY,
   history: { commits: HISTORY_COMMITS, cold: 20, fresh: 100, warmup: 5, warm: 200, afterPush: 200 },
   clone: { ...CLONE, warmup: 2, rounds: 10 },
+  watch: { ...WATCH, oneRounds: 10, allRounds: 10 },
 };
 
 /** `[--quick] [--only NAME[,NAME…]]`. */

@@ -84,10 +84,10 @@ function planLine(plan: Plan): string {
   const pull = `pull: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
   const concurrent = `${plan.concurrent.clients} concurrent clients: ${plan.concurrent.slices} slices of ${plan.concurrent.sliceSeconds} s per implementation`;
   const scenarios = plan.partial ? `; scenarios: ${[...plan.only].join(', ')}` : '';
-  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory; ${plan.clone.rounds} rounds of clones${scenarios}).`;
+  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory; ${plan.clone.rounds} rounds of clones; watch: ${plan.watch.watchers.toLocaleString('en-US')} watchers, ${plan.watch.oneRounds} one-context and ${plan.watch.allRounds} every-context pushes${scenarios}).`;
 }
 
-const TARGETS_HEADING = 'Targets (issues 2, 3, 4 and 6):';
+const TARGETS_HEADING = 'Targets (issues 2, 3, 4, 6 and 18):';
 
 function verdict(check: TargetCheck): string {
   return check.met === undefined ? 'not checked' : check.met ? 'met' : 'NOT met';

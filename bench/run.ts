@@ -15,6 +15,8 @@
  *    back, right after a push and warm.
  * 8. clone: `git clone` over HTTP of a 10,000-key repository with 1,000 commits against a
  *    clone from its folder on disk.
+ * 9. watch: 10,000 watchers held at once, woken by pushes that change one context and every
+ *    context, against etcd's watch (issue 18).
  *
  * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
  *
@@ -41,6 +43,7 @@ import { runMemoryScenario } from './scenarios/memory.js';
 import { runPullScenario } from './scenarios/pull.js';
 import { runPushScenario } from './scenarios/push.js';
 import { runRestartScenario } from './scenarios/restart.js';
+import { runWatchScenario } from './scenarios/watch.js';
 import { checkTargets, type TargetCheck } from './targets.js';
 import { removeTempFolders } from './tempFolders.js';
 
@@ -97,6 +100,7 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
     results.push(...(await runHistoryScenario(history, plan.history, log)));
   }
   if (plan.only.has('clone')) results.push(await runCloneScenario(plan.clone, log));
+  if (plan.only.has('watch')) results.push(...(await runWatchScenario(plan.watch, log)));
   return results;
 }
 

@@ -19,10 +19,13 @@ export function requireBuiltCli(): void {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first (npm run bench does)`);
 }
 
-/** `extraArgs`: e.g. `['--workers', '1']`; without, the default (one worker per core, issue 22). */
-export function spawnServe(reposRoot: string, extraArgs: readonly string[] = []): ServeProcess {
+/**
+ * `extraArgs`: e.g. `['--workers', '1']`; without, the default (one worker per core, issue 22).
+ * `nodeArgs`: options for node itself (e.g. `--cpu-prof` to profile the server).
+ */
+export function spawnServe(reposRoot: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): ServeProcess {
   return track(
-    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', reposRoot, ...extraArgs], {
+    spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0', '--repos', reposRoot, ...extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
       // The listening line is an info log: make sure no LOG_LEVEL of the caller hides it.
       env: { ...process.env, LOG_LEVEL: 'info' },

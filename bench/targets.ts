@@ -13,6 +13,7 @@ import { BARE_HTTP, ETCD_RANGE, PULL, PULL_WORKERS, pullScenarioId, STATIC } fro
 import { ETCD_TXN, GIT_PLUMBING, IN_PROCESS, OVER_HTTP, pushScenarioId } from './scenarios/push.js';
 import { RESTART_LISTENING, RESTART_SPAWN, SERVE } from './scenarios/restart.js';
 import { CLONE_DISK, CLONE_HTTP, CLONE_SCENARIO } from './scenarios/clone.js';
+import { CFGHUB_WATCH, WATCH_ALL, WATCH_ALL_LAST, WATCH_ONE } from './scenarios/watch.js';
 
 export interface TargetCheck {
   readonly target: string;
@@ -92,6 +93,16 @@ function cloneWithin(factor: number): Check {
   };
 }
 
+/** The time to the last watcher of each push: its p99 over pushes (the slowest, with few pushes) under the limit. */
+function lastWatcherWithin(limitMs: number): Check {
+  return (result) => {
+    if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };
+    const { samples } = measurementOf(result, CFGHUB_WATCH);
+    const { p50, p99 } = measurementOf(result, CFGHUB_WATCH).summary;
+    return { met: p99 < limitMs, measured: `p99 ${ms(p99)} over ${samples.length} pushes (p50 ${ms(p50)}, max ${ms(Math.max(...samples))})` };
+  };
+}
+
 export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] {
   const push1 = pushScenarioId(1, 10_000);
   return [
@@ -129,6 +140,17 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
     on(results, HISTORY_AFTER_PUSH, 'issue 6: GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_FRESH, 'issue 6: GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_COLD, 'issue 6: GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
+    // Issue 18
+    on(results, WATCH_ALL_LAST, 'issue 18: a push waking 10,000 watchers, p99 under 1 s from its 200 to the last watcher\'s answer', lastWatcherWithin(1000)),
+    on(results, WATCH_ALL, 'issue 18: a push waking 10,000 watchers, p99 under 1 s from its 200 to each watcher\'s answer', (result) => {
+      if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };
+      return p99Under(CFGHUB_WATCH, 1000)(result);
+    }),
+    on(results, WATCH_ONE, 'issue 18: no unaffected watcher answered', (result) => {
+      const note = result.notes.find((n) => n.startsWith('unaffected watchers answered'))!;
+      const count = Number(/cfghub watch (\d+)/.exec(note)?.[1]);
+      return { met: count === 0, measured: `${count} answered over every round` };
+    }),
     on(results, CLONE_SCENARIO, 'issue 6: git clone over HTTP of 10,000 keys and 1,000 commits, at most 1.5 times as long as git clone from its folder on disk', cloneWithin(1.5)),
   ];
 }

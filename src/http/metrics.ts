@@ -33,6 +33,8 @@ export class Metrics {
   readonly registry = new Registry();
   /** How many watchers are open; the watch (issue 18) sets it with `watcherCount`. */
   watchers: () => number = () => 0;
+  /** Answers made for groups of watchers (one per group and new head); the watch sets it with `watcherCount`. */
+  watchAnswersMade: () => number = () => 0;
   private readonly requests = new Counter({ name: 'cfghub_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
   private readonly latency = new Histogram({ name: 'cfghub_http_request_duration_seconds', help: 'Time from request to the end of its answer, by method and route pattern', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly pushes = new Counter({ name: 'cfghub_pushes_total', help: 'Pushes by outcome: applied (a commit), unchanged (nothing to commit), refused (304)', labelNames: ['outcome'], registers: [this.registry] });
@@ -84,6 +86,13 @@ export class Metrics {
         this.set(self.watchers());
       },
     });
+    new Counter({
+      name: 'cfghub_watch_answers_made_total', help: 'Answers made for groups of watchers that share one (same context, format and options): one per group and new head, however many watchers it holds', registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(self.watchAnswersMade());
+      },
+    });
   }
 
   /** Counts an answered request; `route` is the pattern it matched, if any. */
@@ -112,8 +121,9 @@ export function metricsOf(ctx: AppContext): Metrics {
 }
 
 /** Tells the metrics how many watchers are open (for the watch of issue 18). */
-export function watcherCount(ctx: AppContext, count: () => number): void {
+export function watcherCount(ctx: AppContext, count: () => number, answersMade: () => number = () => 0): void {
   metricsOf(ctx).watchers = count;
+  metricsOf(ctx).watchAnswersMade = answersMade;
 }
 
 function sameSecret(presented: string, expected: string): boolean {

@@ -26,7 +26,7 @@ import { beginRequest } from './requestLog.js';
 import { pullFormat } from './pullFormat.js';
 import { renderedPull } from './renderedPull.js';
 import { waitMsOf } from './watchRequest.js';
-import { WatchHub } from './watchHub.js';
+import { DEFAULT_MAX_WATCHERS, WatchHub, type HeldWatch, type WaitResult } from './watchHub.js';
 import { watcherCount } from './metrics.js';
 import type { PullFormat } from '../domain/renderings.js';
 import type { GroupKey } from '../service/sealing.js';
@@ -142,14 +142,18 @@ const ENDPOINTS: Record<string, Endpoint> = {
   },
 };
 
+/** The ETags `If-None-Match` names (weak ones as strong), or true for `*`. */
+function heldEtags(req: Request): readonly string[] | true {
+  const value = header(req, 'If-None-Match');
+  if (value === undefined) return [];
+  const tags = value.split(',').map((tag) => tag.trim());
+  return tags.includes('*') ? true : tags.map((tag) => tag.replace(/^W\//, ''));
+}
+
 /** Whether `If-None-Match` names this ETag (or `*`). */
 function notModified(req: Request, etag: string): boolean {
-  const value = header(req, 'If-None-Match');
-  if (value === undefined) return false;
-  return value.split(',').some((tag) => {
-    const trimmed = tag.trim();
-    return trimmed === '*' || trimmed.replace(/^W\//, '') === etag;
-  });
+  const held = heldEtags(req);
+  return held === true || held.includes(etag);
 }
 
 /**
@@ -165,9 +169,25 @@ export type ReadRoutes = ((req: IncomingMessage, res: ServerResponse) => boolean
  * The read endpoints as a handler that takes a request if it names one (returning true) and
  * leaves every other request to the caller (returning false).
  */
-export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers)): ReadRoutes {
+export function readRoutes(ctx: AppContext): ReadRoutes {
   const cache = readCacheOfWorker(ctx.workers);
-  watcherCount(ctx, () => hub.size); // the cfghub_watchers gauge of /metrics
+  /** How a held watch is answered: the new answer (200), nothing new (304), or the error making it. */
+  const respond = (held: HeldWatch, result: WaitResult) => {
+    const { req, res } = held;
+    if (result && 'error' in result) return answerError(ctx, req, res, held.requestId, result.error);
+    if (!result) {
+      res.setHeader('Connection', hub.closing ? 'close' : 'keep-alive');
+      res.setHeader('ETag', held.etag);
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.removeHeader('Commit'); // woken by a later commit, which the shared wake does not name
+    res.setHeader('ETag', result.answer.etag);
+    sendBytes(res, 200, result.answer.contentType, result.answer.body);
+  };
+  const hub = new WatchHub(ctx.maxWatchers ?? DEFAULT_MAX_WATCHERS, respond);
+  watcherCount(ctx, () => hub.size, () => hub.answersMade); // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
 
   const access = readAccess(ctx);
 
@@ -187,7 +207,7 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
     return { answer, groupKey: [repository.gitdir, ...options].join('\0') };
   };
 
-  const handle = async (req: Request, res: ServerResponse, path: ReadPath): Promise<void> => {
+  const handle = async (req: Request, res: ServerResponse, path: ReadPath, requestId: string): Promise<void> => {
     const name = path.endpoint;
     clientVersion(req);
     const format = name === 'pull' ? pullFormat(req) : 'json';
@@ -201,24 +221,22 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     res.setHeader('Commit', point.commitId); // the commit served (issue 21): the ETag names the content
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
-    let answer = made.answer;
+    const answer = made.answer;
     // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.
     if (waitMs !== undefined && point.repoDate === undefined && notModified(req, answer.etag)) {
-      const result = await hub.wait({
+      hub.hold({
+        req,
+        res,
+        requestId,
+        etag: answer.etag,
         repository,
         groupKey: made.groupKey,
         answerAt: async (commitId) => (await answerAt(req, name, format, repository, commitId, undefined, groupKeys)).answer,
-        holds: (etag) => notModified(req, etag),
+        holds: heldEtags(req),
         head: point.commitId,
         waitMs,
-        res,
       });
-      if (result && 'error' in result) throw result.error;
-      if (result) {
-        answer = result.answer;
-        res.removeHeader('Commit'); // woken by a later commit, which the shared wake does not name
-      }
-      else res.setHeader('Connection', hub.closing ? 'close' : 'keep-alive');
+      return;
     }
     res.setHeader('ETag', answer.etag);
     if (notModified(req, answer.etag)) {
@@ -233,7 +251,7 @@ export function readRoutes(ctx: AppContext, hub = new WatchHub(ctx.maxWatchers))
     const path = readPathOf(req);
     if (!path) return false;
     const requestId = beginRequest(ctx, req, res, undefined, `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`);
-    handle(req, res, path).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
+    handle(req, res, path, requestId).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
     return true;
   };
   return Object.assign(routes, { closeWatches: () => hub.close() });

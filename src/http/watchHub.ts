@@ -3,25 +3,34 @@
  * whose answer has not changed is held here until the answer for its context would change, or
  * its wait ends, or the server shuts down.
  *
- * Why it scales to 10,000 watchers: watchers are grouped by everything that makes their answer
- * (repository, endpoint, the headers that vary it, the security groups unlocked), and a group's
- * answer is made once per new head, through the read cache, however many watchers it holds. A
- * watcher is answered only when that answer's ETag (content-derived, see readRoutes.ts) is not
- * the one it holds, so a commit that changes nothing for a context wakes none of its watchers.
+ * How it scales to 10,000 watchers (item 2):
+ * - Watchers are grouped by everything that makes their answer (repository, endpoint, format,
+ *   the headers that vary it, the security groups unlocked). A group's answer is resolved,
+ *   serialised and hashed once per new head, through the read cache, and the same bytes are
+ *   written to each of its watchers (`answersMade` counts these, for the test that proves it).
+ * - A watcher is answered only when that answer's ETag (content-derived, see readRoutes.ts) is
+ *   not one it holds, so a commit that changes nothing for a context wakes none of its watchers.
+ * - A held watcher is a plain record: no promise, timer or closure of its own. Wait ends come from
+ *   one timing wheel (deadlineWheel.ts), a closed connection from one shared listener, and every
+ *   answer is written by the one `respond` function the route gave.
+ * - Answers go out through one queue drained in slices of SLICE_MS, and answers are made in
+ *   slices too, so the event loop stays responsive (other requests, the push's own answer) while
+ *   thousands are woken: no single piece of work grows with the number of watchers.
  *
  * What wakes a repository's watchers: its head-change signal (GitRepository.onHeadChange), which
  * fires after a commit of this process and on the inotify event of a ref replaced by plain git or
  * another process. A check every RECHECK_MS per watched repository is the safety net where
- * inotify is missing or dropped events (the head watch then reads the ref again).
+ * inotify is missing or dropped events (the head watch then reads the ref again). So with several
+ * server processes on one folder (`serve --workers N`, or processes behind a balancer), each
+ * process wakes the watchers it holds from its own head watch, whichever process committed.
  *
- * Bounded: at most `maxWatchers` held at once (503 over it, with Retry-After); groups are made
- * one after the other and answers are written in slices of ANSWERS_PER_TURN, so no single piece of
- * event-loop work grows with the number of watchers.
+ * Bounded: at most `maxWatchers` held at once (503 over it, with Retry-After).
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RECHECK_MS } from '../disk/changeWatch.js';
 import type { GitRepository } from '../disk/repository.js';
+import { DeadlineWheel } from './deadlineWheel.js';
 import { HttpError } from './errors.js';
 import type { CachedAnswer } from './readCache.js';
 
@@ -29,25 +38,49 @@ import type { CachedAnswer } from './readCache.js';
 export const MAX_WAIT_SECONDS = 300;
 /** Watchers held at once unless `CFGHUB_MAX_WATCHERS` or `--max-watchers` says otherwise. */
 export const DEFAULT_MAX_WATCHERS = 20_000;
-/** Watchers answered before the event loop gets a turn for other work. */
-const ANSWERS_PER_TURN = 500;
+/** Longest stretch of answering (or of making answers) before other work gets a turn of the event loop. */
+const SLICE_MS = 5;
+/** Answers written between two looks at the clock. */
+const CLOCK_EVERY = 16;
 
-/** How a wait ends: a new answer, an error making it (the route answers it), or nothing new (304). */
+/** How a wait ends: a new answer, an error making it (answered as such), or nothing new (304). */
 export type WaitResult = { answer: CachedAnswer } | { error: unknown } | undefined;
 
-interface Watcher {
-  /** Whether the client already holds this ETag (its If-None-Match names it). */
-  readonly holds: (etag: string) => boolean;
+/** A held request, as the route asked for it and as `respond` gets it back. */
+export interface HeldWatch {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  /** The ETag of the answer the client holds (answered again with a 304). */
+  readonly etag: string;
+}
+
+interface Watcher extends HeldWatch {
+  /** The ETags the client holds (its If-None-Match), or true for `*`. */
+  readonly holds: readonly string[] | true;
   /** The head the client's answer is known to be current for. */
   head: string;
-  finish(result: WaitResult): void;
+  /** The group it is in, until it is answered. */
+  group: Group | undefined;
+  /** Its slot in the deadline wheel. */
+  tick: number;
+  /** How it will be answered, once queued. */
+  result: WaitResult;
 }
 
 interface Group {
+  readonly key: string;
   /** Makes the group's answer at a commit (through the read cache). */
   readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
   readonly watchers: Set<Watcher>;
+  readonly repository: RepositoryWatch;
 }
+
+const holdsEtag = (watcher: Watcher, etag: string) => watcher.holds === true || watcher.holds.includes(etag);
+
+/** The watcher a response belongs to, for the one shared 'close' listener. */
+const WATCHER = Symbol('watcher');
+type WatchedResponse = ServerResponse & { [WATCHER]?: Watcher };
 
 class RepositoryWatch {
   readonly groups = new Map<string, Group>();
@@ -58,16 +91,11 @@ class RepositoryWatch {
 
   constructor(
     readonly repository: GitRepository,
+    readonly hub: WatchHub,
     private readonly onEmpty: () => void,
   ) {
     this.unsubscribe = repository.onHeadChange(() => this.wake());
     this.timer = setInterval(() => this.wake(), RECHECK_MS).unref();
-  }
-
-  get size(): number {
-    let size = 0;
-    for (const group of this.groups.values()) size += group.watchers.size;
-    return size;
   }
 
   /** Looks at the head, and answers every watcher whose answer changed; coalesces calls while it runs. */
@@ -90,27 +118,30 @@ class RepositoryWatch {
       try {
         head = this.repository.head();
       } catch (error) {
-        for (const group of [...this.groups.values()]) for (const watcher of [...group.watchers]) watcher.finish({ error });
+        for (const group of [...this.groups.values()]) for (const watcher of [...group.watchers]) this.hub.answer(watcher, { error });
         return;
       }
+      let sliceEnds = performance.now() + SLICE_MS;
       for (const group of [...this.groups.values()]) {
-        if (![...group.watchers].some((w) => w.head !== head)) continue;
+        if (!behind(group, head)) continue;
+        // Those held now: a watcher that arrives while the answer is made holds a head of its own.
+        const watchers = [...group.watchers];
         let result: WaitResult;
         try {
           result = { answer: await group.answerAt(head) };
+          this.hub.answersMade++;
         } catch (error) {
           result = { error };
         }
-        let answered = 0;
-        for (const watcher of [...group.watchers]) {
-          if ('answer' in result && watcher.holds(result.answer.etag)) {
-            watcher.head = head;
-            continue;
-          }
-          watcher.finish(result);
-          if (++answered % ANSWERS_PER_TURN === 0) await nextTurn();
+        for (const watcher of watchers) {
+          if (watcher.group !== group) continue; // answered meanwhile (its wait ended, it went away)
+          if (result && 'answer' in result && holdsEtag(watcher, result.answer.etag)) watcher.head = head;
+          else this.hub.answer(watcher, result);
         }
-        await nextTurn();
+        if (performance.now() > sliceEnds) {
+          await nextTurn();
+          sliceEnds = performance.now() + SLICE_MS;
+        }
       }
     } while (this.again);
   }
@@ -122,81 +153,160 @@ class RepositoryWatch {
   }
 }
 
-export interface WaitRequest {
+/** Whether some watcher of the group may hold an answer older than `head`. */
+function behind(group: Group, head: string): boolean {
+  for (const watcher of group.watchers) if (watcher.head !== head) return true;
+  return false;
+}
+
+export interface WaitRequest extends HeldWatch {
   readonly repository: GitRepository;
   /** Everything that makes the answer besides the commit: watchers with the same key share one answer per head. */
   readonly groupKey: string;
   readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
-  readonly holds: (etag: string) => boolean;
+  /** The ETags the client holds (its If-None-Match), or true for `*`. */
+  readonly holds: readonly string[] | true;
   /** The head the client's current answer was made at. */
   readonly head: string;
   readonly waitMs: number;
-  /** Closing it (the client went away) ends the wait. */
-  readonly res: ServerResponse;
 }
 
 export class WatchHub {
   private readonly repositories = new Map<GitRepository, RepositoryWatch>();
   private count = 0;
   private closed = false;
-  private readonly open = new Set<Watcher>();
+  private readonly wheel = new DeadlineWheel<Watcher>((watcher) => this.answer(watcher, undefined));
+  /** Watchers to answer, in order; `next` is the first not yet answered. */
+  private queue: Watcher[] = [];
+  private next = 0;
+  private draining = false;
+  /** Answers made for groups of watchers since the start: one per group and new head, however many watchers it holds. */
+  answersMade = 0;
+  /** Held requests answered since the start (200, 304 or an error). */
+  answered = 0;
 
-  constructor(readonly maxWatchers = DEFAULT_MAX_WATCHERS) {}
+  /**
+   * `respond` writes the answer of a held request (200 with the new answer, 304 when the result
+   * is undefined, or the error): one function for every watcher.
+   */
+  constructor(
+    readonly maxWatchers: number,
+    private readonly respond: (watch: HeldWatch, result: WaitResult) => void,
+  ) {}
 
   /** True once close was called: answers say `Connection: close`. */
   get closing(): boolean {
     return this.closed;
   }
 
-  /** Watchers held now. */
+  /** Watchers held now (answers queued but not yet written included). */
   get size(): number {
     return this.count;
   }
 
-  /** Holds a request until its answer changes (resolves with it), its wait ends or the server shuts down (undefined). */
-  wait(request: WaitRequest): Promise<WaitResult> {
-    if (this.closed) return Promise.resolve(undefined);
+  /**
+   * Holds a request until its answer changes, its wait ends or the server shuts down; `respond`
+   * answers it then. Throws 503 over the limit of watchers.
+   */
+  hold(request: WaitRequest): void {
+    if (this.closed) {
+      this.respond(request, undefined);
+      return;
+    }
     if (this.count >= this.maxWatchers) {
       request.res.setHeader('Retry-After', '1');
       throw new HttpError(503, 'too_many_watchers', `this server holds ${this.maxWatchers} watches at most; try again shortly, or poll`);
     }
     let watch = this.repositories.get(request.repository);
     if (!watch) {
-      watch = new RepositoryWatch(request.repository, () => this.repositories.delete(request.repository));
+      watch = new RepositoryWatch(request.repository, this, () => this.repositories.delete(request.repository));
       this.repositories.set(request.repository, watch);
     }
-    const repositoryWatch = watch;
     let group = watch.groups.get(request.groupKey);
     if (!group) {
-      group = { answerAt: request.answerAt, watchers: new Set() };
+      group = { key: request.groupKey, answerAt: request.answerAt, watchers: new Set(), repository: watch };
       watch.groups.set(request.groupKey, group);
     }
-    const members = group;
+    const watcher: Watcher = {
+      req: request.req,
+      res: request.res,
+      requestId: request.requestId,
+      etag: request.etag,
+      holds: request.holds,
+      head: request.head,
+      group,
+      tick: 0,
+      result: undefined,
+    };
     this.count++;
-    return new Promise<WaitResult>((resolve) => {
-      const finish = (result: WaitResult) => {
-        if (!members.watchers.delete(watcher)) return;
-        this.count--;
-        this.open.delete(watcher);
-        clearTimeout(timer);
-        request.res.off('close', gone);
-        if (members.watchers.size === 0 && repositoryWatch.groups.get(request.groupKey) === members) repositoryWatch.groups.delete(request.groupKey);
-        resolve(result);
-      };
-      const watcher: Watcher = { holds: request.holds, head: request.head, finish };
-      const timer = setTimeout(() => finish(undefined), request.waitMs);
-      const gone = () => finish(undefined);
-      request.res.once('close', gone);
-      members.watchers.add(watcher);
-      this.open.add(watcher);
-      // A commit between the answer the client holds and now: look at it at once.
-      if (request.repository.head() !== request.head) repositoryWatch.wake();
-    });
+    group.watchers.add(watcher);
+    this.wheel.add(watcher, request.waitMs);
+    (request.res as WatchedResponse)[WATCHER] = watcher;
+    request.res.once('close', responseClosed);
+    // A commit between the answer the client holds and now: look at it at once.
+    if (request.repository.head() !== request.head) watch.wake();
+  }
+
+  /** Takes a watcher out of its group and the wheel and queues its answer; once per watcher. */
+  answer(watcher: Watcher, result: WaitResult): void {
+    const group = watcher.group;
+    if (!group) return;
+    watcher.group = undefined;
+    group.watchers.delete(watcher);
+    if (group.watchers.size === 0 && group.repository.groups.get(group.key) === group) group.repository.groups.delete(group.key);
+    this.wheel.delete(watcher);
+    watcher.res.off('close', responseClosed);
+    watcher.result = result;
+    this.queue.push(watcher);
+    if (!this.draining) {
+      this.draining = true;
+      setImmediate(() => this.drain());
+    }
+  }
+
+  /** The client went away: its watcher leaves without an answer. */
+  forget(watcher: Watcher): void {
+    if (!watcher.group) return;
+    this.answer(watcher, undefined); // writing to a closed response does nothing
+  }
+
+  /** Writes queued answers for at most SLICE_MS, then lets other work run before the next slice. */
+  private drain(): void {
+    const sliceEnds = performance.now() + SLICE_MS;
+    while (this.next < this.queue.length) {
+      const watcher = this.queue[this.next];
+      this.queue[this.next++] = undefined as unknown as Watcher; // let it be collected once answered
+      this.count--;
+      this.answered++;
+      if (!watcher.res.destroyed) {
+        try {
+          this.respond(watcher, watcher.result);
+        } catch {
+          watcher.res.destroy(); // cannot happen with the route's respond; never stops the others' answers
+        }
+      }
+      if (this.next % CLOCK_EVERY === 0 && performance.now() > sliceEnds) break;
+    }
+    if (this.next < this.queue.length) {
+      setImmediate(() => this.drain());
+      return;
+    }
+    this.queue = [];
+    this.next = 0;
+    this.draining = false;
   }
 
   /** Ends every wait with "nothing new" (304): the server is shutting down. */
   close(): void {
     this.closed = true;
-    for (const watcher of [...this.open]) watcher.finish(undefined);
+    for (const watch of [...this.repositories.values()]) {
+      for (const group of [...watch.groups.values()]) for (const watcher of [...group.watchers]) this.answer(watcher, undefined);
+    }
   }
+}
+
+/** The one 'close' listener of every held response (a listener per watcher would be a closure per watcher). */
+function responseClosed(this: WatchedResponse): void {
+  const watcher = this[WATCHER];
+  if (watcher?.group) watcher.group.repository.hub.forget(watcher);
 }

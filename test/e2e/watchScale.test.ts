@@ -1,0 +1,120 @@
+/**
+ * The shared work of the watch (issue 18, item 2), against the real server: a push that wakes
+ * many watchers makes each distinct answer (context, format, options) once, however many watchers
+ * hold it, and writes the same bytes to each; watchers whose answer did not change are not
+ * answered. Counted in /metrics: the watch's answers made (one per group of watchers sharing an
+ * answer, per new head), and the read cache's misses (an answer is resolved, serialised and
+ * hashed exactly when it is not found there).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+
+const REPO = 'acme/fleet';
+const PER_GROUP = 10;
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+
+async function metric(name: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`no ${name} in /metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
+const misses = () => metric('cfghub_read_cache_lookups_total{result="miss"}');
+
+/** Polls until a condition holds, failing after a deadline. */
+async function until(condition: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+interface Held {
+  readonly group: string;
+  done: boolean;
+  answer?: { status: number; etag: string | null; text: string };
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  server = await startTestServer(dir.path);
+  const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+    changeComment: 'first',
+    enableKeyCreation: true,
+    data: [{ key: 'own', values: ['E0', 'E1', 'E2', 'E3'].map((env) => ({ context: `${env};*`, value: `${env}-v0` })) }],
+  });
+  expect(pushed.status).toBe(200);
+});
+
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+describe('a push that wakes many watchers', () => {
+  it('makes each distinct answer once, writes the same bytes to all its watchers, and answers no unaffected watcher', async () => {
+    // Five distinct answers: four contexts as JSON, and the first context as YAML too.
+    const groups = [
+      { name: 'E0 json', context: 'E0;app', query: '' },
+      { name: 'E0 yaml', context: 'E0;app', query: '?format=yaml' },
+      { name: 'E1 json', context: 'E1;app', query: '' },
+      { name: 'E2 json', context: 'E2;app', query: '' },
+      { name: 'E3 json', context: 'E3;app', query: '' },
+    ];
+    const held: Held[] = [];
+    for (const group of groups) {
+      const url = `${server.url}/rest/pull/${REPO}${group.query}`;
+      const first = await fetch(url, { headers: { Context: group.context } });
+      await first.text();
+      const etag = first.headers.get('etag')!;
+      for (let i = 0; i < PER_GROUP; i++) {
+        const watcher: Held = { group: group.name, done: false };
+        held.push(watcher);
+        void fetch(url, { headers: { Context: group.context, 'If-None-Match': etag, Wait: '60' } }).then(async (response) => {
+          watcher.answer = { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
+          watcher.done = true;
+        });
+      }
+    }
+    await until(async () => (await metric('cfghub_watchers')) === held.length, 'every watcher held');
+    const missesBefore = await misses();
+    const madeBefore = await metric('cfghub_watch_answers_made_total');
+
+    // Changes E0 and E1: three of the five answers change, E2's and E3's do not.
+    const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+      changeComment: 'two contexts',
+      data: [{ key: 'own', values: [{ context: 'E0;*', value: 'E0-v1' }, { context: 'E1;*', value: 'E1-v1' }] }],
+    });
+    expect(pushed.status).toBe(200);
+    const affected = held.filter((w) => w.group.startsWith('E0') || w.group.startsWith('E1'));
+    const unaffected = held.filter((w) => !affected.includes(w));
+    await until(() => affected.every((w) => w.done), 'every affected watcher answered');
+    // The unaffected ones were looked at in the same wake (their answer made, found unchanged) and are still held.
+    await until(async () => (await metric('cfghub_watchers')) === unaffected.length, 'the unaffected watchers left held');
+    expect(unaffected.some((w) => w.done)).toBe(false);
+
+    // One answer made per distinct (context, format, options): 5, not one per watcher (50).
+    expect((await misses()) - missesBefore).toBe(groups.length);
+    expect((await metric('cfghub_watch_answers_made_total')) - madeBefore).toBe(groups.length);
+    for (const group of ['E0 json', 'E0 yaml', 'E1 json']) {
+      const answers = affected.filter((w) => w.group === group).map((w) => w.answer!);
+      expect(answers).toHaveLength(PER_GROUP);
+      expect(answers.every((a) => a.status === 200)).toBe(true);
+      expect(new Set(answers.map((a) => a.text)).size).toBe(1);
+      expect(new Set(answers.map((a) => a.etag)).size).toBe(1);
+    }
+    expect(affected.find((w) => w.group === 'E0 yaml')!.answer!.text).toContain('E0-v1');
+    expect(JSON.parse(affected.find((w) => w.group === 'E1 json')!.answer!.text).properties.own.val).toBe('E1-v1');
+
+    // A later change of E2 wakes E2's watchers only; E3's stay held until the server closes.
+    const again = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'E2', data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }] });
+    expect(again.status).toBe(200);
+    await until(() => unaffected.filter((w) => w.group === 'E2 json').every((w) => w.done), 'the E2 watchers answered');
+    expect(unaffected.filter((w) => w.group === 'E3 json').some((w) => w.done)).toBe(false);
+    expect(await metric('cfghub_watchers')).toBe(PER_GROUP);
+  });
+});
