@@ -165,13 +165,17 @@ async function startFleet(plan: WatchPlan, kind: 'cfghub' | 'etcd', url: string,
 }
 
 /** One round through the fleet, ended and summarised. */
-async function measureRound(clients: ClientProcess[], affected: number[] | 'all' | 'none', push: () => Promise<number>, idleOf: () => Promise<void>, log: Log, what: string) {
+async function measureRound(clients: ClientProcess[], affected: number[] | 'all' | 'none', push: () => Promise<number>, idleOf: () => Promise<void>, log: Log, what: string, cpu?: () => number) {
   for (const client of clients) client.send({ type: 'round', affected });
   let expected = 0;
   for (const client of clients) expected += (await client.next('ready'))!.expected;
+  const ticks = cpu?.();
   const pushedAt = await push();
   const deadline = Date.now() + ROUND_TIMEOUT_MS;
   for (const client of clients) await client.next('complete', Math.max(0, deadline - Date.now()));
+  // The server's CPU from the push to the last answer's arrival: not what follows (the server
+  // closing keep-alive connections the clients leave idle until the round ends).
+  const cpuMs = ticks === undefined ? NaN : (cpu!() - ticks) * 10;
   await idleOf(); // answers to unaffected watchers would come in this time
   for (const client of clients) client.send({ type: 'end' });
   let times: number[] = [];
@@ -185,7 +189,7 @@ async function measureRound(clients: ClientProcess[], affected: number[] | 'all'
   }
   if (times.length < expected) log(`watch: ${what}: only ${times.length} of ${expected} affected watchers answered within ${ROUND_TIMEOUT_MS / 1000} s`);
   const latencies = times.map((t) => Math.max(0, t - pushedAt));
-  return { latencies, last: latencies.length ? Math.max(...latencies) : NaN, spurious, failures };
+  return { latencies, last: latencies.length ? Math.max(...latencies) : NaN, spurious, failures, cpuMs };
 }
 
 async function stopAll(clients: readonly ClientProcess[]): Promise<void> {
@@ -248,10 +252,9 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
       await rearmed();
     }
     for (let r = 1; r <= plan.allRounds; r++) {
-      const ticks = cpuTicks(pid);
       run.load.push(loadAverage());
-      const round = await measureRound(clients, 'all', () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]), () => idle(pid), log, `every context, round ${r}`);
-      run.cpuMs.push((cpuTicks(pid) - ticks) * 10); // the push, the answers and their log lines; not the re-arming
+      const round = await measureRound(clients, 'all', () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]), () => idle(pid), log, `every context, round ${r}`, () => cpuTicks(pid));
+      run.cpuMs.push(round.cpuMs); // the push, the answers and their log lines
       run.all.push(...round.latencies);
       run.allLast.push(round.last);
       run.spurious += round.spurious;
@@ -306,11 +309,10 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
       run.spurious += round.spurious;
     }
     for (let r = 1; r <= plan.allRounds; r++) {
-      const ticks = cpuTicks(pid);
       run.load.push(loadAverage());
       const pairs = Array.from({ length: plan.contexts }, (_, i): [string, string] => [`/bench/ctx${i}`, `all${r}`]);
-      const round = await measureRound(clients, 'all', () => put(pairs), () => idle(pid), log, `etcd every key, round ${r}`);
-      run.cpuMs.push((cpuTicks(pid) - ticks) * 10);
+      const round = await measureRound(clients, 'all', () => put(pairs), () => idle(pid), log, `etcd every key, round ${r}`, () => cpuTicks(pid));
+      run.cpuMs.push(round.cpuMs);
       run.all.push(...round.latencies);
       run.allLast.push(round.last);
       run.spurious += round.spurious;
@@ -360,7 +362,7 @@ export async function runWatchScenario(plan: WatchPlan, log: Log): Promise<Scena
       title: `watch: every context changed, all ${count} watchers answered`,
       measurements: runs.map((run) => measurement(run.system, run.all)),
       notes: [
-        `server CPU (user + system, /proc) per every-context push, the answers and their log lines: ${runs.map((r) => `${r.system} ${r.cpuMs.join(', ')} ms`).join('; ')}`,
+        `server CPU (user + system, /proc) from an every-context push to its last answer's arrival (the push, the answers, their log lines): ${runs.map((r) => `${r.system} ${r.cpuMs.join(', ')} ms`).join('; ')}`,
         `load average (1 min) during the rounds ${Math.min(...load).toFixed(1)} to ${Math.max(...load).toFixed(1)} on ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores`,
       ],
       hideRate: true,
