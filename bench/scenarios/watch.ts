@@ -76,7 +76,9 @@ async function idle(pid: number, quietMs = 300): Promise<void> {
   }
 }
 
-const agent = new http.Agent({ keepAlive: true });
+// A new connection per request of this process: a kept-alive one may be closed by the server's
+// keep-alive timeout just as it is reused ("socket hang up"), and a connect costs a fraction of a millisecond.
+const agent = new http.Agent({ keepAlive: false });
 
 function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; etag: string; text: string; at: number }> {
   return new Promise((resolve, reject) => {

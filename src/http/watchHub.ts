@@ -121,6 +121,9 @@ class RepositoryWatch {
         for (const group of [...this.groups.values()]) for (const watcher of [...group.watchers]) this.hub.answer(watcher, { error });
         return;
       }
+      // First every changed group's answer, then the answers out: the last watcher's answer then
+      // waits for the making of 100 answers, not for 100 turns of the event loop between them.
+      const made: Array<{ group: Group; watchers: Watcher[]; result: WaitResult }> = [];
       let sliceEnds = performance.now() + SLICE_MS;
       for (const group of [...this.groups.values()]) {
         if (!behind(group, head)) continue;
@@ -133,14 +136,17 @@ class RepositoryWatch {
         } catch (error) {
           result = { error };
         }
+        made.push({ group, watchers, result });
+        if (performance.now() > sliceEnds) {
+          await nextTurn();
+          sliceEnds = performance.now() + SLICE_MS;
+        }
+      }
+      for (const { group, watchers, result } of made) {
         for (const watcher of watchers) {
           if (watcher.group !== group) continue; // answered meanwhile (its wait ended, it went away)
           if (result && 'answer' in result && holdsEtag(watcher, result.answer.etag)) watcher.head = head;
           else this.hub.answer(watcher, result);
-        }
-        if (performance.now() > sliceEnds) {
-          await nextTurn();
-          sliceEnds = performance.now() + SLICE_MS;
         }
       }
     } while (this.again);
