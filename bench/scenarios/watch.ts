@@ -25,6 +25,7 @@
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { stopChild, track } from '../childProcesses.js';
 import { EtcdServer } from '../etcd.js';
@@ -152,8 +153,10 @@ interface Run {
   readonly allLast: number[];
   spurious: number;
   failures: number;
-  /** Server CPU per every-context push, ms (cfghub only). */
+  /** Server CPU per every-context push, ms. */
   readonly cpuMs: number[];
+  /** cfghub: per every-context push, from the head change to the last answer written, as the server logs it. */
+  readonly serverMs: number[];
   readonly load: number[];
 }
 
@@ -219,6 +222,11 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
   const child = spawnServe(repos, (process.env.WATCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean));
   const { url } = await listening(child);
   const pid = child.pid!;
+  // The server's own account of each wake (its `watch-wake` log line): from the head change to the last answer written.
+  const wakes: number[] = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line.includes('"watch-wake"')) wakes.push((JSON.parse(line) as { durationMs: number }).durationMs);
+  });
   const push = async (data: unknown[]) => {
     const answer = await request(`${url}/rest/push/${REPO}`, 'POST', { 'Content-Type': 'application/json' }, JSON.stringify({ changeComment: 'bench', enableKeyCreation: true, data }));
     if (answer.status !== 200) throw new Error(`push answered ${answer.status}: ${answer.text.slice(0, 300)}`);
@@ -244,7 +252,7 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
       await heldBy(url, plan.watchers);
       await idle(pid);
     };
-    const run: Run = { system: CFGHUB_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], load: [] };
+    const run: Run = { system: CFGHUB_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], serverMs: [], load: [] };
     for (let r = 1; r <= plan.oneRounds; r++) {
       const target = (r * 37) % plan.contexts;
       const round = await measureRound(clients, [target], () => push([{ key: 'own', values: [{ context: `E${target};*`, value: `v${r}` }] }]), () => idle(pid), log, `one context, round ${r}`);
@@ -255,8 +263,10 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
     }
     for (let r = 1; r <= plan.allRounds; r++) {
       run.load.push(loadAverage());
+      wakes.length = 0;
       const round = await measureRound(clients, 'all', () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]), () => idle(pid), log, `every context, round ${r}`, () => cpuTicks(pid));
       run.cpuMs.push(round.cpuMs); // the push, the answers and their log lines
+      run.serverMs.push(Math.max(...wakes));
       run.all.push(...round.latencies);
       run.allLast.push(round.last);
       run.spurious += round.spurious;
@@ -265,7 +275,7 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
     const nobody = await measureRound(clients, 'none', () => push([{ key: 'own', values: [{ context: 'Nobody;*', value: 'x' }] }]), () => idle(pid), log, 'nobody');
     run.spurious += nobody.spurious;
     run.load.push(loadAverage());
-    log(`watch: cfghub: last watcher of an every-context push ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; server CPU ${run.cpuMs.join(', ')} ms; unaffected answered ${run.spurious}`);
+    log(`watch: cfghub: last watcher of an every-context push ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; server's wake ${run.serverMs.map((ms) => Math.round(ms)).join(', ')} ms; server CPU ${run.cpuMs.join(', ')} ms; unaffected answered ${run.spurious}`);
     return { ...run, failures: nobody.failures };
   } finally {
     await stopAll(clients);
@@ -302,7 +312,7 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
     await idle(pid, 1000);
     const rss = residentKiB(pid);
     log(`watch: etcd holds ${held} watch streams; RSS ${Math.round(before / 1024)} MiB before, ${Math.round(rss / 1024)} MiB with them`);
-    const run: Run = { system: ETCD_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], load: [] };
+    const run: Run = { system: ETCD_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], serverMs: [], load: [] };
     for (let r = 1; r <= plan.oneRounds; r++) {
       const target = (r * 37) % plan.contexts;
       const round = await measureRound(clients, [target], () => put([[`/bench/ctx${target}`, `v${r}`]]), () => idle(pid), log, `etcd one key, round ${r}`);
@@ -365,6 +375,7 @@ export async function runWatchScenario(plan: WatchPlan, log: Log): Promise<Scena
       measurements: runs.map((run) => measurement(run.system, run.all)),
       notes: [
         `server CPU (user + system, /proc) from an every-context push to its last answer's arrival (the push, the answers, their log lines): ${runs.map((r) => `${r.system} ${r.cpuMs.join(', ')} ms`).join('; ')}`,
+        `cfghub's own account of each every-context wake (its \`watch-wake\` log line, from the head change to the last answer written): p50 ${ms(percentile(cfghub.serverMs, 50))}, max ${ms(Math.max(...cfghub.serverMs))}`,
         `load average (1 min) during the rounds ${Math.min(...load).toFixed(1)} to ${Math.max(...load).toFixed(1)} on ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores`,
       ],
       hideRate: true,

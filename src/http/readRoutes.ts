@@ -187,6 +187,8 @@ export function readRoutes(ctx: AppContext): ReadRoutes {
     sendBytes(res, 200, result.answer.contentType, result.answer.body);
   };
   const hub = new WatchHub(ctx.maxWatchers ?? DEFAULT_MAX_WATCHERS, respond);
+  // One line per wake (not per watcher): how many were answered, and how long the server took.
+  hub.onWake = (wake) => ctx.logger.info({ event: 'watch-wake', repository: wake.repository, answersMade: wake.answersMade, woken: wake.woken, durationMs: Math.round(wake.ms * 10) / 10 });
   watcherCount(ctx, () => hub.size, () => hub.answersMade); // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
 
   const access = readAccess(ctx);

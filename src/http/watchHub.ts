@@ -43,6 +43,14 @@ const SLICE_MS = 5;
 /** Answers written between two looks at the clock. */
 const CLOCK_EVERY = 16;
 
+/** One wake that answered watchers: how many, with how many answers made, in how long from the head change to the last written. */
+export interface WakeReport {
+  readonly repository: string;
+  readonly answersMade: number;
+  readonly woken: number;
+  readonly ms: number;
+}
+
 /** How a wait ends: a new answer, an error making it (answered as such), or nothing new (304). */
 export type WaitResult = { answer: CachedAnswer } | { error: unknown } | undefined;
 
@@ -114,6 +122,9 @@ class RepositoryWatch {
   private async run(): Promise<void> {
     do {
       this.again = false;
+      const started = performance.now();
+      const answersBefore = this.hub.answersMade;
+      let woken = 0;
       let head: string;
       try {
         head = this.repository.head();
@@ -146,8 +157,15 @@ class RepositoryWatch {
         for (const watcher of watchers) {
           if (watcher.group !== group) continue; // answered meanwhile (its wait ended, it went away)
           if (result && 'answer' in result && holdsEtag(watcher, result.answer.etag)) watcher.head = head;
-          else this.hub.answer(watcher, result);
+          else {
+            this.hub.answer(watcher, result);
+            woken++;
+          }
         }
+      }
+      if (woken > 0) {
+        const answersMade = this.hub.answersMade - answersBefore;
+        this.hub.whenWritten(() => this.hub.onWake?.({ repository: this.repository.fullName, answersMade, woken, ms: performance.now() - started }));
       }
     } while (this.again);
   }
@@ -190,6 +208,10 @@ export class WatchHub {
   answersMade = 0;
   /** Held requests answered since the start (200, 304 or an error). */
   answered = 0;
+  /** Told once the answers of a wake that woke watchers are all written (the route logs it). */
+  onWake: ((wake: WakeReport) => void) | undefined;
+  /** Called when the queue is next empty. */
+  private written: Array<() => void> = [];
 
   /**
    * `respond` writes the answer of a held request (200 with the new answer, 304 when the result
@@ -300,6 +322,13 @@ export class WatchHub {
     this.queue = [];
     this.next = 0;
     this.draining = false;
+    for (const call of this.written.splice(0)) call();
+  }
+
+  /** Calls `call` once every answer queued so far is written. */
+  whenWritten(call: () => void): void {
+    if (this.draining) this.written.push(call);
+    else call();
   }
 
   /** Ends every wait with "nothing new" (304): the server is shutting down. */

@@ -107,6 +107,11 @@ describe('a push that wakes many watchers', () => {
       expect(new Set(answers.map((a) => a.text)).size).toBe(1);
       expect(new Set(answers.map((a) => a.etag)).size).toBe(1);
     }
+    // The wake's one log line (not one per watcher) says so too.
+    await until(() => server.logs.some((l) => l.event === 'watch-wake'), 'the watch-wake log line');
+    expect(server.logs.filter((l) => l.event === 'watch-wake')).toEqual([
+      expect.objectContaining({ repository: REPO, answersMade: groups.length, woken: affected.length, durationMs: expect.any(Number) }),
+    ]);
     expect(affected.find((w) => w.group === 'E0 yaml')!.answer!.text).toContain('E0-v1');
     expect(JSON.parse(affected.find((w) => w.group === 'E1 json')!.answer!.text).properties.own.val).toBe('E1-v1');
 
