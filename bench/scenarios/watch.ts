@@ -266,7 +266,7 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
       wakes.length = 0;
       const round = await measureRound(clients, 'all', () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]), () => idle(pid), log, `every context, round ${r}`, () => cpuTicks(pid));
       run.cpuMs.push(round.cpuMs); // the push, the answers and their log lines
-      run.serverMs.push(Math.max(...wakes));
+      if (wakes.length > 0) run.serverMs.push(Math.max(...wakes)); // the line may come after the clients' last answer and the idle wait: rare
       run.all.push(...round.latencies);
       run.allLast.push(round.last);
       run.spurious += round.spurious;
@@ -375,7 +375,7 @@ export async function runWatchScenario(plan: WatchPlan, log: Log): Promise<Scena
       measurements: runs.map((run) => measurement(run.system, run.all)),
       notes: [
         `server CPU (user + system, /proc) from an every-context push to its last answer's arrival (the push, the answers, their log lines): ${runs.map((r) => `${r.system} ${r.cpuMs.join(', ')} ms`).join('; ')}`,
-        `cfghub's own account of each every-context wake (its \`watch-wake\` log line, from the head change to the last answer written): p50 ${ms(percentile(cfghub.serverMs, 50))}, max ${ms(Math.max(...cfghub.serverMs))}`,
+        `cfghub's own account of each every-context wake (its \`watch-wake\` log line, from the head change to the last answer written): ${cfghub.serverMs.length ? `p50 ${ms(percentile(cfghub.serverMs, 50))}, max ${ms(Math.max(...cfghub.serverMs))}` : 'no line read'}`,
         `load average (1 min) during the rounds ${Math.min(...load).toFixed(1)} to ${Math.max(...load).toFixed(1)} on ${(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm) ?? []).length} cores`,
       ],
       hideRate: true,
