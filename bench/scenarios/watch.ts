@@ -16,6 +16,9 @@
  * from the system-wide monotonic clock in each process. Watchers are woken by the commit itself,
  * so some answers arrive before the push's own 200: counted as 0.
  *
+ * `WATCH_SERVER_NODE_ARGS` passes options to the server's node (e.g. `--cpu-prof
+ * --cpu-prof-dir=DIR` to profile it; the server is given a minute to stop, so the profile is written).
+ *
  * etcd's watch the same way when etcd is installed (bench/install-tools.sh): as many watch streams
  * through its HTTP gateway (`POST /v3/watch`), one key per context, held by the same client
  * processes; a put of one key, and a transaction putting every key. etcd wakes a watcher on every
