@@ -237,6 +237,7 @@ export class WatchHub {
    * answers it then. Throws 503 over the limit of watchers.
    */
   hold(request: WaitRequest): void {
+    if (request.res.destroyed) return; // the client left while its first answer was made: nothing to hold
     if (this.closed) {
       this.respond(request, undefined);
       return;
