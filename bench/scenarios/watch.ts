@@ -222,7 +222,9 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
   requireBuiltCli();
   const repos = makeTempFolder('watch-bench');
   execFileSync(process.execPath, [CLI, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push', '--repos', repos], { stdio: 'ignore' });
-  const child = spawnServe(repos, (process.env.WATCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  // One process (`--workers 1`): the figures are per process (memory, CPU from /proc of its pid); with
+  // several workers each wakes the watchers it holds (see the README's watch section).
+  const child = spawnServe(repos, ['--workers', '1'], (process.env.WATCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean));
   const { url } = await listening(child);
   const pid = child.pid!;
   // The server's own account of each wake (its `watch-wake` log line): from the head change to the last answer written.
