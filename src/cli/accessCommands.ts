@@ -8,12 +8,7 @@
 import type { Command } from 'commander';
 import { priorityOf, ruleWords } from '../service/accessRuleSets.js';
 import { ServiceError } from '../service/errors.js';
-import { parseFullName } from '../service/repositories.js';
-import { administrationFor, withTarget } from './adminTarget.js';
-
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
+import { administrationOf, printJson, withTarget } from './adminTarget.js';
 
 function parseBoolean(text: string, what: string): boolean {
   if (text === 'true') return true;
@@ -21,14 +16,7 @@ function parseBoolean(text: string, what: string): boolean {
   throw new ServiceError('invalid_argument', `${what} is true or false, got ${JSON.stringify(text)}`);
 }
 
-type Where = { repos?: string; server?: string };
-
 export function addAccessCommands(program: Command): void {
-  /** The administration the options name, for a checked repository name. */
-  const target = (fullName: string, options: Where) => {
-    parseFullName(fullName);
-    return administrationFor(options);
-  };
   const switchesOf = (options: { stopOnFirstMatch?: string; unmatchedEditable?: string }) => {
     const switches: { stopOnFirstMatch?: boolean; unmatchedEditable?: boolean } = {};
     if (options.stopOnFirstMatch !== undefined) switches.stopOnFirstMatch = parseBoolean(options.stopOnFirstMatch, '--stop-on-first-match');
@@ -46,7 +34,7 @@ export function addAccessCommands(program: Command): void {
       .option('--stop-on-first-match <bool>', 'true: the first matching rule decides; false: any matching rule that denies decides')
       .option('--unmatched-editable <bool>', 'whether an element no rule matches may be changed'),
   ).action(async (fullName: string, set: string, options) => {
-    const admin = target(fullName, options);
+    const admin = administrationOf(fullName, options);
     printJson(await admin.createRuleSet(fullName, set, switchesOf(options)));
   });
   withTarget(
@@ -58,7 +46,7 @@ export function addAccessCommands(program: Command): void {
       .option('--stop-on-first-match <bool>')
       .option('--unmatched-editable <bool>'),
   ).action(async (fullName: string, set: string, options) => {
-    const admin = target(fullName, options);
+    const admin = administrationOf(fullName, options);
     const switches = switchesOf(options);
     if (Object.keys(switches).length === 0) throw new ServiceError('invalid_argument', 'give --stop-on-first-match or --unmatched-editable');
     printJson(await admin.setRuleSetSwitches(fullName, set, switches));
@@ -75,7 +63,7 @@ export function addAccessCommands(program: Command): void {
       .requiredOption('--can-edit <bool>', 'whether what the rule matches may be changed')
       .option('--priority <n>', 'where to insert it, 1 = first (else last)'),
   ).action(async (fullName: string, set: string, kind: string, match: string, text: string, options) => {
-    const admin = target(fullName, options);
+    const admin = administrationOf(fullName, options);
     const rule = ruleWords(kind, match, text, parseBoolean(options.canEdit, '--can-edit'));
     const priority = options.priority === undefined ? undefined : priorityOf(options.priority, '--priority');
     printJson(await admin.addRule(fullName, set, rule, priority));
@@ -89,7 +77,7 @@ export function addAccessCommands(program: Command): void {
       .argument('<from>')
       .argument('<to>'),
   ).action(async (fullName: string, set: string, from: string, to: string, options) => {
-    const admin = target(fullName, options);
+    const admin = administrationOf(fullName, options);
     printJson(await admin.moveRule(fullName, set, priorityOf(from), priorityOf(to)));
   });
   withTarget(
@@ -100,12 +88,12 @@ export function addAccessCommands(program: Command): void {
       .argument('<set>')
       .argument('[priority]'),
   ).action(async (fullName: string, set: string, priority: string | undefined, options) => {
-    const admin = target(fullName, options);
+    const admin = administrationOf(fullName, options);
     const at = priority === undefined ? undefined : priorityOf(priority);
     printJson(at === undefined ? await admin.deleteRuleSet(fullName, set) : await admin.deleteRule(fullName, set, at));
   });
   withTarget(rules.command('list').description('the rule sets and their rules, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
-    printJson(await target(fullName, options).listRuleSets(fullName));
+    printJson(await administrationOf(fullName, options).listRuleSets(fullName));
   });
 
   const groups = program.command('context-group').description('context groups: an item of a level standing for other items of the level');
@@ -118,7 +106,7 @@ export function addAccessCommands(program: Command): void {
       .argument('<group>')
       .argument('[members...]'),
   ).action(async (fullName: string, level: string, group: string, members: string[], options) => {
-    printJson(await target(fullName, options).createContextGroup(fullName, level, group, members));
+    printJson(await administrationOf(fullName, options).createContextGroup(fullName, level, group, members));
   });
   const memberCommands = [
     ['add', 'add an item of the level to a group', 'addGroupMember'],
@@ -134,7 +122,7 @@ export function addAccessCommands(program: Command): void {
         .argument('<group>')
         .argument('<member>'),
     ).action(async (fullName: string, level: string, group: string, member: string, options) => {
-      printJson(await target(fullName, options)[change](fullName, level, group, member));
+      printJson(await administrationOf(fullName, options)[change](fullName, level, group, member));
     });
   }
   withTarget(
@@ -145,9 +133,9 @@ export function addAccessCommands(program: Command): void {
       .argument('<level>')
       .argument('<group>'),
   ).action(async (fullName: string, level: string, group: string, options) => {
-    printJson(await target(fullName, options).deleteContextGroup(fullName, level, group));
+    printJson(await administrationOf(fullName, options).deleteContextGroup(fullName, level, group));
   });
   withTarget(groups.command('list').description('the context groups with their members, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
-    printJson(await target(fullName, options).listContextGroups(fullName));
+    printJson(await administrationOf(fullName, options).listContextGroups(fullName));
   });
 }

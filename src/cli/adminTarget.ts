@@ -7,6 +7,7 @@
 import { Option, type Command } from 'commander';
 import { LocalAdministration, type Administration } from '../service/administration.js';
 import { ServiceError } from '../service/errors.js';
+import { parseFullName } from '../service/repositories.js';
 import { TokenService } from '../service/tokens.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { TokenStore } from '../disk/tokenStore.js';
@@ -26,7 +27,9 @@ export function withTarget(command: Command): Command {
 }
 
 /** The Administration the options name; `create`: the folder may be missing (repo create makes it), not a file. */
-export function administrationFor(options: { repos?: string; server?: string }, create = false): Administration {
+export type Where = { repos?: string; server?: string };
+
+export function administrationFor(options: Where, create = false): Administration {
   if (options.repos !== undefined && options.server !== undefined) {
     throw new ServiceError('invalid_argument', 'give --repos or --server, not both');
   }
@@ -36,4 +39,15 @@ export function administrationFor(options: { repos?: string; server?: string }, 
   const refusal = notAFolder(root, options.repos);
   if (refusal) throw refusal;
   return new LocalAdministration(new RepositoryRegistry(root), new TokenService(new TokenStore(root)));
+}
+
+/** The Administration the options name, for a repository name checked first: a malformed name is told before any other work. */
+export function administrationOf(fullName: string, options: Where): Administration {
+  parseFullName(fullName);
+  return administrationFor(options);
+}
+
+/** A command's answer on stdout: JSON, indented. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -5,12 +5,7 @@
 import type { Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { ServiceError } from '../service/errors.js';
-import { parseFullName } from '../service/repositories.js';
-import { administrationFor, withTarget } from './adminTarget.js';
-
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
+import { administrationOf, printJson, withTarget, type Where } from './adminTarget.js';
 
 /** The first `count` lines of standard input (without their line ends); a missing line is a usage error. */
 export async function readPasswordLines(count: number, what: readonly string[]): Promise<string[]> {
@@ -32,9 +27,8 @@ export async function readPasswordLines(count: number, what: readonly string[]):
 /** Adds the `group` commands; each works on a folder or, with --server, on a remote server. */
 export function addGroupCommands(program: Command): void {
   /** The administration and the checked name; an unknown repository is told before a password is asked for. */
-  const target = async (fullName: string, options: { repos?: string; server?: string }, askingPassword: boolean) => {
-    parseFullName(fullName);
-    const admin = administrationFor(options);
+  const target = async (fullName: string, options: Where, askingPassword: boolean) => {
+    const admin = administrationOf(fullName, options);
     if (askingPassword) await admin.repositoryRecord(fullName);
     return admin;
   };

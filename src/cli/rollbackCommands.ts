@@ -4,8 +4,7 @@
  * same folder. Prints `{"commit": …, "outcome": "applied"|"unchanged"}`; a conflict is exit 1.
  */
 import type { Command } from 'commander';
-import { parseFullName } from '../service/repositories.js';
-import { administrationFor, withTarget } from './adminTarget.js';
+import { administrationOf, printJson, withTarget } from './adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
 
 /** What the commits made from the command line record as their `Application-Name`. */
@@ -21,8 +20,7 @@ export function addRollbackCommands(program: Command): void {
         .argument(argument)
         .option('--comment <text>', 'the change comment of the new commit'),
     ).action(async (fullName: string, target: string, options) => {
-      parseFullName(fullName);
-      const admin = administrationFor(options);
+      const admin = administrationOf(fullName, options);
       let password: string | undefined;
       if (options.securityGroup !== undefined) {
         // Issue 14, item 6: changing secured keys and files needs the group's key, as a push does.
@@ -30,7 +28,7 @@ export function addRollbackCommands(program: Command): void {
         [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
       }
       const result = await admin[name](fullName, target, { comment: options.comment, applicationName: APPLICATION, securityGroup: options.securityGroup, password });
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      printJson(result);
     });
 
   add('revert', 'make a new commit that undoes one commit', '<commit>');

@@ -3,12 +3,7 @@
  * stdout, one-line errors, exit 0 / 2 (usage, invalid argument) / 1 (anything else).
  */
 import type { Command } from 'commander';
-import { parseFullName } from '../service/repositories.js';
-import { administrationFor, withTarget } from './adminTarget.js';
-
-function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-}
+import { administrationOf, printJson, withTarget } from './adminTarget.js';
 
 /** Adds the `tag` commands to the program; each works on a folder or, with --server, on a remote server. */
 export function addTagCommands(program: Command): void {
@@ -21,16 +16,13 @@ export function addTagCommands(program: Command): void {
       .argument('<tag>')
       .option('--comment <text>', "the tag's message"),
   ).action(async (fullName: string, name: string, options) => {
-    parseFullName(fullName);
-    printJson(await administrationFor(options).createTag(fullName, name, options.comment ?? ''));
+    printJson(await administrationOf(fullName, options).createTag(fullName, name, options.comment ?? ''));
   });
   withTarget(tag.command('list').description('the tags, sorted by name, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
-    parseFullName(fullName);
-    printJson(await administrationFor(options).listTags(fullName));
+    printJson(await administrationOf(fullName, options).listTags(fullName));
   });
   withTarget(tag.command('delete').description('delete a tag').argument('<account/name>').argument('<tag>')).action(async (fullName: string, name: string, options) => {
-    parseFullName(fullName);
-    const deleted = await administrationFor(options).deleteTag(fullName, name);
+    const deleted = await administrationOf(fullName, options).deleteTag(fullName, name);
     process.stderr.write(`cfghub: tag ${deleted.tag} of ${deleted.repository} deleted\n`);
   });
 }

@@ -6,28 +6,18 @@
  * public API.
  */
 import { call, type RepoRef, type RepositoryRecord } from './api';
+import { storedSession } from './storedSession';
 
 export interface AdminSession {
   readonly kind: 'admin';
   readonly token: string;
 }
 
-const STORAGE_KEY = 'cfghub.admin';
+const stored = storedSession<AdminSession>('cfghub.admin', (a) => a.kind === 'admin' && typeof a.token === 'string');
 
-export function loadAdmin(): AdminSession | undefined {
-  try {
-    const text = sessionStorage.getItem(STORAGE_KEY);
-    const parsed = text ? (JSON.parse(text) as AdminSession) : undefined;
-    return parsed && parsed.kind === 'admin' && typeof parsed.token === 'string' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const loadAdmin = (): AdminSession | undefined => stored.load();
 
-export function saveAdmin(admin: AdminSession | undefined): void {
-  if (admin) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(admin));
-  else sessionStorage.removeItem(STORAGE_KEY);
-}
+export const saveAdmin = (admin: AdminSession | undefined): void => stored.save(admin);
 
 const adminPath = (repo: RepoRef) =>
   `/rest/admin/repositories/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;

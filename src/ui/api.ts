@@ -6,6 +6,7 @@
  * A session is a client token of one repository. An admin token is held apart (admin.ts): it goes
  * only to the admin API, as `Authorization: Bearer`.
  */
+import { storedSession } from './storedSession';
 
 export interface Session {
   readonly kind: 'client';
@@ -14,22 +15,11 @@ export interface Session {
   readonly repository: string;
 }
 
-const STORAGE_KEY = 'cfghub.session';
+const stored = storedSession<Session>('cfghub.session', (s) => s.kind === 'client' && typeof s.token === 'string');
 
-export function loadSession(): Session | undefined {
-  try {
-    const text = sessionStorage.getItem(STORAGE_KEY);
-    const parsed = text ? (JSON.parse(text) as Session) : undefined;
-    return parsed && parsed.kind === 'client' && typeof parsed.token === 'string' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const loadSession = (): Session | undefined => stored.load();
 
-export function saveSession(session: Session | undefined): void {
-  if (session) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(session));
-  else sessionStorage.removeItem(STORAGE_KEY);
-}
+export const saveSession = (session: Session | undefined): void => stored.save(session);
 
 /** An answer other than 2xx, with the server's own message as it is. */
 export class ApiError extends Error {
@@ -309,34 +299,23 @@ export interface PushOutcome {
 
 const unquote = (etag: string | null) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
+/** A change the console makes: a POST named as the console's, whose answer's ETag names the commit. */
+const postChange = (repo: RepoRef, path: string, body: unknown) =>
+  call(path, { repo, method: 'POST', body, headers: { 'Application-Name': 'cfghub-console' } });
+
 /** A push: 200 with the commit, or 304 with the reason (a refusal changes nothing). */
 export async function pushChanges(repo: RepoRef, body: unknown): Promise<PushOutcome> {
-  const answer = await call(`/rest/push/${repoPath(repo)}`, {
-    repo,
-    method: 'POST',
-    body,
-    headers: { 'Application-Name': 'cfghub-console' },
-  });
+  const answer = await postChange(repo, `/rest/push/${repoPath(repo)}`, body);
   if (answer.status === 304) return { refusal: unquote(answer.etag) || 'the push was refused (no reason given)' };
   return { commit: unquote(answer.etag) };
 }
 
 export async function revert(repo: RepoRef, commit: string, comment?: string): Promise<PushOutcome> {
-  const answer = await call(`/rest/revert/${repoPath(repo)}`, {
-    repo,
-    method: 'POST',
-    body: { commit, ...(comment ? { changeComment: comment } : {}) },
-    headers: { 'Application-Name': 'cfghub-console' },
-  });
+  const answer = await postChange(repo, `/rest/revert/${repoPath(repo)}`, { commit, ...(comment ? { changeComment: comment } : {}) });
   return { commit: unquote(answer.etag) };
 }
 
 export async function restore(repo: RepoRef, to: string, comment?: string): Promise<PushOutcome> {
-  const answer = await call(`/rest/restore/${repoPath(repo)}`, {
-    repo,
-    method: 'POST',
-    body: { to, ...(comment ? { changeComment: comment } : {}) },
-    headers: { 'Application-Name': 'cfghub-console' },
-  });
+  const answer = await postChange(repo, `/rest/restore/${repoPath(repo)}`, { to, ...(comment ? { changeComment: comment } : {}) });
   return { commit: unquote(answer.etag) };
 }

@@ -190,3 +190,87 @@ export function LockIcon() {
     </svg>
   );
 }
+
+/** A column of a Table: its heading, and `num` for a right-aligned number column. */
+export type Column = string | { readonly label: string; readonly num?: boolean };
+
+/**
+ * Every table of the console: scrollable in its wrapper on a narrow screen, a caption for screen
+ * readers when one is given, a header row of column headings; `children` are the body's rows.
+ */
+export function Table({ columns, caption, class: className, children }: { columns: Column[]; caption?: ComponentChildren; class?: string; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class={className}>
+        {caption !== undefined && <caption class="visually-hidden">{caption}</caption>}
+        <thead>
+          <tr>
+            {columns.map((column) =>
+              typeof column === 'string' ? (
+                <th key={column} scope="col">
+                  {column}
+                </th>
+              ) : (
+                <th key={column.label} scope="col" class={column.num ? 'num' : undefined}>
+                  {column.label}
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The filter box of a list: a labelled search field in the toolbar; `children` follow it there (the list's buttons). */
+export function FilterBox({
+  id,
+  label,
+  placeholder,
+  value,
+  onChange,
+  children,
+}: {
+  id: string;
+  label: string;
+  placeholder: string;
+  value: string;
+  onChange: (text: string) => void;
+  children?: ComponentChildren;
+}) {
+  return (
+    <div class="toolbar">
+      <label for={id}>{label}</label>
+      <input id={id} type="search" placeholder={placeholder} value={value} onInput={(e) => onChange((e.currentTarget as HTMLInputElement).value)} />
+      {children}
+    </div>
+  );
+}
+
+/**
+ * A value of a key as the console shows it: sealed by a security group the reader has not
+ * unlocked (`lockedBy` names it), it is shown as locked, never as its sealed text; `children` draw
+ * it otherwise. An inactive value is marked so.
+ */
+export function ValueShown({ lockedBy, title, active, children }: { lockedBy?: string; title?: string; active: boolean; children: ComponentChildren }) {
+  return (
+    <>
+      {lockedBy !== undefined ? (
+        <span class="locked" title={title}>
+          <LockIcon /> locked ({lockedBy})
+        </span>
+      ) : (
+        children
+      )}
+      {!active && <span class="badge">inactive</span>}
+    </>
+  );
+}
+
+/** Whether a text is in a filter's text: an empty filter holds everything; case is ignored. */
+export const matchesFilter = (filter: string, ...texts: string[]) => {
+  const needle = filter.trim().toLowerCase();
+  return !needle || texts.some((text) => text.toLowerCase().includes(needle));
+};

@@ -6,8 +6,9 @@
  */
 import type { RepoRef } from '../api';
 import { adminGroups, adminRecord, adminTags, type AdminSession } from '../admin';
-import { Empty, Loaded, formatDate, shortId, useLoad } from '../components';
+import { Empty, Loaded, Table, formatDate, shortId, useLoad } from '../components';
 import { CreateTag } from './CreateTag';
+import { SettingsList } from './Settings';
 
 export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSession }) {
   const [record] = useLoad(() => adminRecord(admin, repo), [repo.account, repo.repository, admin.token]);
@@ -25,18 +26,7 @@ export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSess
             'error' in r ? (
               <p class="error-inline">{r.message}</p>
             ) : (
-              <dl class="settings">
-                <dt>Description</dt>
-                <dd>{r.description ?? <em>none</em>}</dd>
-                <dt>Context levels</dt>
-                <dd>{r.context.join(' › ')}</dd>
-                <dt>Keys / values</dt>
-                <dd>
-                  {r.keyCount} / {r.valueCount}
-                </dd>
-                <dt>Private</dt>
-                <dd>{r.isPrivate ? 'yes' : 'no'}</dd>
-              </dl>
+              <SettingsList record={r} brief />
             )
           }
         </Loaded>
@@ -48,32 +38,20 @@ export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSess
             list.length === 0 ? (
               <Empty>No tags.</Empty>
             ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Tag</th>
-                      <th scope="col">Comment</th>
-                      <th scope="col">Commit</th>
-                      <th scope="col">Created</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {list.map((tag) => (
-                      <tr key={tag.name} data-tag={tag.name}>
-                        <th scope="row">
-                          <code>{tag.name}</code>
-                        </th>
-                        <td>{tag.message}</td>
-                        <td>
-                          <code>{shortId(tag.commitId)}</code>
-                        </td>
-                        <td>{formatDate(tag.created)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table columns={['Tag', 'Comment', 'Commit', 'Created']}>
+                {list.map((tag) => (
+                  <tr key={tag.name} data-tag={tag.name}>
+                    <th scope="row">
+                      <code>{tag.name}</code>
+                    </th>
+                    <td>{tag.message}</td>
+                    <td>
+                      <code>{shortId(tag.commitId)}</code>
+                    </td>
+                    <td>{formatDate(tag.created)}</td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Loaded>

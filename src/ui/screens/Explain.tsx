@@ -5,7 +5,7 @@
  * client token) whether that token could change the value and which rule decides.
  */
 import { call, type RepoRef } from '../api';
-import { Loaded, LockIcon, useLoad } from '../components';
+import { Loaded, Table, ValueShown, useLoad } from '../components';
 
 interface LevelMatch {
   level: string;
@@ -64,57 +64,43 @@ export function ExplainPanel({ repo, keyName, context, id }: { repo: RepoRef; ke
               <p>{answer.exists ? 'No value of this key qualifies for this context.' : 'There is no such key.'}</p>
             )}
             {answer.values && answer.values.length > 0 && (
-              <div class="table-wrap">
-                <table class="candidates">
-                  <caption class="visually-hidden">Candidate values of {keyName}</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Value of context</th>
-                      <th scope="col">Value</th>
-                      <th scope="col">Outcome</th>
-                      <th scope="col">How each level matched</th>
+              <Table
+                class="candidates"
+                caption={`Candidate values of ${keyName}`}
+                columns={['Value of context', 'Value', 'Outcome', 'How each level matched']}
+              >
+                {answer.values.map((v) => {
+                  const won = answer.resolved?.context === v.context && v.qualifies;
+                  return (
+                    <tr key={v.context} data-candidate={v.context} class={won ? 'winner' : undefined}>
+                      <th scope="row">
+                        <code>{v.context}</code>
+                      </th>
+                      <td class="value">
+                        <ValueShown lockedBy={v.encryption} active={v.active}>
+                          {v.value ?? 'null'}
+                        </ValueShown>
+                      </td>
+                      <td>
+                        {won ? <strong>wins</strong> : v.qualifies ? 'qualifies, lighter' : 'does not qualify'}
+                        {v.weight !== null && <> · weight {v.weight}</>}
+                        {!v.qualifies && <div class="hint">{v.why}</div>}
+                      </td>
+                      <td>
+                        <ul class="levels">
+                          {v.levels.map((l) => (
+                            <li key={l.level}>
+                              {l.level}: <code>{l.item}</code> — {MATCH_TEXT[l.matches]}
+                              {l.group && <span class="hint"> (group of {l.group.members.join(', ')})</span>}
+                              {l.weight > 0 && <span class="hint"> +{l.weight}</span>}
+                            </li>
+                          ))}
+                        </ul>
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {answer.values.map((v) => {
-                      const won = answer.resolved?.context === v.context && v.qualifies;
-                      return (
-                        <tr key={v.context} data-candidate={v.context} class={won ? 'winner' : undefined}>
-                          <th scope="row">
-                            <code>{v.context}</code>
-                          </th>
-                          <td class="value">
-                            {v.encryption !== undefined ? (
-                              <span class="locked">
-                                <LockIcon /> locked ({v.encryption})
-                              </span>
-                            ) : (
-                              (v.value ?? 'null')
-                            )}
-                            {!v.active && <span class="badge">inactive</span>}
-                          </td>
-                          <td>
-                            {won ? <strong>wins</strong> : v.qualifies ? 'qualifies, lighter' : 'does not qualify'}
-                            {v.weight !== null && <> · weight {v.weight}</>}
-                            {!v.qualifies && <div class="hint">{v.why}</div>}
-                          </td>
-                          <td>
-                            <ul class="levels">
-                              {v.levels.map((l) => (
-                                <li key={l.level}>
-                                  {l.level}: <code>{l.item}</code> — {MATCH_TEXT[l.matches]}
-                                  {l.group && <span class="hint"> (group of {l.group.members.join(', ')})</span>}
-                                  {l.weight > 0 && <span class="hint"> +{l.weight}</span>}
-                                </li>
-                              ))}
-                            </ul>
-                          </td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
+                  );
+                })}
+              </Table>
             )}
             {answer.write && (
               <p data-testid="explain-write">

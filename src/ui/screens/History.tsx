@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { diff, history, revert, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
-import { ContextPicker, Empty, ErrorNote, Loaded, Loading, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
+import { ContextPicker, Empty, ErrorNote, Loaded, Loading, Table, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
 
@@ -267,36 +267,24 @@ function ResolvedDiffView({ diff }: { diff: Diff }) {
       {rows.length === 0 ? (
         <p class="hint">Its properties are the same at both points.</p>
       ) : (
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Change</th>
-                <th scope="col">Before</th>
-                <th scope="col">After</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.key}>
-                  <th scope="row">
-                    <code>{row.key}</code>
-                  </th>
-                  <td>
-                    <span class={`change ${row.change}`}>{row.change}</span>
-                  </td>
-                  <td>
-                    <del>{row.before}</del>
-                  </td>
-                  <td>
-                    <ins>{row.after}</ins>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table columns={['Key', 'Change', 'Before', 'After']}>
+          {rows.map((row) => (
+            <tr key={row.key}>
+              <th scope="row">
+                <code>{row.key}</code>
+              </th>
+              <td>
+                <span class={`change ${row.change}`}>{row.change}</span>
+              </td>
+              <td>
+                <del>{row.before}</del>
+              </td>
+              <td>
+                <ins>{row.after}</ins>
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       {fileNames.length > 0 && <p>Files rendered differently: {fileNames.join(', ')}</p>}
     </section>

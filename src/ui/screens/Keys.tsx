@@ -6,7 +6,7 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { exportRepo, type ExportedFile, type ExportedKey, type RepoInfo } from '../api';
-import { ContextInputs, ContextPicker, Empty, LockIcon, Loaded, WILDCARD, useLoad } from '../components';
+import { ContextInputs, ContextPicker, Empty, FilterBox, Loaded, Table, ValueShown, WILDCARD, matchesFilter, useLoad } from '../components';
 import type { PendingChange } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -67,15 +67,7 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
 
   return (
     <div>
-      <div class="toolbar">
-        <label for="key-filter">Filter keys</label>
-        <input
-          id="key-filter"
-          type="search"
-          placeholder="part of a key name or readme"
-          value={text}
-          onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
-        />
+      <FilterBox id="key-filter" label="Filter keys" placeholder="part of a key name or readme" value={text} onChange={setText}>
         <button type="button" onClick={() => open({ kind: 'new-key', key: '', vdt: 'Text', readme: '', context: anyContext, value: '' })}>
           New key
         </button>
@@ -87,7 +79,7 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
             Review and push {pending.length} change{pending.length === 1 ? '' : 's'}
           </a>
         )}
-      </div>
+      </FilterBox>
       <ContextPicker
         idPrefix="key-context"
         legend="Filter by context (values that apply to it)"
@@ -109,10 +101,9 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
       )}
       <Loaded load={load} what="the keys">
         {({ keys, files }) => {
-          const needle = text.trim().toLowerCase();
           const filtering = contextFilter.some((item) => item !== WILDCARD);
           const shown = keys
-            .filter((k) => !needle || k.key.toLowerCase().includes(needle) || k.readme.toLowerCase().includes(needle))
+            .filter((k) => matchesFilter(text, k.key, k.readme))
             .map((k) => ({ ...k, values: k.values.filter((v) => contextMatches(v.context, contextFilter)) }))
             .filter((k) => !filtering || k.values.length > 0);
           return (
@@ -146,108 +137,99 @@ function KeysTable({
   onStage: (change: PendingChange, what: string) => void;
 }) {
   return (
-    <div class="table-wrap">
-      <table class="keys">
-        <caption class="visually-hidden">Keys and their values per context ({levels.join(';')})</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Type</th>
-            <th scope="col">Values per context ({levels.join(';')})</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.map((key) => (
-            <tr key={key.key} data-key={key.key}>
-              <th scope="row" class="key-cell">
-                <code class="key-name">{key.key}</code>
-                {key.deprecated && <span class="badge warn">deprecated</span>}
-                {key.securityGroup && <span class="badge lock">group {key.securityGroup}</span>}
-                {!key.push && <span class="badge">push off</span>}
-                {key.readme && <div class="readme">{key.readme}</div>}
-                {!key.securityGroup && (
-                  <div class="row-actions">
-                    <button
-                      type="button"
-                      class="small"
-                      onClick={() =>
-                        onEdit({ kind: 'value', key: key.key, context: levels.map(() => WILDCARD), value: '', active: true, isNew: true })
-                      }
-                    >
-                      Add value<span class="visually-hidden"> to {key.key}</span>
-                    </button>
-                    <button type="button" class="small danger" onClick={() => onStage({ kind: 'delete-key', key: key.key }, `delete key ${key.key}`)}>
-                      Delete key<span class="visually-hidden"> {key.key}</span>
-                    </button>
-                  </div>
-                )}
-              </th>
-              <td data-label="Type">{key.vdt}</td>
-              <td data-label="Values">
-                {key.values.length === 0 ? (
-                  <span class="hint">no values</span>
-                ) : (
-                  <ul class="values">
-                    {key.values.map((v) => {
-                      const sealed = isSealed(key, v.value);
-                      const label = `${key.key} for ${v.context}`;
-                      return (
-                        <li key={v.context} class={v.active ? '' : 'inactive'} data-context={v.context}>
-                          <code class="context">{v.context}</code>
-                          {sealed ? (
-                            <span class="locked" title={`Locked: security group ${key.securityGroup}`}>
-                              <LockIcon /> locked ({key.securityGroup})
-                            </span>
-                          ) : (
-                            <span class="value">{v.value === null ? <em>null</em> : v.value}</span>
-                          )}
-                          {!v.active && <span class="badge">inactive</span>}
-                          {!key.securityGroup && (
-                            <span class="row-actions">
-                              <button
-                                type="button"
-                                class="small"
-                                aria-label={`Edit ${label}`}
-                                onClick={() =>
-                                  onEdit({ kind: 'value', key: key.key, context: v.context.split(';'), value: v.value ?? '', active: v.active, isNew: false })
-                                }
-                              >
-                                Edit
-                              </button>
-                              <button
-                                type="button"
-                                class="small"
-                                aria-label={`${v.active ? 'Deactivate' : 'Activate'} ${label}`}
-                                onClick={() =>
-                                  onStage(
-                                    { kind: 'value', key: key.key, context: v.context, value: v.value ?? '', active: !v.active },
-                                    `${v.active ? 'deactivate' : 'activate'} ${label}`,
-                                  )
-                                }
-                              >
-                                {v.active ? 'Deactivate' : 'Activate'}
-                              </button>
-                              <button
-                                type="button"
-                                class="small danger"
-                                aria-label={`Delete ${label}`}
-                                onClick={() => onStage({ kind: 'delete-value', key: key.key, context: v.context }, `delete ${label}`)}
-                              >
-                                Delete
-                              </button>
-                            </span>
-                          )}
-                        </li>
-                      );
-                    })}
-                  </ul>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      class="keys"
+      caption={`Keys and their values per context (${levels.join(';')})`}
+      columns={['Key', 'Type', `Values per context (${levels.join(';')})`]}
+    >
+      {keys.map((key) => (
+        <tr key={key.key} data-key={key.key}>
+          <th scope="row" class="key-cell">
+            <code class="key-name">{key.key}</code>
+            {key.deprecated && <span class="badge warn">deprecated</span>}
+            {key.securityGroup && <span class="badge lock">group {key.securityGroup}</span>}
+            {!key.push && <span class="badge">push off</span>}
+            {key.readme && <div class="readme">{key.readme}</div>}
+            {!key.securityGroup && (
+              <div class="row-actions">
+                <button
+                  type="button"
+                  class="small"
+                  onClick={() =>
+                    onEdit({ kind: 'value', key: key.key, context: levels.map(() => WILDCARD), value: '', active: true, isNew: true })
+                  }
+                >
+                  Add value<span class="visually-hidden"> to {key.key}</span>
+                </button>
+                <button type="button" class="small danger" onClick={() => onStage({ kind: 'delete-key', key: key.key }, `delete key ${key.key}`)}>
+                  Delete key<span class="visually-hidden"> {key.key}</span>
+                </button>
+              </div>
+            )}
+          </th>
+          <td data-label="Type">{key.vdt}</td>
+          <td data-label="Values">
+            {key.values.length === 0 ? (
+              <span class="hint">no values</span>
+            ) : (
+              <ul class="values">
+                {key.values.map((v) => {
+                  const sealed = isSealed(key, v.value);
+                  const label = `${key.key} for ${v.context}`;
+                  return (
+                    <li key={v.context} class={v.active ? '' : 'inactive'} data-context={v.context}>
+                      <code class="context">{v.context}</code>
+                      <ValueShown
+                        lockedBy={sealed ? key.securityGroup : undefined}
+                        title={`Locked: security group ${key.securityGroup}`}
+                        active={v.active}
+                      >
+                        <span class="value">{v.value === null ? <em>null</em> : v.value}</span>
+                      </ValueShown>
+                      {!key.securityGroup && (
+                        <span class="row-actions">
+                          <button
+                            type="button"
+                            class="small"
+                            aria-label={`Edit ${label}`}
+                            onClick={() =>
+                              onEdit({ kind: 'value', key: key.key, context: v.context.split(';'), value: v.value ?? '', active: v.active, isNew: false })
+                            }
+                          >
+                            Edit
+                          </button>
+                          <button
+                            type="button"
+                            class="small"
+                            aria-label={`${v.active ? 'Deactivate' : 'Activate'} ${label}`}
+                            onClick={() =>
+                              onStage(
+                                { kind: 'value', key: key.key, context: v.context, value: v.value ?? '', active: !v.active },
+                                `${v.active ? 'deactivate' : 'activate'} ${label}`,
+                              )
+                            }
+                          >
+                            {v.active ? 'Deactivate' : 'Activate'}
+                          </button>
+                          <button
+                            type="button"
+                            class="small danger"
+                            aria-label={`Delete ${label}`}
+                            onClick={() => onStage({ kind: 'delete-value', key: key.key, context: v.context }, `delete ${label}`)}
+                          >
+                            Delete
+                          </button>
+                        </span>
+                      )}
+                    </li>
+                  );
+                })}
+              </ul>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -268,61 +250,48 @@ function FilesList({
       {files.length === 0 ? (
         <Empty>No files. Use “New file” to add a template; it can use keys as {'${ key.name }'}.</Empty>
       ) : (
-        <div class="table-wrap">
-          <table class="files">
-            <caption class="visually-hidden">Files per context ({levels.join(';')})</caption>
-            <thead>
-              <tr>
-                <th scope="col">Path</th>
-                <th scope="col">Context</th>
-                <th scope="col">State</th>
-                <th scope="col">Actions</th>
+        <Table class="files" caption={`Files per context (${levels.join(';')})`} columns={['Path', 'Context', 'State', 'Actions']}>
+          {files.map((f) => {
+            const sealed = f.securityGroup !== undefined && f.content.includes('cfghub-encrypted-file');
+            const label = `${f.file} for ${f.context}`;
+            return (
+              <tr key={`${f.file}|${f.context}`}>
+                <th scope="row">
+                  <code>{f.file}</code>
+                </th>
+                <td>
+                  <code>{f.context}</code>
+                </td>
+                <td>
+                  {f.active ? 'active' : 'inactive'}
+                  {f.securityGroup && <span class="badge lock">group {f.securityGroup}</span>}
+                </td>
+                <td>
+                  {!f.securityGroup && !sealed && (
+                    <span class="row-actions">
+                      <button
+                        type="button"
+                        class="small"
+                        aria-label={`Edit file ${label}`}
+                        onClick={() => onEdit({ kind: 'file', path: f.file, context: f.context.split(';'), content: f.content, active: f.active, isNew: false })}
+                      >
+                        Edit
+                      </button>
+                      <button
+                        type="button"
+                        class="small danger"
+                        aria-label={`Delete file ${label}`}
+                        onClick={() => onStage({ kind: 'delete-file', path: f.file, context: f.context }, `delete file ${label}`)}
+                      >
+                        Delete
+                      </button>
+                    </span>
+                  )}
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {files.map((f) => {
-                const sealed = f.securityGroup !== undefined && f.content.includes('cfghub-encrypted-file');
-                const label = `${f.file} for ${f.context}`;
-                return (
-                  <tr key={`${f.file}|${f.context}`}>
-                    <th scope="row">
-                      <code>{f.file}</code>
-                    </th>
-                    <td>
-                      <code>{f.context}</code>
-                    </td>
-                    <td>
-                      {f.active ? 'active' : 'inactive'}
-                      {f.securityGroup && <span class="badge lock">group {f.securityGroup}</span>}
-                    </td>
-                    <td>
-                      {!f.securityGroup && !sealed && (
-                        <span class="row-actions">
-                          <button
-                            type="button"
-                            class="small"
-                            aria-label={`Edit file ${label}`}
-                            onClick={() => onEdit({ kind: 'file', path: f.file, context: f.context.split(';'), content: f.content, active: f.active, isNew: false })}
-                          >
-                            Edit
-                          </button>
-                          <button
-                            type="button"
-                            class="small danger"
-                            aria-label={`Delete file ${label}`}
-                            onClick={() => onStage({ kind: 'delete-file', path: f.file, context: f.context }, `delete file ${label}`)}
-                          >
-                            Delete
-                          </button>
-                        </span>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       )}
     </>
   );

@@ -6,10 +6,11 @@
  */
 import { useState } from 'preact/hooks';
 import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
-import { Empty, ErrorNote, Loaded, formatDate, shortId, useLoad } from '../components';
+import { Empty, ErrorNote, Loaded, Table, formatDate, shortId, useLoad } from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
 import { CreateTag } from './CreateTag';
+import { SettingsList } from './Settings';
 
 export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
   const [record] = useLoad(
@@ -27,32 +28,7 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
             !r ? (
               <Empty>This repository is not in the listing.</Empty>
             ) : (
-              <dl class="settings">
-                <dt>Description</dt>
-                <dd>{r.description ?? <em>none</em>}</dd>
-                <dt>Context levels</dt>
-                <dd>{r.context.join(' › ')}</dd>
-                <dt>Created</dt>
-                <dd>{formatDate(r.created)}</dd>
-                <dt>Keys / values</dt>
-                <dd>
-                  {r.keyCount} / {r.valueCount}
-                </dd>
-                <dt>Active tokens</dt>
-                <dd>{r.userCount}</dd>
-                <dt>Private</dt>
-                <dd>{r.isPrivate ? 'yes' : 'no'}</dd>
-                <dt>Personal</dt>
-                <dd>{r.isPersonal ? 'yes' : 'no'}</dd>
-                <dt>Value types checked</dt>
-                <dd>{r.vdtEnabled ? 'yes' : 'no'}</dd>
-                <dt>Security groups enabled</dt>
-                <dd>{r.securityEnabled ? 'yes' : 'no'}</dd>
-                <dt>Access controls</dt>
-                <dd>{r.accessControlsEnabled ? 'yes' : 'no'}</dd>
-                <dt>Context groups</dt>
-                <dd>{r.contextGroupsEnabled ? 'yes' : 'no'}</dd>
-              </dl>
+              <SettingsList record={r} />
             )
           }
         </Loaded>
@@ -63,23 +39,11 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
         {info.tags.length === 0 ? (
           <Empty>No tags.</Empty>
         ) : (
-          <div class="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Tag</th>
-                  <th scope="col">Comment</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {info.tags.map((tag) => (
-                  <TagRow key={tag.name} tag={tag} repo={repo} onChanged={onChanged} />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table columns={['Tag', 'Comment', 'Created', 'Actions']}>
+            {info.tags.map((tag) => (
+              <TagRow key={tag.name} tag={tag} repo={repo} onChanged={onChanged} />
+            ))}
+          </Table>
         )}
         <CreateTag repo={repo} admin={admin} onCreated={onChanged} />
       </section>
@@ -94,30 +58,15 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
             return groups.size === 0 ? (
               <Empty>No key or file is in a security group.</Empty>
             ) : (
-              <div class="table-wrap">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Group</th>
-                      <th scope="col" class="num">
-                        Keys
-                      </th>
-                      <th scope="col" class="num">
-                        Files
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {[...groups].map(([name, count]) => (
-                      <tr key={name}>
-                        <th scope="row">{name}</th>
-                        <td class="num">{count.keys}</td>
-                        <td class="num">{count.files}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <Table columns={['Group', { label: 'Keys', num: true }, { label: 'Files', num: true }]}>
+                {[...groups].map(([name, count]) => (
+                  <tr key={name}>
+                    <th scope="row">{name}</th>
+                    <td class="num">{count.keys}</td>
+                    <td class="num">{count.files}</td>
+                  </tr>
+                ))}
+              </Table>
             );
           }}
         </Loaded>

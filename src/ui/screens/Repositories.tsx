@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { listRepositories, sameRepo, type RepositoryRecord, type Session } from '../api';
 import { adminListing, type AdminSession } from '../admin';
-import { Empty, Loaded, formatDate, useLoad } from '../components';
+import { Empty, FilterBox, Loaded, Table, formatDate, matchesFilter, useLoad } from '../components';
 
 const everyRepository = (admin: AdminSession) =>
   adminListing(admin.token).then(({ records, unreadable }) => [...records, ...(unreadable as unknown as RepositoryRecord[])]);
@@ -22,16 +22,7 @@ export function RepositoriesScreen({ session, admin }: { session?: Session; admi
           ? 'Every repository, private ones too (listed with your admin token).'
           : 'The public listing: a server that hides private repositories shows them only to their own tokens. An admin token lists every repository.'}
       </p>
-      <div class="toolbar">
-        <label for="repo-filter">Filter repositories</label>
-        <input
-          id="repo-filter"
-          type="search"
-          placeholder="account, name or description"
-          value={filter}
-          onInput={(e) => setFilter((e.currentTarget as HTMLInputElement).value)}
-        />
-      </div>
+      <FilterBox id="repo-filter" label="Filter repositories" placeholder="account, name or description" value={filter} onChange={setFilter} />
       <Loaded load={load} what="the repositories">
         {(records) => {
           if (records.length === 0) {
@@ -41,54 +32,36 @@ export function RepositoriesScreen({ session, admin }: { session?: Session; admi
               </Empty>
             );
           }
-          const needle = filter.trim().toLowerCase();
-          const shown = records.filter((r) =>
-            !needle ? true : `${r.account}/${r.name} ${r.description ?? ''}`.toLowerCase().includes(needle),
-          );
+          const shown = records.filter((r) => matchesFilter(filter, `${r.account}/${r.name} ${r.description ?? ''}`));
           if (shown.length === 0) return <Empty>No repository matches “{filter}”.</Empty>;
           return (
-            <div class="table-wrap">
-              <table class="repos">
-                <caption class="visually-hidden">Repositories</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Repository</th>
-                    <th scope="col">Context levels</th>
-                    <th scope="col" class="num">
-                      Keys
-                    </th>
-                    <th scope="col" class="num">
-                      Values
-                    </th>
-                    <th scope="col">Private</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {shown.map((r) => (
-                    <tr key={`${r.account}/${r.name}`}>
-                      <td>
-                        <a href={`#/r/${encodeURIComponent(r.account)}/${encodeURIComponent(r.name)}/keys`}>
-                          {r.account}/{r.name}
-                        </a>
-                        {r.description && <div class="hint">{r.description}</div>}
-                        {r.message && <div class="error-inline">{r.message}</div>}
-                      </td>
-                      <td>{(r.context ?? []).join(' › ')}</td>
-                      <td class="num">{r.keyCount}</td>
-                      <td class="num">{r.valueCount}</td>
-                      <td>
-                        {r.isPrivate ? 'yes' : 'no'}
-                        {session && sameRepo(session, { account: r.account, repository: r.name }) && (
-                          <span class="badge">your token</span>
-                        )}
-                      </td>
-                      <td>{r.created ? formatDate(r.created) : ''}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table
+              class="repos"
+              caption="Repositories"
+              columns={['Repository', 'Context levels', { label: 'Keys', num: true }, { label: 'Values', num: true }, 'Private', 'Created']}
+            >
+              {shown.map((r) => (
+                <tr key={`${r.account}/${r.name}`}>
+                  <td>
+                    <a href={`#/r/${encodeURIComponent(r.account)}/${encodeURIComponent(r.name)}/keys`}>
+                      {r.account}/{r.name}
+                    </a>
+                    {r.description && <div class="hint">{r.description}</div>}
+                    {r.message && <div class="error-inline">{r.message}</div>}
+                  </td>
+                  <td>{(r.context ?? []).join(' › ')}</td>
+                  <td class="num">{r.keyCount}</td>
+                  <td class="num">{r.valueCount}</td>
+                  <td>
+                    {r.isPrivate ? 'yes' : 'no'}
+                    {session && sameRepo(session, { account: r.account, repository: r.name }) && (
+                      <span class="badge">your token</span>
+                    )}
+                  </td>
+                  <td>{r.created ? formatDate(r.created) : ''}</td>
+                </tr>
+              ))}
+            </Table>
           );
         }}
       </Loaded>

@@ -5,7 +5,7 @@
  */
 import { useState } from 'preact/hooks';
 import { pull, type PulledProperty, type RepoInfo, type RepoRef } from '../api';
-import { ContextPicker, Empty, LockIcon, Loaded, WILDCARD, useLoad, valueText } from '../components';
+import { ContextPicker, Empty, LockIcon, Loaded, Table, WILDCARD, useLoad, valueText } from '../components';
 import { ExplainPanel } from './Explain';
 import type { RepoProps } from './Repository';
 
@@ -39,24 +39,15 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
               {keys.length === 0 ? (
                 <Empty>No key has a value for this context.</Empty>
               ) : (
-                <div class="table-wrap">
-                  <table class="resolved">
-                    <caption class="visually-hidden">Resolved properties for {answer.context}</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Key</th>
-                        <th scope="col">Value</th>
-                        <th scope="col">Type</th>
-                        <th scope="col">Won by the value of context</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {keys.map((key) => (
-                        <ResolvedRow key={`${contextText} ${key}`} repo={repo} keyName={key} p={answer.properties[key]} context={contextText} />
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
+                <Table
+                  class="resolved"
+                  caption={`Resolved properties for ${answer.context}`}
+                  columns={['Key', 'Value', 'Type', 'Won by the value of context']}
+                >
+                  {keys.map((key) => (
+                    <ResolvedRow key={`${contextText} ${key}`} repo={repo} keyName={key} p={answer.properties[key]} context={contextText} />
+                  ))}
+                </Table>
               )}
               <h2>Files</h2>
               {files.length === 0 ? (
