@@ -274,3 +274,17 @@ export const matchesFilter = (filter: string, ...texts: string[]) => {
   const needle = filter.trim().toLowerCase();
   return !needle || texts.some((text) => text.toLowerCase().includes(needle));
 };
+
+/** What a rollback (useRollback) came to: the commit it made (`made`: "Reverted", "Restored"), or the server's refusal. */
+export function RollbackOutcome({ done, error, made, refused }: { done?: string; error: unknown; made: string; refused: string }) {
+  return (
+    <>
+      {done && (
+        <p class="ok" role="status">
+          {made} as commit <code>{shortId(done)}</code>.
+        </p>
+      )}
+      {error !== undefined && <ErrorNote error={error} prefix={refused} />}
+    </>
+  );
+}

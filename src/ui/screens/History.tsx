@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { diff, history, revert, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
-import { ContextPicker, Empty, ErrorNote, Loaded, Loading, Table, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
+import { ContextPicker, Empty, ErrorNote, Loaded, Loading, RollbackOutcome, Table, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
 
@@ -115,12 +115,7 @@ function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoPro
           </button>
         </form>
       )}
-      {done && (
-        <p class="ok" role="status">
-          Reverted as commit <code>{shortId(done)}</code>.
-        </p>
-      )}
-      {error !== undefined && <ErrorNote error={error} prefix="Revert refused" />}
+      <RollbackOutcome done={done} error={error} made="Reverted" refused="Revert refused" />
     </li>
   );
 }

@@ -125,17 +125,14 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
   );
 }
 
-function KeysTable({
-  keys,
-  levels,
-  onEdit,
-  onStage,
-}: {
-  keys: ExportedKey[];
+/** What the key and file lists are given besides their rows: the context levels, and where an edit or a change goes. */
+interface ListProps {
   levels: string[];
   onEdit: (editor: Editor) => void;
   onStage: (change: PendingChange, what: string) => void;
-}) {
+}
+
+function KeysTable({ keys, levels, onEdit, onStage }: ListProps & { keys: ExportedKey[] }) {
   return (
     <Table
       class="keys"
@@ -233,17 +230,7 @@ function KeysTable({
   );
 }
 
-function FilesList({
-  files,
-  levels,
-  onEdit,
-  onStage,
-}: {
-  files: ExportedFile[];
-  levels: string[];
-  onEdit: (editor: Editor) => void;
-  onStage: (change: PendingChange, what: string) => void;
-}) {
+function FilesList({ files, levels, onEdit, onStage }: ListProps & { files: ExportedFile[] }) {
   return (
     <>
       <h2>Files</h2>

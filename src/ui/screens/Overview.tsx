@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
-import { Empty, ErrorNote, Loaded, Table, formatDate, shortId, useLoad } from '../components';
+import { Empty, Loaded, RollbackOutcome, Table, formatDate, useLoad } from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
 import { CreateTag } from './CreateTag';
@@ -102,12 +102,7 @@ function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo'
             Restore…<span class="visually-hidden"> the keys and files of tag {tag.name}</span>
           </button>
         )}
-        {done && (
-          <p class="ok" role="status">
-            Restored as commit <code>{shortId(done)}</code>.
-          </p>
-        )}
-        {error !== undefined && <ErrorNote error={error} prefix="Restore refused" />}
+        <RollbackOutcome done={done} error={error} made="Restored" refused="Restore refused" />
       </td>
     </tr>
   );
