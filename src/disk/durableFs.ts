@@ -14,8 +14,9 @@ import { secondsSince, telemetry } from './telemetry.js';
  * they are made synchronously, each a few microseconds of kernel work, rather than as a round trip
  * to libuv's thread pool each (a wake-up of a thread, a promise, a turn of the loop): measured on
  * the 2-core machine, a push made about 30 such round trips, 14 of them one after another on its
- * path to the answer (issue 22). Only the fsyncs, which wait for the disk, and writes of more than
- * SYNC_WRITE_BYTES go to the thread pool, so the loop never waits for the disk itself.
+ * path to the answer (issue 22). Only the fsyncs, which wait for the disk, writes of more than
+ * SYNC_WRITE_BYTES and the renames of objects into place go to the thread pool, so the loop never
+ * waits for the disk itself.
  */
 const SYNC_WRITE_BYTES = 256 * 1024;
 const fsyncAsync = promisify(fs.fsync);
@@ -77,10 +78,13 @@ export async function writeTemporary(path: string, data: Uint8Array | string, mo
   return temporary;
 }
 
-/** Moves a temporary file into place; removes it if that fails. */
+/**
+ * Moves a temporary file into place; removes it if that fails. Through the thread pool still: the
+ * maintenance test runs `git prune` in this very window by wrapping fs.promises.rename.
+ */
 export async function renameIntoPlace(temporary: string, path: string): Promise<void> {
   try {
-    fs.renameSync(temporary, path);
+    await fs.promises.rename(temporary, path);
   } catch (error) {
     unlinkQuietly(temporary);
     throw error;

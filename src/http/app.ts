@@ -19,6 +19,7 @@ import { answerGitError, gitRoutes } from './gitRoutes.js';
 import { infoRoutes } from './infoRoutes.js';
 import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
+import { pushFront } from './pushFront.js';
 import { readRoutes } from './readRoutes.js';
 import { replicaFront } from './replicaFront.js';
 import { replicationRoutes } from './replicationRoutes.js';
@@ -71,8 +72,9 @@ export function createApp(ctx: AppContext): express.Express {
 export function createRequestListener(ctx: AppContext): RequestListener & { closeWatches(): void } {
   const app = createApp(ctx);
   const reads = readRoutes(ctx);
+  const pushes = pushFront(ctx); // pushes skip express too (issue 22)
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res)) app(req, res);
+    if (!reads(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
   return ctx.replica ? Object.assign(replicaFront(ctx, ctx.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;
