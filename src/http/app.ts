@@ -1,12 +1,13 @@
 /**
  * The HTTP front: every request gets an id and one log line; the read endpoints are served by
- * readRoutes without express, everything else by the express application, and every error is
- * mapped to a JSON answer (contract section 4).
+ * readRoutes and pushes by pushFront without express, everything else by the express application,
+ * and every error is mapped to a JSON answer (contract section 4).
  *
  * Why reads skip express: with an answer of 60 KB from memory, a node:http server answers about
  * 20,000 requests per second on the 2-core machine the benchmarks run on, and the same answer
  * sent from an express 5 middleware about 6,000 (measured side by side, wrk, 16 connections).
- * Pulls are what polling clients do all day; pushes and admin routes keep express's comforts.
+ * Pulls are what polling clients do all day; pushes skip it too (issue 22, see pushFront.ts); admin
+ * routes keep express's comforts.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
