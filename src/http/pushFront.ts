@@ -28,7 +28,8 @@ export function pushFront(ctx: AppContext): (req: IncomingMessage, res: ServerRe
     const match = PUSH_PATH.exec(pathname);
     if (!match) return false;
     const encoding = req.headers['content-encoding'];
-    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') return false;
+    // As body-parser reads it: absent or empty is identity.
+    if (encoding && encoding.toLowerCase() !== 'identity') return false;
     const locals: PushLocals = {};
     // requestLog.ts reads the outcome and refusal where express keeps them.
     Object.assign(res, { locals });
