@@ -17,7 +17,7 @@ import { BUSY, retryWhileBusy } from '../disk/lockRetry.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
 import { stageCommit, type StagedCommit } from '../layout/stageCommit.js';
-import { StorageFullError } from '../disk/storageFaults.js';
+import { StorageFullError } from '../disk/errors.js';
 import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { headSnapshot, signature, type CommitPlan, type CommitResult } from './commitOnHead.js';
