@@ -68,6 +68,14 @@ function unwrap(wrapped: Buffer): StoredObject {
   return { type: wrapped.toString('latin1', 0, space) as ObjectType, content: wrapped.subarray(nul + 1) };
 }
 
+function unlinkIfThere(path: string): void {
+  try {
+    fs.unlinkSync(path);
+  } catch {
+    // removed already (a merge took the pack)
+  }
+}
+
 const PACK_INDEX = /^(pack-[0-9a-f]{40})\.idx$/;
 
 export class ObjectStore {
@@ -209,9 +217,9 @@ export class ObjectStore {
     const [packFile, indexFile] = temporaries;
     faultPoint('objects-written');
     const keepFile = `${base}.keep`;
-    const held: PackKeep | undefined = keep ? { release: () => fs.promises.unlink(keepFile).catch(() => undefined) } : undefined;
+    const held: PackKeep | undefined = keep ? { release: async () => unlinkIfThere(keepFile) } : undefined;
     try {
-      if (keep) await fs.promises.writeFile(keepFile, KEEP_TEXT, { mode: 0o644 });
+      if (keep) fs.writeFileSync(keepFile, KEEP_TEXT, { mode: 0o644 }); // synchronous, as the other small file calls (durableFs.ts)
       await renameIntoPlace(packFile, `${base}.pack`);
       await renameIntoPlace(indexFile, `${base}.idx`);
     } catch (error) {

@@ -6,11 +6,10 @@
  * isomorphic-git's writeRef overwrites the ref in place, which loses commits under concurrency; it
  * is never used.
  */
-import { secondsSince, telemetry } from './telemetry.js';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fsyncFolder } from './durableFs.js';
+import { closeQuietly, fsyncFolder, syncFd, writeAll } from './durableFs.js';
 import { ageOnFsClock } from './fsClock.js';
 import { holderAlive, holderNote, holderPath } from './lockHolder.js';
 import { repositoryNameOf } from './storageFaults.js';
@@ -151,8 +150,8 @@ export class LockFile {
     /** The locked file, `<folder>/<name>`. */
     readonly path: string,
     /** The lock file, open from its exclusive creation until written. */
-    private handle: fs.promises.FileHandle | undefined,
-    /** The holder note being written (not fsynced: after a crash its holder is gone anyway). */
+    private fd: number | undefined,
+    /** The holder note, written (not fsynced: after a crash its holder is gone anyway), or why not. */
     private readonly noted: Promise<void>,
   ) {}
 
@@ -160,14 +159,17 @@ export class LockFile {
     return `${this.path}.lock`;
   }
 
-  /** Takes the lock of `<folder>/<name>`; 'locked' if another writer holds it. A stale lock is removed and the lock taken. */
+  /**
+   * Takes the lock of `<folder>/<name>`; 'locked' if another writer holds it. A stale lock is removed and the lock taken.
+   * Its file calls are synchronous but for the fsync, as in durableFs.ts (issue 22).
+   */
   static async acquire(folder: string, name: string, options: LockFileOptions = {}): Promise<LockFile | 'locked'> {
     const path = join(folder, name);
     const lockPath = `${path}.lock`;
     for (let tries = 0; ; tries++) {
-      let handle: fs.promises.FileHandle;
+      let fd: number;
       try {
-        handle = await fs.promises.open(lockPath, 'wx', options.mode ?? 0o644);
+        fd = fs.openSync(lockPath, 'wx', options.mode ?? 0o644);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const owner = options.owner ?? repositoryNameOf(folder);
@@ -175,36 +177,45 @@ export class LockFile {
         continue;
       }
       heldHere.add(lockPath);
-      // The note is written while the caller writes the lock's content; write() waits for both.
-      const noted = handle.stat().then((stat) => fs.promises.writeFile(holderPath(lockPath), holderNote(stat.ino)));
-      noted.catch(() => undefined); // awaited (and its failure raised) by write()
-      return new LockFile(path, handle, noted);
+      // A failure to write the note is raised by write(), which releases the lock.
+      let noted: Promise<void>;
+      try {
+        fs.writeFileSync(holderPath(lockPath), holderNote(fs.fstatSync(fd).ino));
+        noted = Promise.resolve();
+      } catch (error) {
+        noted = Promise.reject(error);
+        noted.catch(() => undefined);
+      }
+      return new LockFile(path, fd, noted);
     }
   }
 
   /** Writes the file's next content into the lock, fsynced, and the holder note; on failure the lock is released. */
   async write(content: string | Uint8Array): Promise<void> {
-    const handle = this.handle;
-    if (!handle) throw new Error(`the lock of ${this.path} was written already`);
-    this.handle = undefined;
+    const fd = this.fd;
+    if (fd === undefined) throw new Error(`the lock of ${this.path} was written already`);
+    this.fd = undefined;
     try {
-      const started = process.hrtime.bigint();
-      await Promise.all([handle.writeFile(content).then(() => handle.sync()).then(() => telemetry.fsync(secondsSince(started))), this.noted]);
+      await this.noted;
+      await writeAll(fd, content);
+      await syncFd(fd);
     } catch (error) {
-      await handle.close().catch(() => undefined);
+      closeQuietly(fd);
       await this.release();
       throw error;
     }
-    await handle.close();
+    fs.closeSync(fd);
   }
 
   /** Renames the lock over the file: the new content is in place (its folder not yet fsynced). */
   async rename(): Promise<void> {
-    await this.closeHandle();
+    this.closeHandle();
+    // In the thread pool, unlike the lock's other small calls: replacing a file waits for the file
+    // system's journal, which under other processes' fsyncs took milliseconds on the benchmark machine.
     await fs.promises.rename(this.lockPath, this.path);
     this.released = true;
     heldHere.delete(this.lockPath);
-    await this.dropNote();
+    this.dropNote();
   }
 
   /** Renames the lock over the file and fsyncs its folder (and `alsoSync`). */
@@ -217,22 +228,29 @@ export class LockFile {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await this.closeHandle();
-    await fs.promises.unlink(this.lockPath).catch(() => undefined);
+    this.closeHandle();
+    try {
+      fs.unlinkSync(this.lockPath);
+    } catch {
+      // removed already (as stale, by another writer): nothing of ours is left
+    }
     heldHere.delete(this.lockPath);
-    await this.dropNote();
+    this.dropNote();
   }
 
-  /** Removes the holder note, once it is written (or failed), after the lock itself is gone. */
-  private async dropNote(): Promise<void> {
-    await this.noted.catch(() => undefined);
-    await fs.promises.unlink(holderPath(this.lockPath)).catch(() => undefined);
+  /** Removes the holder note, after the lock itself is gone. */
+  private dropNote(): void {
+    try {
+      fs.unlinkSync(holderPath(this.lockPath));
+    } catch {
+      // never written, or removed already
+    }
   }
 
-  private async closeHandle(): Promise<void> {
-    const handle = this.handle;
-    this.handle = undefined;
-    await handle?.close().catch(() => undefined);
+  private closeHandle(): void {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined) closeQuietly(fd);
   }
 }
 

@@ -1,12 +1,13 @@
 /**
  * The HTTP front: every request gets an id and one log line; the read endpoints are served by
- * readRoutes without express, everything else by the express application, and every error is
- * mapped to a JSON answer (contract section 4).
+ * readRoutes and pushes by pushFront without express, everything else by the express application,
+ * and every error is mapped to a JSON answer (contract section 4).
  *
  * Why reads skip express: with an answer of 60 KB from memory, a node:http server answers about
  * 20,000 requests per second on the 2-core machine the benchmarks run on, and the same answer
  * sent from an express 5 middleware about 6,000 (measured side by side, wrk, 16 connections).
- * Pulls are what polling clients do all day; pushes and admin routes keep express's comforts.
+ * Pulls are what polling clients do all day; pushes skip it too (issue 22, see pushFront.ts); admin
+ * routes keep express's comforts.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
@@ -19,6 +20,7 @@ import { answerGitError, gitRoutes } from './gitRoutes.js';
 import { infoRoutes } from './infoRoutes.js';
 import { historyRoutes } from './historyRoutes.js';
 import { pushRoutes } from './pushRoutes.js';
+import { pushFront } from './pushFront.js';
 import { readRoutes } from './readRoutes.js';
 import { replicaFront } from './replicaFront.js';
 import { replicationRoutes } from './replicationRoutes.js';
@@ -71,8 +73,9 @@ export function createApp(ctx: AppContext): express.Express {
 export function createRequestListener(ctx: AppContext): RequestListener & { closeWatches(): void } {
   const app = createApp(ctx);
   const reads = readRoutes(ctx);
+  const pushes = pushFront(ctx); // pushes skip express too (issue 22)
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res)) app(req, res);
+    if (!reads(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
   return ctx.replica ? Object.assign(replicaFront(ctx, ctx.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;

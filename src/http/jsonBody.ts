@@ -3,6 +3,7 @@
  * parsing), sent as `application/json` (415 otherwise), valid UTF-8 and JSON (400 otherwise).
  */
 import express, { type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonSyntaxProblem, lineAndColumn } from '../domain/jsonSyntax.js';
 import { decodeUtf8Strict } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
@@ -19,20 +20,70 @@ import { InvalidUtf8Error } from '../domain/errors.js';
 export function bodyReader(limit: number): (req: Request, res: Response) => Promise<Buffer> {
   const rawBody = express.raw({ type: () => true, limit });
   return (req, res) => {
-    const announced = req.headers['content-length'];
-    if (announced !== undefined && /^\d+$/.test(announced) && Number(announced) > limit) {
-      res.setHeader('Connection', 'close');
-      return Promise.reject(new HttpError(413, 'payload_too_large', `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`));
-    }
+    const tooLarge = announcedTooLarge(req, res, limit);
+    if (tooLarge) return Promise.reject(tooLarge);
     return new Promise<Buffer>((resolve, reject) =>
       rawBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)))),
     );
   };
 }
 
+/** The 413 of a body whose Content-Length announces more than `limit` (the connection is closed after it), or undefined. */
+function announcedTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): HttpError | undefined {
+  const announced = req.headers['content-length'];
+  if (announced === undefined || !/^\d+$/.test(announced) || Number(announced) <= limit) return undefined;
+  res.setHeader('Connection', 'close');
+  return new HttpError(413, 'payload_too_large', `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`);
+}
+
+/** A body-parser error of the given type: errorAnswer.ts answers it as it answers body-parser's own. */
+const parserError = (type: string, message: string) => Object.assign(new Error(message), { type });
+
+/**
+ * bodyReader for node:http, without express (the push route, issue 22), with the same answers:
+ * the announced 413 at once; a body that grows past `limit` is read to its end, unkept, then
+ * answered 413 (as body-parser does, so the connection stays usable); a body cut short or not of
+ * its announced length is a 400. Only for bodies without a Content-Encoding (identity): others go
+ * to express, whose parser inflates them.
+ */
+export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer> {
+  const tooLarge = announcedTooLarge(req, res, limit);
+  if (tooLarge) return Promise.reject(tooLarge);
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let over = false;
+    const done = (error?: Error) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('aborted', onAborted);
+      req.off('error', onError);
+      if (error) reject(error);
+      else resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) over = true;
+      if (!over) chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (over) return done(parserError('entity.too.large', 'request entity too large'));
+      const announced = req.headers['content-length'];
+      if (announced !== undefined && Number(announced) !== received) return done(parserError('request.size.invalid', 'request size did not match content length'));
+      done();
+    };
+    const onAborted = () => done(parserError('request.aborted', 'request aborted'));
+    const onError = (error: Error) => done(error);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('aborted', onAborted);
+    req.on('error', onError);
+  });
+}
+
 /** A 415 unless the request says its body is JSON; `what` names the request in the message. */
-export function requireJsonContentType(req: Request, what: string): void {
-  const contentType = (req.get('Content-Type') ?? '').split(';')[0].trim().toLowerCase();
+export function requireJsonContentType(req: IncomingMessage, what: string): void {
+  const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
   if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what} must be sent with Content-Type: application/json`);
 }
 

@@ -3,6 +3,7 @@
  * the path's names and asks the access policy (service/accessPolicy.ts), which decides.
  */
 import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { AccessPolicy, type AccessGrant } from '../service/accessPolicy.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
@@ -12,14 +13,29 @@ export type PushAccess = AccessGrant;
 
 export type WriteAccess = (req: Request) => Promise<PushAccess>;
 
-export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: WriteAccess } {
+/** The repository a write names: by the path's names (decoded), or by its token when they are absent; `pathname` names the request in errors. */
+export interface NamedWrite {
+  readonly pathname: string;
+  readonly account?: string;
+  readonly repository?: string;
+}
+
+/** Write access for a request of node:http (the push route, which is served without express). */
+export type PlainWriteAccess = (req: IncomingMessage, named: NamedWrite) => Promise<PushAccess>;
+
+export function plainWriteAccess(ctx: AppContext): PlainWriteAccess {
   const policy = new AccessPolicy(ctx.registry, ctx.tokens);
-  const byToken: WriteAccess = (req) => policy.require({ operation: 'write', token: header(req, 'Client-Token'), what: `${req.method} ${req.path}` });
-  const byPath: WriteAccess = async (req) => {
-    const account = String(req.params.account);
-    const repository = String(req.params.repository);
-    if (ctx.hidePrivate) await requireVisibleByName(ctx, req, account, repository);
-    return policy.require({ operation: 'write', account, repository, token: header(req, 'Client-Token'), what: `${req.method} ${req.path}` });
+  return async (req, named) => {
+    const what = `${req.method} ${named.pathname}`;
+    if (named.account === undefined || named.repository === undefined) return policy.require({ operation: 'write', token: header(req, 'Client-Token'), what });
+    if (ctx.hidePrivate) await requireVisibleByName(ctx, req, named.account, named.repository);
+    return policy.require({ operation: 'write', account: named.account, repository: named.repository, token: header(req, 'Client-Token'), what });
   };
+}
+
+export function pushAccess(ctx: AppContext): { byToken: WriteAccess; byPath: WriteAccess } {
+  const access = plainWriteAccess(ctx);
+  const byToken: WriteAccess = (req) => access(req, { pathname: req.path });
+  const byPath: WriteAccess = (req) => access(req, { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) });
   return { byToken, byPath };
 }

@@ -2,8 +2,10 @@
  * `POST /rest/push` (token names the repository) and `POST /rest/push/{account}/{repository}`.
  * Order of checks: repository and access (404, 401, 403), Content-Type (415), body size (413),
  * JSON and shape (400), limits (413), then the push itself (200, or 304 with the reason).
+ * Served without express by pushFront.ts (issue 22); express keeps the route for compressed bodies.
  */
 import express, { type Request, type Response, type Router } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findLimitProblem } from '../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../domain/reasons.js';
 import { push } from '../service/push.js';
@@ -13,17 +15,24 @@ import { badRequest, HttpError } from './errors.js';
 import { clientVersion, header } from './headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
 import { parsePushBody } from './pushSchema.js';
-import { pushAccess, type WriteAccess } from './pushAccess.js';
+import { plainWriteAccess, type NamedWrite } from './pushAccess.js';
 
-export function pushRoutes(ctx: AppContext): Router {
-  const router = express.Router();
-  const readBody = bodyReader(ctx.bodyLimit);
+/** What the push route leaves for the request's log line and metrics (requestLog.ts reads them). */
+export interface PushLocals {
+  pushOutcome?: string;
+  refusal?: string;
+}
 
-  const handle = (access: WriteAccess) => async (req: Request, res: Response) => {
+/** The push itself, for a request of node:http: served by pushFront.ts, and by express for bodies it must inflate. */
+export type PushHandler = (req: IncomingMessage, res: ServerResponse, locals: PushLocals, requestId: string, named: NamedWrite, readBody: () => Promise<Buffer>) => Promise<void>;
+
+export function pushHandler(ctx: AppContext): PushHandler {
+  const access = plainWriteAccess(ctx);
+  return async (req, res, locals, requestId, named, readBody) => {
     const version = clientVersion(req);
-    const { repository, token, groupKeys } = await access(req);
+    const { repository, token, groupKeys } = await access(req, named);
     requireJsonContentType(req, 'a push');
-    const raw = await readBody(req, res);
+    const raw = await readBody();
     // A large body: its parse, its check and the push are separate pieces of work, not one.
     const slices = new TimeSlices();
     const body = parseJson(raw);
@@ -44,27 +53,38 @@ export function pushRoutes(ctx: AppContext): Router {
       ifMatch: ifMatch(req),
     });
     if (repository.maintenanceProblem) {
-      ctx.logger.warn({ reqId: res.locals.requestId, event: 'pack-merge-failed', repository: repository.fullName, problem: withoutPaths(String((repository.maintenanceProblem as Error)?.message ?? repository.maintenanceProblem)) });
+      ctx.logger.warn({ reqId: requestId, event: 'pack-merge-failed', repository: repository.fullName, problem: withoutPaths(String((repository.maintenanceProblem as Error)?.message ?? repository.maintenanceProblem)) });
     }
-    res.locals.pushOutcome = result.kind;
+    locals.pushOutcome = result.kind;
     if (result.kind === 'refused') {
-      res.locals.refusal = result.reason;
-      res.status(304).set('ETag', `"${headerSafeReason(result.reason)}"`).end();
+      locals.refusal = result.reason;
+      res.statusCode = 304;
+      res.setHeader('ETag', `"${headerSafeReason(result.reason)}"`);
+      res.end();
       return;
     }
-    ctx.logger.info({ reqId: res.locals.requestId, event: 'push', repository: repository.fullName, outcome: result.kind, commit: result.commitId, elements: parsed.request.data.length });
-    res.status(200).set('ETag', `"${result.commitId}"`).set('Content-Length', '0').end();
+    ctx.logger.info({ reqId: requestId, event: 'push', repository: repository.fullName, outcome: result.kind, commit: result.commitId, elements: parsed.request.data.length });
+    res.statusCode = 200;
+    res.setHeader('ETag', `"${result.commitId}"`);
+    res.setHeader('Content-Length', '0');
+    res.end();
   };
+}
 
-  const { byToken, byPath } = pushAccess(ctx);
-  router.post('/rest/push', handle(byToken));
-  router.post('/rest/push/:account/:repository', handle(byPath));
-
+/** The push route in express: for the requests pushFront.ts leaves to it (a compressed body). */
+export function pushRoutes(ctx: AppContext): Router {
+  const router = express.Router();
+  const readBody = bodyReader(ctx.bodyLimit);
+  const handle = pushHandler(ctx);
+  router.post('/rest/push', (req: Request, res: Response) => handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path }, () => readBody(req, res)));
+  router.post('/rest/push/:account/:repository', (req: Request, res: Response) =>
+    handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) }, () => readBody(req, res)),
+  );
   return router;
 }
 
 /** `If-Match: "<commit id>"` (quotes optional); `*` matches any head. */
-function ifMatch(req: Request): string | undefined {
+function ifMatch(req: IncomingMessage): string | undefined {
   const value = header(req, 'If-Match');
   if (value === undefined || value === '*') return undefined;
   const match = /^(?:W\/)?"?([0-9a-f]{40})"?$/.exec(value);

@@ -40,7 +40,7 @@ export function signature(name = 'cfghub'): Signature {
  */
 export type BaseOf = (head: string) => Promise<Snapshot>;
 
-async function headSnapshot(repository: GitRepository, head: string): Promise<Snapshot> {
+export async function headSnapshot(repository: GitRepository, head: string): Promise<Snapshot> {
   try {
     return await repository.snapshot(head);
   } catch (error) {

@@ -1,6 +1,6 @@
 /**
  * The push transaction (contract section 6): validate against the head and commit, through
- * commitOnHead (the queue, durable objects, the ref moved by compare-and-swap, retried on a new
+ * commitInGroup (commitOnHead's rules, shared with the pushes waiting beside it: the queue, durable objects, the ref moved by compare-and-swap, retried on a new
  * head when another process moved the ref). Secured keys and files are opened for the groups the
  * pusher holds (element passwords, the token's groups) and sealed again before staging.
  */
@@ -11,7 +11,8 @@ import type { PushRequest } from '../domain/pushRequest.js';
 import type { GitRepository } from '../disk/repository.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import type { Snapshot } from '../layout/snapshot.js';
-import { commitOnHead, type CommitResult } from './commitOnHead.js';
+import { commitInGroup } from './commitBatch.js';
+import type { CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import { KeyRing, unlockWithPasswords } from './keyRing.js';
 import { OpenedState, sealChanges } from './opening.js';
@@ -53,7 +54,8 @@ export async function push(repository: GitRepository, request: PushRequest, call
     if (tooMany) return { kind: 'refused', reason: tooMany };
     await elementRings(repository, head, attempts);
   }
-  return commitOnHead(repository, async (base) => {
+  // Committed with the pushes waiting beside it, if any (group commit, commitBatch.ts).
+  return commitInGroup(repository, async (base) => {
     if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
       throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
     }
@@ -73,5 +75,5 @@ export async function push(repository: GitRepository, request: PushRequest, call
     if (!outcome.ok) return outcome;
     await slices.pause();
     return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
-  }, undefined, caller);
+  }, caller);
 }
