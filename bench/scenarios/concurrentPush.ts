@@ -14,7 +14,7 @@ import { push } from '../../src/service/push.js';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { stopChild } from '../childProcesses.js';
-import { defaultWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/cli/serveConfig.js';
 import type { EtcdServer } from '../etcd.js';
 import { BENCH_CALLER, type Log } from '../fixtures.js';
 import type { ConcurrentPlan } from '../plan.js';
@@ -27,8 +27,8 @@ import { CONTEXT_LEVELS, KeyWorkload } from '../workload.js';
 export const CONCURRENT = 'push-concurrent';
 export const INTO_MANY = 'cfghub, 16 repositories';
 export const INTO_ONE = 'cfghub, one repository';
-/** The same into 16 repositories through `serve --workers 1` (issue 22: what the workers add). */
-export const INTO_MANY_ONE_PROCESS = 'cfghub, 16 repositories, --workers 1';
+/** The same into 16 repositories through `serve --workers auto` (issue 22: what the workers add). */
+export const INTO_MANY_WORKERS = 'cfghub, 16 repositories, --workers auto';
 export const ETCD_CLIENTS = 'etcd txn, 16 clients';
 const KEYS = 1_000;
 /** The size of a key document (the push workload's mean), for etcd's values. */
@@ -91,14 +91,14 @@ export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, pl
   requireBuiltCli();
   const reposRoot = await fixture(log);
   const child = spawnServe(reposRoot);
-  const single = spawnServe(reposRoot, ['--workers', '1']);
+  const withWorkers = spawnServe(reposRoot, ['--workers', 'auto']);
   try {
     const { url } = await listening(child);
-    const { url: singleUrl } = await listening(single);
+    const { url: workersUrl } = await listening(withWorkers);
     const implementations: Array<{ name: string; operation: (client: number, sequence: number) => Promise<void> }> = [
       { name: INTO_MANY, operation: (client, sequence) => pushOne(`${url}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence) },
       { name: INTO_ONE, operation: (client, sequence) => pushOne(`${url}/rest/push/one/shared`, client, sequence) },
-      { name: INTO_MANY_ONE_PROCESS, operation: (client, sequence) => pushOne(`${singleUrl}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence) },
+      { name: INTO_MANY_WORKERS, operation: (client, sequence) => pushOne(`${workersUrl}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence) },
       ...(etcd ? [{ name: ETCD_CLIENTS, operation: (client: number, sequence: number) => etcd.txn([{ key: `/concurrent/client${client}`, value: `${VALUE}${sequence}` }]) }] : []),
     ];
     const slices = new Map<string, Slice[]>(implementations.map((i) => [i.name, []]));
@@ -126,12 +126,12 @@ export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, pl
       references,
       measurements,
       notes: [
-        `\`cfghub serve\` in its default mode (${defaultWorkers()} workers, one per core) except the ${INTO_MANY_ONE_PROCESS} row (a second server on the same folder, one process), default logging; each client one HTTP push after another (keep-alive, Node's fetch), each push a commit changing the client's own key; ${plan.slices} slices of ${plan.sliceSeconds} s per implementation after ${plan.warmupSeconds} s of warm-up each, in rotating order; ops/s counts every client's pushes together`,
+        `\`cfghub serve\` in its default mode (one process) except the ${INTO_MANY_WORKERS} row (a second server on the same folder, \`--workers auto\`: ${coreWorkers()} workers, one per core), default logging; each client one HTTP push after another (keep-alive, Node's fetch), each push a commit changing the client's own key; ${plan.slices} slices of ${plan.sliceSeconds} s per implementation after ${plan.warmupSeconds} s of warm-up each, in rotating order; ops/s counts every client's pushes together`,
         etcd ? `etcd: ${plan.clients} clients each putting its own key (300-byte values) in one transaction after another, through the HTTP gateway` : 'etcd not installed (bench/install-tools.sh): no etcd row',
       ],
     };
   } finally {
     await stopChild(child);
-    await stopChild(single);
+    await stopChild(withWorkers);
   }
 }

@@ -4,7 +4,7 @@
  * repository is pulled once (its snapshot parsed and its answer cached) and the listing read once;
  * then the process's resident set is read from /proc.
  *
- * Twice (issue 22): with `--workers 1` (one process: issue 4's figure), and in the default mode,
+ * Twice (issue 22): with `--workers 1` (one process: issue 4's figure), and with `--workers auto` (one per core),
  * one worker per core, where each repository is pulled once through every worker (each pull on a
  * connection of its own, which node:cluster hands to the next worker) as polling clients would
  * have it after a while; the figure is the primary's and the workers' resident sets together, and
@@ -13,7 +13,7 @@
 import { cpSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { defaultWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/cli/serveConfig.js';
 import { stopChild } from '../childProcesses.js';
 import type { Log, ReadFixture } from '../fixtures.js';
 import type { MemoryPlan } from '../plan.js';
@@ -77,7 +77,7 @@ export async function runMemoryScenario(fixture: ReadFixture, plan: MemoryPlan, 
       `\`cfghub serve --workers 1\` (one process): RSS ${mib(one.atStart[0])} MiB once listening, ${mib(one.loaded[0])} MiB after one pull of each of the ${plan.repositories} repositories (${pulled}) and one listing; VmRSS from /proc`,
     ],
   };
-  const workers = defaultWorkers();
+  const workers = coreWorkers();
   if (workers === 1) return [single];
   const many = await measure(fixture, names, workers, log);
   const total = (kiB: number[]) => mib(kiB.reduce((a, b) => a + b, 0));
@@ -86,11 +86,11 @@ export async function runMemoryScenario(fixture: ReadFixture, plan: MemoryPlan, 
     single,
     {
       id: MEMORY_WORKERS,
-      title: `resident memory, ${what}, serve default (${workers} workers)`,
+      title: `resident memory, ${what}, serve --workers auto (${workers} workers)`,
       measurements: [],
       residentMiB: total(many.loaded),
       notes: [
-        `\`cfghub serve\` in its default mode (${workers} workers), primary and workers together: RSS ${total(many.atStart)} MiB once listening (${parts(many.atStart)}), ${total(many.loaded)} MiB (${parts(many.loaded)}) after ${workers} pulls of each of the ${plan.repositories} repositories, each on a connection of its own so that every worker read every repository (${pulled}), and one listing`,
+        `\`cfghub serve\` with \`--workers auto\` (${workers} workers), primary and workers together: RSS ${total(many.atStart)} MiB once listening (${parts(many.atStart)}), ${total(many.loaded)} MiB (${parts(many.loaded)}) after ${workers} pulls of each of the ${plan.repositories} repositories, each on a connection of its own so that every worker read every repository (${pulled}), and one listing`,
       ],
     },
   ];

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { startBareHttpServer, type BareHttpServer } from '../bareHttpServer.js';
-import { defaultWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/cli/serveConfig.js';
 import { serveQuietInChild } from '../serveProcess.js';
 import type { EtcdServer } from '../etcd.js';
 import type { Log, ReadFixture } from '../fixtures.js';
@@ -26,7 +26,7 @@ import { median, mergeHistograms, summarizeLoad } from '../stats.js';
 
 export const PULL = 'cfghub pull';
 /** The same pull from `cfghub serve` as a user starts it: its default, one worker per core (issue 22). */
-export const PULL_WORKERS = `cfghub pull, serve default (${defaultWorkers()} workers)`;
+export const PULL_WORKERS = `cfghub pull, serve --workers auto (${coreWorkers()} workers)`;
 export const STATIC = 'static bytes, same server';
 export const BARE_HTTP = 'bare node:http process';
 export const ETCD_RANGE = 'etcd range read';
@@ -93,7 +93,7 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
   let bare: BareHttpServer | undefined;
   let workers: Awaited<ReturnType<typeof serveQuietInChild>> | undefined;
   try {
-    workers = await serveQuietInChild(fixture.reposRoot, defaultWorkers());
+    workers = await serveQuietInChild(fixture.reposRoot, coreWorkers());
     load = await startLoadGenerator(log);
     // The same request headers go to every endpoint (the references ignore them), so requests are alike.
     const headers = { Context: fixture.context.text };
@@ -161,7 +161,7 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
       etcd
         ? `${ETCD_RANGE}: POST /v3/kv/range of the ${fixture.context.resolvedKeys} resolved keys with their values (etcd ${etcd.version}, HTTP gateway, one member, answers base64 JSON of about ${Math.round(endpoints[3].bodyBytes / 1024)} KiB)`
         : 'etcd not installed (bench/install-tools.sh): no etcd row',
-      `${PULL_WORKERS}: \`cfghub serve\` (the built CLI) in its default mode, one worker per core (node:cluster hands each new connection to the next worker), with LOG_LEVEL=warn (no line per request, as the single-process server here logs none), on the same repositories folder, the same answer checked (its \`generatedOn\` aside); RSS at the end ${workersMiB.reduce((a, b) => a + b, 0)} MiB (primary ${workersMiB[0]} MiB, workers ${workersMiB.slice(1).join(' and ')} MiB). ${PULL}, ${STATIC}: one process (the single-worker server)`,
+      `${PULL_WORKERS}: \`cfghub serve\` (the built CLI) with \`--workers auto\`, one worker per core (node:cluster hands each new connection to the next worker), with LOG_LEVEL=warn (no line per request, as the single-process server here logs none), on the same repositories folder, the same answer checked (its \`generatedOn\` aside); RSS at the end ${workersMiB.reduce((a, b) => a + b, 0)} MiB (primary ${workersMiB[0]} MiB, workers ${workersMiB.slice(1).join(' and ')} MiB). ${PULL}, ${STATIC}: one process (the single-worker server)`,
       `load generator: ${load.description}`,
     ];
     return [{ ...first, notes: [...shared, ...first.notes] }, ...rest];

@@ -80,7 +80,7 @@ export function buildProgram(): Command {
     .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
     .option('--metrics-token <token>', 'GET /metrics answers only with Authorization: Bearer <token> (else CFGHUB_METRICS_TOKEN; unset: open)')
     .option('--log-format <format>', 'json (one object per line, the default) or pretty (for a terminal) (else CFGHUB_LOG_FORMAT)')
-    .option('--workers <n>', 'processes serving requests, one per core by default; 1: a single process (else CFGHUB_WORKERS)')
+    .option('--workers <n>', 'processes serving requests: 1 (the default) is a single process, auto one per core (else CFGHUB_WORKERS)')
     .option('--config <file>', 'a YAML file with any of the settings above as fields; flags and environment win over it')
     .addOption(reposOption())
     .action(async (options) => {

@@ -22,7 +22,7 @@ const configSchema = z.strictObject({
   bodyLimit: z.number().int().optional(),
   looseObjects: z.number().int().optional(),
   metricsToken: z.string().min(1).optional(),
-  workers: z.number().int().optional(),
+  workers: z.union([z.number().int(), z.literal('auto')]).optional(),
   logFormat: z.enum(LOG_FORMATS).optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
@@ -85,9 +85,21 @@ function numberSetting(flag: string | undefined, variable: string, env: NodeJS.P
 /** `serve --workers` at most: each worker is a process with its own heap and caches. */
 export const MAX_WORKERS = 64;
 
-/** The default number of workers: the cores Node may use (os.availableParallelism), at most MAX_WORKERS. */
-export function defaultWorkers(): number {
+/** `--workers auto`: one worker per core Node may use (os.availableParallelism), at most MAX_WORKERS. */
+export function coreWorkers(): number {
   return Math.max(1, Math.min(MAX_WORKERS, availableParallelism()));
+}
+
+/**
+ * One process unless asked: measured on 2 cores (README "Workers"), a second worker served no more
+ * pulls than one process, pushes fell by half (workers take turns at a repository's lock and read
+ * each other's packs), and memory doubled past issue 4's bound.
+ */
+export const DEFAULT_WORKERS = 1;
+
+/** `auto` read as the number of cores; anything else as it is. */
+function autoWorkers(text: string | undefined): string | undefined {
+  return text?.trim() === 'auto' ? String(coreWorkers()) : text;
 }
 
 /** The first that is defined: flag, environment, config file. */
@@ -100,8 +112,8 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv = 
   const port = numberSetting(flags.port, 'PORT', env, config.port, 8080, 0, 65535, 'port');
   const bodyLimit = numberSetting(flags.bodyLimit, 'CFGHUB_BODY_LIMIT', env, config.bodyLimit, 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
   const looseObjects = numberSetting(flags.looseObjects, 'CFGHUB_LOOSE_OBJECTS', env, config.looseObjects, DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
-  // Issue 22: one process per core by default (see clusterPrimary.ts); 1 is the single process.
-  const workers = numberSetting(flags.workers, 'CFGHUB_WORKERS', env, config.workers, defaultWorkers(), 1, MAX_WORKERS, 'workers');
+  // Issue 22: `auto` is one worker per core (see clusterPrimary.ts); 1, the default, is the single process.
+  const workers = numberSetting(autoWorkers(flags.workers), 'CFGHUB_WORKERS', { ...env, CFGHUB_WORKERS: autoWorkers(env.CFGHUB_WORKERS) }, config.workers === 'auto' ? coreWorkers() : config.workers, DEFAULT_WORKERS, 1, MAX_WORKERS, 'workers');
   const logFormat = pick(flags.logFormat, env.CFGHUB_LOG_FORMAT, config.logFormat) ?? 'json';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);
   return {

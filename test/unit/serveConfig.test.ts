@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/service/errors.js';
-import { defaultWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/cli/serveConfig.js';
+import { coreWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/cli/serveConfig.js';
 import { availableParallelism } from 'node:os';
 import { tempDir } from '../support/harness.js';
 
@@ -87,9 +87,12 @@ describe("the README's example config file", () => {
     expect(Object.keys(parsed).sort()).toEqual([...SERVE_CONFIG_FIELDS].sort());
   });
 
-  it('takes --workers from its flag, CFGHUB_WORKERS or the file; one per core by default; refuses 0 (issue 22)', () => {
-    expect(resolveServeOptions({}, {}).workers).toBe(defaultWorkers());
-    expect(defaultWorkers()).toBe(Math.min(MAX_WORKERS, availableParallelism()));
+  it('takes --workers from its flag, CFGHUB_WORKERS or the file; one process by default, auto one per core; refuses 0 (issue 22)', () => {
+    expect(resolveServeOptions({}, {}).workers).toBe(1);
+    expect(coreWorkers()).toBe(Math.min(MAX_WORKERS, availableParallelism()));
+    expect(resolveServeOptions({ workers: 'auto' }, {}).workers).toBe(coreWorkers());
+    expect(resolveServeOptions({}, { CFGHUB_WORKERS: 'auto' }).workers).toBe(coreWorkers());
+    expect(resolveServeOptions({ config: config('auto.yaml', 'workers: auto\n') }, {}).workers).toBe(coreWorkers());
     const file = config('workers.yaml', 'workers: 3\n');
     expect(resolveServeOptions({ config: file }, {}).workers).toBe(3);
     expect(resolveServeOptions({ config: file }, { CFGHUB_WORKERS: '4' }).workers).toBe(4);
