@@ -31,7 +31,8 @@ import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
 import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
-import { buildPack, type Pack } from '../git/packWriter.js';
+import { buildPack, buildPackSteps, type Pack } from '../git/packWriter.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 import { GitFormatError } from '../git/errors.js';
 import { repositoryNameOf } from './storageFaults.js';
 import { ObjectNotFoundError, RepositoryDamagedError } from './errors.js';
@@ -177,7 +178,7 @@ export class ObjectStore {
    */
   async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<PackKeep | undefined> {
     if (objects.length === 0) return undefined;
-    const pack = buildPack(objects);
+    const pack = await new TimeSlices().run(buildPackSteps(objects)); // a large push's pack, in slices
     const keep = await this.placePack(pack, true);
     faultPoint('objects-synced');
     this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));

@@ -18,6 +18,7 @@ import { isValidKeyName, keyId } from './names.js';
 import { MAX_VALUES_PER_KEY, type FileElement, type KeyElement, type PushRequest } from './pushRequest.js';
 import { deepestEmbedProblem } from './embedDepth.js';
 import { shown } from './reasons.js';
+import { runSteps, type Steps } from './steps.js';
 import { MAX_EMBED_DEPTH } from './renderLimits.js';
 import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
 import {
@@ -50,9 +51,17 @@ function refuse(reason: string): never {
 }
 
 export function applyPush(state: RepositoryState, request: PushRequest, options: PushOptions): PushOutcome {
+  return runSteps(applyPushSteps(state, request, options));
+}
+
+/**
+ * applyPush as steps (steps.ts): a pause is safe after each element and each key checked, so the
+ * largest allowed push (50,000 values) is validated in slices on the server, not in one piece.
+ */
+export function* applyPushSteps(state: RepositoryState, request: PushRequest, options: PushOptions): Steps<PushOutcome> {
   const tx = new Transaction(state, request, options);
   try {
-    return { ok: true, changes: tx.run() };
+    return { ok: true, changes: yield* tx.run() };
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, reason: error.message };
     throw error;
@@ -85,15 +94,19 @@ class Transaction {
     this.enableKeyCreation = request.enableKeyCreation ?? options.forceKeyPush;
   }
 
-  run(): PushChanges {
-    this.request.data.forEach((element, index) => {
+  *run(): Steps<PushChanges> {
+    const { data } = this.request;
+    for (let index = 0; index < data.length; index++) {
+      const element = data[index];
       if (element.kind === 'key') this.applyKey(element, index);
       else this.applyFile(element, index);
-    });
-    this.checkValuesFitTypes();
+      yield;
+    }
+    yield* this.checkValuesFitTypes();
     this.checkFilePaths();
-    this.checkFileReferences();
-    this.checkTemplateReferences();
+    yield* this.checkFileReferences();
+    yield;
+    yield* this.checkTemplateReferences();
     this.checkEmbedDepth();
     return { keys: this.keys, files: this.files };
   }
@@ -212,9 +225,10 @@ class Transaction {
     return `${this.keyOrigin.get(id)} key ${key.key}: the value at context ${formatContext(value.context)}`;
   }
 
-  private checkValuesFitTypes(): void {
+  private *checkValuesFitTypes(): Steps<void> {
     for (const [id, key] of this.keys) {
       if (!key) continue;
+      yield;
       if (key.values.length > MAX_VALUES_PER_KEY) {
         refuse(`${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`);
       }
@@ -329,10 +343,11 @@ class Transaction {
   }
 
   /** FileRef and FileEmbed values must name a file of the repository at the end of the push. */
-  private checkFileReferences(): void {
+  private *checkFileReferences(): Steps<void> {
     const paths = this.finalPaths();
     for (const [id, key] of this.keys) {
       if (!key || !isFileReferenceType(key.vdt)) continue;
+      yield;
       for (const value of key.values) {
         if (value.value !== null && !paths.has(stripSlash(value.value))) {
           refuse(`${this.blameValue(id, key, value)}: value names no file of the repository`);
@@ -346,6 +361,7 @@ class Transaction {
     }
     if (removed.size === 0) return;
     for (const key of this.finalKeys()) {
+      yield;
       if (!isFileReferenceType(key.vdt)) continue;
       for (const value of key.values) {
         const path = value.value === null ? null : stripSlash(value.value);
@@ -363,9 +379,10 @@ class Transaction {
   }
 
   /** Every `${ key }` in a file must name a key that exists at the end of the push. */
-  private checkTemplateReferences(): void {
+  private *checkTemplateReferences(): Steps<void> {
     for (const [id, file] of this.files) {
       if (!file) continue;
+      yield;
       for (const name of templateReferences(file)) {
         if (!this.currentKey(keyId(name))) {
           refuse(`${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`);
@@ -376,6 +393,7 @@ class Transaction {
     if (deleted.length === 0) return;
     const deletedSet = new Set(deleted);
     for (const file of this.finalFiles()) {
+      yield;
       for (const name of templateReferences(file)) {
         const id = keyId(name);
         if (deletedSet.has(id)) {

@@ -2,6 +2,7 @@
  * A push request after its shape has been checked (seed sections 2.2–2.5). Values of fields are
  * not yet checked against the repository: that is applyPush's work.
  */
+import { runSteps, type Steps } from './steps.js';
 
 export interface ValueElement {
   readonly context?: string;
@@ -65,6 +66,11 @@ function utf8Length(text: string): number {
 
 /** The first place a well-formed push goes over the limits (answered 413), if any. */
 export function findLimitProblem(request: PushRequest): LimitProblem | undefined {
+  return runSteps(findLimitProblemSteps(request));
+}
+
+/** findLimitProblem as steps (steps.ts): a value may be up to 1 MiB of JSON to measure. */
+export function* findLimitProblemSteps(request: PushRequest): Steps<LimitProblem | undefined> {
   if (request.data.length > MAX_ELEMENTS) {
     return { path: 'data', message: `a push holds at most ${MAX_ELEMENTS} elements, this one has ${request.data.length}` };
   }
@@ -81,6 +87,7 @@ export function findLimitProblem(request: PushRequest): LimitProblem | undefined
   }
   for (let i = 0; i < request.data.length; i++) {
     const element = request.data[i];
+    yield;
     if (element.kind === 'file') {
       if (element.content !== undefined && utf8Length(element.content) > MAX_VALUE_BYTES) {
         return { path: `data[${i}].content`, message: `file content is ${tooLarge}` };

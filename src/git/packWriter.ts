@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
+import { runSteps, type Steps } from '../domain/steps.js';
 import { compressObject } from './objectCompression.js';
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
@@ -39,12 +40,6 @@ function entryHeader(type: ObjectType, size: number): Buffer {
   return Buffer.from(bytes);
 }
 
-function uint32(value: number): Buffer {
-  const buffer = Buffer.alloc(4);
-  buffer.writeUInt32BE(value);
-  return buffer;
-}
-
 export interface Pack {
   /** `pack-<checksum>`, the base name of both files. */
   readonly name: string;
@@ -65,42 +60,88 @@ export function packEntry(object: EncodedObject): PackEntry {
 }
 
 export function buildPack(objects: readonly EncodedObject[]): Pack {
-  return assemblePack(objects.map(packEntry));
+  return runSteps(buildPackSteps(objects));
+}
+
+/**
+ * buildPack as steps (src/domain/steps.ts): a pause is safe after each object framed and each
+ * run of entries hashed, so the 60,000 objects of the largest allowed push are packed in slices.
+ */
+export function* buildPackSteps(objects: readonly EncodedObject[]): Steps<Pack> {
+  const entries: PackEntry[] = [];
+  for (const object of objects) {
+    entries.push(packEntry(object));
+    yield;
+  }
+  return yield* assemblePackSteps(entries);
 }
 
 /** A pack of the given entries, in that order, and its index. */
 export function assemblePack(entries: readonly PackEntry[]): Pack {
-  const parts: Buffer[] = [Buffer.from('PACK'), uint32(2), uint32(entries.length)];
-  let offset = 12;
-  const listed: { oid: Buffer; offset: number; crc: number }[] = [];
-  for (const entry of entries) {
-    listed.push({ oid: entry.oid, offset, crc: entry.crc });
-    parts.push(entry.bytes);
-    offset += entry.bytes.length;
-  }
-  if (offset >= 2 ** 31) throw new Error('packs written by cfghub are limited to 2 GiB');
-  const packChecksum = createHash('sha1');
-  for (const part of parts) packChecksum.update(part);
-  const checksum = packChecksum.digest();
-  parts.push(checksum);
+  return runSteps(assemblePackSteps(entries));
+}
 
-  listed.sort((a, b) => Buffer.compare(a.oid, b.oid));
-  const fanout = Buffer.alloc(256 * 4);
-  for (let byte = 0, i = 0; byte < 256; byte++) {
-    while (i < listed.length && listed[i].oid[0] <= byte) i++;
-    fanout.writeUInt32BE(i, byte * 4);
+/** Bytes copied or hashed between two pauses: a fraction of a millisecond's work. */
+const BYTES_PER_STEP = 256 * 1024;
+
+/**
+ * The pack is written into one buffer of its final size and hashed in runs of BYTES_PER_STEP,
+ * and the index likewise: no list of a part per entry to concatenate (tens of thousands of small
+ * buffers, which cost a large push 100 ms in one piece).
+ */
+function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
+  let size = 12 + 20;
+  for (const entry of entries) size += entry.bytes.length;
+  if (size - 20 >= 2 ** 31) throw new Error('packs written by cfghub are limited to 2 GiB');
+  const pack = Buffer.allocUnsafe(size);
+  pack.write('PACK', 0, 'latin1');
+  pack.writeUInt32BE(2, 4);
+  pack.writeUInt32BE(entries.length, 8);
+  const listed: { oid: Buffer; head: number; offset: number; crc: number }[] = [];
+  let offset = 12;
+  let sincePause = 0;
+  for (const entry of entries) {
+    // The oid's first four bytes as a number: sorting by it calls Buffer.compare only on ties.
+    listed.push({ oid: entry.oid, head: entry.oid.readUInt32BE(0), offset, crc: entry.crc });
+    entry.bytes.copy(pack, offset);
+    offset += entry.bytes.length;
+    sincePause += entry.bytes.length + 64;
+    if (sincePause >= BYTES_PER_STEP) {
+      sincePause = 0;
+      yield;
+    }
   }
-  const index = [
-    Buffer.from([0xff, 0x74, 0x4f, 0x63]),
-    uint32(2),
-    fanout,
-    ...listed.map((e) => e.oid),
-    ...listed.map((e) => uint32(e.crc)),
-    ...listed.map((e) => uint32(e.offset)),
-    checksum,
-  ];
-  const indexChecksum = createHash('sha1');
-  for (const part of index) indexChecksum.update(part);
-  index.push(indexChecksum.digest());
-  return { name: `pack-${checksum.toString('hex')}`, pack: Buffer.concat(parts), index: Buffer.concat(index) };
+  const checksum = yield* sha1InSteps(pack.subarray(0, offset));
+  checksum.copy(pack, offset);
+
+  listed.sort((a, b) => a.head - b.head || Buffer.compare(a.oid, b.oid));
+  yield;
+  const count = listed.length;
+  const index = Buffer.alloc(INDEX_HEADER + count * 28 + 40);
+  index.writeUInt32BE(0xff744f63, 0);
+  index.writeUInt32BE(2, 4);
+  for (let byte = 0, i = 0; byte < 256; byte++) {
+    while (i < count && listed[i].oid[0] <= byte) i++;
+    index.writeUInt32BE(i, 8 + byte * 4);
+  }
+  for (let i = 0; i < count; i++) {
+    const entry = listed[i];
+    entry.oid.copy(index, INDEX_HEADER + 20 * i);
+    index.writeUInt32BE(entry.crc, INDEX_HEADER + 20 * count + 4 * i);
+    index.writeUInt32BE(entry.offset, INDEX_HEADER + 24 * count + 4 * i);
+    if (i % 4096 === 4095) yield;
+  }
+  const end = INDEX_HEADER + count * 28;
+  checksum.copy(index, end);
+  (yield* sha1InSteps(index.subarray(0, end + 20))).copy(index, end + 20);
+  return { name: `pack-${checksum.toString('hex')}`, pack, index };
+}
+
+function* sha1InSteps(bytes: Buffer): Steps<Buffer> {
+  const hash = createHash('sha1');
+  for (let at = 0; at < bytes.length; at += BYTES_PER_STEP) {
+    hash.update(bytes.subarray(at, Math.min(bytes.length, at + BYTES_PER_STEP)));
+    yield;
+  }
+  return hash.digest();
 }

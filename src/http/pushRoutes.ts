@@ -6,7 +6,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { findLimitProblem } from '../domain/pushRequest.js';
+import { findLimitProblemSteps } from '../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../domain/reasons.js';
 import { push } from '../service/push.js';
 import { TimeSlices } from '../layout/timeSlices.js';
@@ -14,7 +14,7 @@ import type { AppContext } from './context.js';
 import { badRequest, HttpError } from './errors.js';
 import { clientVersion, header } from './headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
-import { parsePushBody } from './pushSchema.js';
+import { parsePushBodySteps } from './pushSchema.js';
 import { plainWriteAccess, type NamedWrite } from './pushAccess.js';
 
 /** What the push route leaves for the request's log line and metrics (requestLog.ts reads them). */
@@ -33,13 +33,13 @@ export function pushHandler(ctx: AppContext): PushHandler {
     const { repository, token, groupKeys } = await access(req, named);
     requireJsonContentType(req, 'a push');
     const raw = await readBody();
-    // A large body: its parse, its check and the push are separate pieces of work, not one.
+    // A large body: its parse, then its shape and limits checked element by element in slices.
     const slices = new TimeSlices();
     const body = parseJson(raw);
     await slices.pause();
-    const parsed = parsePushBody(body);
+    const parsed = await slices.run(parsePushBodySteps(body));
     if (!parsed.ok) throw badRequest(`the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`, parsed.problems);
-    const limit = findLimitProblem(parsed.request);
+    const limit = await slices.run(findLimitProblemSteps(parsed.request));
     if (limit) throw new HttpError(413, 'payload_too_large', `${limit.path}: ${limit.message}`, [limit]);
     await slices.pause();
 

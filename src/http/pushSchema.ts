@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../domain/pushRequest.js';
+import { runSteps, type Steps } from '../domain/steps.js';
 import type { ErrorDetail } from './errors.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
@@ -82,6 +83,11 @@ export type PushParse = { ok: true; request: PushRequest } | { ok: false; proble
 
 /** Checks the shape of a parsed JSON body; reports every problem with its JSON path. */
 export function parsePushBody(body: unknown): PushParse {
+  return runSteps(parsePushBodySteps(body));
+}
+
+/** parsePushBody as steps (src/domain/steps.ts): a pause is safe after each element. */
+export function* parsePushBodySteps(body: unknown): Steps<PushParse> {
   const problems: ErrorDetail[] = [];
   const check = <T>(schema: z.ZodType<T>, input: unknown, at: PropertyKey[]): T | undefined => {
     const parsed = schema.safeParse(input);
@@ -101,10 +107,11 @@ export function parsePushBody(body: unknown): PushParse {
   const top = check(bodySchema, body, []);
   if (!top) return { ok: false, problems };
   const data: PushElement[] = [];
-  top.data.forEach((raw, i) => {
-    const element = parseElement(raw, i, check, problems);
+  for (let i = 0; i < top.data.length; i++) {
+    const element = parseElement(top.data[i], i, check, problems);
     if (element) data.push(element);
-  });
+    yield;
+  }
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

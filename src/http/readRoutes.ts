@@ -22,6 +22,7 @@ import { answerError } from './errorAnswer.js';
 import { booleanHeader, clientVersion, header, sendBytes } from './headers.js';
 import { readAccess } from './readAccess.js';
 import { answerOf, readCacheOfWorker, type CachedAnswer } from './readCache.js';
+import { jsonAnswer, pullAnswer } from './answerInSlices.js';
 import { beginRequest } from './requestLog.js';
 import { pullFormat } from './pullFormat.js';
 import { renderedPull } from './renderedPull.js';
@@ -68,8 +69,8 @@ interface Endpoint {
   build(req: Request, target: ReadTarget, generatedOn: string, format: PullFormat): Promise<CachedAnswer> | CachedAnswer;
 }
 
-const json = (req: Request, body: unknown): CachedAnswer =>
-  answerOf(booleanHeader(req, 'Pretty') ? JSON.stringify(body, null, 2) : JSON.stringify(body), 'application/json');
+/** Serialized in slices (answerInSlices.ts): an export of a large repository is megabytes of JSON. */
+const json = (req: Request, body: unknown): Promise<CachedAnswer> => jsonAnswer(body, booleanHeader(req, 'Pretty'));
 
 function requiredContext(req: Request, target: ReadTarget): Context {
   const text = header(req, 'Context');
@@ -94,11 +95,9 @@ const ENDPOINTS: Record<string, Endpoint> = {
         noProperties: booleanHeader(req, 'No-Properties'),
         noFiles: booleanHeader(req, 'No-Files'),
       });
-      // The ETag is of the content alone: generatedOn varies without it (issue 18, item 1).
-      const pretty = booleanHeader(req, 'Pretty');
-      const content = pretty ? JSON.stringify(body, null, 2) : JSON.stringify(body);
-      const text = pretty ? JSON.stringify({ ...body, generatedOn }, null, 2) : JSON.stringify({ ...body, generatedOn });
-      return answerOf(text, 'application/json', content);
+      // The ETag is of the content alone: generatedOn varies without it (issue 18, item 1). Made
+      // in slices (answerInSlices.ts): the largest allowed answer is 8 Mi characters of files.
+      return pullAnswer(body, booleanHeader(req, 'Pretty'), generatedOn);
     },
   },
   rawFile: {

@@ -5,6 +5,7 @@
  * and then moves the ref.
  */
 import { compareContexts } from '../domain/context.js';
+import { runSteps, type Steps } from '../domain/steps.js';
 import type { FileRecord, PushChanges } from '../domain/model.js';
 import {
   BLOB_MODE,
@@ -50,9 +51,17 @@ export interface StagedCommit {
 }
 
 export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitInfo): StagedCommit {
+  return runSteps(stageCommitSteps(base, changes, info));
+}
+
+/**
+ * stageCommit as steps (src/domain/steps.ts): a pause is safe after each key document, shard,
+ * file and folder serialized and hashed, so a push of 10,000 keys is staged in slices.
+ */
+export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: CommitInfo): Steps<StagedCommit> {
   const objects: EncodedObject[] = [];
-  const shards = stageKeys(base, changes, objects);
-  const files = changes.files.size > 0 ? stageFiles(base, changes, objects) : undefined;
+  const shards = yield* stageKeys(base, changes, objects);
+  const files = changes.files.size > 0 ? yield* stageFiles(base, changes, objects) : undefined;
 
   const root: TreeEntry[] = [...base.otherRootEntries];
   const documents = stageDocuments(base, changes, objects);
@@ -138,7 +147,7 @@ function dedupe(objects: EncodedObject[]): EncodedObject[] {
   return [...seen.values()];
 }
 
-function stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Map<string, Shard> {
+function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Steps<Map<string, Shard>> {
   if (changes.keys.size === 0) return base.shards as Map<string, Shard>;
   const touched = new Map<string, Map<string, KeyEntry>>();
   for (const [id, record] of changes.keys) {
@@ -154,6 +163,7 @@ function stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[
     const blob = encodeObject('blob', Buffer.from(serializeKey(sorted)));
     if (blob.oid !== existing?.blobId) objects.push(blob);
     byId.set(id, { fileName: existing?.fileName ?? keyFileName(id), blobId: blob.oid, record: sorted });
+    yield;
   }
   const shards = new Map(base.shards);
   for (const [name, byId] of touched) {
@@ -167,6 +177,7 @@ function stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[
     );
     if (tree.oid !== base.shards.get(name)?.treeId) objects.push(tree);
     shards.set(name, makeShard(tree.oid, byId));
+    yield;
   }
   return shards;
 }
@@ -179,7 +190,7 @@ interface FolderNode {
 
 const folderNode = (): FolderNode => ({ blobs: new Map(), folders: new Map() });
 
-function stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject[]) {
+function* stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Steps<{ entries: Map<string, FileEntry>; treeIds: Set<string>; rootEntries: TreeEntry[] }> {
   const entries = new Map<string, FileEntry>(base.fileEntries);
   for (const [id, record] of changes.files) {
     if (!record) {
@@ -190,26 +201,32 @@ function stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject
     const blob = encodeObject('blob', Buffer.from(serializeFileContent(record), 'utf8'));
     if (blob.oid !== existing?.blobId) objects.push(blob);
     entries.set(id, { blobId: blob.oid, record });
+    yield;
   }
   const tops = new Map<string, FolderNode>([
     [FILES_FOLDER, folderNode()],
     [INACTIVE_FILES_FOLDER, folderNode()],
   ]);
-  for (const { blobId, record } of entries.values()) place(tops.get(filesFolder(record))!, record, blobId);
+  for (const { blobId, record } of entries.values()) {
+    place(tops.get(filesFolder(record))!, record, blobId);
+    yield;
+  }
 
   const treeIds = new Set<string>();
-  const writeFolder = (node: FolderNode): string => {
+  // Recursion as deep as a file path's folders (bounded by the path rules), not by input size.
+  function* writeFolder(node: FolderNode): Steps<string> {
     const tree: TreeEntry[] = [];
     for (const [name, oid] of node.blobs) tree.push({ name, mode: BLOB_MODE, oid });
-    for (const [name, child] of node.folders) tree.push({ name, mode: TREE_MODE, oid: writeFolder(child) });
+    for (const [name, child] of node.folders) tree.push({ name, mode: TREE_MODE, oid: yield* writeFolder(child) });
     const encoded = encodeObject('tree', serializeTree(tree));
     if (!base.fileTreeIds.has(encoded.oid)) objects.push(encoded);
     treeIds.add(encoded.oid);
+    yield;
     return encoded.oid;
-  };
+  }
   const rootEntries: TreeEntry[] = [];
   for (const [name, node] of tops) {
-    if (node.folders.size > 0) rootEntries.push({ name, mode: TREE_MODE, oid: writeFolder(node) });
+    if (node.folders.size > 0) rootEntries.push({ name, mode: TREE_MODE, oid: yield* writeFolder(node) });
   }
   return { entries, treeIds, rootEntries };
 }

@@ -2,9 +2,11 @@
  * Long work on the event loop cut into slices (issue 14): the caller calls `pause()` between small
  * steps, and every `SLICE_MS` of work it yields with setImmediate, so the requests that arrived
  * meanwhile (their I/O callbacks run before immediates) are served between slices. Used where a
- * single operation's work grows with the repository, such as building a snapshot from its objects.
+ * single operation's work grows with its input: building a snapshot from its objects, a large
+ * push's shape check, validation, staging and pack, a large answer's serialization.
  */
 import { performance } from 'node:perf_hooks';
+import type { Steps } from '../domain/steps.js';
 
 /** Work between two yields, in milliseconds: well under the 50 ms any other request may wait. */
 export const SLICE_MS = 8;
@@ -25,5 +27,19 @@ export class TimeSlices {
     return turn().then(() => {
       this.sliceStart = performance.now();
     });
+  }
+
+  /**
+   * Drives work written as steps (src/domain/steps.ts) to its end, pausing between steps once a
+   * slice's worth of time has passed: a small input finishes within its first slice, without a
+   * single yield, so it pays a clock read per step and nothing more.
+   */
+  async run<T>(steps: Steps<T>): Promise<T> {
+    for (;;) {
+      const next = steps.next();
+      if (next.done) return next.value;
+      const paused = this.pause();
+      if (paused) await paused;
+    }
   }
 }

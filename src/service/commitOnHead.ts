@@ -11,7 +11,7 @@ import type { Signature } from '../git/gitObjects.js';
 import { BUSY, retryWhileBusy } from '../disk/lockRetry.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
-import { stageCommit } from '../layout/stageCommit.js';
+import { stageCommitSteps } from '../layout/stageCommit.js';
 import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { ServiceError } from './errors.js';
 import { guardProblem, type Writer } from './writeGuard.js';
@@ -70,7 +70,7 @@ export function commitOnHead(
       if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
       // Between the phases of a large push (validation, staging, the pack), other requests get in.
       await slices.pause();
-      const staged = stageCommit(base, planned.changes, { message: planned.message, author: signature() });
+      const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }));
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       await slices.pause();
       const started = process.hrtime.bigint();

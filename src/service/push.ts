@@ -4,7 +4,7 @@
  * head when another process moved the ref). Secured keys and files are opened for the groups the
  * pusher holds (element passwords, the token's groups) and sealed again before staging.
  */
-import { applyPush } from '../domain/applyPush.js';
+import { applyPushSteps } from '../domain/applyPush.js';
 import { commitMessage, type PushProvenance } from '../domain/commitMessage.js';
 import { defaultPushSubject } from '../domain/defaultSubject.js';
 import type { PushRequest } from '../domain/pushRequest.js';
@@ -68,10 +68,11 @@ export async function push(repository: GitRepository, request: PushRequest, call
     const state = new OpenedState(base, ring);
     const slices = new TimeSlices();
     await slices.pause();
-    const outcome = applyPush(state, request, {
+    // Element by element in slices: the largest allowed push is 50,000 values to check.
+    const outcome = await slices.run(applyPushSteps(state, request, {
       forceKeyPush: caller.forceKeyPush,
       unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
-    });
+    }));
     if (!outcome.ok) return outcome;
     await slices.pause();
     return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
