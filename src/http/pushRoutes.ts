@@ -13,7 +13,8 @@ import { TimeSlices } from '../layout/timeSlices.js';
 import type { AppContext } from './context.js';
 import { badRequest, HttpError } from './errors.js';
 import { clientVersion, header } from './headers.js';
-import { bodyReader, parseJson, requireJsonContentType } from './jsonBody.js';
+import { bodyReader, requireJsonContentType } from './jsonBody.js';
+import { parseJsonInSlices } from './jsonBodyInSlices.js';
 import { parsePushBodySteps } from './pushSchema.js';
 import { plainWriteAccess, type NamedWrite } from './pushAccess.js';
 
@@ -35,8 +36,7 @@ export function pushHandler(ctx: AppContext): PushHandler {
     const raw = await readBody();
     // A large body: its parse, then its shape and limits checked element by element in slices.
     const slices = new TimeSlices();
-    const body = parseJson(raw);
-    await slices.pause();
+    const body = await parseJsonInSlices(raw, slices);
     const parsed = await slices.run(parsePushBodySteps(body));
     if (!parsed.ok) throw badRequest(`the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`, parsed.problems);
     const limit = await slices.run(findLimitProblemSteps(parsed.request));
