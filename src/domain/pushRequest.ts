@@ -2,6 +2,7 @@
  * A push request after its shape has been checked (seed sections 2.2–2.5). Values of fields are
  * not yet checked against the repository: that is applyPush's work.
  */
+import { jsonSteps } from './jsonSteps.js';
 import { runSteps, type Steps } from './steps.js';
 
 export interface ValueElement {
@@ -64,6 +65,17 @@ function utf8Length(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
+/**
+ * The UTF-8 length of a value's JSON text, measured in steps and only until it passes `limit`:
+ * a value may be a whole body's worth of JSON, and the answer needed is only "too large".
+ */
+function* jsonBytesUpTo(value: unknown, limit: number): Steps<number> {
+  let bytes = 0;
+  const steps = jsonSteps(value, false, (piece) => (bytes += utf8Length(piece)));
+  while (bytes <= limit && !steps.next().done) yield;
+  return bytes;
+}
+
 /** The first place a well-formed push goes over the limits (answered 413), if any. */
 export function findLimitProblem(request: PushRequest): LimitProblem | undefined {
   return runSteps(findLimitProblemSteps(request));
@@ -97,8 +109,8 @@ export function* findLimitProblemSteps(request: PushRequest): Steps<LimitProblem
     for (let j = 0; j < (element.values?.length ?? 0); j++) {
       const value = element.values![j].value;
       if (value === undefined || value === null) continue;
-      const text = typeof value === 'string' ? value : JSON.stringify(value);
-      if (utf8Length(text) > MAX_VALUE_BYTES) return { path: `data[${i}].values[${j}].value`, message: `value is ${tooLarge}` };
+      const bytes = typeof value === 'string' ? utf8Length(value) : yield* jsonBytesUpTo(value, MAX_VALUE_BYTES);
+      if (bytes > MAX_VALUE_BYTES) return { path: `data[${i}].values[${j}].value`, message: `value is ${tooLarge}` };
     }
   }
   return undefined;

@@ -18,19 +18,37 @@ export const MAX_VALUE_DEPTH = 64;
 
 /** Whether a parsed JSON value nests no deeper than `limit`, checked without recursion. */
 function nestsWithin(value: unknown, limit: number): boolean {
+  return runSteps(nestsWithinSteps(value, limit));
+}
+
+/** Nodes visited between two pauses: a value may be a 16 MiB body's worth of numbers. */
+const NODES_PER_STEP = 4096;
+
+function* nestsWithinSteps(value: unknown, limit: number): Steps<boolean> {
   const stack: [unknown, number][] = [[value, 0]];
+  let visited = 0;
   while (stack.length > 0) {
     const [item, depth] = stack.pop()!;
     if (typeof item !== 'object' || item === null) continue;
     if (depth >= limit) return false;
     for (const child of Object.values(item)) stack.push([child, depth + 1]);
+    if (++visited % NODES_PER_STEP === 0) yield;
   }
   return true;
 }
 
+/**
+ * Nesting of values already walked in steps (parseValues, before the schema check), so the
+ * schema's refinement answers at once for them: the walk of a large value is not one piece.
+ */
+const nestingChecked = new WeakMap<object, boolean>();
+
+const nestsWithinLimit = (value: unknown) =>
+  (typeof value === 'object' && value !== null ? nestingChecked.get(value) : undefined) ?? nestsWithin(value, MAX_VALUE_DEPTH);
+
 export const valueSchema = z.strictObject({
   context: z.string().optional(),
-  value: z.unknown().refine((value) => nestsWithin(value, MAX_VALUE_DEPTH), `value nests deeper than ${MAX_VALUE_DEPTH} levels`).optional(),
+  value: z.unknown().refine(nestsWithinLimit, `value nests deeper than ${MAX_VALUE_DEPTH} levels`).optional(),
   active: flag.optional(),
   opp,
 });
@@ -108,7 +126,7 @@ export function* parsePushBodySteps(body: unknown): Steps<PushParse> {
   if (!top) return { ok: false, problems };
   const data: PushElement[] = [];
   for (let i = 0; i < top.data.length; i++) {
-    const element = parseElement(top.data[i], i, check, problems);
+    const element = yield* parseElement(top.data[i], i, check, problems);
     if (element) data.push(element);
     yield;
   }
@@ -125,7 +143,7 @@ export function* parsePushBodySteps(body: unknown): Steps<PushParse> {
 
 type Check = <T>(schema: z.ZodType<T>, input: unknown, at: PropertyKey[]) => T | undefined;
 
-function parseElement(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): PushElement | undefined {
+function* parseElement(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): Steps<PushElement | undefined> {
   const at = `data[${i}]`;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     problems.push({ path: at, message: 'an element must be a JSON object' });
@@ -143,14 +161,14 @@ function parseElement(raw: unknown, i: number, check: Check, problems: ErrorDeta
   }
   const key = check(keySchema, raw, ['data', i]);
   if (!key) return undefined;
-  const values = parseValues(key.values, i, check, problems);
+  const values = yield* parseValues(key.values, i, check, problems);
   if (values === null) return undefined;
   const { values: _raw, ...fields } = key;
   return { kind: 'key', ...withoutNulls(fields), ...(values ? { values } : {}) } as KeyElement;
 }
 
 /** `values` is an array, or, in the delete form, one object with `opp: "delete"`. Null: a problem was reported. */
-function parseValues(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): ValueElement[] | undefined | null {
+function* parseValues(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): Steps<ValueElement[] | undefined | null> {
   if (raw === undefined) return undefined;
   const at = `data[${i}].values`;
   let items: unknown[];
@@ -165,19 +183,23 @@ function parseValues(raw: unknown, i: number, check: Check, problems: ErrorDetai
   }
   const values: ValueElement[] = [];
   let failed = false;
-  items.forEach((item, j) => {
+  for (let j = 0; j < items.length; j++) {
+    const item = items[j];
+    const value = typeof item === 'object' && item !== null ? (item as { value?: unknown }).value : undefined;
+    if (typeof value === 'object' && value !== null && !nestingChecked.has(value)) nestingChecked.set(value, yield* nestsWithinSteps(value, MAX_VALUE_DEPTH));
     const parsed = check(valueSchema, item, ['data', i, 'values', ...(single ? [] : [j])]);
     if (!parsed) {
       failed = true;
-      return;
+      continue;
     }
     if (single && parsed.opp !== 'delete') {
       problems.push({ path: at, message: 'a single value object is only accepted in the delete form (opp: "delete"); use an array' });
       failed = true;
-      return;
+      continue;
     }
     values.push({ ...parsed, hasValue: typeof item === 'object' && item !== null && 'value' in item });
-  });
+    yield;
+  }
   return failed ? null : values;
 }
 

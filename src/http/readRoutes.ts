@@ -13,7 +13,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../domain/context.js';
 import { ServiceError } from '../service/errors.js';
-import { exportBody, infoBody, keyDataBody, pullBody, rawFile, type ReadTarget } from '../service/read.js';
+import { exportBody, infoBody, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../service/read.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 import { readPoint } from '../service/readPoint.js';
 import { isoSeconds } from '../domain/dates.js';
 import { listTags } from '../disk/tags.js';
@@ -86,18 +87,20 @@ const ENDPOINTS: Record<string, Endpoint> = {
   pull: {
     varies: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Pretty'],
     cacheable: () => true,
-    build: (req, target, generatedOn, format) => {
+    build: async (req, target, generatedOn, format) => {
       const context = requiredContext(req, target);
       if (format !== 'json') return renderedPull(target, context, format);
-      const body = pullBody(target, header(req, 'Context') ?? '', context, {
+      // Key by key in slices: a pull of a large repository resolves every key of it.
+      const slices = new TimeSlices();
+      const body = await slices.run(pullBodySteps(target, header(req, 'Context') ?? '', context, {
         includeComments: booleanHeader(req, 'Include-Comments'),
         includeValueContext: booleanHeader(req, 'Include-Value-Context'),
         noProperties: booleanHeader(req, 'No-Properties'),
         noFiles: booleanHeader(req, 'No-Files'),
-      });
+      }));
       // The ETag is of the content alone: generatedOn varies without it (issue 18, item 1). Made
       // in slices (answerInSlices.ts): the largest allowed answer is 8 Mi characters of files.
-      return pullAnswer(body, booleanHeader(req, 'Pretty'), generatedOn);
+      return pullAnswer(body, booleanHeader(req, 'Pretty'), generatedOn, slices);
     },
   },
   rawFile: {

@@ -14,7 +14,7 @@ import type { Snapshot } from '../layout/snapshot.js';
 import { stageCommitSteps } from '../layout/stageCommit.js';
 import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { ServiceError } from './errors.js';
-import { guardProblem, type Writer } from './writeGuard.js';
+import { guardProblemSteps, type Writer } from './writeGuard.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { LayoutError } from '../layout/errors.js';
 import { StorageFullError } from '../disk/errors.js';
@@ -66,7 +66,7 @@ export function commitOnHead(
       const base = await baseOf(head);
       const planned = await plan(base);
       if (!planned.ok) return { kind: 'refused', reason: planned.reason };
-      const problem = guardProblem(base, planned.changes, writer);
+      const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
       if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
       // Between the phases of a large push (validation, staging, the pack), other requests get in.
       await slices.pause();

@@ -2,6 +2,7 @@
  * Secured keys and files, opened and sealed. Snapshots always hold them sealed, as in git; a
  * caller sees them opened only for the groups its key ring holds (see keyRing.ts).
  */
+import { runSteps, type Steps } from '../domain/steps.js';
 import { contextId } from '../domain/context.js';
 import type { FileRecord, KeyRecord, PushChanges, RepositoryState, SecurityGroup, StoredValue } from '../domain/model.js';
 import { keyId, referencedKeys } from '../domain/names.js';
@@ -98,10 +99,21 @@ export class OpenedState implements RepositoryState {
  * key keeps it, so a push that changes nothing makes no commit; anything else gets a fresh nonce.
  */
 export function sealChanges(changes: PushChanges, state: OpenedState, ring: KeyRing): PushChanges {
+  return runSteps(sealChangesSteps(changes, state, ring));
+}
+
+/** sealChanges as steps (src/domain/steps.ts): a pause is safe after each key and file sealed. */
+export function* sealChangesSteps(changes: PushChanges, state: OpenedState, ring: KeyRing): Steps<PushChanges> {
   const keys = new Map<string, KeyRecord | null>();
-  for (const [id, record] of changes.keys) keys.set(id, record && record.securityGroup !== undefined ? sealKey(id, record, state, ring) : record);
+  for (const [id, record] of changes.keys) {
+    keys.set(id, record && record.securityGroup !== undefined ? sealKey(id, record, state, ring) : record);
+    yield;
+  }
   const files = new Map<string, FileRecord | null>();
-  for (const [id, record] of changes.files) files.set(id, record && record.securityGroup !== undefined ? sealFile(id, record, state, ring) : record);
+  for (const [id, record] of changes.files) {
+    files.set(id, record && record.securityGroup !== undefined ? sealFile(id, record, state, ring) : record);
+    yield;
+  }
   return { ...changes, keys, files };
 }
 

@@ -15,7 +15,7 @@ import { commitInGroup } from './commitBatch.js';
 import type { CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import { KeyRing, unlockWithPasswords } from './keyRing.js';
-import { OpenedState, sealChanges } from './opening.js';
+import { OpenedState, sealChangesSteps } from './opening.js';
 import { MAX_PUSH_DERIVATIONS, passwordAttempts, type PasswordAttempts } from './pushPasswords.js';
 import type { GroupKey } from './sealing.js';
 import type { Writer } from './writeGuard.js';
@@ -75,6 +75,7 @@ export async function push(repository: GitRepository, request: PushRequest, call
     }));
     if (!outcome.ok) return outcome;
     await slices.pause();
-    return { ok: true, changes: sealChanges(outcome.changes, state, ring), message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
+    const changes = await slices.run(sealChangesSteps(outcome.changes, state, ring));
+    return { ok: true, changes, message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
   }, caller);
 }

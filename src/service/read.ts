@@ -4,6 +4,7 @@
  * the snapshot (head, tag or date) and turns the result into an answer.
  */
 import { contentTypeOf } from '../domain/contentType.js';
+import { runSteps, type Steps } from '../domain/steps.js';
 import { formatContext, WILDCARD, type Context } from '../domain/context.js';
 import { compileGlob } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
@@ -110,7 +111,7 @@ class ContextView {
    * together within MAX_RENDERED_ANSWER_CHARS (else a RenderLimitError naming the file that
    * passed it), so no answer is built beyond it.
    */
-  renderedFiles(): [string, RenderedFile | { sealed: FileRecord }][] {
+  *renderedFiles(): Steps<[string, RenderedFile | { sealed: FileRecord }][]> {
     const out: [string, RenderedFile | { sealed: FileRecord }][] = [];
     let total = 0;
     for (const path of [...this.paths.keys()].sort()) {
@@ -121,6 +122,7 @@ class ContextView {
       total += 'sealed' in rendered ? rendered.sealed.content.length : rendered.content.length;
       if (total > MAX_RENDERED_ANSWER_CHARS) throw answerTooLarge(path);
       out.push([path, rendered]);
+      yield;
     }
     return out;
   }
@@ -137,6 +139,11 @@ function typedValue(key: KeyRecord, text: string | null): unknown {
 }
 
 export function pullBody(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Record<string, unknown> {
+  return runSteps(pullBodySteps(target, contextText, context, options));
+}
+
+/** pullBody as steps (src/domain/steps.ts): a pause is safe after each file rendered and each key resolved. */
+export function* pullBodySteps(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Steps<Record<string, unknown>> {
   const request = requestContext(context, target.snapshot.groups());
   const ring = target.ring ?? KeyRing.EMPTY;
   const view = new ContextView(target.snapshot, request, ring);
@@ -144,7 +151,7 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
   if (!options.noFiles) {
     // Null prototypes wherever a name is a property name: a key or file may be named __proto__.
     const files: Record<string, unknown> = Object.create(null);
-    for (const [path, rendered] of view.renderedFiles()) {
+    for (const [path, rendered] of yield* view.renderedFiles()) {
       if ('sealed' in rendered) {
         files[path] = { ...sealedMark(rendered.sealed.securityGroup), content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
         continue;
@@ -172,6 +179,7 @@ export function pullBody(target: ReadTarget, contextText: string, context: Conte
         ...(opened ? { val: typedValue(key, opened.text) } : { ...sealedMark(key.securityGroup), val: value.value }),
         ...(options.includeValueContext ? { context: [...value.context] } : {}),
       };
+      yield;
     }
     body.properties = properties;
   }

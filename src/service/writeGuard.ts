@@ -5,6 +5,7 @@
  * - access rules: with `accessControlsEnabled`, a writer assigned to a rule set may change only the
  *   elements its rules allow. Writers without a set keep full access.
  */
+import { runSteps, type Steps } from '../domain/steps.js';
 import { decide, refusal, type Element } from '../domain/accessRules.js';
 import { groupConflict, groupIndexOf } from '../domain/contextGroups.js';
 import { contextId } from '../domain/context.js';
@@ -24,7 +25,12 @@ export interface GuardProblem {
 }
 
 export function guardProblem(base: Snapshot, changes: PushChanges, writer: Writer | undefined): GuardProblem | undefined {
-  const conflict = conflictIn(base, changes);
+  return runSteps(guardProblemSteps(base, changes, writer));
+}
+
+/** guardProblem as steps (src/domain/steps.ts): a pause is safe after each key and each element decided. */
+export function* guardProblemSteps(base: Snapshot, changes: PushChanges, writer: Writer | undefined): Steps<GuardProblem | undefined> {
+  const conflict = yield* conflictIn(base, changes);
   if (conflict) return { reason: `a context group conflict: ${conflict}`, denied: false };
   if (writer?.ruleSet === undefined || !base.settings.accessControlsEnabled) return undefined;
   const set = base.ruleSets.find((s) => s.name.toLowerCase() === writer.ruleSet!.toLowerCase());
@@ -33,17 +39,19 @@ export function guardProblem(base: Snapshot, changes: PushChanges, writer: Write
   for (const element of changedElements(base, changes)) {
     const decision = decide(set, element, groups);
     if (!decision.editable) return { reason: refusal(element, decision), denied: true };
+    yield;
   }
   return undefined;
 }
 
-function conflictIn(base: Snapshot, changes: PushChanges): string | undefined {
+function* conflictIn(base: Snapshot, changes: PushChanges): Steps<string | undefined> {
   const index = groupIndexOf(changes.settings ?? base.settings, changes.contextGroups ?? base.contextGroups);
   // New groups or settings can make old values conflict: then every key is checked, else the changed ones.
   const keys: Iterable<KeyRecord | null> = changes.contextGroups || changes.settings ? allKeys(base, changes) : changes.keys.values();
   for (const key of keys) {
     const problem = key && groupConflict(key, index);
     if (problem) return problem;
+    yield;
   }
   return undefined;
 }
