@@ -13,7 +13,9 @@
  * 4. cold load: the first pull of that 10,000-key, 50,000-value repository after a restart.
  *
  * `cfghub serve` runs in a child process (the built CLI); the clients run in this process, idle
- * but for them. Prints a Markdown table; figures go into the README by hand (section "Limits").
+ * but for them. The last column is the server's own figure (`nodejs_eventloop_lag_max_seconds` of
+ * /metrics): the longest its event loop was held, apart from delays of the clients or the network.
+ * Prints a Markdown table; figures go into the README by hand (section "Limits").
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -42,8 +44,18 @@ async function call(url: string, init: RequestInit & { expect?: number[] } = {})
 const pushBody = (data: unknown[]) => JSON.stringify({ changeComment: 'bench', enableKeyCreation: true, data });
 const post = (url: string, body: string) => call(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
 
+/**
+ * The server's longest event-loop pause since the last scrape (prom-client's monitorEventLoopDelay,
+ * reset by each scrape), in ms: what the server itself held, apart from the clients' own delays.
+ */
+async function serverLagMaxMs(base: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)?.[1] ?? NaN) * 1000;
+}
+
 /** Sequential clients timing each request while `work` runs; the heavy requests' own times too. */
 async function during(base: string, work: () => Promise<number[]>) {
+  await serverLagMaxMs(base);
   let running = true;
   const probe = async (path: string, headers: Record<string, string>) => {
     const samples: number[] = [];
@@ -60,7 +72,8 @@ async function during(base: string, work: () => Promise<number[]>) {
   const pull = probe('/rest/pull/acme/small', { Context: 'Prod;web;n1' });
   const heavy = await work();
   running = false;
-  return { heavy, healthz: await healthz, pull: await pull };
+  const result = { heavy, healthz: await healthz, pull: await pull };
+  return { ...result, lag: [await serverLagMaxMs(base)] };
 }
 
 interface Row {
@@ -68,6 +81,8 @@ interface Row {
   readonly heavy: number[];
   readonly healthz: number[];
   readonly pull: number[];
+  /** The server's longest event-loop pause during each run of the scenario. */
+  readonly lag: number[];
 }
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
@@ -125,7 +140,7 @@ async function main(): Promise<void> {
     log('push');
     rows.push({ scenario: 'push of 10,000 keys x 5 values (50,000 values, 3.0 MB) into 10,000 keys', ...(await during(base, () => repeat(pushes - 1, (i) => post(`${base}/rest/push/acme/push`, bodies[i + 1])))) });
     log('cold load');
-    const cold: Row = { scenario: 'first pull after a restart, 10,000 keys x 5 values (cold load)', heavy: [], healthz: [], pull: [] };
+    const cold: Row = { scenario: 'first pull after a restart, 10,000 keys x 5 values (cold load)', heavy: [], healthz: [], pull: [], lag: [] };
     for (let i = 0; i < (quick ? 2 : 5); i++) {
       await stopChild(child);
       child = spawnServe(repos);
@@ -135,15 +150,16 @@ async function main(): Promise<void> {
       cold.heavy.push(...one.heavy);
       cold.healthz.push(...one.healthz);
       cold.pull.push(...one.pull);
+      cold.lag.push(...one.lag);
     }
     rows.push(cold);
   } finally {
     await stopChild(child);
   }
   const lines = [
-    '| worst allowed request | its time, p50 / max ms | /healthz meanwhile: n: p50 / p99 / max ms | cached pull meanwhile: n: p50 / p99 / max ms |',
-    '| --- | ---: | ---: | ---: |',
-    ...rows.map((row) => `| ${row.scenario} | ${ms(percentile(row.heavy, 50))} / ${ms(Math.max(...row.heavy))} | ${figures(row.healthz)} | ${figures(row.pull)} |`),
+    '| worst allowed request | its time, p50 / max ms | /healthz meanwhile: n: p50 / p99 / max ms | cached pull meanwhile: n: p50 / p99 / max ms | server\'s longest event-loop pause, ms |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...rows.map((row) => `| ${row.scenario} | ${ms(percentile(row.heavy, 50))} / ${ms(Math.max(...row.heavy))} | ${figures(row.healthz)} | ${figures(row.pull)} | ${ms(Math.max(...row.lag))} |`),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

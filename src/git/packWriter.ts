@@ -5,8 +5,20 @@
  */
 import { createHash } from 'node:crypto';
 import type { EncodedObject, ObjectType } from './gitObjects.js';
-import { runSteps, type Steps } from '../domain/steps.js';
 import { compressObject } from './objectCompression.js';
+
+/**
+ * Work in steps, the shape of src/domain/steps.ts (src/git imports only itself): the generator
+ * yields where a pause is safe, and the server drives it in time slices.
+ */
+type Steps<T> = Generator<void, T, void>;
+
+function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
 
