@@ -11,7 +11,9 @@
  * generous absolute bound, far below the seconds a loaded machine showed before.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_JSON_DEPTH } from '../../src/domain/jsonParseSteps.js';
 import { MAX_VALUES_PER_PUSH } from '../../src/domain/pushRequest.js';
+import { LARGE_BODY_BYTES } from '../../src/http/jsonBodyInSlices.js';
 import { MAX_RENDERED_ANSWER_CHARS } from '../../src/domain/renderLimits.js';
 import { cliOk, tempDir } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
@@ -108,4 +110,20 @@ describe('work that grows with its input is done in slices', () => {
     const best = pauses.reduce((a, b) => (a.lagMs / a.tookMs <= b.lagMs / b.tookMs ? a : b));
     expect(best.lagMs, `longest pause ${best.lagMs.toFixed(0)} ms of a pull taking ${best.tookMs.toFixed(0)} ms`).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_ANSWER_SHARE * best.tookMs));
   }, 120_000);
+
+  it(`answers a large body (parsed in slices) that nests deeper than ${MAX_JSON_DEPTH} levels, or is not JSON, with a 400 saying so`, async () => {
+    const padding = 'x'.repeat(LARGE_BODY_BYTES);
+    const deep = `{"changeComment":"${padding}","data":[{"key":"a","values":[{"context":"*;*;*","value":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}]}]}`;
+    const tooDeep = await post('acme/push', deep);
+    expect(tooDeep.status).toBe(400);
+    expect(await tooDeep.json()).toMatchObject({ error: 'bad_request', message: expect.stringMatching(new RegExp(`nests deeper than ${MAX_JSON_DEPTH} levels`)) });
+    // Within the parser's bound, a value's own limit (64 levels) still names the value.
+    const value = await post('acme/push', deep.replace('['.repeat(MAX_JSON_DEPTH), '['.repeat(100)).replace(']'.repeat(MAX_JSON_DEPTH), ']'.repeat(100)));
+    expect(value.status).toBe(400);
+    expect((await value.json()).message).toMatch(/data\[0\]\.values\[0\]\.value: value nests deeper than 64 levels/);
+    // Not JSON at its very end: the same report as for a small body, with line and column.
+    const broken = await post('acme/push', `{"changeComment":"${padding}","data":[]}}`);
+    expect(broken.status).toBe(400);
+    expect((await broken.json()).message).toMatch(/^the body is not valid JSON: .*at line 1, column \d+/);
+  });
 });
