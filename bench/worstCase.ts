@@ -25,6 +25,9 @@ import { percentile } from './stats.js';
 import { makeTempFolder, removeTempFolders } from './tempFolders.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli/main.cjs', import.meta.url));
+// One process (`serve --workers 1`): with a worker per core, half the probes would reach a worker
+// the heavy request does not occupy, and the figures would hide what one event loop holds.
+process.env.CFGHUB_WORKERS = '1';
 const ANY = '*;*;*';
 const log = (message: string) => process.stderr.write(`[bench:worst] ${message}\n`);
 const quick = process.argv.includes('--quick');

@@ -75,7 +75,8 @@ const post = (repo: string, body: string) => fetch(`${server.url}/rest/push/${re
 beforeAll(async () => {
   dir = tempDir();
   for (const repo of ['acme/push', 'acme/tpl']) cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
-  server = await startServerProcess(dir.path);
+  // One process: what one event loop holds (with a worker per core, the figure is the busiest worker's anyway).
+  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1' });
   // 10,000 keys of 5 values each: the largest allowed push, and the repository the next one changes.
   expect((await post('acme/push', pushBody(0))).status).toBe(200);
   // 8 files of 1 Mi characters each, the answer's limit: one file embedded by the 7 others.
