@@ -93,6 +93,9 @@ export function assemblePack(entries: readonly PackEntry[]): Pack {
   return runSteps(assemblePackSteps(entries));
 }
 
+/** Where a version 2 index's object ids begin: after its magic, version and fan-out table. */
+const INDEX_HEADER = 8 + 256 * 4;
+
 /** Bytes copied or hashed between two pauses: a fraction of a millisecond's work. */
 const BYTES_PER_STEP = 256 * 1024;
 
