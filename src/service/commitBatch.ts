@@ -16,14 +16,14 @@ import type { EncodedObject } from '../git/gitObjects.js';
 import { BUSY, retryWhileBusy } from '../disk/lockRetry.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
-import { stageCommit, type StagedCommit } from '../layout/stageCommit.js';
+import { stageCommitSteps, type StagedCommit } from '../layout/stageCommit.js';
 import { StorageFullError } from '../disk/errors.js';
 import { secondsSince, telemetry } from '../disk/telemetry.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { headSnapshot, signature, type CommitPlan, type CommitResult } from './commitOnHead.js';
 import { ServiceError } from './errors.js';
 import { noteWrite } from './storageHealth.js';
-import { guardProblem, type Writer } from './writeGuard.js';
+import { guardProblemSteps, type Writer } from './writeGuard.js';
 
 /** Pushes in one group at most: bounds the pack and the work between two answers. */
 export const MAX_GROUP = 32;
@@ -85,13 +85,14 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
           outcomes.push({ result: { kind: 'refused', reason: planned.reason } });
           continue;
         }
-        const problem = guardProblem(current, planned.changes, waiting.writer);
+        // In slices (issue 14): the largest allowed push checks and stages 50,000 values.
+        const problem = await slices.run(guardProblemSteps(current, planned.changes, waiting.writer));
         if (problem) {
           outcomes.push({ result: { kind: 'refused', reason: problem.reason, denied: problem.denied } });
           continue;
         }
         await slices.pause();
-        const one = stageCommit(current, planned.changes, { message: planned.message, author: signature() });
+        const one = await slices.run(stageCommitSteps(current, planned.changes, { message: planned.message, author: signature() }));
         if (one.commitId === null) {
           outcomes.push({ result: { kind: 'unchanged', commitId: current.commitId } });
           continue;
