@@ -5,44 +5,16 @@
  * like any other; the admin API answers what only it can be asked with JSON errors.
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { run, runBothWays, step, type Step } from '../support/bothWays.js';
-import { commitCount, git, gitdirOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { bothWaysServer, run, runBothWays, step, type Step } from '../support/bothWays.js';
+import { commitCount, git, gitdirOf } from '../support/harness.js';
 
 const REPO = 'acme/rules';
 const ADMIN = `/rest/admin/repositories/${REPO}`;
 
-let local: ReturnType<typeof tempDir>;
-let remote: ReturnType<typeof tempDir>;
-let server: TestServer;
-let adminToken: string;
-
-/** A request to the admin API; `token` null sends none. */
-async function admin(method: string, path: string, body?: unknown, token: string | null = adminToken) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
-}
-
-beforeAll(async () => {
-  local = tempDir();
-  remote = tempDir();
-  const created = await run(['admin-token', 'create', '--name', 'ops', '--repos', remote.path]);
-  expect(created.code, created.stderr).toBe(0);
-  adminToken = created.stdout.trim();
-  server = await startTestServer(remote.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  local?.remove();
-  remote?.remove();
-});
+const world = bothWaysServer();
+const admin = world.admin;
 
 const RULES: Step[] = [
   step(0, ['repo', 'create', REPO, '--context', 'Environment,Application', '--access-controls', '--context-groups']),
@@ -123,16 +95,16 @@ const REPLICATION: Step[] = [
 
 describe('rules, context-group and replication token commands, on a folder and on a server', () => {
   it('print the same and exit alike both ways, each change a commit made the same way', async () => {
-    await runBothWays({ local: local.path, remote: remote.path, serverUrl: server.url, adminToken }, [...RULES, ...GROUPS, ...REPLICATION]);
-    expect(commitCount(remote.path, REPO)).toBe(commitCount(local.path, REPO));
+    await runBothWays(world.sides(), [...RULES, ...GROUPS, ...REPLICATION]);
+    expect(commitCount(world.remote.path, REPO)).toBe(commitCount(world.local.path, REPO));
     const subjects = (repos: string) => git(gitdirOf(repos, REPO), 'log', '--format=%s', 'refs/heads/main');
-    expect(subjects(remote.path)).toBe(subjects(local.path));
-    expect(subjects(remote.path)).toContain('Create rule set payments');
-    expect(subjects(remote.path)).toContain('Remove France from context group EU');
+    expect(subjects(world.remote.path)).toBe(subjects(world.local.path));
+    expect(subjects(world.remote.path)).toContain('Create rule set payments');
+    expect(subjects(world.remote.path)).toContain('Remove France from context group EU');
     const files = (repos: string, path: string) => git(gitdirOf(repos, REPO), 'show', `refs/heads/main:${path}`);
-    expect(files(remote.path, 'context-groups.yaml')).toBe(files(local.path, 'context-groups.yaml'));
-    expect(files(remote.path, 'context-groups.yaml')).toContain('Backends');
-    expect(git(gitdirOf(remote.path, REPO), 'fsck', '--strict', '--no-dangling').trim()).toBe('');
+    expect(files(world.remote.path, 'context-groups.yaml')).toBe(files(world.local.path, 'context-groups.yaml'));
+    expect(files(world.remote.path, 'context-groups.yaml')).toContain('Backends');
+    expect(git(gitdirOf(world.remote.path, REPO), 'fsck', '--strict', '--no-dangling').trim()).toBe('');
   }, 400_000);
 });
 
@@ -156,15 +128,15 @@ describe('the admin API for rule sets, context groups and replication tokens', (
   });
 
   it('takes rules as fields, answers each change with its commit, and refuses a malformed body naming the field', async () => {
-    const before = commitCount(remote.path, 'acme/api');
+    const before = commitCount(world.remote.path, 'acme/api');
     const created = await admin('POST', `${API}/rule-sets`, { name: 'team' });
     expect(created.status, created.text).toBe(201);
     expect(created.json).toMatchObject({ ruleSet: { name: 'team', stopOnFirstMatch: true, unmatchedEditable: false, rules: [] }, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
     const added = await admin('POST', `${API}/rule-sets/team/rules`, { match: 'Resolves', context: ['Production'], canEdit: false });
     expect(added.status, added.text).toBe(201);
     expect(added.json.ruleSet.rules).toEqual([{ match: 'Resolves', context: ['Production'], canEdit: false }]);
-    expect(git(gitdirOf(remote.path, 'acme/api'), 'rev-parse', 'refs/heads/main').trim()).toBe(added.json.commit);
-    expect(commitCount(remote.path, 'acme/api')).toBe(before + 2);
+    expect(git(gitdirOf(world.remote.path, 'acme/api'), 'rev-parse', 'refs/heads/main').trim()).toBe(added.json.commit);
+    expect(commitCount(world.remote.path, 'acme/api')).toBe(before + 2);
 
     const notInt = await admin('POST', `${API}/rule-sets/team/rules`, { match: 'Is', key: 'a', canEdit: true, priority: 1.5 });
     expect(notInt.status).toBe(400);
@@ -179,8 +151,8 @@ describe('the admin API for rule sets, context groups and replication tokens', (
     const moved = await admin('POST', `${API}/rule-sets/team/rules/1/move`, { to: 2 });
     expect(moved.status).toBe(400);
     expect(moved.json.message).toContain('from 1 to 1');
-    expect(commitCount(remote.path, 'acme/api')).toBe(before + 2); // nothing half-written
-    const groupActs = () => server.logs.filter((line) => line.event === 'admin' && String(line.route).includes('context-groups')).length;
+    expect(commitCount(world.remote.path, 'acme/api')).toBe(before + 2); // nothing half-written
+    const groupActs = () => world.server.logs.filter((line) => line.event === 'admin' && String(line.route).includes('context-groups')).length;
     const actsBefore = groupActs();
     const group = await admin('POST', `${API}/context-groups`, { level: 'Environment', name: 'EU', members: ['Germany'] });
     expect(group.status, group.text).toBe(201);
@@ -189,17 +161,17 @@ describe('the admin API for rule sets, context groups and replication tokens', (
     expect((await admin('GET', `${API}/context-groups`)).json).toEqual([{ level: 'Environment', name: 'EU', members: ['Germany', 'France'] }]);
     // Each change is logged as an admin act, by the admin token's label.
     expect(groupActs()).toBe(actsBefore + 2);
-    expect(server.logs.find((line) => line.event === 'admin' && line.route === 'POST /rest/admin/repositories/:account/:repository/context-groups')).toMatchObject({ admin: 'ops' });
+    expect(world.server.logs.find((line) => line.event === 'admin' && line.route === 'POST /rest/admin/repositories/:account/:repository/context-groups')).toMatchObject({ admin: 'ops' });
   });
 
   it('makes a replication token that a replica can follow with, and revokes it', async () => {
     const made = await admin('POST', '/rest/admin/replication-tokens', { label: 'far-replica' });
     expect(made.status, made.text).toBe(201);
     expect(made.json).toMatchObject({ label: 'far-replica', token: expect.stringMatching(/^cfg_/) });
-    const state = await fetch(`${server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
+    const state = await fetch(`${world.server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
     expect(state.status).toBe(200);
     expect((await admin('DELETE', '/rest/admin/replication-tokens/far-replica')).status).toBe(200);
-    const refused = await fetch(`${server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
+    const refused = await fetch(`${world.server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
     expect(refused.status).toBe(401);
     const again = await admin('DELETE', '/rest/admin/replication-tokens/far-replica');
     expect(again.status).toBe(404);

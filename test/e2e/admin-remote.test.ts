@@ -7,42 +7,14 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, runBothWays, step, type Step } from '../support/bothWays.js';
-import { commitCount, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { bothWaysServer, run, runBothWays, step, type Step } from '../support/bothWays.js';
+import { commitCount, git, gitdirOf, headOf, pushTo } from '../support/harness.js';
 
 const REPO = 'acme/app';
 
-let local: ReturnType<typeof tempDir>;
-let remote: ReturnType<typeof tempDir>;
-let server: TestServer;
-let adminToken: string;
-
-/** A request to the admin API; `token` null sends none. */
-async function admin(method: string, path: string, body?: unknown, token: string | null = adminToken) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
-}
-
-beforeAll(async () => {
-  local = tempDir();
-  remote = tempDir();
-  const created = await run(['admin-token', 'create', '--name', 'ops', '--repos', remote.path]);
-  expect(created.code, created.stderr).toBe(0);
-  adminToken = created.stdout.trim();
-  server = await startTestServer(remote.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  local?.remove();
-  remote?.remove();
-});
+const world = bothWaysServer();
+const admin = world.admin;
 
 const STEPS: Step[] = [
   step(0, ['repo', 'create', REPO, '--context', 'Environment,Application', '--description', 'The app']),
@@ -106,21 +78,21 @@ const STEPS: Step[] = [
 
 describe('every administrative command, on a folder and on a server', () => {
   it('prints the same and exits alike both ways', async () => {
-    await runBothWays({ local: local.path, remote: remote.path, serverUrl: server.url, adminToken }, STEPS);
+    await runBothWays(world.sides(), STEPS);
     // Both folders hold the same history: each change a commit, made the same way.
-    expect(commitCount(remote.path, REPO)).toBe(commitCount(local.path, REPO));
+    expect(commitCount(world.remote.path, REPO)).toBe(commitCount(world.local.path, REPO));
     const subjects = (repos: string) => git(gitdirOf(repos, REPO), 'log', '--format=%s', 'refs/heads/main');
-    expect(subjects(remote.path)).toBe(subjects(local.path));
+    expect(subjects(world.remote.path)).toBe(subjects(world.local.path));
     // A deleted repository is moved aside, not destroyed, and its tokens are revoked.
-    for (const repos of [local.path, remote.path]) {
+    for (const repos of [world.local.path, world.remote.path]) {
       const tokens = JSON.parse(readFileSync(join(repos, '.cfghub', 'tokens.json'), 'utf8')).tokens;
       expect(tokens.find((t: { label: string }) => t.label === 'orphan').revoked).not.toBeNull();
       expect(readdirSync(join(repos, '.cfghub', 'deleted', 'acme'))).toEqual([expect.stringMatching(/^gone\.git\.\d{8}T\d{6}Z$/)]);
     }
-    expect(git(gitdirOf(remote.path, REPO), 'show', 'refs/heads/main:repository.yaml')).toContain('isPrivate: true');
-    expect(git(gitdirOf(remote.path, REPO), 'fsck', '--strict', '--no-dangling').trim()).toBe('');
+    expect(git(gitdirOf(world.remote.path, REPO), 'show', 'refs/heads/main:repository.yaml')).toContain('isPrivate: true');
+    expect(git(gitdirOf(world.remote.path, REPO), 'fsck', '--strict', '--no-dangling').trim()).toBe('');
     // No password reached the server's log.
-    for (const password of ['correct horse', 'battery staple', 'wrong horse']) expect(server.logText()).not.toContain(password);
+    for (const password of ['correct horse', 'battery staple', 'wrong horse']) expect(world.server.logText()).not.toContain(password);
   }, 400_000);
 });
 
@@ -139,7 +111,7 @@ describe('the admin API', () => {
   });
 
   it('makes read-only tokens and tokens assigned to a rule set, and lists them so', async () => {
-    const rules = await run(['rules', 'create', REPO, 'team', '--repos', remote.path]);
+    const rules = await run(['rules', 'create', REPO, 'team', '--repos', world.remote.path]);
     expect(rules.code, rules.stderr).toBe(0);
     const ruled = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'team-member', ruleSet: 'TEAM' });
     expect(ruled.status, ruled.text).toBe(201);
@@ -148,33 +120,33 @@ describe('the admin API', () => {
     const missing = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'lost', ruleSet: 'nope' });
     expect(missing.status).toBe(404);
     expect(missing.json).toMatchObject({ error: 'not_found' });
-    const listed = await run(['token', 'list', REPO], { CFGHUB_SERVER: server.url, CFGHUB_ADMIN_TOKEN: adminToken });
+    const listed = await run(['token', 'list', REPO], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
     const byLabel = new Map(JSON.parse(listed.stdout).map((t: { label: string }) => [t.label, t]));
     expect(byLabel.get('team-member')).toMatchObject({ ruleSet: 'team', readOnly: false });
     expect(byLabel.get('reader-only')).toMatchObject({ ruleSet: null, readOnly: true });
     // The read-only token reads, and is refused a push.
-    const refused = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': reader.json.token });
+    const refused = await pushTo(world.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': reader.json.token });
     expect(refused.status).toBe(403);
   });
 
   it('stops accepting an admin token at once when it is revoked', async () => {
-    const made = await run(['admin-token', 'create', '--name', 'temp', '--repos', remote.path]);
+    const made = await run(['admin-token', 'create', '--name', 'temp', '--repos', world.remote.path]);
     const token = made.stdout.trim();
     expect(token).toMatch(/^cfgadm_/);
     expect((await admin('GET', '/rest/admin/repositories', undefined, token)).status).toBe(200);
-    const listed = await run(['admin-token', 'list', '--repos', remote.path]);
+    const listed = await run(['admin-token', 'list', '--repos', world.remote.path]);
     expect(JSON.parse(listed.stdout).map((t: { label: string }) => t.label)).toEqual(['ops', 'temp']);
     expect(listed.stdout).not.toContain(token);
-    expect((await run(['admin-token', 'revoke', 'temp', '--repos', remote.path])).code).toBe(0);
+    expect((await run(['admin-token', 'revoke', 'temp', '--repos', world.remote.path])).code).toBe(0);
     const refused = await admin('GET', '/rest/admin/repositories', undefined, token);
     expect(refused.status).toBe(401);
     expect(refused.json.message).toContain('revoked');
-    expect((await run(['admin-token', 'revoke', 'temp', '--repos', remote.path])).code).toBe(1);
+    expect((await run(['admin-token', 'revoke', 'temp', '--repos', world.remote.path])).code).toBe(1);
   });
 
   it('keeps admin tokens hashed beside the client tokens, outside every repository', () => {
-    const stored = readFileSync(join(remote.path, '.cfghub', 'admin-tokens.json'), 'utf8');
-    expect(stored).not.toContain(adminToken);
+    const stored = readFileSync(join(world.remote.path, '.cfghub', 'admin-tokens.json'), 'utf8');
+    expect(stored).not.toContain(world.adminToken);
     expect(JSON.parse(stored).adminTokens[0]).toMatchObject({ label: 'ops', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
   });
 
@@ -183,34 +155,34 @@ describe('the admin API', () => {
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ error: 'bad_request' });
     expect(bad.json.message).toContain('context');
-    const response = await fetch(`${server.url}/rest/admin/repositories`, { method: 'POST', headers: { Authorization: `Bearer ${adminToken}` }, body: 'x' });
+    const response = await fetch(`${world.server.url}/rest/admin/repositories`, { method: 'POST', headers: { Authorization: `Bearer ${world.adminToken}` }, body: 'x' });
     expect(response.status).toBe(415);
     expect(await response.json()).toMatchObject({ error: 'unsupported_media_type' });
   });
 
   it('makes a token that pushes, and a tag, from another machine', async () => {
-    const created = await run(['token', 'create', REPO, '--name', 'pusher'], { CFGHUB_SERVER: server.url, CFGHUB_ADMIN_TOKEN: adminToken });
+    const created = await run(['token', 'create', REPO, '--name', 'pusher'], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
     expect(created.code, created.stderr).toBe(0);
-    const before = commitCount(remote.path, REPO);
-    const applied = async () => Number(/^cfghub_pushes_total\{outcome="applied"\} (\d+)$/m.exec(await (await fetch(`${server.url}/metrics`)).text())?.[1]);
+    const before = commitCount(world.remote.path, REPO);
+    const applied = async () => Number(/^cfghub_pushes_total\{outcome="applied"\} (\d+)$/m.exec(await (await fetch(`${world.server.url}/metrics`)).text())?.[1]);
     const appliedBefore = await applied();
-    const pushed = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': created.stdout.trim() });
+    const pushed = await pushTo(world.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': created.stdout.trim() });
     expect(pushed.status, pushed.body).toBe(200);
-    expect(commitCount(remote.path, REPO)).toBe(before + 1);
+    expect(commitCount(world.remote.path, REPO)).toBe(before + 1);
     expect(await applied()).toBe(appliedBefore + 1); // and /metrics shows it
-    const tagged = await run(['tag', 'create', REPO, 'after-push'], { CFGHUB_SERVER: server.url, CFGHUB_ADMIN_TOKEN: adminToken });
+    const tagged = await run(['tag', 'create', REPO, 'after-push'], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
     expect(tagged.code, tagged.stderr).toBe(0);
-    expect(git(gitdirOf(remote.path, REPO), 'rev-parse', 'after-push^{commit}').trim()).toBe(headOf(remote.path, REPO));
+    expect(git(gitdirOf(world.remote.path, REPO), 'rev-parse', 'after-push^{commit}').trim()).toBe(headOf(world.remote.path, REPO));
   });
 
   it('says so when the server cannot be reached or no admin token is given', async () => {
-    const noToken = await run(['repo', 'list', '--server', server.url]);
+    const noToken = await run(['repo', 'list', '--server', world.server.url]);
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain('CFGHUB_ADMIN_TOKEN');
-    const unreachable = await run(['repo', 'list', '--server', 'http://127.0.0.1:1'], { CFGHUB_ADMIN_TOKEN: adminToken });
+    const unreachable = await run(['repo', 'list', '--server', 'http://127.0.0.1:1'], { CFGHUB_ADMIN_TOKEN: world.adminToken });
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach the server');
-    const both = await run(['repo', 'list', '--server', server.url, '--repos', local.path], { CFGHUB_ADMIN_TOKEN: adminToken });
+    const both = await run(['repo', 'list', '--server', world.server.url, '--repos', world.local.path], { CFGHUB_ADMIN_TOKEN: world.adminToken });
     expect(both.code).toBe(2);
   });
 });

@@ -4,8 +4,8 @@
  * CFGHUB_ADMIN_TOKEN); the two runs must print the same thing and exit alike.
  */
 import { spawn } from 'node:child_process';
-import { expect } from 'vitest';
-import { CLI, type CliResult } from './harness.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { CLI, startTestServer, tempDir, type CliResult, type TestServer } from './harness.js';
 
 /** Runs the built command, without blocking this process (the server under test runs in it). */
 export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
@@ -76,4 +76,46 @@ export async function runBothWays(sides: BothWays, steps: readonly Step[]): Prom
     expect(normal(byServer.stderr), what).toBe(normal(byFolder.stderr));
     if (code !== 0) expect(byServer.stderr.trim().split('\n'), what).toHaveLength(1);
   }
+}
+
+/** The two folders, a server on the remote one and an admin token it accepts. */
+export interface BothWaysServer {
+  local: ReturnType<typeof tempDir>;
+  remote: ReturnType<typeof tempDir>;
+  server: TestServer;
+  adminToken: string;
+  /** What `runBothWays` needs. */
+  sides(): BothWays;
+  /** A request to the admin API; `token` null sends none, a string body is sent as it is. */
+  admin(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; text: string; json: any }>;
+}
+
+/** Makes a BothWaysServer before the file's tests and removes it after them. */
+export function bothWaysServer(): BothWaysServer {
+  const world = {
+    sides: () => ({ local: world.local.path, remote: world.remote.path, serverUrl: world.server.url, adminToken: world.adminToken }),
+    async admin(method: string, path: string, body?: unknown, token: string | null = world.adminToken) {
+      const response = await fetch(`${world.server.url}${path}`, {
+        method,
+        headers: { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
+    },
+  } as BothWaysServer;
+  beforeAll(async () => {
+    world.local = tempDir();
+    world.remote = tempDir();
+    const created = await run(['admin-token', 'create', '--name', 'ops', '--repos', world.remote.path]);
+    expect(created.code, created.stderr).toBe(0);
+    world.adminToken = created.stdout.trim();
+    world.server = await startTestServer(world.remote.path);
+  });
+  afterAll(async () => {
+    await world.server?.close();
+    world.local?.remove();
+    world.remote?.remove();
+  });
+  return world;
 }
