@@ -129,23 +129,16 @@ describe('git maintenance at the worst moment of a push', () => {
   it('git repack -a -d and gc --prune=now between the pack landing and the ref moving lose nothing', async () => {
     const name = 'acme/repack-window';
     const gitdir = createRepository(name);
-    const swap = RefLock.prototype.swap;
-    let ran = 0;
-    vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
-      // The push's pack is in place, its ref not yet moved: git walks the refs now and deletes
-      // every pack it may.
-      await gitOk(gitdir, 'repack', '-a', '-d', '-q');
-      await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
-      ran++;
-      return swap.apply(this, args);
-    });
+    // The push's pack is in place, its ref not yet moved: git walks the refs now and deletes
+    // every pack it may.
+    const maintenance = maintainBeforeEveryRefSwap(gitdir);
     const commits: string[] = [];
     for (let i = 0; i < 3; i++) {
       const answer = await pushFresh(server.url, `/rest/push/${name}`, setKey(`window.${i}`, `v${i}`));
       expect(answer.status).toBe(200);
       commits.push(answer.etag!.replace(/"/g, ''));
     }
-    expect(ran).toBe(3);
+    expect(maintenance.ran).toBe(3);
     vi.restoreAllMocks();
     await expectGitReadsAll(gitdir, commits);
     const state = await exported(server.url, name);
@@ -192,22 +185,15 @@ describe('git maintenance at the worst moment of a push', () => {
     const name = 'acme/tag-window';
     const gitdir = createRepository(name);
     expect((await pushFresh(server.url, `/rest/push/${name}`, setKey('tagged', 'x'))).status).toBe(200);
-    const swap = RefLock.prototype.swap;
-    let ran = 0;
-    vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
-      // The tag object's pack is in place, the tag's ref not yet written.
-      await gitOk(gitdir, 'repack', '-a', '-d', '-q');
-      await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
-      ran++;
-      return swap.apply(this, args);
-    });
+    // The tag object's pack is in place, the tag's ref not yet written.
+    const maintenance = maintainBeforeEveryRefSwap(gitdir);
     const registry = new RepositoryRegistry(dir.path);
     try {
       await createTag(requireRepository(registry, 'acme', 'tag-window'), 'v1', 'release');
     } finally {
       registry.close();
     }
-    expect(ran).toBe(1);
+    expect(maintenance.ran).toBe(1);
     vi.restoreAllMocks();
     expect((await gitOk(gitdir, 'cat-file', '-t', 'refs/tags/v1')).trim()).toBe('tag');
     await expectGitReadsAll(gitdir, []);
@@ -358,6 +344,22 @@ describe('an operator maintenance loop racing pushes and pulls', () => {
     });
   });
 });
+
+/**
+ * Runs `git repack -a -d` and `gc --prune=now` on `gitdir` each time the server is about to move a
+ * ref (its objects in place, the ref not yet there); `ran` counts the times.
+ */
+function maintainBeforeEveryRefSwap(gitdir: string): { ran: number } {
+  const counter = { ran: 0 };
+  const swap = RefLock.prototype.swap;
+  vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
+    await gitOk(gitdir, 'repack', '-a', '-d', '-q');
+    await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
+    counter.ran++;
+    return swap.apply(this, args);
+  });
+  return counter;
+}
 
 /** No `multi-pack-index.lock` of a merge still removing packs (the server has stopped; its last removals ran before). */
 async function waitForNoMergeLeftovers(gitdir: string): Promise<void> {
