@@ -27,7 +27,7 @@ import { readPackEntries } from '../git/packEntries.js';
 import { indexedObjectCount } from '../git/packIndex.js';
 
 /** Merging starts when there are more packs than this. */
-export const PACKS_BEFORE_MERGE = 8;
+export const PACKS_BEFORE_MERGE = 16;
 
 interface PackFile {
   readonly base: string;

@@ -91,6 +91,20 @@ export async function renameIntoPlace(temporary: string, path: string): Promise<
   }
 }
 
+/**
+ * renameIntoPlace at once, without the thread pool's round trip: for the second of two renames
+ * made one after the other (a pack's index after its data), where a round trip each was a tenth
+ * of a push's time to its answer (issue 22).
+ */
+export function renameIntoPlaceNow(temporary: string, path: string): void {
+  try {
+    fs.renameSync(temporary, path);
+  } catch (error) {
+    unlinkQuietly(temporary);
+    throw error;
+  }
+}
+
 /** Writes a file under a temporary name, fsyncs it and renames it into place. */
 export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o444): Promise<void> {
   await renameIntoPlace(await writeTemporary(path, data, mode), path);

@@ -27,7 +27,7 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { fsyncFolder, renameIntoPlace, writeTemporary } from './durableFs.js';
+import { fsyncFolder, renameIntoPlace, renameIntoPlaceNow, writeTemporary } from './durableFs.js';
 import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
@@ -222,7 +222,7 @@ export class ObjectStore {
     try {
       if (keep) fs.writeFileSync(keepFile, KEEP_TEXT, { mode: 0o644 }); // synchronous, as the other small file calls (durableFs.ts)
       await renameIntoPlace(packFile, `${base}.pack`);
-      await renameIntoPlace(indexFile, `${base}.idx`);
+      renameIntoPlaceNow(indexFile, `${base}.idx`);
     } catch (error) {
       await Promise.all([packFile, indexFile].map((file) => fs.promises.unlink(file).catch(() => undefined)));
       await held?.release();

@@ -7,7 +7,7 @@ import { contextId } from '../domain/context.js';
 import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState, type SecurityGroup } from '../domain/model.js';
 import type { RuleSet } from '../domain/accessRules.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
-import type { TreeEntry } from '../git/gitObjects.js';
+import type { SerializedTree, TreeEntry } from '../git/gitObjects.js';
 import { keyShard } from './layout.js';
 
 export interface KeyEntry {
@@ -54,6 +54,8 @@ export interface SnapshotParts {
   readonly shards: ReadonlyMap<string, Shard>;
   /** The tree `keys`, absent when there are no keys. */
   readonly keysTreeId: string | undefined;
+  /** The tree `keys` serialized, when this snapshot was staged: the next commit's `keys` tree is made from it (stageCommit.ts). */
+  readonly keysTree?: SerializedTree;
   readonly fileEntries: ReadonlyMap<string, FileEntry>;
   /** The root entries `files` and `inactive-files`, when present. */
   readonly fileRootEntries: readonly TreeEntry[];

@@ -11,6 +11,7 @@ import {
   BLOB_MODE,
   encodeObject,
   serializeCommit,
+  SerializedTree,
   serializeTree,
   TREE_MODE,
   type EncodedObject,
@@ -77,13 +78,11 @@ export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: Co
   }
   if (securityGroupsBlobId) root.push({ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: securityGroupsBlobId });
   let keysTreeId = base.keysTreeId;
+  let keysTree = base.keysTree;
   if (shards !== base.shards) {
-    const keysTree = shards.size === 0 ? undefined : encodeObject(
-      'tree',
-      serializeTree([...shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId }))),
-    );
-    if (keysTree && keysTree.oid !== base.keysTreeId) objects.push(keysTree);
-    keysTreeId = keysTree?.oid;
+    keysTree = shards.size === 0 ? undefined : nextKeysTree(base, shards);
+    if (keysTree && keysTree.object.oid !== base.keysTreeId) objects.push(keysTree.object);
+    keysTreeId = keysTree?.object.oid;
   }
   if (keysTreeId) root.push({ name: KEYS_FOLDER, mode: TREE_MODE, oid: keysTreeId });
   const fileRootEntries = files?.rootEntries ?? base.fileRootEntries;
@@ -110,6 +109,7 @@ export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: Co
     ...documents,
     shards,
     keysTreeId,
+    keysTree,
     fileEntries,
     fileRootEntries,
     fileTreeIds,
@@ -139,6 +139,21 @@ function stageDocuments(base: Snapshot, changes: PushChanges, objects: EncodedOb
       ? blob(contextGroups.length ? serializeContextGroups(contextGroups) : undefined, base.contextGroupsBlobId)
       : base.contextGroupsBlobId,
   };
+}
+
+/**
+ * The `keys` tree of `shards`: when its folders are the base's, the base's serialized tree with the
+ * changed shards' ids written over (SerializedTree); otherwise serialized afresh.
+ */
+function nextKeysTree(base: Snapshot, shards: ReadonlyMap<string, Shard>): SerializedTree {
+  // The id check guards against a snapshot made by spreading another and changing its shards alone.
+  if (base.keysTree && base.keysTree.object.oid === base.keysTreeId && shards.size === base.shards.size) {
+    const changed: [string, string][] = [];
+    for (const [name, shard] of shards) if (base.shards.get(name) !== shard) changed.push([name, shard.treeId]);
+    const patched = base.keysTree.withIds(changed);
+    if (patched) return patched;
+  }
+  return SerializedTree.of([...shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })));
 }
 
 function dedupe(objects: EncodedObject[]): EncodedObject[] {

@@ -14,6 +14,7 @@ import {
   parseCommit,
   parseTree,
   serializeCommit,
+  SerializedTree,
   serializeTree,
   TREE_MODE,
   type CommitFields,
@@ -149,6 +150,43 @@ describe('serializeTree', () => {
       ),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('SerializedTree', () => {
+  const entry = fc.record({
+    name: fc.constantFrom('00', '0a', '1f', 'a', 'a.b', 'é', '🎉', 'ff', 'x-y'),
+    mode: fc.constantFrom(BLOB_MODE, TREE_MODE),
+    oid: hex40,
+  });
+
+  it('gives the tree of the same names with some ids replaced the id of `git mktree` (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { minLength: 1, maxLength: 9, selector: (e) => e.name }).chain((entries) =>
+          fc.tuple(fc.constant(entries), fc.array(fc.tuple(fc.nat(entries.length - 1), hex40), { maxLength: 4 })),
+        ),
+        ([entries, replaced]) => {
+          const next = entries.map((e) => ({ ...e }));
+          for (const [index, oid] of replaced) next[index].oid = oid;
+          const patched = SerializedTree.of(entries).withIds(replaced.map(([index, oid]) => [entries[index].name, oid] as const));
+          expect(patched?.object.content).toEqual(serializeTree(next));
+          expect(patched?.object.oid).toBe(gitMktree(next));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('leaves the tree it was made from as it was', () => {
+    const tree = SerializedTree.of([{ name: 'a', mode: BLOB_MODE, oid: '1'.repeat(40) }]);
+    tree.withIds([['a', '2'.repeat(40)]]);
+    expect(parseTree(tree.object.content)[0].oid).toBe('1'.repeat(40));
+  });
+
+  it('gives undefined for a name that is not one of its entries, so the caller serializes afresh', () => {
+    const tree = SerializedTree.of([{ name: 'a', mode: BLOB_MODE, oid: '1'.repeat(40) }]);
+    expect(tree.withIds([['b', '2'.repeat(40)]])).toBeUndefined();
   });
 });
 

@@ -15,7 +15,7 @@ import { contextId } from '../../src/domain/context.js';
 import type { RepoSettings } from '../../src/domain/model.js';
 import type { PushElement } from '../../src/domain/pushRequest.js';
 import { createBareRepository } from '../../src/disk/createRepository.js';
-import { isTreeEntry, parseTree, type Signature } from '../../src/git/gitObjects.js';
+import { encodeObject, isTreeEntry, parseTree, serializeTree, TREE_MODE, type Signature } from '../../src/git/gitObjects.js';
 import { keyPath } from '../../src/layout/layout.js';
 import { ObjectStore } from '../../src/disk/objectStore.js';
 import { readSnapshot } from '../../src/layout/readSnapshot.js';
@@ -187,6 +187,9 @@ describe('stageCommit and readSnapshot agree', () => {
           memory.add(staged.objects);
           snapshot = staged.snapshot;
           expect(view(await readSnapshot(memory.asObjectStore(), staged.commitId))).toEqual(view(snapshot));
+          // The keys tree made from the previous one (SerializedTree.withIds) is the one made afresh.
+          const fresh = [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId }));
+          expect(snapshot.keysTreeId).toBe(fresh.length === 0 ? undefined : encodeObject('tree', serializeTree(fresh)).oid);
         }
       }),
       { numRuns: 60 },
