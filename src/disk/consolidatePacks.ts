@@ -91,13 +91,14 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
     }
   }
   if (merging.length < 2) return 0;
-  const merged = await store.writePackDurably(assemblePack(entries));
+  const pack = assemblePack(entries);
+  const merged = await store.writePackDurably(pack);
   // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
   // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
   // mounted with discard). Each index goes before its data, so no index names a missing pack.
   const old = merging.filter((pack) => pack.base !== merged);
   store.removeLater(removePacks(folder, old.map((pack) => pack.base)));
-  store.resetCache();
+  store.packsMerged(pack, old.map((pack) => pack.base));
   store.packsWritten = 0;
   return merging.length;
 }
@@ -114,8 +115,8 @@ async function removePacks(folder: string, packs: readonly string[]): Promise<vo
     const named = packsNamedByIndex(folder);
     if (named && packs.some((pack) => named.has(pack))) await clearMultiPackIndex(folder);
     for (const pack of packs) {
-      await fs.promises.rm(join(folder, `${pack}.idx`), { force: true });
-      await fs.promises.rm(join(folder, `${pack}.pack`), { force: true });
+      await unlinkIfThere(join(folder, `${pack}.idx`));
+      await unlinkIfThere(join(folder, `${pack}.pack`));
     }
     await fsyncFolder(folder);
     return true;
@@ -124,6 +125,15 @@ async function removePacks(folder: string, packs: readonly string[]): Promise<vo
   for (const delay of INDEX_RECHECKS_MS) {
     const timer = setTimeout(() => void removeIndexNamingMissingPacks(folder).catch(() => undefined), delay);
     timer.unref();
+  }
+}
+
+/** Removes a file, if it is still there (`fs.rm` with `force` would stat it first: twice the calls). */
+async function unlinkIfThere(path: string): Promise<void> {
+  try {
+    await fs.promises.unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 

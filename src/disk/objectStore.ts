@@ -248,6 +248,21 @@ export class ObjectStore {
     return this.removals;
   }
 
+  /**
+   * After this process merged packs (consolidatePacks.ts): the merged pack is read from the bytes
+   * just written and the packs merged into it are forgotten, while every other pack stays open.
+   * (Forgetting them all made the next read open every pack again, reading the largest whole:
+   * after every merge of every repository taking pushes, issue 22.)
+   */
+  packsMerged(merged: Pack, old: readonly string[]): void {
+    if (!this.packs) return;
+    for (const name of old) {
+      this.packs.get(name)?.close();
+      this.packs.delete(name);
+    }
+    this.packs.set(merged.name, PackFile.fromBuffers(merged.name, merged.pack, merged.index));
+  }
+
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */
   resetCache(): void {
     for (const pack of this.packs?.values() ?? []) pack.close();
