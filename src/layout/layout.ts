@@ -102,7 +102,14 @@ export function decodeFilePath(segments: readonly string[]): string {
 
 // --- documents --------------------------------------------------------------------------------
 
-export const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0 });
+/**
+ * The documents cfghub writes with the yaml library (settings, security groups, rule sets, context
+ * groups). Text spanning lines is written double-quoted, not as a block: yaml 2.9.1 writes a text
+ * of blanks followed by line breaks as a block without its indentation indicator, and reads it back
+ * without the blanks (a description `"  \n"` came back as `"\n"`; found by the round-trip property
+ * test of security-groups.yaml).
+ */
+export const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0, blockQuote: false });
 
 const keyDocument = z.strictObject({
   key: z.string(),

@@ -22,6 +22,8 @@ export interface Shard {
   readonly treeId: string;
   readonly byId: ReadonlyMap<string, KeyEntry>;
   readonly valueCount: number;
+  /** The shard's tree serialized, when it was staged: the next commit that changes only its keys' values patches it (stageCommit.ts). */
+  readonly tree?: SerializedTree;
 }
 
 export interface FileEntry {
@@ -29,10 +31,10 @@ export interface FileEntry {
   readonly record: FileRecord;
 }
 
-export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>): Shard {
+export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>, tree?: SerializedTree): Shard {
   let valueCount = 0;
   for (const entry of byId.values()) valueCount += entry.record.values.length;
-  return { treeId, byId, valueCount };
+  return { treeId, byId, valueCount, tree };
 }
 
 export interface SnapshotParts {

@@ -164,37 +164,48 @@ function dedupe(objects: EncodedObject[]): EncodedObject[] {
 
 function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Steps<Map<string, Shard>> {
   if (changes.keys.size === 0) return base.shards as Map<string, Shard>;
-  const touched = new Map<string, Map<string, KeyEntry>>();
+  const touched = new Map<string, TouchedShard>();
   for (const [id, record] of changes.keys) {
     const name = keyShard(id);
-    let byId = touched.get(name);
-    if (!byId) touched.set(name, (byId = new Map(base.shards.get(name)?.byId)));
-    const existing = byId.get(id);
+    let shard = touched.get(name);
+    if (!shard) touched.set(name, (shard = { byId: new Map(base.shards.get(name)?.byId), changed: [], sameNames: true }));
+    const existing = shard.byId.get(id);
     if (!record) {
-      byId.delete(id);
+      if (shard.byId.delete(id)) shard.sameNames = false;
       continue;
     }
     const sorted = { ...record, values: [...record.values].sort((a, b) => compareContexts(a.context, b.context)) };
     const blob = encodeObject('blob', Buffer.from(serializeKey(sorted)));
     if (blob.oid !== existing?.blobId) objects.push(blob);
-    byId.set(id, { fileName: existing?.fileName ?? keyFileName(id), blobId: blob.oid, record: sorted });
+    const fileName = existing?.fileName ?? keyFileName(id);
+    if (!existing) shard.sameNames = false;
+    shard.changed.push([fileName, blob.oid]);
+    shard.byId.set(id, { fileName, blobId: blob.oid, record: sorted });
     yield;
   }
   const shards = new Map(base.shards);
-  for (const [name, byId] of touched) {
+  for (const [name, { byId, changed, sameNames }] of touched) {
     if (byId.size === 0) {
       shards.delete(name);
       continue;
     }
-    const tree = encodeObject(
-      'tree',
-      serializeTree([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId }))),
-    );
-    if (tree.oid !== base.shards.get(name)?.treeId) objects.push(tree);
-    shards.set(name, makeShard(tree.oid, byId));
+    const before = base.shards.get(name);
+    // Values changed, no key added or removed: the shard's tree is the one before with new ids (SerializedTree).
+    const tree =
+      (sameNames && before?.tree?.object.oid === before?.treeId ? before?.tree?.withIds(changed) : undefined) ??
+      SerializedTree.of([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })));
+    if (tree.object.oid !== before?.treeId) objects.push(tree.object);
+    shards.set(name, makeShard(tree.object.oid, byId, tree));
     yield;
   }
   return shards;
+}
+
+/** A shard a push changes: its keys as they become, the entries whose ids change, and whether its keys stay the same ones. */
+interface TouchedShard {
+  readonly byId: Map<string, KeyEntry>;
+  readonly changed: [fileName: string, blobId: string][];
+  sameNames: boolean;
 }
 
 /** A folder being assembled: blobs and subfolders by encoded name. */

@@ -18,6 +18,7 @@ import {
   serializeSettings,
 } from '../../src/layout/layout.js';
 import { anyText, keyName, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
+import { settingsWith } from '../support/mapState.js';
 
 /** Key names built of the characters a key name allows, YAML's flow indicators among them. */
 const hostileKeyName = fc.oneof(
@@ -75,6 +76,13 @@ describe('documents parse back to exactly what was written (property, issue 14 i
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('settings and security groups keep a text of blanks and line breaks (a counterexample the property found)', () => {
+    const groups: SecurityGroup[] = [{ name: '', keyId: 'aa0aaaaa00aa0a00', kdf: { name: 'scrypt', salt: '  \n\n', N: 1, r: 1, p: 1 }, wrappedKey: ' \n' }];
+    expect(parseSecurityGroups(bytesAndBack(serializeSecurityGroups(groups)))).toEqual(groups);
+    const settings = settingsWith(['Environment'], { description: '  \n\n', created: '2023-11-14T22:13:20Z' });
+    expect(parseSettings(bytesAndBack(serializeSettings(settings)))).toEqual(settings);
   });
 
   it("a secured file's envelope, references such as `x]` and `a,b` included", () => {
