@@ -30,7 +30,17 @@ export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, w
   const child = spawn(wrapper[0] ?? process.execPath, wrapper.length > 0 ? [...wrapper.slice(1), process.execPath, ...args] : args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, CFGHUB_WORKERS: '1', ...env },
+    // A process group of its own, signalled whole: `faketime` runs the server as its child and
+    // does not pass signals on, so signalling the wrapper alone left the server running.
+    detached: true,
   });
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      child.kill(name); // the group is gone already
+    }
+  };
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk) => (err += String(chunk)));
@@ -47,11 +57,11 @@ export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, w
           output: () => out,
           exited,
           kill: () => {
-            child.kill('SIGKILL');
+            signal('SIGKILL');
             return exited;
           },
           stop: async () => {
-            child.kill('SIGTERM');
+            signal('SIGTERM');
             await exited;
           },
         });
