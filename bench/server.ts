@@ -16,17 +16,19 @@ export interface BenchServer {
 }
 
 export async function startBenchServer(reposRoot: string): Promise<BenchServer> {
-  const running = await startServer(
-    {
-      registry: new RepositoryRegistry(reposRoot),
-      tokens: new TokenService(new TokenStore(reposRoot)),
-      logger: pino({ level: 'silent' }),
-      bodyLimit: DEFAULT_BODY_LIMIT,
-    },
-    0,
-    '127.0.0.1',
-  );
-  return { url: running.url, close: () => running.close() };
+  const registry = new RepositoryRegistry(reposRoot);
+  const tokens = new TokenService(new TokenStore(reposRoot));
+  const running = await startServer({ registry, tokens, logger: pino({ level: 'silent' }), bodyLimit: DEFAULT_BODY_LIMIT }, 0, '127.0.0.1');
+  // Closed as `cfghub serve` closes (src/cli/serve.ts): without it every instance's repositories
+  // stayed open (head watches, packs, caches), and each new instance of a cold scenario paid to
+  // collect the garbage of all those before it.
+  const close = async () => {
+    await running.close();
+    await registry.settle();
+    registry.close();
+    tokens.close();
+  };
+  return { url: running.url, close };
 }
 
 /**

@@ -144,9 +144,16 @@ export class RepositoryRegistry {
     }
   }
 
-  /** Stops watching the heads of the repositories opened (the server is shutting down). */
+  /**
+   * Stops watching the heads of the repositories opened and closes their packs (the server is
+   * shutting down): their delta bases leave the process's shared budget (deltaBases.ts) rather
+   * than wait there to be pushed out. A read after this opens the packs again.
+   */
   close(): void {
-    for (const repository of this.opened.values()) repository.close();
+    for (const repository of this.opened.values()) {
+      repository.close();
+      repository.objects.resetCache();
+    }
   }
 
   /** The one long-lived GitRepository of a location (its caches live as long as the process). */

@@ -33,6 +33,20 @@ export function indexedObjectCount(start: Buffer): number {
   return start.readUInt32BE(fanout + FANOUT - 4);
 }
 
+/**
+ * The order of the id at `at` in `index` against `oid` (negative: it sorts first), byte by byte
+ * in JavaScript: `Buffer.compare` with offsets checks its arguments in a native call each time,
+ * which made a binary search of a 40,000-object index about a microsecond per step (issue 22: a
+ * history page looks up about 1,000 objects). Ids differ within the first bytes nearly always.
+ */
+function compareId(index: Buffer, at: number, oid: Buffer): number {
+  for (let i = 0; i < 20; i++) {
+    const difference = index[at + i] - oid[i];
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
 function layoutOf(index: Buffer): { layout: Layout; count: number } {
   if (index.length >= 8 && index.readUInt32BE(0) === V2_MAGIC) {
     if (index.readUInt32BE(4) !== 2) throw new PackIndexFormatError(`pack index version ${index.readUInt32BE(4)} is unknown`);
@@ -80,13 +94,13 @@ export class PackIndex {
   /** The offset of an object in the pack, or undefined when this pack does not hold it. */
   find(oid: Buffer): number | undefined {
     const { fanout, ids, idStride } = this.layout;
+    if (oid.length !== 20) return undefined; // not an id: no object has it
     const first = oid[0];
     let low = first === 0 ? 0 : this.index.readUInt32BE(fanout + (first - 1) * 4);
     let high = this.index.readUInt32BE(fanout + first * 4);
     while (low < high) {
       const middle = (low + high) >>> 1;
-      const at = ids + middle * idStride;
-      const order = this.index.compare(oid, 0, 20, at, at + 20);
+      const order = compareId(this.index, ids + middle * idStride, oid);
       if (order === 0) return this.offsetAt(middle);
       if (order < 0) low = middle + 1;
       else high = middle;
