@@ -27,6 +27,7 @@ import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
+import { parseCanonicalSettings } from './canonicalSettings.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
 export const SECURITY_GROUPS_FILE = 'security-groups.yaml';
@@ -293,6 +294,8 @@ export function serializeSettings(settings: RepoSettings): string {
 }
 
 export function parseSettings(text: string, what = SETTINGS_FILE): RepoSettings {
+  const canonical = parseCanonicalSettings(text);
+  if (canonical) return canonical;
   const { context, ...rest } = parseYaml(text, settingsDocument, what);
   return { levels: context, ...rest };
 }
