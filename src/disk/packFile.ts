@@ -4,8 +4,12 @@
  * isomorphic-git's reader, which lists the pack folder and inflates in JavaScript on every read
  * (the first pull after a restart reads every object of a repository).
  *
- * Small packs are read into memory whole; larger ones are read entry by entry through a file
- * handle kept open, so a pack removed by a merge or `git repack` stays readable until closed.
+ * Small packs are read into memory whole at open. Larger ones, up to IN_MEMORY_LIMIT, are read in
+ * windows of 64 KiB as entries need them, each window kept once read: the first history page of a
+ * new server reads about 400 KiB of a repacked 6.5 MiB pack, where reading it whole took
+ * milliseconds (issue 22). Larger packs still are read entry by entry. Windowed and entry-by-entry
+ * packs keep their file open, so a pack removed by a merge or `git repack` stays readable until
+ * closed (and a pack named again by another repack cannot be mixed up with it).
  */
 import * as fs from 'node:fs';
 import { applyDelta } from '../git/delta.js';
@@ -20,8 +24,14 @@ export interface StoredObject {
   readonly content: Buffer;
 }
 
-/** Packs up to this size are kept in memory; cfghub's own per-push packs are far smaller. */
+/** Packs up to this size are kept in memory (whole or by windows); cfghub's own per-push packs are far smaller. */
 const IN_MEMORY_LIMIT = 32 * 1024 * 1024;
+/** Packs up to this size are read whole when opened: a few milliseconds at most, and no file kept open. */
+const WHOLE_LIMIT = 4 * 1024 * 1024;
+/** The size of the windows larger packs are read in. */
+const WINDOW = 64 * 1024;
+/** The most bytes an entry's header takes: type and size (up to 10 bytes), then a base offset (10) or id (20). */
+const HEADER_MAX = 32;
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 const OFS_DELTA = 6;
 const REF_DELTA = 7;
@@ -29,40 +39,94 @@ const REF_DELTA = 7;
 /** Reads an object of another pack or a loose one: the base of a REF_DELTA entry. */
 export type BaseReader = (oid: Buffer) => StoredObject | undefined;
 
+/** How a pack is read: whole (in memory), by windows kept in memory, or entry by entry from its file. */
+export interface PackReading {
+  /** Packs up to this size are read whole at open. */
+  readonly wholeUpTo: number;
+  /** Packs up to this size (and over `wholeUpTo`) are read by windows; larger ones entry by entry. */
+  readonly windowsUpTo: number;
+  readonly window: number;
+}
+
+const READING: PackReading = { wholeUpTo: WHOLE_LIMIT, windowsUpTo: IN_MEMORY_LIMIT, window: WINDOW };
+
+/**
+ * At least the bytes zlib's deflate makes of `size` bytes (its deflateBound: size + size/4096 +
+ * size/16384 + 13, and 6 for the zlib header and checksum; framed as stored blocks, 5 bytes per
+ * 64 KiB and 6): how much of a windowed pack an entry's stream is first read as. A longer stream
+ * (valid, though no zlib would write it) is then read to the entry's exact end (inflateEntry).
+ */
+function streamBound(size: number): number {
+  return size + Math.ceil(size / 1024) + 64;
+}
+
+/** How a pack's bytes are held: whole in memory, by windows kept in memory, or read entry by entry. */
+type Holding = 'whole' | 'windows' | 'entries';
+
 interface PackBytes {
   readonly length: number;
-  /** The whole pack is in memory: a slice may run past an entry's end at no cost. */
-  readonly inMemory: boolean;
-  slice(start: number, end: number): Buffer;
+  readonly holding: Holding;
+  /**
+   * The pack's bytes from `start`: at least up to `end` (or the pack's checksum, if before),
+   * perhaps further. An entry's zlib stream ends by itself (what follows is ignored).
+   */
+  from(start: number, end: number): Buffer;
   close(): void;
 }
 
 function inMemory(whole: Buffer): PackBytes {
-  return { length: whole.length, inMemory: true, slice: (start, end) => whole.subarray(start, end), close: () => undefined };
+  const end = whole.length - 20; // the trailing checksum
+  return { length: whole.length, holding: 'whole', from: (start) => whole.subarray(start, end), close: () => undefined };
 }
 
-function openBytes(path: string, inMemoryLimit: number): PackBytes {
-  const handle = fs.openSync(path, 'r');
-  const length = fs.fstatSync(handle).size;
-  if (length <= inMemoryLimit) {
-    const whole = Buffer.allocUnsafe(length);
-    try {
-      fs.readSync(handle, whole, 0, length, 0);
-    } finally {
-      fs.closeSync(handle);
-    }
-    return inMemory(whole);
-  }
+function readRange(handle: number, start: number, end: number): Buffer {
+  const part = Buffer.allocUnsafe(end - start);
+  const read = fs.readSync(handle, part, 0, part.length, start);
+  return read === part.length ? part : part.subarray(0, read);
+}
+
+/** Windows of `window` bytes, read when first needed and kept; a range across windows is read as it is. */
+function byWindows(handle: number, length: number, window: number): PackBytes {
+  const windows = new Map<number, Buffer>();
+  const last = length - 20;
   return {
     length,
-    inMemory: false,
-    slice(start, end) {
-      const part = Buffer.allocUnsafe(end - start);
-      fs.readSync(handle, part, 0, part.length, start);
-      return part;
+    holding: 'windows',
+    from(start, end) {
+      end = Math.min(end, last);
+      const number = Math.floor(start / window);
+      const first = number * window;
+      if (end > first + window) return readRange(handle, start, end);
+      let bytes = windows.get(number);
+      if (!bytes) windows.set(number, (bytes = readRange(handle, first, Math.min(first + window, last))));
+      return bytes.subarray(start - first);
     },
     close: () => fs.closeSync(handle),
   };
+}
+
+function entryByEntry(handle: number, length: number): PackBytes {
+  return { length, holding: 'entries', from: (start, end) => readRange(handle, start, Math.min(end, length - 20)), close: () => fs.closeSync(handle) };
+}
+
+function openBytes(path: string, reading: PackReading): PackBytes {
+  const handle = fs.openSync(path, 'r');
+  let length: number;
+  try {
+    length = fs.fstatSync(handle).size;
+    if (length > reading.windowsUpTo) return entryByEntry(handle, length);
+    if (length > reading.wholeUpTo) return byWindows(handle, length, reading.window);
+  } catch (error) {
+    fs.closeSync(handle);
+    throw error;
+  }
+  const whole = Buffer.allocUnsafe(length);
+  try {
+    fs.readSync(handle, whole, 0, length, 0);
+  } finally {
+    fs.closeSync(handle);
+  }
+  return inMemory(whole);
 }
 
 export class PackFile {
@@ -73,6 +137,8 @@ export class PackFile {
     readonly name: string,
     private readonly index: PackIndex,
     private readonly bytes: PackBytes,
+    /** The size of the windows `bytes` are read by, when they are. */
+    private readonly window = WINDOW,
   ) {}
 
   /** A pack this process has just written, read from the bytes it wrote. */
@@ -81,13 +147,13 @@ export class PackFile {
   }
 
   /**
-   * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. Packs up to
-   * `inMemoryLimit` bytes are read whole; larger ones entry by entry.
+   * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. How the
+   * pack is read depends on its size (`reading`: whole, by windows or entry by entry).
    */
-  static open(base: string, name: string, inMemoryLimit = IN_MEMORY_LIMIT): PackFile {
-    const bytes = openBytes(`${base}.pack`, inMemoryLimit);
+  static open(base: string, name: string, reading: PackReading = READING): PackFile {
+    const bytes = openBytes(`${base}.pack`, reading);
     try {
-      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), bytes.length), bytes);
+      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), bytes.length), bytes, reading.window);
     } catch (error) {
       bytes.close();
       throw error;
@@ -115,9 +181,9 @@ export class PackFile {
   }
 
   private readAt(offset: number, readBase: BaseReader): StoredObject {
-    // An entry's zlib stream ends by itself (what follows is ignored): from memory it is sliced to
-    // the pack's end, which spares finding the next entry; from disk only its own bytes are read.
-    const entry = this.bytes.slice(offset, this.bytes.inMemory ? this.bytes.length - 20 : this.index.endOf(offset));
+    // Held whole, an entry is sliced to the pack's end, which spares finding the next entry; read
+    // entry by entry, exactly its own bytes; by windows, its header first (see inflateEntry).
+    const entry = this.bytes.from(offset, this.bytes.holding === 'entries' ? this.index.endOf(offset) : offset + HEADER_MAX);
     let byte = entry[0];
     const kind = (byte >> 4) & 7;
     // The inflated size (of the object, or of the delta), to size zlib's output (objectCompression.ts).
@@ -127,7 +193,7 @@ export class PackFile {
       byte = entry[position++];
       size += (byte & 0x7f) * 2 ** shift;
     }
-    if (TYPES[kind]) return { type: TYPES[kind], content: inflateObject(entry.subarray(position), size) };
+    if (TYPES[kind]) return { type: TYPES[kind], content: this.inflateEntry(offset, entry, position, size) };
 
     let base: StoredObject | undefined;
     if (kind === OFS_DELTA) {
@@ -147,7 +213,29 @@ export class PackFile {
     } else {
       throw new PackFormatError(`${this.name}: entry at ${offset} has the unknown type ${kind}`);
     }
-    return { type: base.type, content: applyDelta(base.content, inflateObject(entry.subarray(position), size)) };
+    return { type: base.type, content: applyDelta(base.content, this.inflateEntry(offset, entry, position, size)) };
+  }
+
+  /**
+   * The data of the entry at `offset`, whose stream starts at `entry[position]`. From a pack read
+   * by windows, the stream is taken as the most bytes zlib makes of `size` bytes (streamBound),
+   * which nearly always lies in the window of the entry's start; a stream longer still (valid, if
+   * no zlib would write it) fails to inflate from those, and is inflated again from the entry's
+   * exact bytes, up to the next entry, as is an entry larger than a window.
+   */
+  private inflateEntry(offset: number, entry: Buffer, position: number, size: number): Buffer {
+    if (this.bytes.holding !== 'windows') return inflateObject(entry.subarray(position), size);
+    const wanted = position + streamBound(size);
+    if (wanted <= this.window) {
+      const bounded = entry.length >= wanted ? entry : this.bytes.from(offset, offset + wanted);
+      try {
+        return inflateObject(bounded.subarray(position), size);
+      } catch (error) {
+        if (offset + bounded.length >= this.index.endOf(offset)) throw error; // it had all its bytes: damaged
+      }
+    }
+    const end = this.index.endOf(offset);
+    return inflateObject(this.bytes.from(offset, end).subarray(position, end - offset), size);
   }
 
   private baseAt(offset: number, readBase: BaseReader): StoredObject {

@@ -1,14 +1,16 @@
 /**
  * The object reader against git itself: every object of repositories that git packed with deltas
- * (offset and reference deltas), with loose objects, with a version 1 pack index, and with packs replaced by `git repack` after the first read, reads back with
+ * (offset and reference deltas), held whole, by windows or entry by entry, with loose objects, with a version 1 pack index, and with packs replaced by `git repack` after the first read, reads back with
  * the same type and bytes as `git cat-file` gives.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ObjectStore } from '../../src/disk/objectStore.js';
 import { applyDelta } from '../../src/git/delta.js';
-import { PackFile } from '../../src/disk/packFile.js';
+import { PackFile, type PackReading } from '../../src/disk/packFile.js';
+import { adler32 } from '../../src/git/objectCompression.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 import { DeltaFormatError } from '../../src/git/errors.js';
 import { ObjectNotFoundError } from '../../src/disk/errors.js';
@@ -75,24 +77,65 @@ describe('ObjectStore reads what git wrote', () => {
     await expectSameObjects(new ObjectStore(repo.gitdir), allObjects(repo));
   });
 
-  it('reads a pack entry by entry from disk as it reads one held in memory', () => {
+  it('reads a pack entry by entry from disk, and by windows of any size, as it reads one held in memory', () => {
     repo = tempGit();
     importHistory(repo, 40);
     repo.git(['repack', '-adf', '--depth=50']);
     const folder = join(repo.gitdir, 'objects', 'pack');
     const name = readdirSync(folder).find((entry) => entry.endsWith('.pack'))!.slice(0, -'.pack'.length);
-    for (const limit of [0, Number.MAX_SAFE_INTEGER]) {
-      const pack = PackFile.open(join(folder, name), name, limit);
+    const all = Number.MAX_SAFE_INTEGER;
+    const readings: PackReading[] = [
+      { wholeUpTo: 0, windowsUpTo: 0, window: 64 * 1024 }, // entry by entry
+      { wholeUpTo: all, windowsUpTo: all, window: 64 * 1024 }, // whole
+      // By windows: entries across windows, entries larger than a window, and one window for all.
+      ...[64, 256, 4096, 64 * 1024].map((window) => ({ wholeUpTo: 0, windowsUpTo: all, window })),
+    ];
+    for (const reading of readings) {
+      const pack = PackFile.open(join(folder, name), name, reading);
       try {
-        for (const object of allObjects(repo)) {
+        // Newest first, as history reads, and again, from the windows and bases kept.
+        for (const object of [...allObjects(repo), ...allObjects(repo).reverse()]) {
           const read = pack.read(Buffer.from(object.oid, 'hex'), () => undefined)!;
           expect(read.type, object.oid).toBe(object.type);
-          expect(read.content.equals(object.content), `${object.type} ${object.oid} (limit ${limit})`).toBe(true);
+          expect(read.content.equals(object.content), `${object.type} ${object.oid} (${JSON.stringify(reading)})`).toBe(true);
         }
       } finally {
         pack.close();
       }
     }
+  });
+
+  it('reads an entry whose zlib stream is longer than zlib would make it, from a pack read by windows', async () => {
+    repo = tempGit();
+    const content = Buffer.from('a blob whose zlib stream starts with 300 empty stored blocks\n');
+    // Valid zlib that no zlib writes: empty stored blocks, then the content as the final stored block.
+    const final = Buffer.alloc(5);
+    final[0] = 1;
+    final.writeUInt16LE(content.length, 1);
+    final.writeUInt16LE(content.length ^ 0xffff, 3);
+    const checksum = Buffer.alloc(4);
+    checksum.writeUInt32BE(adler32(content));
+    const empty = Buffer.from([0, 0, 0, 0xff, 0xff]);
+    const stream = Buffer.concat([Buffer.from([0x78, 0x01]), ...Array.from({ length: 300 }, () => empty), final, content, checksum]);
+    // A pack of that one blob (type 3; its size in the header's varint), then its SHA-1.
+    const header = [0x80 | (3 << 4) | (content.length & 0x0f), content.length >> 4];
+    const body = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 1]), Buffer.from(header), stream]);
+    const trailer = createHash('sha1').update(body).digest();
+    const folder = join(repo.gitdir, 'objects', 'pack');
+    mkdirSync(folder, { recursive: true });
+    const name = `pack-${trailer.toString('hex')}`;
+    writeFileSync(join(folder, `${name}.pack`), Buffer.concat([body, trailer]));
+    repo.git(['index-pack', join(folder, `${name}.pack`)]);
+    const oid = repo.git(['hash-object', '--stdin'], content.toString()).trim();
+    expect(repo.gitBinary(['cat-file', 'blob', oid]).equals(content)).toBe(true); // git reads it
+    // Windows of 256 bytes: the stream's first window holds what zlib would make of it, not all of it.
+    const pack = PackFile.open(join(folder, name), name, { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 256 });
+    try {
+      expect(pack.read(Buffer.from(oid, 'hex'), () => undefined)?.content.equals(content)).toBe(true);
+    } finally {
+      pack.close();
+    }
+    expect((await new ObjectStore(repo.gitdir).read(oid)).content.equals(content)).toBe(true);
   });
 
   it('reads packs with reference deltas', async () => {
