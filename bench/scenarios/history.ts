@@ -3,13 +3,16 @@
  * 50 ms), over HTTP, three ways:
  *
  * Cold: the first request of a new server instance (new registry, so no commit parsed and no
- * change summarized; the OS page cache is warm). The page is computed from the trees.
+ * change summarized; the OS page cache is warm). The page is computed from the trees. The bench
+ * client (Node's fetch) is warmed first on a server of its own (warmClient).
  * Fresh page: on a warm server, a page of 50 commits none of which was summarized before (each
  * sample pages further back with `Before`), so it measures the tree comparisons, not the cache.
  * After a push: a push of one key over HTTP (untimed), then the first page, timed: what a client
  * polling history sees in steady state, with one commit not summarized yet.
  * Warm: the first page again and again (summaries cached by commit id).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { HistoryFixture } from '../historyFixture.js';
 import type { Log } from '../fixtures.js';
 import type { Plan } from '../plan.js';
@@ -37,7 +40,25 @@ async function timedPage(server: BenchServer, path: string, before?: string): Pr
   return { ms, last: body.commits[PAGE - 1].id, bytes: Buffer.byteLength(text) };
 }
 
+/**
+ * One request of Node's fetch to a plain node:http server of its own, before any cold sample:
+ * fetch loads and compiles undici on first use, 10 to 15 ms of the bench client's own (it had
+ * been the first cold sample's, when the history scenario runs alone), no part of a server's
+ * first answer. No cfghub code runs.
+ */
+async function warmClient(): Promise<void> {
+  const plain = createServer((_request, response) => response.end('ok'));
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  try {
+    await (await fetch(`http://127.0.0.1:${(plain.address() as AddressInfo).port}/`)).text();
+  } finally {
+    plain.closeAllConnections();
+    await new Promise((resolve) => plain.close(resolve));
+  }
+}
+
 export async function runHistoryScenario(fixture: HistoryFixture, plan: Plan['history'], log: Log): Promise<ScenarioResult[]> {
+  await warmClient();
   const cold: number[] = [];
   const fresh: number[] = [];
   const warm: number[] = [];
@@ -76,7 +97,7 @@ export async function runHistoryScenario(fixture: HistoryFixture, plan: Plan['hi
       id: HISTORY_COLD,
       title: `GET /rest/history, last ${PAGE} of ${commits}, cold (new server instance)`,
       measurements: measurement(cold),
-      notes: [`first request of ${plan.cold} new server instances in this process (nothing parsed or summarized yet; OS page cache warm); ${size}`],
+      notes: [`first request of ${plan.cold} new server instances in this process (nothing parsed or summarized yet; OS page cache warm; the client's fetch warmed on a plain node:http server first); ${size}`],
     },
     {
       id: HISTORY_FRESH,

@@ -41,11 +41,17 @@ class Cursor {
     this.load();
   }
 
+  /** Finds the entry's space and NUL with loops, not `indexOf`: modes and names are a few bytes, and each native call cost more than the scan (issue 22). */
   private load(): void {
     if (this.done) return;
-    this.space = this.tree.indexOf(SPACE, this.at);
-    this.nul = this.tree.indexOf(0, this.space);
-    if (this.space < 0 || this.nul < 0 || this.nul + 1 + ID_BYTES > this.tree.length) throw new Error('malformed tree object');
+    const tree = this.tree;
+    let space = this.at;
+    while (space < tree.length && tree[space] !== SPACE) space++;
+    let nul = space;
+    while (nul < tree.length && tree[nul] !== 0) nul++;
+    if (nul + 1 + ID_BYTES > tree.length) throw new Error('malformed tree object');
+    this.space = space;
+    this.nul = nul;
   }
 
   isFolder(): boolean {
