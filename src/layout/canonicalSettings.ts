@@ -7,7 +7,7 @@
  * undefined, and the caller reads it with the yaml library, which knows all of YAML.
  */
 import type { RepoSettings } from '../domain/model.js';
-import { readYamlString } from './yamlScalars.js';
+import { lineField as field, readYamlString } from './yamlScalars.js';
 
 /** The flags, in the order serializeSettings writes them, after `context`, `description` and `created`. */
 const FLAGS = ['isPrivate', 'isPersonal', 'accessControlsEnabled', 'vdtEnabled', 'securityEnabled', 'contextGroupsEnabled', 'tokenFreePush', 'tokenFreePull'] as const;
@@ -16,10 +16,6 @@ const MAX_LEVELS = 10;
 /** `created` as written: ISO 8601 UTC to the second, a plain scalar the YAML core schema reads as a string. */
 const CREATED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z$/;
 const ITEM = '  - ';
-
-function field(line: string | undefined, name: string): string | undefined {
-  return line?.startsWith(`${name}: `) ? line.slice(name.length + 2) : undefined;
-}
 
 export function parseCanonicalSettings(text: string): RepoSettings | undefined {
   const lines = text.split('\n');

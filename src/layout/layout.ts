@@ -25,7 +25,7 @@ import type { FileRecord, KeyRecord, RepoSettings, SecurityGroup, StoredValue } 
 import { keyId } from '../domain/names.js';
 import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
-import { readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
+import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';
 
@@ -161,6 +161,11 @@ export function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): 
   return parsed.data;
 }
 
+/** Module functions, not closures made per document: a history page parses hundreds (issue 22). */
+function flag(text: string | undefined): boolean | undefined {
+  return text === 'true' ? true : text === 'false' ? false : undefined;
+}
+
 /**
  * Reads a key document exactly as serializeKey writes it, line by line, about 50 times faster than
  * the yaml library; undefined for anything else (a document edited by hand, say).
@@ -168,8 +173,6 @@ export function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): 
 export function parseCanonicalKey(text: string): KeyRecord | undefined {
   const lines = text.split('\n');
   if (lines.pop() !== '' || lines.length < 6) return undefined;
-  const field = (line: string | undefined, name: string) => (line?.startsWith(`${name}: `) ? line.slice(name.length + 2) : undefined);
-  const flag = (text: string | undefined) => (text === 'true' ? true : text === 'false' ? false : undefined);
   const key = readYamlString(field(lines[0], 'key'));
   const readme = readYamlString(field(lines[1], 'readme'));
   const deprecated = flag(field(lines[2], 'deprecated'));

@@ -56,3 +56,8 @@ export function readYamlString(text: string | undefined): string | undefined {
     return undefined;
   }
 }
+
+/** The text after `name: ` of a line of a document written in one fixed shape (key documents, settings); undefined for another line. */
+export function lineField(line: string | undefined, name: string): string | undefined {
+  return line?.startsWith(`${name}: `) ? line.slice(name.length + 2) : undefined;
+}
