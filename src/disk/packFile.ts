@@ -169,10 +169,20 @@ export class PackFile {
     return this.index.idsWithPrefix(prefix, limit);
   }
 
-  /** The object, or undefined when this pack does not hold it. */
+  /**
+   * The object, or undefined when this pack does not hold it. A tree read is kept as a delta base
+   * too: walking history newest first, each older version of a tree (the `keys` tree, a shard) is
+   * most often stored as a delta of the newer one just read (issue 22: a seventh of the entries a
+   * history page of a repacked repository inflated were such trees, read twice).
+   */
   read(oid: Buffer, readBase: BaseReader): StoredObject | undefined {
     const offset = this.index.find(oid);
-    return offset === undefined ? undefined : this.readAt(offset, readBase);
+    if (offset === undefined) return undefined;
+    const kept = this.bases.get(offset);
+    if (kept) return kept;
+    const object = this.readAt(offset, readBase);
+    if (object.type === 'tree') this.bases.set(offset, object);
+    return object;
   }
 
   close(): void {
