@@ -93,6 +93,52 @@ describe('changedEntries', () => {
     );
   });
 
+  it('gives what parsing both trees gave for large trees that differ in a few entries, as commits make them (property)', () => {
+    // Trees past the size from which common runs are skipped (treePairs.ts), with ids full of
+    // zero and space bytes, and a few entries removed, added or changed between the two.
+    const anId = fc.oneof(fc.integer({ min: 0, max: 0x2020 }).map(oid), fc.uint8Array({ minLength: 20, maxLength: 20 }).map((bytes) => Buffer.from(bytes).toString('hex')));
+    const anEntry = fc.record({
+      name: fc.oneof(fc.stringMatching(/^[0-9a-f]{2}$/), fc.stringMatching(/^[a-z0-9._-]{1,12}$/), fc.constantFrom('é', 'a b', 'x\u00ff')).map((text) => Buffer.from(text, 'utf8')),
+      mode: fc.constantFrom(BLOB_MODE, TREE_MODE, '100755'),
+      oid: anId,
+    });
+    const unique = (list: { name: Buffer; mode: string; oid: string }[]) => {
+      const seen = new Set<string>();
+      return list.filter((e) => {
+        const id = `${e.name.toString('hex')}:${e.mode === TREE_MODE}`;
+        if (e.name.includes(0x20) || seen.has(id)) return false;
+        seen.add(id);
+        return true;
+      });
+    };
+    const edits = fc.array(fc.record({ at: fc.nat(), kind: fc.constantFrom('remove', 'add', 'id', 'mode'), entry: anEntry }), { maxLength: 4 });
+    fc.assert(
+      fc.property(fc.array(anEntry, { minLength: 20, maxLength: 80 }), edits, (list, changes) => {
+        const before = unique(list);
+        const after = [...before];
+        for (const change of changes) {
+          const at = change.at % Math.max(1, after.length);
+          if (change.kind === 'remove') after.splice(at, 1);
+          else if (change.kind === 'add') after.push(change.entry);
+          else if (after[at]) after[at] = change.kind === 'id' ? { ...after[at], oid: change.entry.oid } : { ...after[at], mode: after[at].mode === BLOB_MODE ? '100755' : BLOB_MODE };
+        }
+        const [b, a] = [rawTree(before), rawTree(unique(after))];
+        expect(changedEntries(b, a)).toEqual(parsedPairs(b, a));
+        expect(changedEntries(a, b)).toEqual(parsedPairs(a, b));
+        expect(changedEntries(b, b)).toEqual([]);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('throws on a cut-short last entry after a long run both trees have in common', () => {
+    const entries = Array.from({ length: 40 }, (_, i) => entry(`k${String(i).padStart(2, '0')}`, BLOB_MODE, i + 1));
+    const cut = Buffer.concat([serializeTree(entries), Buffer.from('100644 zz\0'), Buffer.alloc(10, 1)]);
+    expect(() => parseTree(cut)).toThrow();
+    expect(() => changedEntries(cut, cut)).toThrow('malformed tree object');
+    expect(() => changedEntries(serializeTree(entries), cut)).toThrow('malformed tree object');
+  });
+
   it('throws on a malformed tree, as parseTree does', () => {
     const good = serializeTree([entry('a', BLOB_MODE, 1)]);
     expect(() => changedEntries(good, Buffer.from('100644 a\0short'))).toThrow('malformed tree object');
