@@ -130,7 +130,7 @@ function commonLength(x: Buffer, xAt: number, y: Buffer, yAt: number): number {
 /**
  * Moves both cursors (each at an entry's start) past the entries that are the same bytes on both
  * sides from there: a run found by native comparisons, then walked entry by entry on one side
- * only, two native searches each. Why (issue 22): a commit changes one to three of the 256
+ * only, two string searches each. Why (issue 22): a commit changes one to three of the 256
  * entries of the `keys` tree, and comparing the others byte by byte in JavaScript was most of
  * the work of the first history page of a new server, before the compiler optimized the loops.
  * An entry that would not parse (no space, no NUL, no whole id) ends the run, so the entry by
@@ -138,16 +138,18 @@ function commonLength(x: Buffer, xAt: number, y: Buffer, yAt: number): number {
  */
 function skipCommonRun(b: Cursor, a: Cursor): void {
   if (b.done || a.done || b.tree.length - b.at < RUN_FROM || a.tree.length - a.at < RUN_FROM) return;
-  const tree = b.tree;
-  const end = b.at + commonLength(tree, b.at, a.tree, a.at);
-  let at = b.at;
+  // The run as a one-byte string: V8's own string search, where Buffer's indexOf goes through
+  // JavaScript checks on every call (slow before they are compiled, on a new server).
+  const run = b.tree.toString('latin1', b.at, b.at + commonLength(b.tree, b.at, a.tree, a.at));
+  let skipped = 0;
   for (;;) {
-    const space = tree.indexOf(SPACE, at);
-    const nul = space < 0 ? -1 : tree.indexOf(0, space);
-    if (nul < 0 || nul + 1 + ID_BYTES > end) break;
-    at = nul + 1 + ID_BYTES;
+    const space = run.indexOf(' ', skipped);
+    const nul = space < 0 ? -1 : run.indexOf('\0', space);
+    if (nul < 0 || nul + 1 + ID_BYTES > run.length) break;
+    skipped = nul + 1 + ID_BYTES;
   }
-  if (at === b.at) return;
+  if (skipped === 0) return;
+  const at = b.at + skipped;
   a.moveTo(a.at + (at - b.at));
   b.moveTo(at);
 }
