@@ -105,6 +105,23 @@ describe('ObjectStore reads what git wrote', () => {
     }
   });
 
+  it('reads a pack held by windows after git removed its files (the windows not read yet too)', () => {
+    repo = tempGit();
+    importHistory(repo, 40);
+    repo.git(['repack', '-adf', '--depth=50']);
+    const folder = join(repo.gitdir, 'objects', 'pack');
+    const name = readdirSync(folder).find((entry) => entry.endsWith('.pack'))!.slice(0, -'.pack'.length);
+    const objects = allObjects(repo);
+    const pack = PackFile.open(join(folder, name), name, { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 512 });
+    try {
+      expect(pack.read(Buffer.from(objects[0].oid, 'hex'), () => undefined)?.content.equals(objects[0].content)).toBe(true);
+      for (const file of readdirSync(folder)) rmSync(join(folder, file));
+      for (const object of objects) expect(pack.read(Buffer.from(object.oid, 'hex'), () => undefined)?.content.equals(object.content), object.oid).toBe(true);
+    } finally {
+      pack.close();
+    }
+  });
+
   it('reads an entry whose zlib stream is longer than zlib would make it, from a pack read by windows', async () => {
     repo = tempGit();
     const content = Buffer.from('a blob whose zlib stream starts with 300 empty stored blocks\n');
