@@ -150,10 +150,7 @@ export class RepositoryRegistry {
    * than wait there to be pushed out. A read after this opens the packs again.
    */
   close(): void {
-    for (const repository of this.opened.values()) {
-      repository.close();
-      repository.objects.resetCache();
-    }
+    for (const repository of this.opened.values()) repository.close();
   }
 
   /** The one long-lived GitRepository of a location (its caches live as long as the process). */

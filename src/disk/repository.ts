@@ -132,9 +132,14 @@ export class GitRepository {
     return head;
   }
 
-  /** Stops watching the head (the repository is no longer served from this object). */
+  /**
+   * Stops watching the head and closes the packs (the repository is no longer served from this
+   * object): packs read by windows keep their file open, and every pack's delta bases hold part
+   * of the process's shared budget. A read after this opens the packs again.
+   */
   close(): void {
     this.headWatch.close();
+    this.objects.resetCache();
   }
 
   async headSnapshot(): Promise<Snapshot> {
