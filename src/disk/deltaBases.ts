@@ -20,9 +20,22 @@ export const DELTA_BASE_BYTES = 16 * 1024 * 1024;
 /** A kept base's bookkeeping besides its bytes. */
 const OVERHEAD = 100;
 
+/**
+ * The keys each open pack has in `bases`, by the pack's prefix, so that closing a pack deletes its
+ * own entries rather than looking through everyone's (a server stopping closes the packs of every
+ * repository it opened). An entry pushed out of `bases` leaves its pack's set too.
+ */
+const keysOfPacks = new Map<string, Set<string>>();
+
 const bases = new LRUCache<string, StoredObject>({
   maxSize: DELTA_BASE_BYTES,
   sizeCalculation: (base) => base.content.length + OVERHEAD,
+  dispose: (_base, key, reason) => {
+    if (reason === 'set') return; // replaced by the same key's new value
+    const prefix = key.slice(0, key.indexOf(':') + 1);
+    const keys = keysOfPacks.get(prefix);
+    if (keys?.delete(key) && keys.size === 0) keysOfPacks.delete(prefix);
+  },
 });
 
 let nextPack = 0;
@@ -36,11 +49,17 @@ export class PackBases {
   }
 
   set(offset: number, base: StoredObject): void {
-    bases.set(this.prefix + offset, base);
+    const key = this.prefix + offset;
+    let keys = keysOfPacks.get(this.prefix);
+    if (!keys) keysOfPacks.set(this.prefix, (keys = new Set()));
+    keys.add(key);
+    bases.set(key, base);
   }
 
-  /** Drops this pack's bases (when it is closed: packs are closed only when git removed them). */
+  /** Drops this pack's bases (when it is closed: git removed it, or its repository is closed). */
   clear(): void {
-    for (const key of [...bases.keys()]) if (key.startsWith(this.prefix)) bases.delete(key);
+    const keys = keysOfPacks.get(this.prefix);
+    keysOfPacks.delete(this.prefix);
+    for (const key of keys ?? []) bases.delete(key);
   }
 }

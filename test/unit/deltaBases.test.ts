@@ -1,0 +1,40 @@
+/**
+ * The delta bases of all packs share one budget (deltaBases.ts); closing a pack drops its own
+ * entries, and only its own, without looking through the others' (issue 22: a server stopping
+ * closes the packs of every repository it opened).
+ */
+import { describe, expect, it } from 'vitest';
+import { DELTA_BASE_BYTES, PackBases } from '../../src/disk/deltaBases.js';
+
+const blob = (bytes: number) => ({ type: 'blob' as const, content: Buffer.alloc(bytes, 1) });
+
+describe('PackBases', () => {
+  it('drops the entries of the pack closed, and keeps the others\'', () => {
+    const closed = new PackBases();
+    const open = new PackBases();
+    for (let offset = 0; offset < 100; offset++) {
+      closed.set(offset, blob(10));
+      open.set(offset, blob(10));
+    }
+    closed.clear();
+    for (let offset = 0; offset < 100; offset++) {
+      expect(closed.get(offset)).toBeUndefined();
+      expect(open.get(offset)?.content.length).toBe(10);
+    }
+    open.clear();
+    expect(open.get(0)).toBeUndefined();
+  });
+
+  it('keeps all packs\' bases within one budget, and a pack closed after its bases were pushed out still closes', () => {
+    const old = new PackBases();
+    old.set(1, blob(1024));
+    const big = new PackBases();
+    const size = 1024 * 1024;
+    for (let offset = 0; offset < (DELTA_BASE_BYTES / size) * 2; offset++) big.set(offset, blob(size));
+    expect(old.get(1)).toBeUndefined(); // least recently used, pushed out
+    expect(big.get((DELTA_BASE_BYTES / size) * 2 - 1)).toBeDefined();
+    old.clear();
+    big.clear();
+    expect(big.get((DELTA_BASE_BYTES / size) * 2 - 1)).toBeUndefined();
+  });
+});
