@@ -66,6 +66,9 @@ describe('history pages of a repository git repacked', () => {
       const result = await push(repository, pushOf({ changeComment: `round ${round}`, enableKeyCreation: true, data }), caller);
       expect(result.kind).toBe('applied');
     }
+    // Copied once merges are done: a merge removes the packs it merged after the push that set it off.
+    await repository.exclusive(async () => undefined);
+    await repository.objects.settled();
     cpSync(original, repacked, { recursive: true });
     const gitdir = open(repacked).gitdir;
     execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-f', '-q', '--depth=50', '--window=10'], { stdio: 'ignore' });
