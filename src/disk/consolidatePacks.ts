@@ -17,7 +17,7 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { fsyncFolder } from './durableFs.js';
+import { fsyncFolder, removeIfPresent } from './durableFs.js';
 import { fsNow } from './fsClock.js';
 import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
@@ -115,8 +115,8 @@ async function removePacks(folder: string, packs: readonly string[]): Promise<vo
     const named = packsNamedByIndex(folder);
     if (named && packs.some((pack) => named.has(pack))) await clearMultiPackIndex(folder);
     for (const pack of packs) {
-      await unlinkIfThere(join(folder, `${pack}.idx`));
-      await unlinkIfThere(join(folder, `${pack}.pack`));
+      await removeIfPresent(join(folder, `${pack}.idx`));
+      await removeIfPresent(join(folder, `${pack}.pack`));
     }
     await fsyncFolder(folder);
     return true;
@@ -125,15 +125,6 @@ async function removePacks(folder: string, packs: readonly string[]): Promise<vo
   for (const delay of INDEX_RECHECKS_MS) {
     const timer = setTimeout(() => void removeIndexNamingMissingPacks(folder).catch(() => undefined), delay);
     timer.unref();
-  }
-}
-
-/** Removes a file, if it is still there (`fs.rm` with `force` would stat it first: twice the calls). */
-async function unlinkIfThere(path: string): Promise<void> {
-  try {
-    await fs.promises.unlink(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }
 

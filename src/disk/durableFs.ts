@@ -105,6 +105,19 @@ export function renameIntoPlaceNow(temporary: string, path: string): void {
   }
 }
 
+/**
+ * Removes a file in the thread pool (an unlink can take milliseconds on a disk mounted with
+ * discard); one that is gone already is fine, any other failure is thrown. (`fs.rm` with `force`
+ * would stat it first: twice the calls.)
+ */
+export async function removeIfPresent(path: string): Promise<void> {
+  try {
+    await fs.promises.unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+}
+
 /** Writes a file under a temporary name, fsyncs it and renames it into place. */
 export async function writeFileAtomic(path: string, data: Uint8Array | string, mode = 0o444): Promise<void> {
   await renameIntoPlace(await writeTemporary(path, data, mode), path);

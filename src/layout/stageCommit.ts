@@ -191,9 +191,8 @@ function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject
     }
     const before = base.shards.get(name);
     // Values changed, no key added or removed: the shard's tree is the one before with new ids (SerializedTree).
-    const tree =
-      (sameNames && before?.tree?.object.oid === before?.treeId ? before?.tree?.withIds(changed) : undefined) ??
-      SerializedTree.of([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })));
+    const patched = sameNames && before?.tree && before.tree.object.oid === before.treeId ? before.tree.withIds(changed) : undefined;
+    const tree = patched ?? SerializedTree.of([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })));
     if (tree.object.oid !== before?.treeId) objects.push(tree.object);
     shards.set(name, makeShard(tree.object.oid, byId, tree));
     yield;

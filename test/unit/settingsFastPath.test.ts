@@ -10,6 +10,8 @@ import type { RepoSettings } from '../../src/domain/model.js';
 import { parseCanonicalSettings } from '../../src/layout/canonicalSettings.js';
 import { LayoutError } from '../../src/layout/errors.js';
 import { parseSettings, serializeSettings } from '../../src/layout/layout.js';
+import { repoSettings } from '../support/arbitraries.js';
+import { settingsWith } from '../support/mapState.js';
 
 const text = fc.oneof(
   fc.string({ unit: 'binary' }),
@@ -21,19 +23,10 @@ const created = fc.oneof(
   fc.date({ noInvalidDate: true, min: new Date(0) }).map((d) => d.toISOString()),
   text,
 );
-const settings: fc.Arbitrary<RepoSettings> = fc.record({
-  levels: fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,8}$/), text), { minLength: 1, maxLength: 10 }),
-  description: text,
-  created,
-  isPrivate: fc.boolean(),
-  isPersonal: fc.boolean(),
-  accessControlsEnabled: fc.boolean(),
-  vdtEnabled: fc.boolean(),
-  securityEnabled: fc.boolean(),
-  contextGroupsEnabled: fc.boolean(),
-  tokenFreePush: fc.boolean(),
-  tokenFreePull: fc.boolean(),
-});
+/** The project's settings, with levels, description and creation date widened to any text. */
+const settings: fc.Arbitrary<RepoSettings> = fc
+  .tuple(repoSettings, fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,8}$/), text), { minLength: 1, maxLength: 10 }), text, created)
+  .map(([base, levels, description, when]) => ({ ...base, levels, description, created: when }));
 
 /** What the yaml library reads from a document, in RepoSettings' shape. */
 function viaYaml(written: string): RepoSettings {
@@ -41,19 +34,10 @@ function viaYaml(written: string): RepoSettings {
   return { levels: context, ...rest };
 }
 
-const plain: RepoSettings = {
-  levels: ['Environment', 'Application', 'Instance'],
+const plain: RepoSettings = settingsWith(['Environment', 'Application', 'Instance'], {
   description: 'bench history fixture, 1000 keys, 10000 commits',
   created: '2026-11-25T06:31:44Z',
-  isPrivate: false,
-  isPersonal: false,
-  accessControlsEnabled: false,
-  vdtEnabled: true,
-  securityEnabled: true,
-  contextGroupsEnabled: false,
-  tokenFreePush: true,
-  tokenFreePull: true,
-};
+});
 
 describe('parseCanonicalSettings', () => {
   it('reads every written document exactly as the yaml library does, or steps aside', () => {
