@@ -38,6 +38,25 @@ class EncodedText {
     this.pieces = [];
     this.length = 0;
   }
+
+  /**
+   * The chunks (and `tail`) in one buffer, copied chunk by chunk in slices: in one
+   * `Buffer.concat`, the largest answer's 8 MB copy held the event loop for 5 ms after the
+   * slice that made its last piece.
+   */
+  async joined(slices: TimeSlices, tail?: Buffer): Promise<Buffer> {
+    this.flush();
+    const parts = tail === undefined ? this.chunks : [...this.chunks, tail];
+    if (parts.length === 1) return parts[0];
+    const whole = Buffer.allocUnsafe(parts.reduce((sum, part) => sum + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      at += part.copy(whole, at);
+      const paused = slices.pause();
+      if (paused) await paused;
+    }
+    return whole;
+  }
 }
 
 const answer = (body: Buffer, hash: Hash): CachedAnswer => ({ body, contentType: `${MEDIA_TYPE}; charset=utf-8`, etag: `"${hash.digest('hex')}"` });
@@ -46,8 +65,7 @@ const answer = (body: Buffer, hash: Hash): CachedAnswer => ({ body, contentType:
 export async function jsonAnswer(body: unknown, pretty: boolean, slices = new TimeSlices()): Promise<CachedAnswer> {
   const text = new EncodedText();
   await slices.run(jsonSteps(body, pretty, (piece) => text.add(piece)));
-  text.flush();
-  return answer(Buffer.concat(text.chunks), text.hash);
+  return answer(await text.joined(slices), text.hash);
 }
 
 /**
@@ -72,5 +90,5 @@ export async function pullAnswer(body: Record<string, unknown>, pretty: boolean,
   const hasMembers = Object.values(body).some((value) => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol');
   const member = pretty ? `\n  "generatedOn": ${JSON.stringify(generatedOn)}\n}` : `"generatedOn":${JSON.stringify(generatedOn)}}`;
   const tail = `${hasMembers ? ',' : ''}${member}`;
-  return answer(Buffer.concat([...text.chunks, Buffer.from(tail, 'utf8')]), text.hash);
+  return answer(await text.joined(slices, Buffer.from(tail, 'utf8')), text.hash);
 }

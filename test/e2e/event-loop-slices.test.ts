@@ -1,50 +1,53 @@
 /**
  * The largest allowed push and the largest allowed answer do not hold the server's event loop in
- * one piece (issue 14, item 3): against the real server (a child process), the longest event-loop
- * delay it measured meanwhile (`nodejs_eventloop_lag_max_seconds` of /metrics, reset by each
- * scrape) must be a small part of the heavy request's own time. In one piece, a push's validation,
- * staging or pack, or an answer's serialization, was a third or more of it; in slices (every 8 ms
- * of work), what remains is a slice, a garbage collection, the machine's own scheduling.
+ * one piece (issue 14, item 3): against the real server (a child process), the longest pause of
+ * its event loop during the heavy request must be a small part of the loop's busy time meanwhile.
+ * The pauses are measured inside the server by a 1 ms timer preloaded into it
+ * (test/support/loopPauses.cjs, which says why not the 10 ms histogram of /metrics). In one piece,
+ * the longest pause is nearly all of the busy time (a push's validation, staging or pack, an
+ * answer's serialization); in slices (every 8 ms of work), it is a slice, a garbage collection,
+ * the machine's own scheduling.
  *
- * A ratio, not a time: on a loaded machine both the request and every pause of the loop grow
- * together, so the assertion holds there and still fails for work done in one piece. Beside it, a
- * generous absolute bound, far below the seconds a loaded machine showed before.
+ * A ratio, not a time: on a loaded machine both the busy time and every pause grow together, so
+ * the assertion holds there and still fails for work done in one piece. Beside it, a generous
+ * absolute bound, far below the seconds a loaded machine showed before.
  */
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_JSON_DEPTH } from '../../src/domain/jsonParseSteps.js';
 import { MAX_VALUES_PER_PUSH } from '../../src/domain/pushRequest.js';
 import { LARGE_BODY_BYTES } from '../../src/http/jsonBodyInSlices.js';
 import { MAX_RENDERED_ANSWER_CHARS } from '../../src/domain/renderLimits.js';
 import { cliOk, tempDir } from '../support/harness.js';
+import { until } from '../support/poll.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
 
 const ANY = '*;*;*';
-/** The part of a heavy request's time that the event loop may be held at once. */
+/** The part of the loop's busy time during the largest push (half a second and more) that one pause may be. */
 const MAX_SHARE = 0.2;
 /**
- * The same for an answer, whose own time is short (a fraction of a second), so that one garbage
- * collection of the 8 MB it allocates is a larger part of it: in one piece, more than half.
+ * The same for the largest answer, whose work is short (25 to 40 ms here: 3 to 5 slices, one of
+ * them with a garbage collection of the 8 MB it allocates): in one piece, 0.8 and more.
  */
-const MAX_ANSWER_SHARE = 0.35;
+const MAX_ANSWER_SHARE = 0.6;
 /** However loaded the machine, no pause of the loop this long (a push in one piece took 3 s on one). */
 const MAX_PAUSE_MS = 1_500;
 
 let dir: ReturnType<typeof tempDir>;
 let server: ServerProcess;
+let pausesUrl: string;
 
-async function lagMaxMs(): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const match = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text);
-  expect(match, 'nodejs_eventloop_lag_max_seconds in /metrics').toBeTruthy();
-  return Number(match![1]) * 1000;
+/** The server's loop pauses since the last call (test/support/loopPauses.cjs). */
+async function loopPauses(): Promise<{ longestMs: number; busyMs: number }> {
+  return (await fetch(pausesUrl)).json();
 }
 
 /**
  * Runs `heavy` while another client asks /healthz one after another; the longest pause of the
- * server's event loop meanwhile, the heavy request's time, and the /healthz answers.
+ * server's event loop meanwhile, its busy time, the heavy request's time, and the /healthz answers.
  */
 async function during(heavy: () => Promise<Response>) {
-  await lagMaxMs(); // a scrape resets the figure: what follows is measured alone
+  await loopPauses(); // each reading starts the next: what follows is measured alone
   let running = true;
   const healthz: number[] = [];
   const probe = (async () => {
@@ -60,8 +63,13 @@ async function during(heavy: () => Promise<Response>) {
   const tookMs = performance.now() - started;
   running = false;
   await probe;
-  return { status: response.status, bytes: body.byteLength, tookMs, lagMs: await lagMaxMs(), healthz };
+  const pauses = await loopPauses();
+  expect(pauses.busyMs, 'the loop was busy during the heavy request').toBeGreaterThan(0);
+  return { status: response.status, bytes: body.byteLength, tookMs, ...pauses, healthz };
 }
+
+const describePauses = (p: { longestMs: number; busyMs: number; tookMs: number }) =>
+  `longest pause ${p.longestMs.toFixed(1)} ms of ${p.busyMs.toFixed(1)} ms busy (request ${p.tookMs.toFixed(0)} ms)`;
 
 const pushBody = (round: number) =>
   JSON.stringify({
@@ -76,7 +84,9 @@ beforeAll(async () => {
   dir = tempDir();
   for (const repo of ['acme/push', 'acme/tpl']) cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
   // One process: what one event loop holds (with a worker per core, the figure is the busiest worker's anyway).
-  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1' });
+  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1', NODE_OPTIONS: `--require ${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}` });
+  await until(() => /"event":"loop-pauses"/.test(server.output()), 'the loop pause probe');
+  pausesUrl = /"event":"loop-pauses","url":"([^"]+)"/.exec(server.output())![1];
   // 10,000 keys of 5 values each: the largest allowed push, and the repository the next one changes.
   expect((await post('acme/push', pushBody(0))).status).toBe(200);
   // 8 files of 1 Mi characters each, the answer's limit: one file embedded by the 7 others.
@@ -95,12 +105,12 @@ describe('work that grows with its input is done in slices', () => {
     const result = await during(() => post('acme/push', pushBody(1)));
     expect(result.status).toBe(200);
     expect(result.healthz.every((status) => status === 200)).toBe(true);
-    expect(result.lagMs, `longest pause ${result.lagMs.toFixed(0)} ms of a push taking ${result.tookMs.toFixed(0)} ms`).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_SHARE * result.tookMs));
+    expect(result.longestMs, describePauses(result)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_SHARE * result.busyMs));
   }, 120_000);
 
   it('builds and sends the largest allowed answer (8 Mi characters of rendered files) without holding the event loop for a large part of it', async () => {
     // Each context is a new answer (no cache): built, serialized, hashed and sent.
-    const pauses: { lagMs: number; tookMs: number }[] = [];
+    const pauses: { longestMs: number; busyMs: number; tookMs: number }[] = [];
     for (let i = 0; i < 3; i++) {
       const result = await during(() => fetch(`${server.url}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } }));
       expect(result.status).toBe(200);
@@ -108,8 +118,8 @@ describe('work that grows with its input is done in slices', () => {
       pauses.push(result);
     }
     // The best of three: one garbage collection of the heap may fall within any one of them.
-    const best = pauses.reduce((a, b) => (a.lagMs / a.tookMs <= b.lagMs / b.tookMs ? a : b));
-    expect(best.lagMs, `longest pause ${best.lagMs.toFixed(0)} ms of a pull taking ${best.tookMs.toFixed(0)} ms`).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_ANSWER_SHARE * best.tookMs));
+    const best = pauses.reduce((a, b) => (a.longestMs / a.busyMs <= b.longestMs / b.busyMs ? a : b));
+    expect(best.longestMs, describePauses(best)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_ANSWER_SHARE * best.busyMs));
   }, 120_000);
 
   it(`answers a large body (parsed in slices) that nests deeper than ${MAX_JSON_DEPTH} levels, or is not JSON, with a 400 saying so`, async () => {
