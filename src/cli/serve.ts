@@ -1,8 +1,8 @@
 /**
  * `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0.
  *
- * With `--workers 1` one process does everything, as below. With more (the default is one per
- * core, issue 22) this process is the cluster's primary: it does the one-time work first (the
+ * With `--workers 1` (the default) one process does everything, as below. With more (`auto` is
+ * one per core, issue 22) this process is the cluster's primary: it does the one-time work first (the
  * folder, start-up recovery, the demo repository), then forks the workers that serve
  * (clusterPrimary.ts); each worker runs `startServing` (clusterWorker.ts).
  */
