@@ -17,7 +17,7 @@ import { secondsSince, telemetry } from './telemetry.js';
 import { RepositoryCaches } from '../layout/repositoryCaches.js';
 import type { Snapshot } from '../layout/snapshot.js';
 import type { StagedCommit } from '../layout/stageCommit.js';
-import { asStorageFault } from './storageFaults.js';
+import { asDamagedCommit, asStorageFault } from './storageFaults.js';
 import { LayoutError } from '../layout/errors.js';
 import { RepositoryGoneError } from './errors.js';
 
@@ -151,7 +151,9 @@ export class GitRepository {
     let pending = this.snapshots.get(commitId);
     if (!pending) {
       const started = process.hrtime.bigint();
-      pending = readSnapshot(this.objects, commitId, this.latest);
+      pending = readSnapshot(this.objects, commitId, this.latest).catch((error: unknown) => {
+        throw asDamagedCommit(error, this.fullName, commitId);
+      });
       pending.then(() => telemetry.snapshotLoad(secondsSince(started)), () => undefined);
       this.remember(commitId, pending);
       pending.then(

@@ -4,7 +4,8 @@
  * may not write (503), a damaged or missing object (409). Each names the repository, never a path.
  */
 import { basename, dirname } from 'node:path';
-import { RepositoryUnwritableError, StorageFullError } from './errors.js';
+import { GitFormatError } from '../git/errors.js';
+import { RepositoryDamagedError, RepositoryUnwritableError, StorageFullError } from './errors.js';
 
 /** `account/name` of the repository at `gitdir` (`<repos>/<account>/<name>.git`). */
 export function repositoryNameOf(gitdir: string): string {
@@ -19,5 +20,16 @@ export function asStorageFault(error: unknown, repository: string): unknown {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code && FULL[code]) return new StorageFullError(repository, FULL[code]);
   if (code && UNWRITABLE[code]) return new RepositoryUnwritableError(repository, UNWRITABLE[code]);
+  return error;
+}
+
+/**
+ * `error` as a RepositoryDamagedError naming the repository and the commit read when it is an
+ * object that git's formats do not allow (a tree whose bytes are no tree: `git hash-object
+ * --literally` writes one), else itself. The object store names damage it finds in stored bytes
+ * itself; this is for objects read whole and parsed afterwards (a commit's trees).
+ */
+export function asDamagedCommit(error: unknown, repository: string, commitId: string): unknown {
+  if (error instanceof GitFormatError) return new RepositoryDamagedError(repository, commitId, `has an object that cannot be parsed among its trees (${error.message})`);
   return error;
 }

@@ -100,7 +100,7 @@ export function asServiceError(error: unknown): ServiceError | undefined {
     return new ServiceError(ErrorCode.DamagedRepository, `${error.message}: the repository was changed outside cfghub or is damaged; ${MEND}`, error.repository ? { repository: error.repository } : undefined);
   }
   if (error instanceof GitFormatError) {
-    // Read outside the object store, which names the repository (a commit or tree parsed later).
+    // Parsed outside the object store and a snapshot's read (which name the repository): a tag or a restore's tree.
     return new ServiceError(ErrorCode.DamagedRepository, `a stored object is damaged (${error.message}); ${MEND}`);
   }
   if (error instanceof LayoutError) {
