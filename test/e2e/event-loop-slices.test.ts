@@ -84,7 +84,7 @@ beforeAll(async () => {
   dir = tempDir();
   for (const repo of ['acme/push', 'acme/tpl']) cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
   // One process: what one event loop holds (with a worker per core, the figure is the busiest worker's anyway).
-  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1', NODE_OPTIONS: `--require ${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}` });
+  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1', NODE_OPTIONS: `--require "${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}"` });
   await until(() => /"event":"loop-pauses"/.test(server.output()), 'the loop pause probe');
   pausesUrl = /"event":"loop-pauses","url":"([^"]+)"/.exec(server.output())![1];
   // 10,000 keys of 5 values each: the largest allowed push, and the repository the next one changes.
