@@ -27,6 +27,7 @@ import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
+import { ownString } from './ownString.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
@@ -195,12 +196,13 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
       const value = rawValue === 'null' ? null : readYamlString(rawValue);
       const active = flag(field(lines[i + 2], '    active'));
       if (context === undefined || value === undefined || active === undefined) return undefined;
-      values.push({ context: context.split(';'), value, active });
+      // Cut from the document's text: kept in snapshots, so copied out of it (ownString.ts).
+      values.push({ context: ownString(context).split(';'), value: value === null ? null : ownString(value), active });
     }
   } else {
     return undefined;
   }
-  return { key, readme, deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup } : {}), values };
+  return { key: ownString(key), readme: ownString(readme), deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}), values };
 }
 
 export function parseKey(text: string, what: string): KeyRecord {
@@ -209,8 +211,10 @@ export function parseKey(text: string, what: string): KeyRecord {
   const { securityGroup, ...doc } = parseYaml(text, keyDocument, what);
   return {
     ...doc,
-    ...(securityGroup !== undefined ? { securityGroup } : {}),
-    values: doc.values.map((v) => ({ context: v.context.split(';'), value: v.value, active: v.active })),
+    key: ownString(doc.key),
+    readme: ownString(doc.readme),
+    ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}),
+    values: doc.values.map((v) => ({ context: ownString(v.context).split(';'), value: v.value === null ? null : ownString(v.value), active: v.active })),
   };
 }
 

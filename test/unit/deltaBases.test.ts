@@ -1,7 +1,8 @@
 /**
  * The delta bases of all packs share one budget (deltaBases.ts); closing a pack drops its own
  * entries, and only its own, without looking through the others' (issue 22: a server stopping
- * closes the packs of every repository it opened).
+ * closes the packs of every repository it opened). A kept base holds its own bytes, not a view
+ * into a larger buffer (Node's shared pool slab) that it would keep whole.
  */
 import { describe, expect, it } from 'vitest';
 import { DELTA_BASE_BYTES, PackBases } from '../../src/disk/deltaBases.js';
@@ -36,5 +37,24 @@ describe('PackBases', () => {
     old.clear();
     big.clear();
     expect(big.get((DELTA_BASE_BYTES / size) * 2 - 1)).toBeUndefined();
+  });
+
+  it('keeps a base that is a view into a larger buffer as bytes of its own, and one that is not as it is', () => {
+    const bases = new PackBases();
+    const pooled = Buffer.from('a small tree read from a pack'); // under 4 KiB: a view into Node's 8 KiB pool
+    expect(pooled.buffer.byteLength).toBeGreaterThan(pooled.length);
+    const slab = Buffer.alloc(64 * 1024, 7);
+    bases.set(1, { type: 'tree', content: pooled });
+    bases.set(2, { type: 'blob', content: slab.subarray(100, 200) });
+    const whole = Buffer.alloc(5000, 3);
+    bases.set(3, { type: 'blob', content: whole });
+    for (const [offset, expected] of [[1, pooled], [2, slab.subarray(100, 200)]] as const) {
+      const kept = bases.get(offset)!.content;
+      expect(kept.equals(expected)).toBe(true);
+      expect(kept.buffer.byteLength).toBe(kept.length);
+    }
+    expect(bases.get(1)!.type).toBe('tree');
+    expect(bases.get(3)!.content).toBe(whole); // already its own: not copied
+    bases.clear();
   });
 });
