@@ -14,6 +14,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { StoredObject } from './packFile.js';
+import { ownBytes } from '../layout/ownCopies.js';
 
 /** The bytes of bases kept, in all. */
 export const DELTA_BASE_BYTES = 16 * 1024 * 1024;
@@ -40,19 +41,6 @@ const bases = new LRUCache<string, StoredObject>({
 
 let nextPack = 0;
 
-/**
- * `content` in bytes of its own. A Buffer under 4 KiB is a view into one of Node's shared 8 KiB
- * pool slabs, and a kept view keeps its whole slab: bases counted as 16 MiB held 43 MB of slabs
- * (5,200 of them, 100 repositories of 1,000 keys, one pull each), so the budget was a third of
- * what they cost.
- */
-function ownBytes(content: Buffer): Buffer {
-  if (content.byteOffset === 0 && content.buffer.byteLength === content.length) return content;
-  const own = Buffer.allocUnsafeSlow(content.length);
-  content.copy(own);
-  return own;
-}
-
 /** The bases of one open pack, by entry offset. */
 export class PackBases {
   private readonly prefix = `${(nextPack++).toString(36)}:`;
@@ -66,6 +54,7 @@ export class PackBases {
     let keys = keysOfPacks.get(this.prefix);
     if (!keys) keysOfPacks.set(this.prefix, (keys = new Set()));
     keys.add(key);
+    // Kept for long: not a view into a larger buffer, which it would keep whole (ownCopies.ts).
     bases.set(key, { type: base.type, content: ownBytes(base.content) });
   }
 

@@ -6,6 +6,7 @@
  */
 import { telemetry } from '../disk/telemetry.js';
 import { createHash } from 'node:crypto';
+import { ownBytes } from '../layout/ownCopies.js';
 
 export interface CachedAnswer {
   /** The encoded body, sent as it is: no string is encoded again per request. */
@@ -60,7 +61,8 @@ export class ReadCache {
   set(key: string, answer: CachedAnswer): void {
     this.remove(key);
     if (answer.body.length > this.maxBytes) return;
-    this.entries.set(key, answer);
+    // A small answer's bytes may be a view into a shared pool slab, which they would keep whole.
+    this.entries.set(key, { ...answer, body: ownBytes(answer.body) });
     this.bytes += answer.body.length;
     while (this.entries.size > this.capacity || this.bytes > this.maxBytes) this.remove(this.entries.keys().next().value!);
   }

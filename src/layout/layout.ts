@@ -27,7 +27,7 @@ import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
-import { ownString } from './ownString.js';
+import { ownString } from './ownCopies.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
@@ -196,7 +196,7 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
       const value = rawValue === 'null' ? null : readYamlString(rawValue);
       const active = flag(field(lines[i + 2], '    active'));
       if (context === undefined || value === undefined || active === undefined) return undefined;
-      // Cut from the document's text: kept in snapshots, so copied out of it (ownString.ts).
+      // Cut from the document's text: kept in snapshots, so copied out of it (ownCopies.ts).
       values.push({ context: ownString(context).split(';'), value: value === null ? null : ownString(value), active });
     }
   } else {

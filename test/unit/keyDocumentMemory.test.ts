@@ -1,5 +1,5 @@
 /**
- * A parsed key document keeps none of the document's text (ownString.ts): its values, contexts,
+ * A parsed key document keeps none of the document's text (ownCopies.ts): its values, contexts,
  * name and readme are strings of their own, not views into the text they were cut from, which
  * snapshots held for as long as they held the key (31 MB of document texts for 100 repositories
  * of 1,000 keys). Both readers: the canonical one and the yaml library's, for a document edited
