@@ -18,6 +18,7 @@ import { PackIndex } from '../git/packIndex.js';
 import { inflateObject } from '../git/objectCompression.js';
 import { PackBases } from './deltaBases.js';
 import { PackFormatError } from '../git/errors.js';
+import { ownBytes } from '../layout/ownCopies.js';
 
 export interface StoredObject {
   readonly type: ObjectType;
@@ -120,7 +121,8 @@ function openBytes(path: string, reading: PackReading): PackBytes {
     fs.closeSync(handle);
     throw error;
   }
-  const whole = Buffer.allocUnsafe(length);
+  // Not from Node's shared pool: a small pack kept open would keep a whole 8 KiB slab (ownCopies.ts).
+  const whole = Buffer.allocUnsafeSlow(length);
   try {
     fs.readSync(handle, whole, 0, length, 0);
   } finally {
@@ -143,7 +145,8 @@ export class PackFile {
 
   /** A pack this process has just written, read from the bytes it wrote. */
   static fromBuffers(name: string, pack: Buffer, index: Buffer): PackFile {
-    return new PackFile(name, new PackIndex(index, pack.length), inMemory(pack));
+    // Kept while the pack is open: a small push's pack and index are views into Node's pool (ownCopies.ts).
+    return new PackFile(name, new PackIndex(ownBytes(index), pack.length), inMemory(ownBytes(pack)));
   }
 
   /**
@@ -153,7 +156,7 @@ export class PackFile {
   static open(base: string, name: string, reading: PackReading = READING): PackFile {
     const bytes = openBytes(`${base}.pack`, reading);
     try {
-      return new PackFile(name, new PackIndex(fs.readFileSync(`${base}.idx`), bytes.length), bytes, reading.window);
+      return new PackFile(name, new PackIndex(ownBytes(fs.readFileSync(`${base}.idx`)), bytes.length), bytes, reading.window);
     } catch (error) {
       bytes.close();
       throw error;
