@@ -28,6 +28,7 @@ import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.j
 import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
 import { ownString } from './ownCopies.js';
+import { storedContext } from './storedContexts.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';
 
 export const SETTINGS_FILE = 'repository.yaml';
@@ -196,8 +197,8 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
       const value = rawValue === 'null' ? null : readYamlString(rawValue);
       const active = flag(field(lines[i + 2], '    active'));
       if (context === undefined || value === undefined || active === undefined) return undefined;
-      // Cut from the document's text: kept in snapshots, so copied out of it (ownCopies.ts).
-      values.push({ context: ownString(context).split(';'), value: value === null ? null : ownString(value), active });
+      // Kept in snapshots: the value copied out of the document's text (ownCopies.ts), the context shared (storedContexts.ts).
+      values.push({ context: storedContext(context), value: value === null ? null : ownString(value), active });
     }
   } else {
     return undefined;
@@ -214,7 +215,7 @@ export function parseKey(text: string, what: string): KeyRecord {
     key: ownString(doc.key),
     readme: ownString(doc.readme),
     ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}),
-    values: doc.values.map((v) => ({ context: ownString(v.context).split(';'), value: v.value === null ? null : ownString(v.value), active: v.active })),
+    values: doc.values.map((v) => ({ context: storedContext(v.context), value: v.value === null ? null : ownString(v.value), active: v.active })),
   };
 }
 
