@@ -21,7 +21,7 @@ import * as crypto from 'node:crypto';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { WILDCARD, type Context } from '../domain/context.js';
-import type { FileRecord, KeyRecord, RepoSettings, SecurityGroup, StoredValue } from '../domain/model.js';
+import type { FileRecord, KeyRecord, RepoSettings, SecurityGroup } from '../domain/model.js';
 import { keyId } from '../domain/names.js';
 import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
@@ -168,6 +168,24 @@ function flag(text: string | undefined): boolean | undefined {
   return text === 'true' ? true : text === 'false' ? false : undefined;
 }
 
+/** A key document's fields as read, each value's context still its text (`a;b;c`). */
+type ReadKey = z.infer<typeof keyDocument>;
+
+/**
+ * A key record as snapshots keep it, whichever reader read it: its strings copied out of the
+ * document's text (ownCopies.ts), its values' contexts shared (storedContexts.ts).
+ */
+function keptKey(read: ReadKey): KeyRecord {
+  const { securityGroup, ...doc } = read;
+  return {
+    ...doc,
+    key: ownString(doc.key),
+    readme: ownString(doc.readme),
+    ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}),
+    values: doc.values.map((v) => ({ context: storedContext(v.context), value: v.value === null ? null : ownString(v.value), active: v.active })),
+  };
+}
+
 /**
  * Reads a key document exactly as serializeKey writes it, line by line, about 50 times faster than
  * the yaml library; undefined for anything else (a document edited by hand, say).
@@ -187,7 +205,7 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
     securityGroup = readYamlString(field(lines[at++], 'securityGroup'));
     if (securityGroup === undefined) return undefined;
   }
-  const values: StoredValue[] = [];
+  const values: ReadKey['values'] = [];
   if (lines[at] === 'values: []') {
     if (lines.length !== at + 1) return undefined;
   } else if (lines[at] === 'values:' && lines.length > at + 1 && (lines.length - at - 1) % 3 === 0) {
@@ -197,26 +215,18 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
       const value = rawValue === 'null' ? null : readYamlString(rawValue);
       const active = flag(field(lines[i + 2], '    active'));
       if (context === undefined || value === undefined || active === undefined) return undefined;
-      // Kept in snapshots: the value copied out of the document's text (ownCopies.ts), the context shared (storedContexts.ts).
-      values.push({ context: storedContext(context), value: value === null ? null : ownString(value), active });
+      values.push({ context, value, active });
     }
   } else {
     return undefined;
   }
-  return { key: ownString(key), readme: ownString(readme), deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}), values };
+  return keptKey({ key, readme, deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup } : {}), values });
 }
 
 export function parseKey(text: string, what: string): KeyRecord {
   const canonical = parseCanonicalKey(text);
   if (canonical) return canonical;
-  const { securityGroup, ...doc } = parseYaml(text, keyDocument, what);
-  return {
-    ...doc,
-    key: ownString(doc.key),
-    readme: ownString(doc.readme),
-    ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}),
-    values: doc.values.map((v) => ({ context: storedContext(v.context), value: v.value === null ? null : ownString(v.value), active: v.active })),
-  };
+  return keptKey(parseYaml(text, keyDocument, what));
 }
 
 // --- secured files ------------------------------------------------------------------------------
