@@ -3,7 +3,8 @@
  * registry per AppContext): requests by route and status, latency per route, pushes by outcome
  * and refusals by reason class, repositories, tokens, watchers. Process-wide, from the telemetry
  * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
- * misses; and prom-client's default process metrics (event-loop delay, memory, CPU, handles).
+ * misses; open HTTP connections; and prom-client's default process metrics (event-loop delay,
+ * memory, CPU, file descriptors) but those that walk every handle (see PER_HANDLE_METRICS).
  *
  * With `serve --workers N` (issue 22) each worker counts its own, and a scrape answers the sum
  * of all (prom-client's AggregatorRegistry.aggregate): counters, histograms and the watchers are
@@ -13,6 +14,7 @@
  * never the path asked for; a refusal is one of a few classes, never its text.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
@@ -26,6 +28,30 @@ import { header, sendBytes } from './headers.js';
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const DISK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
+/**
+ * prom-client's default metrics whose every scrape walks a list as long as the connections open:
+ * every libuv handle (`process._getActiveHandles`), every active resource, every entry of
+ * /proc/self/fd (listed on the event loop). With 10,000 held watches a scrape held the loop 20 to
+ * 60 ms, with 18,000 connections 38 to 80 ms, and it grows with every connection. They are
+ * dropped; `process_open_fds` is counted again at a cost that does not grow (openDescriptors), and
+ * `cfghub_http_connections` says how many connections are open.
+ */
+const PER_HANDLE_METRICS = ['nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total', 'process_open_fds'];
+
+/**
+ * The process's open file descriptors: the size Linux (6.2 and later) reports for /proc/self/fd,
+ * which is their count, else the folder's entries listed in the thread pool (one of which is the
+ * listing's own). Undefined where there is no /proc.
+ */
+async function openDescriptors(): Promise<number | undefined> {
+  try {
+    const { size } = await fs.stat('/proc/self/fd');
+    return size > 0 ? size : (await fs.readdir('/proc/self/fd')).length - 1;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where a request that matched no route pattern is counted. */
 const GIT_PATH = /^\/git\//;
 
@@ -35,6 +61,8 @@ export class Metrics {
   watchers: () => number = () => 0;
   /** Answers made for groups of watchers (one per group and new head); the watch sets it with `watcherCount`. */
   watchAnswersMade: () => number = () => 0;
+  /** How many HTTP connections are open; the server sets it with `connectionCount`. */
+  connections: () => number = () => 0;
   private readonly requests = new Counter({ name: 'cfghub_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
   private readonly latency = new Histogram({ name: 'cfghub_http_request_duration_seconds', help: 'Time from request to the end of its answer, by method and route pattern', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
   private readonly pushes = new Counter({ name: 'cfghub_pushes_total', help: 'Pushes by outcome: applied (a commit), unchanged (nothing to commit), refused (304)', labelNames: ['outcome'], registers: [this.registry] });
@@ -43,6 +71,7 @@ export class Metrics {
 
   constructor(ctx: AppContext) {
     collectDefaultMetrics({ register: this.registry, prefix: '' });
+    for (const name of PER_HANDLE_METRICS) this.registry.removeSingleMetric(name);
     for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
     for (const reason of REFUSAL_CLASSES) this.refusals.inc({ reason }, 0);
     const commits = new Histogram({ name: 'cfghub_commit_duration_seconds', help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
@@ -86,6 +115,19 @@ export class Metrics {
         this.set(self.watchers());
       },
     });
+    new Gauge({
+      name: 'cfghub_http_connections', help: 'Open HTTP connections to this server (held watches included)', registers: [this.registry],
+      collect() {
+        this.set(self.connections());
+      },
+    });
+    new Gauge({
+      name: 'process_open_fds', help: 'Number of open file descriptors.', registers: [this.registry],
+      async collect() {
+        const count = await openDescriptors();
+        if (count !== undefined) this.set(count);
+      },
+    });
     new Counter({
       name: 'cfghub_watch_answers_made_total', help: 'Answers made for groups of watchers that share one (same context, format and options): one per group and new head, however many watchers it holds', registers: [this.registry],
       collect() {
@@ -124,6 +166,11 @@ export function metricsOf(ctx: AppContext): Metrics {
 export function watcherCount(ctx: AppContext, count: () => number, answersMade: () => number = () => 0): void {
   metricsOf(ctx).watchers = count;
   metricsOf(ctx).watchAnswersMade = answersMade;
+}
+
+/** Tells the metrics how many HTTP connections are open (src/http/server.ts counts them). */
+export function connectionCount(ctx: AppContext, count: () => number): void {
+  metricsOf(ctx).connections = count;
 }
 
 function sameSecret(presented: string, expected: string): boolean {

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestListener } from './app.js';
 import type { AppContext } from './context.js';
+import { connectionCount } from './metrics.js';
 import { endFeeds } from './replicationRoutes.js';
 
 export interface RunningServer {
@@ -37,6 +38,13 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
       },
       listener,
     );
+    // Counted as they open and close, so /metrics reads one number whatever their count.
+    let connections = 0;
+    server.on('connection', (socket) => {
+      connections++;
+      socket.once('close', () => connections--);
+    });
+    connectionCount(ctx, () => connections);
     server.listen(port, host);
     server.once('error', reject);
     server.once('listening', () => {
