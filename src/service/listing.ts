@@ -12,6 +12,7 @@ import type { GitRepository } from '../disk/repository.js';
 import type { TokenService } from './tokens.js';
 import { LayoutError } from '../layout/errors.js';
 import { AmbiguousRepositoryError } from '../disk/errors.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 
 export interface RepositoryRecord {
   readonly account: string;
@@ -99,7 +100,12 @@ export async function listRepositories(
     const id = `${location.account}/${location.name}`.toLowerCase();
     spellings.set(id, [...(spellings.get(id) ?? []), location]);
   }
+  // A repository not read before costs its head's snapshot, read from files at once (no wait for
+  // the thread pool to give the loop a turn): 1,000 of them held the event loop 250 to 600 ms in
+  // one piece on a new server. In slices, other requests are answered meanwhile.
+  const slices = new TimeSlices();
   for (const location of locations) {
+    await slices.pause();
     const same = spellings.get(`${location.account}/${location.name}`.toLowerCase())!;
     if (same.length > 1) {
       // Names are unique without regard to case: no spelling is served, each is listed as the conflict.
