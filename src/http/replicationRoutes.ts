@@ -15,7 +15,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import { FeedHub, MAX_FEED_WAITERS } from '../service/replication/feedHub.js';
-import { currentState, MAX_REPLICATED_REPOSITORIES, type ReplicationState } from '../service/replication/state.js';
+import { currentState, MAX_REPLICATED_REPOSITORIES, openEveryRepository, type ReplicationState } from '../service/replication/state.js';
 import type { AppContext } from './context.js';
 import { HttpError } from './errors.js';
 import { header, sendJson } from './headers.js';
@@ -59,8 +59,9 @@ export function replicationRoutes(ctx: AppContext): Router {
   hubs.set(ctx, hub);
   const readBody = bodyReader(FEED_BODY_LIMIT);
 
-  router.get('/rest/replication/state', (req, res) => {
+  router.get('/rest/replication/state', async (req, res) => {
     requireReplicationToken(ctx, req);
+    await openEveryRepository(ctx.registry);
     sendJson(req, res, 200, currentState(ctx.registry, ctx.tokens));
   });
 
@@ -72,6 +73,8 @@ export function replicationRoutes(ctx: AppContext): Router {
     if (Object.keys(parsed.data.heads).length > MAX_REPLICATED_REPOSITORIES) {
       throw new HttpError(400, 'bad_request', `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`);
     }
+    await openEveryRepository(ctx.registry);
+    if (res.destroyed) return; // the replica went away meanwhile
     if (hub.waiting >= MAX_FEED_WAITERS) throw new ServiceError('unavailable', `${MAX_FEED_WAITERS} replicas are waiting on this server already; try again`);
 
     res.status(200).set({ 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type { TokenService } from '../tokens.js';
 import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
 import type { TokenRecord } from '../../disk/tokenStore.js';
+import { TimeSlices } from '../../layout/timeSlices.js';
 
 export interface ReplicatedRepository {
   readonly account: string;
@@ -43,6 +44,33 @@ export function tokensDigest(records: readonly TokenRecord[]): string {
     digests.set(records, digest);
   }
   return digest;
+}
+
+const opened = new WeakMap<RepositoryRegistry, Promise<void>>();
+
+/**
+ * Opens every repository of the folder once and reads its head, yielding every slice of time: a
+ * state's first look on a new server opens each repository (its head's inotify watch included),
+ * 65 to 90 ms for 1,000 in one piece. After it, `currentState` reads heads already watched, a few
+ * microseconds each; a repository created later is opened by the look that first lists it.
+ */
+export function openEveryRepository(registry: RepositoryRegistry): Promise<void> {
+  let done = opened.get(registry);
+  if (!done) {
+    done = (async () => {
+      const slices = new TimeSlices();
+      for (const location of registry.locations()) {
+        await slices.pause();
+        try {
+          registry.open(location).head();
+        } catch {
+          // read again, and answered with '', by the state itself
+        }
+      }
+    })();
+    opened.set(registry, done);
+  }
+  return done;
 }
 
 /** The heads of every repository in a folder, by `account/name`. */
