@@ -8,8 +8,22 @@ import { diff } from '../service/diff.js';
 import { DEFAULT_HISTORY_LIMIT, history, MAX_HISTORY_LIMIT } from '../service/history.js';
 import type { AppContext } from './context.js';
 import { badRequest } from './errors.js';
-import { clientVersion, header, sendJson } from './headers.js';
+import { booleanHeader, clientVersion, header, sendBytes, sendJson } from './headers.js';
+import { jsonAnswer } from './answerInSlices.js';
 import { readAccess, type NamedRepository } from './readAccess.js';
+
+/**
+ * Changes (keys and files) an answer may list and still be serialized by one JSON.stringify; past
+ * it, in slices (answerInSlices.ts). A page whose commit added 40,000 keys is 14 MB of JSON: 70 ms
+ * of one piece of the event loop. A page of a few changes per commit stays on the quicker path.
+ */
+const CHANGES_SERIALIZED_AT_ONCE = 1_000;
+
+async function sendAnswer(req: Request, res: Response, body: object, changes: number): Promise<void> {
+  if (changes <= CHANGES_SERIALIZED_AT_ONCE) return sendJson(req, res, 200, body);
+  const answer = await jsonAnswer(body, booleanHeader(req, 'Pretty'));
+  sendBytes(res, 200, answer.contentType, answer.body);
+}
 
 /** A header, else the query parameter of the same name in lower case; empty counts as absent. */
 function option(req: Request, name: string): string | undefined {
@@ -37,7 +51,8 @@ export function historyRoutes(ctx: AppContext): Router {
     const limit = limitOf(req);
     const { repository, head } = await access(req, named(req), { settingsOnly: true });
     const page = await history(repository, head, { limit, before: option(req, 'Before'), key: option(req, 'Key'), file: option(req, 'File') });
-    sendJson(req, res, 200, { account: repository.account, repository: repository.name, head, ...page });
+    const changes = page.commits.reduce((sum, commit) => sum + commit.keys.length + commit.files.length, 0);
+    await sendAnswer(req, res, { account: repository.account, repository: repository.name, head, ...page }, changes);
   };
 
   const diffOf = async (req: Request, res: Response) => {
@@ -46,7 +61,9 @@ export function historyRoutes(ctx: AppContext): Router {
     if (from === undefined) throw badRequest('the From header is required: a commit id, a tag or an ISO 8601 date');
     const { repository, head } = await access(req, named(req));
     const body = await diff(repository, head, { from, to: option(req, 'To'), context: option(req, 'Context') });
-    sendJson(req, res, 200, { account: repository.account, repository: repository.name, ...body });
+    const resolved = body.resolved ? [body.resolved.properties, body.resolved.files].flatMap((changed) => [changed.added, changed.changed, changed.removed]) : [];
+    const changes = body.keys.length + body.files.length + resolved.reduce((sum, names) => sum + Object.keys(names).length, 0);
+    await sendAnswer(req, res, { account: repository.account, repository: repository.name, ...body }, changes);
   };
 
   router.get(['/rest/history', '/rest/history/:account/:repository'], historyOf);

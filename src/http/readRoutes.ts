@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../domain/context.js';
 import { ServiceError } from '../service/errors.js';
-import { exportBody, infoBody, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../service/read.js';
+import { exportBodySteps, infoBody, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../service/read.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { readPoint } from '../service/readPoint.js';
 import { isoSeconds } from '../domain/dates.js';
@@ -140,7 +140,7 @@ const ENDPOINTS: Record<string, Endpoint> = {
   export: {
     varies: ['Omit-Values', 'Omit-Files', 'Pretty'],
     cacheable: () => true,
-    build: (req, target) => json(req, exportBody(target, { omitValues: booleanHeader(req, 'Omit-Values'), omitFiles: booleanHeader(req, 'Omit-Files') })),
+    build: async (req, target) => json(req, await new TimeSlices().run(exportBodySteps(target, { omitValues: booleanHeader(req, 'Omit-Values'), omitFiles: booleanHeader(req, 'Omit-Files') }))),
   },
 };
 

@@ -9,6 +9,8 @@ import type { RuleSet } from '../domain/accessRules.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
 import type { SerializedTree, TreeEntry } from '../git/gitObjects.js';
 import { keyShard } from './layout.js';
+import { sortSteps } from '../domain/sortSteps.js';
+import type { Steps } from '../domain/steps.js';
 
 export interface KeyEntry {
   /** The blob's name in its shard tree. */
@@ -75,6 +77,7 @@ export class Snapshot implements RepositoryState {
   constructor(parts: SnapshotParts) {
     Object.assign(this, parts);
     this.groupIndex = undefined; // parts spread from another snapshot may carry its index
+    this.sortedKeys = undefined; // and its sorted keys
     let keys = 0;
     let values = 0;
     for (const shard of this.shards.values()) {
@@ -86,6 +89,7 @@ export class Snapshot implements RepositoryState {
   }
 
   private groupIndex: GroupIndex | undefined;
+  private sortedKeys: readonly KeyRecord[] | undefined;
 
   /** The context groups in force: empty when the repository has them off. */
   groups(): GroupIndex {
@@ -98,6 +102,22 @@ export class Snapshot implements RepositoryState {
 
   *keys(): Iterable<KeyRecord> {
     for (const shard of this.shards.values()) for (const entry of shard.byId.values()) yield entry.record;
+  }
+
+  /**
+   * The keys by name without regard to case (the order of a pull's and an export's answers), as
+   * steps: sorted once per snapshot, by id (the lower-cased name, unique), in steps
+   * (sortSteps.ts). Sorted for every new answer by a comparator that lower-cased both names, 40,000
+   * keys were 35 to 50 ms of one piece of the event loop.
+   */
+  *keysByName(): Steps<readonly KeyRecord[]> {
+    if (!this.sortedKeys) {
+      const entries: [string, KeyRecord][] = [];
+      for (const shard of this.shards.values()) for (const [id, entry] of shard.byId) entries.push([id, entry.record]);
+      const sorted = yield* sortSteps(entries, (a, b) => a[0] < b[0]);
+      this.sortedKeys ??= sorted.map((entry) => entry[1]);
+    }
+    return this.sortedKeys;
   }
 
   file(id: string): FileRecord | undefined {

@@ -29,6 +29,8 @@ import type { ObjectReader, RepositoryReader } from './objectReader.js';
 import type { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
 import { changedEntries, type EntryPair } from '../git/treePairs.js';
+import { TimeSlices } from './timeSlices.js';
+import { sortSteps } from '../domain/sortSteps.js';
 
 export interface KeyChange {
   /** The key's id (lower-cased name). */
@@ -184,10 +186,15 @@ class ParsedObjects {
   }
 }
 
-export async function diffTrees(repository: RepositoryReader, sides: DiffSides): Promise<TreeChanges> {
+/**
+ * `slices` gives the event loop a turn every slice of time: a commit that adds or changes tens of
+ * thousands of keys reads and parses each of them (their reads need no thread pool, so nothing
+ * else would yield).
+ */
+export async function diffTrees(repository: RepositoryReader, sides: DiffSides, slices = new TimeSlices()): Promise<TreeChanges> {
   const cache = new ParsedObjects(repository.objects, repository.caches);
   for (const side of [sides.before, sides.after]) if (side?.snapshot) cache.learn(side.snapshot);
-  return new TreeDiff(cache, sides).run();
+  return new TreeDiff(cache, sides, slices).run();
 }
 
 class TreeDiff {
@@ -200,6 +207,7 @@ class TreeDiff {
   constructor(
     private readonly objects: ParsedObjects,
     private readonly sides: DiffSides,
+    private readonly slices: TimeSlices,
   ) {}
 
   private at(side: 'before' | 'after'): string {
@@ -214,10 +222,12 @@ class TreeDiff {
       else if (name === FILES_FOLDER || name === INACTIVE_FILES_FOLDER) await this.diffFiles(name, b, a);
       if (!MANAGED.has(name)) this.otherPaths.push(name);
     }
-    this.keys.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    const files = [...this.files].map(([id, change]) => ({ id, ...change }));
-    files.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    return { keys: this.keys, files, settingsChanged: this.settingsChanged, otherPaths: this.otherPaths, problems: this.problems };
+    // Sorted in steps too: a commit may change every key of a repository (100,000 keys sorted by a
+    // comparator in one call held the event loop for most of 72 ms).
+    const keys = await this.slices.run(sortSteps(this.keys, (x, y) => x.id < y.id));
+    const unsorted = [...this.files].map(([id, change]) => ({ id, ...change }));
+    const files = await this.slices.run(sortSteps(unsorted, (x, y) => x.path < y.path || (x.path === y.path && x.id < y.id)));
+    return { keys, files, settingsChanged: this.settingsChanged, otherPaths: this.otherPaths, problems: this.problems };
   }
 
   /**
@@ -248,9 +258,12 @@ class TreeDiff {
         const keyPath = `${path}/${(bk ?? ak)!.name}`;
         const beforeKey = await this.key(bk, keyPath, shard, 'before');
         const afterKey = await this.key(ak, keyPath, shard, 'after');
-        if (beforeKey === undefined || afterKey === undefined) continue; // reported as a problem
-        const id = (afterKey ?? beforeKey)!.key.toLowerCase();
-        this.keys.push({ id, before: beforeKey, after: afterKey });
+        if (beforeKey !== undefined && afterKey !== undefined) {
+          const id = (afterKey ?? beforeKey)!.key.toLowerCase();
+          this.keys.push({ id, before: beforeKey, after: afterKey });
+        } // else reported as a problem
+        const paused = this.slices.pause(); // undefined within a slice: no turn of the microtask queue per key
+        if (paused) await paused;
       }
     }
   }
@@ -315,6 +328,8 @@ class TreeDiff {
       if (folderOf(be) !== undefined || folderOf(ae) !== undefined) await this.walk(folderOf(be), folderOf(ae), path, visit);
       if (be && !isTreeEntry(be)) visit('before', path, be);
       if (ae && !isTreeEntry(ae)) visit('after', path, ae);
+      const paused = this.slices.pause();
+      if (paused) await paused;
     }
   }
 }

@@ -12,6 +12,8 @@ import { commitInfo } from '../layout/history.js';
 import type { GitRepository } from '../disk/repository.js';
 import { CacheSlot } from '../layout/repositoryCaches.js';
 import { diffTrees, type DiffSides, type TreeChanges } from '../layout/treeDiff.js';
+import { TimeSlices } from '../layout/timeSlices.js';
+import type { Steps } from '../domain/steps.js';
 
 export interface FileChangeSummary {
   readonly path: string;
@@ -41,9 +43,15 @@ export interface CommitSummary extends ChangeSummary {
   readonly author: { readonly name: string; readonly email: string };
 }
 
-export function summarizeChanges(changes: TreeChanges): ChangeSummary {
+/** As steps (src/domain/steps.ts): a pause is safe after each key, as a commit may change tens of thousands. */
+export function* summarizeChangesSteps(changes: TreeChanges): Steps<ChangeSummary> {
+  const keys: KeyChangeSummary[] = [];
+  for (const key of changes.keys) {
+    keys.push(summarizeKeyChange(key.before, key.after));
+    yield;
+  }
   return {
-    keys: changes.keys.map((key) => summarizeKeyChange(key.before, key.after)),
+    keys,
     files: changes.files.map((file) => ({
       path: file.path,
       context: formatContext(file.context),
@@ -57,11 +65,11 @@ export function summarizeChanges(changes: TreeChanges): ChangeSummary {
 }
 
 /** The changes between two commits, never thrown for bad content (an unparsable tree is a problem too); damage of the store is thrown. */
-export async function changesBetween(repository: GitRepository, before: string | undefined, after: string): Promise<TreeChanges> {
+export async function changesBetween(repository: GitRepository, before: string | undefined, after: string, slices = new TimeSlices()): Promise<TreeChanges> {
   try {
     const side = async (commitId: string) => ({ commitId, treeId: (await commitInfo(repository, commitId)).tree, snapshot: repository.builtSnapshot(commitId) });
     const sides: DiffSides = { before: before === undefined ? undefined : await side(before), after: await side(after) };
-    return await diffTrees(repository, sides);
+    return await diffTrees(repository, sides, slices);
   } catch (error) {
     if (isRepositoryDamage(error)) throw error;
     const problem = `commit ${after.slice(0, 12)} cannot be read: ${(error as Error).message}`;
@@ -72,8 +80,8 @@ export async function changesBetween(repository: GitRepository, before: string |
 /** Change summaries kept per repository (the repository's caches own them). */
 const SUMMARIES = new CacheSlot<CommitSummary>('commit summaries', 20_000);
 
-/** A commit with what it changed against its first parent; made once per commit. */
-export async function commitSummary(repository: GitRepository, commitId: string): Promise<CommitSummary> {
+/** A commit with what it changed against its first parent; made once per commit, in `slices`. */
+export async function commitSummary(repository: GitRepository, commitId: string, slices = new TimeSlices()): Promise<CommitSummary> {
   const cache = repository.caches.slot(SUMMARIES);
   const known = cache.get(commitId);
   if (known) return known;
@@ -86,7 +94,7 @@ export async function commitSummary(repository: GitRepository, commitId: string)
     ...(message.applicationName !== undefined ? { applicationName: message.applicationName } : {}),
     ...(message.tokenLabel !== undefined ? { token: message.tokenLabel } : {}),
     author: info.author,
-    ...summarizeChanges(await changesBetween(repository, info.parents[0], commitId)),
+    ...(await slices.run(summarizeChangesSteps(await changesBetween(repository, info.parents[0], commitId, slices)))),
   };
   cache.set(commitId, summary);
   return summary;

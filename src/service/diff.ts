@@ -6,10 +6,12 @@
 import { parseRequestContext } from '../domain/context.js';
 import type { GitRepository } from '../disk/repository.js';
 import type { Snapshot } from '../layout/snapshot.js';
-import { changesBetween, summarizeChanges, type ChangeSummary } from './commitChanges.js';
+import { changesBetween, summarizeChangesSteps, type ChangeSummary } from './commitChanges.js';
 import { ServiceError } from './errors.js';
 import { resolvePoint } from './points.js';
-import { pullBody } from './read.js';
+import { pullBodySteps } from './read.js';
+import { TimeSlices } from '../layout/timeSlices.js';
+import type { Steps } from '../domain/steps.js';
 import { LayoutError } from '../layout/errors.js';
 
 export interface DiffQuery {
@@ -42,22 +44,26 @@ export interface DiffBody extends ChangeSummary {
 export async function diff(repository: GitRepository, head: string, query: DiffQuery): Promise<DiffBody> {
   const from = await resolvePoint(repository, head, query.from);
   const to = query.to === undefined ? head : await resolvePoint(repository, head, query.to);
-  const body: DiffBody = { from, to, ...summarizeChanges(await changesBetween(repository, from, to)) };
+  // In slices: two points far apart can differ by every key of the repository.
+  const slices = new TimeSlices();
+  const body: DiffBody = { from, to, ...(await slices.run(summarizeChangesSteps(await changesBetween(repository, from, to, slices)))) };
   if (query.context === undefined) return body;
   const [before, after] = [await snapshotAt(repository, from), await snapshotAt(repository, to)];
   const parsed = parseRequestContext(query.context, after.settings.levels);
   if (!parsed.ok) throw new ServiceError('invalid_argument', parsed.problem);
-  const pull = (snapshot: Snapshot) =>
-    pullBody({ repository, account: repository.account, name: repository.name, snapshot }, query.context!, parsed.context, {
-      includeComments: false,
-      includeValueContext: false,
-      noProperties: false,
-      noFiles: false,
-    }) as { properties: Record<string, unknown>; files: Record<string, unknown> };
-  const [was, is] = [pull(before), pull(after)];
+  const pull = async (snapshot: Snapshot) =>
+    (await slices.run(
+      pullBodySteps({ repository, account: repository.account, name: repository.name, snapshot }, query.context!, parsed.context, {
+        includeComments: false,
+        includeValueContext: false,
+        noProperties: false,
+        noFiles: false,
+      }),
+    )) as { properties: Record<string, unknown>; files: Record<string, unknown> };
+  const [was, is] = [await pull(before), await pull(after)];
   return {
     ...body,
-    resolved: { context: query.context, properties: compare(was.properties, is.properties), files: compare(was.files, is.files) },
+    resolved: { context: query.context, properties: await slices.run(compare(was.properties, is.properties)), files: await slices.run(compare(was.files, is.files)) },
   };
 }
 
@@ -71,13 +77,18 @@ async function snapshotAt(repository: GitRepository, commitId: string): Promise<
   }
 }
 
-function compare<T>(before: Record<string, T>, after: Record<string, T>): Changed<T> {
+/** As steps (src/domain/steps.ts): a pause is safe after each name. */
+function* compare<T>(before: Record<string, T>, after: Record<string, T>): Steps<Changed<T>> {
   // Null prototypes: a key may be named __proto__.
   const out: Changed<T> = { added: Object.create(null), changed: Object.create(null), removed: Object.create(null) };
   for (const [name, value] of Object.entries(after)) {
     if (!Object.hasOwn(before, name)) out.added[name] = value;
     else if (JSON.stringify(before[name]) !== JSON.stringify(value)) out.changed[name] = { before: before[name], after: value };
+    yield;
   }
-  for (const [name, value] of Object.entries(before)) if (!Object.hasOwn(after, name)) out.removed[name] = value;
+  for (const [name, value] of Object.entries(before)) {
+    if (!Object.hasOwn(after, name)) out.removed[name] = value;
+    yield;
+  }
   return out;
 }

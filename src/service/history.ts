@@ -58,7 +58,7 @@ export async function history(repository: GitRepository, head: string, query: Hi
     for (; next !== undefined && batch.length < size; next = (await commitInfo(repository, next)).parents[0]) batch.push(next);
     const summaries: CommitSummary[] = [];
     for (const id of batch) {
-      summaries.push(await commitSummary(repository, id));
+      summaries.push(await commitSummary(repository, id, slices));
       await slices.pause(); // a page of commits never summarized is tens of milliseconds of work
     }
     for (const summary of summaries) {

@@ -167,8 +167,7 @@ export function* pullBodySteps(target: ReadTarget, contextText: string, context:
   }
   if (!options.noProperties) {
     const properties: Record<string, unknown> = Object.create(null);
-    const keys = [...target.snapshot.keys()].sort((a, b) => byName(a.key, b.key));
-    for (const key of keys) {
+    for (const key of yield* target.snapshot.keysByName()) {
       const value = resolveValue(key, request);
       if (!value) continue;
       const opened = openValue(key, value, ring);
@@ -324,18 +323,20 @@ export interface ExportOptions {
 /**
  * The repository in the push format: pushing it into a repository with the same levels (and
  * groups) recreates it. Secured keys and files carry `securityGroup`; their values and content are
- * plain for the groups the caller unlocked, else the sealed text (which a push refuses).
+ * plain for the groups the caller unlocked, else the sealed text (which a push refuses). As steps
+ * (src/domain/steps.ts): a pause is safe after each key and each file.
  */
-export function exportBody(target: ReadTarget, options: ExportOptions): { data: Record<string, unknown>[] } {
+export function* exportBodySteps(target: ReadTarget, options: ExportOptions): Steps<{ data: Record<string, unknown>[] }> {
   const ring = target.ring ?? KeyRing.EMPTY;
   const data: Record<string, unknown>[] = [];
-  for (const key of [...target.snapshot.keys()].sort((a, b) => byName(a.key, b.key))) {
+  for (const key of yield* target.snapshot.keysByName()) {
     data.push({
       ...keyFields(key),
       ...(options.omitValues
         ? {}
         : { values: key.values.map((v) => ({ context: formatContext(v.context), value: openValue(key, v, ring)?.text ?? v.value, active: v.active })) }),
     });
+    yield;
   }
   if (!options.omitFiles) {
     const files = [...target.snapshot.files()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -347,6 +348,7 @@ export function exportBody(target: ReadTarget, options: ExportOptions): { data: 
         active: file.active,
         ...(file.securityGroup !== undefined ? { securityGroup: file.securityGroup } : {}),
       });
+      yield;
     }
   }
   return { data };
