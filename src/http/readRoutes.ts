@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../domain/context.js';
 import { ServiceError } from '../service/errors.js';
-import { exportBodySteps, infoBody, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../service/read.js';
+import { exportBodySteps, infoBodySteps, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../service/read.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { readPoint } from '../service/readPoint.js';
 import { isoSeconds } from '../domain/dates.js';
@@ -119,11 +119,14 @@ const ENDPOINTS: Record<string, Endpoint> = {
     build: async (req, target, generatedOn) => {
       const labels = header(req, 'Context-Labels');
       const glob = header(req, 'Files-Glob');
-      const body = infoBody(target, {
-        contextElements: labels !== undefined ? labels.split(',').map((l) => l.trim()).filter(Boolean) : booleanHeader(req, 'Context-Elements'),
-        files: glob ?? booleanHeader(req, 'Files'),
-        tags: booleanHeader(req, 'Tags') ? await listTags(target.repository) : undefined,
-      });
+      const tags = booleanHeader(req, 'Tags') ? await listTags(target.repository) : undefined;
+      const body = await new TimeSlices().run(
+        infoBodySteps(target, {
+          contextElements: labels !== undefined ? labels.split(',').map((l) => l.trim()).filter(Boolean) : booleanHeader(req, 'Context-Elements'),
+          files: glob ?? booleanHeader(req, 'Files'),
+          tags,
+        }),
+      );
       const { account, repository, ...rest } = body;
       return json(req, { account, repository, generatedOn, ...rest });
     },

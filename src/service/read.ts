@@ -5,6 +5,7 @@
  */
 import { contentTypeOf } from '../domain/contentType.js';
 import { runSteps, type Steps } from '../domain/steps.js';
+import { sortSteps } from '../domain/sortSteps.js';
 import { formatContext, WILDCARD, type Context } from '../domain/context.js';
 import { compileGlob } from '../domain/glob.js';
 import type { FileRecord, KeyRecord } from '../domain/model.js';
@@ -234,23 +235,35 @@ export interface InfoOptions {
   readonly tags?: readonly { name: string; message: string; created: string }[];
 }
 
-/** Item names in use at each level, first spelling kept, sorted. */
-function contextElements(snapshot: Snapshot): Map<string, string[]> {
+/** Item names in use at each level, first spelling kept, sorted; as steps (a pause is safe after each key, file and 4,096 names sorted). */
+function* contextElements(snapshot: Snapshot): Steps<Map<string, string[]>> {
   const levels = snapshot.settings.levels;
   const seen = levels.map(() => new Map<string, string>());
   const add = (context: Context) =>
     context.forEach((item, i) => {
       if (item !== WILDCARD && !seen[i].has(item.toLowerCase())) seen[i].set(item.toLowerCase(), item);
     });
-  for (const key of snapshot.keys()) for (const value of key.values) add(value.context);
-  for (const file of snapshot.files()) add(file.context);
+  for (const key of snapshot.keys()) {
+    for (const value of key.values) add(value.context);
+    yield;
+  }
+  for (const file of snapshot.files()) {
+    add(file.context);
+    yield;
+  }
   // Groups and their members are items of their level too, used by values or not.
   for (const group of activeGroups(snapshot)) {
     const i = levels.findIndex((level) => level.toLowerCase() === group.level.toLowerCase());
     if (i < 0) continue;
     for (const item of [group.name, ...group.members]) if (!seen[i].has(item.toLowerCase())) seen[i].set(item.toLowerCase(), item);
   }
-  return new Map(levels.map((level, i) => [level, [...seen[i].values()].sort(byName)]));
+  const sorted = new Map<string, string[]>();
+  for (const [i, level] of levels.entries()) {
+    // By the lower-cased name, computed once per name (the map's keys), not at each comparison.
+    const names = yield* sortSteps([...seen[i]], (a, b) => a[0] < b[0]);
+    sorted.set(level, names.map((entry) => entry[1]));
+  }
+  return sorted;
 }
 
 /** The context groups in force (none when the repository has them off). */
@@ -278,13 +291,14 @@ function globOf(pattern: string) {
   }
 }
 
-export function infoBody(target: ReadTarget, options: InfoOptions): Record<string, unknown> {
+/** A repository's info, as steps (src/domain/steps.ts): its context elements walk every stored value. */
+export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<Record<string, unknown>> {
   const { snapshot } = target;
   const body: Record<string, unknown> = { account: target.account, repository: target.name };
   if (target.repoDate) body.date = target.repoDate;
   body.context = snapshot.settings.levels;
   if (options.contextElements !== false) {
-    const elements = contextElements(snapshot);
+    const elements = yield* contextElements(snapshot);
     const wanted = options.contextElements === true ? [...elements.keys()] : options.contextElements;
     const out: Record<string, string[]> = Object.create(null);
     for (const label of wanted) {
@@ -298,10 +312,9 @@ export function infoBody(target: ReadTarget, options: InfoOptions): Record<strin
   }
   if (options.files !== false) {
     const pattern = options.files === true ? undefined : globOf(options.files);
-    body.files = [...snapshot.files()]
-      .filter((file) => !pattern || pattern.test(file.path))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : byName(formatContext(a.context), formatContext(b.context))))
-      .map((file) => ({
+    const listed = [...snapshot.files()].filter((file) => !pattern || pattern.test(file.path));
+    const byPathThenContext = (a: FileRecord, b: FileRecord) => a.path < b.path || (a.path === b.path && byName(formatContext(a.context), formatContext(b.context)) < 0);
+    body.files = (yield* sortSteps(listed, byPathThenContext)).map((file) => ({
         name: file.path.slice(file.path.lastIndexOf('/') + 1),
         path: file.path,
         context: formatContext(file.context),

@@ -138,6 +138,7 @@ describe('work that grows with its input is done in slices', () => {
     ['the history page of a commit that changed 10,000 keys', '/rest/history/acme/push', () => ({ Limit: '1' })],
     ['the export of 10,000 keys', '/rest/export/acme/push', () => ({})],
     ['a diff of 10,000 keys, resolved for a context', '/rest/diff/acme/push', () => ({ From: previousCommit(), Context: 'e1;app;n1' })],
+    ['the info of 10,000 keys with the context items they use', '/rest/info/acme/push', () => ({ 'Context-Elements': 'true', Files: 'true' })],
   ])('answers %s without holding the event loop for a large part of it', async (what, path, headers) => {
     // A new commit each time, so the answer is made, not read from a cache.
     expect((await post('acme/push', pushBody(`${what}`.length))).status).toBe(200);
