@@ -61,7 +61,8 @@ export interface PushFixture {
 export async function preparePushFixture(keyCount: number, log: Log): Promise<PushFixture> {
   const folder = makeTempFolder(`push-${keyCount}`);
   const reposRoot = join(folder, 'repos');
-  const registry = new RepositoryRegistry(reposRoot);
+  // As `cfghub serve` commits: through the push journal (src/disk/pushJournal.ts).
+  const registry = new RepositoryRegistry(reposRoot, { journal: true });
   const inProcess = await createRepository(registry, {
     account: BENCH_ACCOUNT,
     name: 'inprocess',

@@ -76,7 +76,7 @@ function durabilityLine(): string {
   const git = Object.entries(GIT_DURABILITY)
     .map(([name, value]) => `${name}=${value}`)
     .join(', ');
-  return `Durability: cfghub fsyncs the push's pack, its index, their folder and the ref before answering; git plumbing runs with ${git} set in the reference repository's config; etcd runs with its defaults (its write-ahead log fsynced before a transaction is answered). git plumbing: one git child process per command (hash-object, update-index on a kept index, write-tree, commit-tree, update-ref), spawned from a separate lean Node process and timed there. etcd: one member on loopback, temporary data folder, reached through its HTTP gateway (JSON, base64 keys and values).`;
+  return `Durability: cfghub fdatasyncs the push's record (its pack, its index and the ref's move) in its push journal before answering, and fsyncs the files themselves later (in-process and over HTTP alike, as \`cfghub serve\` does); git plumbing runs with ${git} set in the reference repository's config; etcd runs with its defaults (its write-ahead log fsynced before a transaction is answered). git plumbing: one git child process per command (hash-object, update-index on a kept index, write-tree, commit-tree, update-ref), spawned from a separate lean Node process and timed there. etcd: one member on loopback, temporary data folder, reached through its HTTP gateway (JSON, base64 keys and values).`;
 }
 
 function planLine(plan: Plan): string {

@@ -28,7 +28,8 @@ import { TokenStore } from '../disk/tokenStore.js';
 import { isClusterMessage, type MetricsJson, type ToPrimary, type ToWorker } from './clusterMessages.js';
 import { startError } from './clusterWorker.js';
 import { startReplicator } from './replica.js';
-import { exitOnUncaughtException, type ServeOptions } from './serve.js';
+import { exitOnUncaughtException, replayJournalsLogged, type ServeOptions } from './serve.js';
+import { problemOf } from '../disk/storageFaults.js';
 
 /** A worker that has not exited this long after `stop` (its drain takes at most 10 s) is killed. */
 const STOP_DEADLINE_MS = 15_000;
@@ -158,6 +159,9 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
       return;
     }
     logger.warn({ event: 'worker-exited', worker: worker.id, pid: worker.process.pid, ...(signal ? { signal } : { code }) });
+    // Its push journal is replayed now, not at the next start: the files of its last pushes are
+    // made durable while the machine still has them (journalReplay.ts).
+    replayJournalsLogged(options.reposDir, logger).catch((error: unknown) => logger.warn({ event: 'journal-replay-failed', problem: problemOf(error) }));
     restarts.inc();
     const young = Date.now() - member.startedAt < YOUNG_MS;
     restartDelay = young ? Math.min(RESTART_MAX_MS, Math.max(RESTART_MIN_MS, restartDelay * 2)) : 0;

@@ -17,6 +17,7 @@ import { TokenService } from '../service/tokens.js';
 import { onStaleLockRemoved } from '../disk/refs.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { recoverAtStart } from '../disk/startupRecovery.js';
+import { replayJournals } from '../disk/journalReplay.js';
 import { TokenStore } from '../disk/tokenStore.js';
 import { servePrimary } from './clusterPrimary.js';
 import { serveAsWorker } from './clusterWorker.js';
@@ -76,7 +77,9 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
   // The folder is named at start (issue 15): `./repos` depends on where the server was started.
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
-  // What crashed writers left is cleaned (or reported) before the first request (startupRecovery.ts).
+  // Pushes whose files a power cut took are restored from the push journals (journalReplay.ts),
+  // then what crashed writers left is cleaned (or reported), before the first request (startupRecovery.ts).
+  await replayJournalsLogged(options.reposDir, logger);
   for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
   if (options.demo && !options.replicaOf) {
     const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
@@ -85,6 +88,14 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
     } finally {
       registry.close();
     }
+  }
+}
+
+/** Replays the push journals of processes that are gone (journalReplay.ts), logging what it found; at start, and when a worker dies. */
+export async function replayJournalsLogged(reposDir: string, logger: Logger): Promise<void> {
+  for (const finding of await replayJournals(reposDir)) {
+    const level = finding.problem || finding.refMoved || finding.packsRestored > 0 ? 'warn' : 'info';
+    logger[level]({ event: 'journal-replayed', ...finding });
   }
 }
 
@@ -101,7 +112,7 @@ export interface Serving {
  * `extra`: what a worker adds to the context (the cluster's metrics, its share of the caches).
  */
 export async function startServing(options: ServeOptions, logger: Logger, extra: { replica?: ReplicaLink } & Pick<AppContext, 'clusterMetrics' | 'workers'>): Promise<Serving> {
-  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
+  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit, journal: true });
   // A single process registered this in prepareOnce; a worker is a process of its own.
   if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   const tokens = new TokenService(new TokenStore(options.reposDir));
@@ -127,6 +138,7 @@ export async function startServing(options: ServeOptions, logger: Logger, extra:
       await running.close();
       await follower?.stop();
       await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
+      await registry.flushJournal();
       registry.close();
       tokens.close();
     },

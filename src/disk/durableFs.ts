@@ -58,17 +58,18 @@ function unlinkQuietly(path: string): void {
 }
 
 /**
- * Writes `data` to a temporary file beside `path` and fsyncs it; returns the temporary file's
+ * Writes `data` to a temporary file beside `path` and fsyncs it (unless `durable` is false: a
+ * journaled push's pack, pushJournal.ts); returns the temporary file's
  * path, for the caller to rename into place. `tmp_obj_` (the default prefix) is one git's gc
  * recognises and prunes if a crash leaves one behind; object files use another (see
  * objectStore.ts), as `git gc --prune=now` would remove them while a push writes them.
  */
-export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444, prefix = 'tmp_obj_'): Promise<string> {
+export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444, prefix = 'tmp_obj_', durable = true): Promise<string> {
   const temporary = `${dirname(path)}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
   const fd = fs.openSync(temporary, 'wx', mode);
   try {
     await writeAll(fd, data);
-    await syncFd(fd);
+    if (durable) await syncFd(fd);
   } catch (error) {
     closeQuietly(fd);
     unlinkQuietly(temporary);
@@ -129,5 +130,14 @@ export async function fsyncFolder(path: string): Promise<void> {
     await syncFd(fd);
   } finally {
     closeQuietly(fd);
+  }
+}
+
+/** fsync of a file or folder by path; one that is gone (a merged pack, a ref moved into packed-refs) needs none. */
+export async function fsyncIfThere(path: string): Promise<void> {
+  try {
+    await fsyncFolder(path); // opens read-only and fsyncs: the same for a file
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
 }

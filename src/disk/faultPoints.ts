@@ -5,14 +5,21 @@
  * is an empty function, so the write path pays nothing for it.
  */
 
-/** The steps of a push's commit, in the order one push passes them. */
+/**
+ * The steps of a push's commit, in the order one push passes them. A server's push is journaled
+ * (pushJournal.ts): its pack, index and lock are written without fsyncs, and its journal record is
+ * the one fdatasync; a command's push fsyncs them, as the comments say.
+ */
 export const FAULT_STEPS = [
-  'objects-written', // the pack and its index are in fsynced temporary files, not yet renamed into place
-  'objects-synced', // the pack and its index are each fsynced and renamed into place; their folder is not yet fsynced
-  'lock-taken', // `<ref>.lock` holds the new commit id, fsynced; the objects are in place (their folder's fsync
-  //               comes with the ref folder's, after the rename); the ref is untouched
+  'objects-written', // the pack and its index are in (fsynced) temporary files, not yet renamed into place
+  'objects-synced', // the pack and its index are each (fsynced and) renamed into place; their folder is not yet fsynced
+  'lock-taken', // `<ref>.lock` holds the new commit id (fsynced); the objects are in place (their folder's fsync
+  //               comes with the ref folder's, after the rename, or with the journal's checkpoint); the ref is untouched
+  'journaled', // a server's push (pushJournal.ts): the journal's record of the commit is durable, the ref not yet
+  //              renamed (the next start's replay moves it); a push not journaled never passes here
   'ref-renamed', // the lock has been renamed over the ref; neither the ref's folder nor the pack folder is fsynced yet
-  'lock-released', // the ref is moved, and its folder and the pack folder fsynced; the push has not been answered yet
+  'lock-released', // the ref is moved, and its folder and the pack folder fsynced (or the journal's record durable);
+  //                  the push has not been answered yet
 ] as const;
 
 export type FaultStep = (typeof FAULT_STEPS)[number];

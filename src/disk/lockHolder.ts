@@ -46,13 +46,35 @@ export function holderNote(ino: number | bigint): string {
 
 /** True if the note beside `lockPath` describes that very lock file and its holder is alive. */
 export function holderAlive(lockPath: string, lockIno: number | bigint): boolean {
-  const note = readText(holderPath(lockPath))?.trim().split(' ');
+  return noteHolderAlive(readText(holderPath(lockPath)), lockIno);
+}
+
+/**
+ * True if `text` (a note written by holderNote) describes the file of inode `fileIno` and its holder
+ * is alive; also for notes kept inside a file of their own (a push journal's header, pushJournal.ts).
+ */
+export function noteHolderAlive(text: string | undefined, fileIno: number | bigint): boolean {
+  const note = text?.trim().split(' ');
   if (!note || note.length < 6 || note[0] !== 'cfghub') return false;
   const [, ino, pid, start, boot, ...host] = note;
-  if (ino !== String(lockIno) || boot !== BOOT_ID || host.join(' ') !== HOST || BOOT_ID === 'unknown') return false;
+  if (ino !== String(fileIno) || boot !== BOOT_ID || host.join(' ') !== HOST || BOOT_ID === 'unknown') return false;
   const id = Number(pid);
   if (!Number.isInteger(id) || id <= 0) return false;
   if (id === process.pid) return start === OWN_START;
   const running = startTime(id);
   return running !== undefined && running === start;
+}
+
+/**
+ * True if the note beside `lockPath` describes that very lock file and says its holder, a cfghub
+ * process of this machine, is gone (the machine booted since, or no such process runs): nobody
+ * will ever rename that lock. A lock with no note, or a note of another machine, is not known dead.
+ */
+export function holderKnownDead(lockPath: string, lockIno: number | bigint): boolean {
+  const text = readText(holderPath(lockPath));
+  const note = text?.trim().split(' ');
+  if (!note || note.length < 6 || note[0] !== 'cfghub') return false;
+  const [, ino, , , boot, ...host] = note;
+  if (ino !== String(lockIno) || host.join(' ') !== HOST || BOOT_ID === 'unknown') return false;
+  return boot !== BOOT_ID || !noteHolderAlive(text, lockIno);
 }

@@ -50,6 +50,12 @@ export interface PackKeep {
   release(): Promise<void>;
 }
 
+/** A push's pack in place, with its `.keep`. */
+export interface PlacedPack {
+  readonly keep: PackKeep;
+  readonly pack: Pack;
+}
+
 /** How often a read that finds nothing lists the pack folder again before the object counts as missing. */
 const RESCANS = 3;
 
@@ -174,16 +180,23 @@ export class ObjectStore {
    * it beside the ref folder's fsync (see GitRepository.commit). The pack is kept (`.keep`) until
    * the caller releases it, once the ref is moved (a pack whose ref was locked or moved stays
    * kept: its retry may write the very same pack; see GitRepository.commit). Undefined if there
-   * was no pack to write.
+   * was no pack to write. `durable: false` for a journaled commit (pushJournal.ts): neither file
+   * is fsynced, the journal's record holds their bytes.
    */
-  async writeUntilFolderSync(objects: readonly EncodedObject[]): Promise<PackKeep | undefined> {
+  async writeUntilFolderSync(objects: readonly EncodedObject[], durable = true): Promise<PlacedPack | undefined> {
     if (objects.length === 0) return undefined;
     const pack = await new TimeSlices().run(buildPackSteps(objects)); // a large push's pack, in slices
-    const keep = await this.placePack(pack, true);
+    const keep = (await this.placePack(pack, true, durable))!;
     faultPoint('objects-synced');
     this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
     this.packsWritten++;
-    return keep;
+    return { keep, pack };
+  }
+
+  /** The paths of a pack's data and index. */
+  packPaths(name: string): [string, string] {
+    const base = join(this.packFolder, name);
+    return [`${base}.pack`, `${base}.idx`];
   }
 
   /** Writes a pack and its index, each atomically and durably; returns the pack's name. */
@@ -198,7 +211,7 @@ export class ObjectStore {
    * file is written before either appears (git lists packs by their `.pack` and checks for the
    * `.keep` then), returned for the caller to release. On a failure nothing of it is left behind.
    */
-  private async placePack(pack: Pack, keep: boolean): Promise<PackKeep | undefined> {
+  private async placePack(pack: Pack, keep: boolean, durable = true): Promise<PackKeep | undefined> {
     const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
@@ -206,8 +219,8 @@ export class ObjectStore {
     }
     const base = join(folder, pack.name);
     const written = await Promise.allSettled([
-      writeTemporary(`${base}.pack`, pack.pack, 0o444, TEMPORARY_PREFIX),
-      writeTemporary(`${base}.idx`, pack.index, 0o444, TEMPORARY_PREFIX),
+      writeTemporary(`${base}.pack`, pack.pack, 0o444, TEMPORARY_PREFIX, durable),
+      writeTemporary(`${base}.idx`, pack.index, 0o444, TEMPORARY_PREFIX, durable),
     ]);
     const temporaries = written.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const failed = written.find((result) => result.status === 'rejected');

@@ -14,6 +14,7 @@ import { ageOnFsClock } from './fsClock.js';
 import { holderAlive, holderNote, holderPath } from './lockHolder.js';
 import { repositoryNameOf } from './storageFaults.js';
 import { faultPoint } from './faultPoints.js';
+import type { JournalTicket } from './pushJournal.js';
 
 const OID = /^[0-9a-f]{40}$/;
 
@@ -190,15 +191,19 @@ export class LockFile {
     }
   }
 
-  /** Writes the file's next content into the lock, fsynced, and the holder note; on failure the lock is released. */
-  async write(content: string | Uint8Array): Promise<void> {
+  /**
+   * Writes the file's next content into the lock, and the holder note; on failure the lock is
+   * released. Fsynced unless `durable` is false: a journaled push (pushJournal.ts) makes it durable
+   * by the journal's record instead.
+   */
+  async write(content: string | Uint8Array, durable = true): Promise<void> {
     const fd = this.fd;
     if (fd === undefined) throw new Error(`the lock of ${this.path} was written already`);
     this.fd = undefined;
     try {
       await this.noted;
       await writeAll(fd, content);
-      await syncFd(fd);
+      if (durable) await syncFd(fd);
     } catch (error) {
       closeQuietly(fd);
       await this.release();
@@ -254,6 +259,9 @@ export class LockFile {
   }
 }
 
+/** Makes a ref's move durable by a journal record (RefLock.swap), given the ref file's identity before and after the move. */
+export type JournalHook = (stamps: { readonly before: string; readonly after: string }) => Promise<JournalTicket>;
+
 export type RefUpdate =
   | { readonly ok: true }
   /** Another writer moved the ref since `expected` was read. */
@@ -278,27 +286,47 @@ export class RefLock {
 
   /**
    * Takes the lock for `name`, to move it to `next`; 'locked' if another writer holds it. A stale
-   * lock (see STALE_LOCK_MS) is removed and the lock taken.
+   * lock (see STALE_LOCK_MS) is removed and the lock taken. `durable: false` for a journaled
+   * commit (swap with the push journal): the lock's content is not fsynced.
    */
-  static async acquire(gitdir: string, name: string, next: string): Promise<RefLock | 'locked'> {
+  static async acquire(gitdir: string, name: string, next: string, durable = true): Promise<RefLock | 'locked'> {
     const file = await LockFile.acquire(gitdir, name);
     if (file === 'locked') return 'locked';
-    await file.write(`${next}\n`);
+    await file.write(`${next}\n`, durable);
     return new RefLock(gitdir, name, file);
   }
 
   /**
    * Moves the ref to the locked value if it still points at `expected` (null: must not exist),
-   * durably, fsyncing the folders `alsoSync` beside the ref's own; releases the lock either way.
-   * The ref is read only now that the lock is ours: from here on, no cooperating writer can move it.
+   * durably; releases the lock either way. The ref is read only now that the lock is ours: from
+   * here on, no cooperating writer can move it. `durably` says how the move is made durable:
+   * - the folders to fsync beside the ref's own, after the rename (the lock's content was fsynced
+   *   when it was written);
+   * - or the push journal (pushJournal.ts): once the ref is found at `expected`, the hook is given
+   *   the ref file's identity before and after the move (refStamp) and resolves when the journal's
+   *   record is durable; only then is the lock renamed over the ref, with no fsync, so a reader
+   *   never sees a commit that a power cut could take back. A rename that fails after the record
+   *   is durable voids the record (the hook's ticket).
    */
-  async swap(expected: string | null, alsoSync: readonly string[] = []): Promise<RefUpdate> {
+  async swap(expected: string | null, durably: readonly string[] | JournalHook = []): Promise<RefUpdate & { ticket?: JournalTicket }> {
     try {
       const current = readRef(this.gitdir, this.name);
       if (current !== expected) return { ok: false, why: 'moved', current };
+      if (typeof durably === 'function') {
+        const ticket = await durably({ before: refStamp(this.gitdir, this.name), after: fileStamp('loose', fs.statSync(`${this.refPath}.lock`, { bigint: true })) });
+        faultPoint('journaled');
+        try {
+          await this.file.rename();
+        } catch (error) {
+          ticket.abandon();
+          throw error;
+        }
+        faultPoint('ref-renamed');
+        return { ok: true, ticket };
+      }
       await this.file.rename();
       faultPoint('ref-renamed');
-      await Promise.all([dirname(this.refPath), ...alsoSync].map((folder) => fsyncFolder(folder)));
+      await Promise.all([dirname(this.refPath), ...durably].map((folder) => fsyncFolder(folder)));
       return { ok: true };
     } finally {
       await this.release();
@@ -308,4 +336,22 @@ export class RefLock {
   release(): Promise<void> {
     return this.file.release();
   }
+}
+
+function fileStamp(kind: string, stat: fs.BigIntStats): string {
+  return `${kind} ${stat.ino} ${stat.mtimeNs} ${stat.size}`;
+}
+
+/**
+ * The identity of the file a ref is read from now: its loose file (inode, modification time in
+ * nanoseconds, size), or `packed-refs` where there is none, or `none`. Every move of a ref writes a
+ * new file (a lock renamed over it, or a new `packed-refs`), so a ref whose stamp is the one seen
+ * before a journaled move was not written since: replaying the move (journalReplay.ts) then
+ * restores what a power cut took, and never undoes a later writer's change.
+ */
+export function refStamp(gitdir: string, name: string): string {
+  const loose = fs.statSync(join(gitdir, name), { bigint: true, throwIfNoEntry: false });
+  if (loose) return fileStamp('loose', loose);
+  const packed = fs.statSync(join(gitdir, 'packed-refs'), { bigint: true, throwIfNoEntry: false });
+  return packed ? fileStamp('packed', packed) : 'none';
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { isValidName } from '../domain/names.js';
 import { GitRepository } from './repository.js';
 import { AmbiguousRepositoryError } from './errors.js';
+import { PushJournal } from './pushJournal.js';
 
 export interface RepositoryLocation {
   readonly account: string;
@@ -56,10 +57,19 @@ export class RepositoryRegistry {
    * `looseObjectLimit`: repack a repository when plain-git writers left more loose objects than
    * this (the server sets it; short-lived commands leave repacking to it).
    */
+  /** The server's push journal (pushJournal.ts): one fdatasync per push, or per pushes arriving together. */
+  private readonly journal: PushJournal | undefined;
+
+  /**
+   * `journal`: commit through a push journal of this process (the server; a command on the folder
+   * makes each commit's own files durable, and leaves no journal behind).
+   */
   constructor(
     readonly root: string,
-    private readonly options: { readonly looseObjectLimit?: number } = {},
-  ) {}
+    private readonly options: { readonly looseObjectLimit?: number; readonly journal?: boolean } = {},
+  ) {
+    this.journal = options.journal ? new PushJournal(root) : undefined;
+  }
 
   /** Every repository, in the order the folder lists them. */
   locations(): RepositoryLocation[] {
@@ -145,6 +155,14 @@ export class RepositoryRegistry {
   }
 
   /**
+   * At a clean stop, once no push is running: every file the push journal names is fsynced and the
+   * journal deleted (a journal that could not be let go stays, for the next start's replay).
+   */
+  async flushJournal(): Promise<void> {
+    await this.journal?.close();
+  }
+
+  /**
    * Stops watching the heads of the repositories opened and closes their packs (the server is
    * shutting down): their delta bases leave the process's shared budget (deltaBases.ts) rather
    * than wait there to be pushed out. A read after this opens the packs again.
@@ -163,6 +181,7 @@ export class RepositoryRegistry {
         stillInPlace: () => isRealFolder(location.gitdir),
         looseObjectLimit: this.options.looseObjectLimit,
         root: this.root,
+        journal: this.journal,
       });
       this.opened.set(id, repository);
     }

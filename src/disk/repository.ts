@@ -5,7 +5,7 @@
  * packed is decided in maintenance.ts.
  */
 import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './changeWatch.js';
@@ -20,6 +20,8 @@ import type { StagedCommit } from '../layout/stageCommit.js';
 import { asDamagedCommit, asStorageFault } from './storageFaults.js';
 import { LayoutError } from '../layout/errors.js';
 import { RepositoryGoneError } from './errors.js';
+import type { JournalFile, PushJournal } from './pushJournal.js';
+import type { Pack } from '../git/packWriter.js';
 
 export interface RepositoryOptions {
   /** Whether the repository's folder is still a real folder (no symbolic link) where it was found. */
@@ -28,6 +30,8 @@ export interface RepositoryOptions {
   readonly looseObjectLimit?: number;
   /** The folder the repository was found in (the registry's root): the head watch watches from there down. */
   readonly root?: string;
+  /** The push journal of the server's process (pushJournal.ts), if commits go through one. */
+  readonly journal?: PushJournal;
 }
 
 export class GitRepository {
@@ -191,13 +195,19 @@ export class GitRepository {
   }
 
   /**
-   * Makes a staged commit the head, durably, in two rounds of fsyncs. First, at once: the lock
-   * file with the new commit id, and the pack with its index, each fsynced, then renamed into
-   * place. Then the ref: lock, compare-and-swap against `parent`, rename, and the fsyncs of the
-   * ref's folder and the pack folder together, before the answer. The pack's rename comes before
-   * the ref's; on journaling file systems (ext4, xfs, btrfs) metadata reaches the disk in that
-   * order, so a power cut never leaves the ref ahead of its objects (git's batch fsync mode rests
-   * on the same order). Call inside `exclusive`.
+   * Makes a staged commit the head, durably. With the server's push journal (pushJournal.ts), in
+   * one fsync: the lock file with the new commit id, and the pack with its index, written and
+   * renamed into place without fsyncs; then, under the lock, the compare-and-swap against
+   * `parent`, the journal's record (the pack's bytes and the ref's move) appended and
+   * fdatasynced, and the rename of the lock over the ref; the files are fsynced later by the
+   * journal's checkpoint, and a power cut before that is undone by the journal's replay at the
+   * next start. Without a journal (a command on the folder), in two rounds of fsyncs. First, at
+   * once: the lock file and the pack with its index, each fsynced, then renamed into place. Then
+   * the ref: lock, compare-and-swap, rename, and the fsyncs of the ref's folder and the pack folder
+   * together, before the answer. The pack's rename comes before the ref's; on journaling file
+   * systems (ext4, xfs, btrfs) metadata reaches the disk in that order, so a power cut never
+   * leaves the ref ahead of its objects (git's batch fsync mode rests on the same order). Call
+   * inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
     try {
@@ -208,9 +218,13 @@ export class GitRepository {
   }
 
   private async commitOnce(staged: StagedCommit, parent: string): Promise<RefUpdate> {
+    // Journaled (a server's push, pushJournal.ts): the journal's record is the one fdatasync;
+    // otherwise (a command on the folder, or no journal to be had) the files' own two rounds.
+    const journal = staged.objects.length > 0 ? await this.options.journal?.file() : undefined;
+    const durable = journal === undefined;
     const [lock, written] = await Promise.allSettled([
-      RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!),
-      this.objects.writeUntilFolderSync(staged.objects),
+      RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!, durable),
+      this.objects.writeUntilFolderSync(staged.objects, durable),
     ]);
     if (written.status === 'rejected') {
       if (lock.status === 'fulfilled' && lock.value !== 'locked') await lock.value.release();
@@ -222,7 +236,8 @@ export class GitRepository {
     // stages the very same objects, hence a pack of the very same name, and a `git repack -a -d`
     // that listed that pack while it had no `.keep` deleted it after the retry had written it
     // again and moved the ref (acknowledged pushes were lost so, `git pack-refs` holding the lock).
-    const keep = written.value;
+    const placed = written.value;
+    const keep = placed?.keep;
     let retried = false;
     try {
       if (lock.status === 'rejected') throw lock.reason;
@@ -233,7 +248,10 @@ export class GitRepository {
       faultPoint('lock-taken');
       let update: RefUpdate;
       try {
-        update = await lock.value.swap(parent, keep ? [this.objects.packFolder] : []);
+        update =
+          journal && placed
+            ? await this.swapJournaled(lock.value, parent, journal, staged.commitId!, placed.pack)
+            : await lock.value.swap(parent, keep ? [this.objects.packFolder] : []);
         retried = !update.ok;
       } finally {
         // Before the answer, not when inotify tells: the next read must see this commit.
@@ -251,6 +269,20 @@ export class GitRepository {
     } finally {
       if (!retried) await keep?.release();
     }
+  }
+
+  /** The ref's move made durable by a journal record (RefLock.swap); the files are fsynced by the journal's checkpoint. */
+  private async swapJournaled(lock: RefLock, parent: string, journal: JournalFile, commitId: string, pack: Pack): Promise<RefUpdate> {
+    const update = await lock.swap(parent, ({ before, after }) =>
+      journal.append({
+        repository: relative(this.options.root ?? dirname(dirname(this.gitdir)), this.gitdir),
+        ref: BRANCH_REF, old: parent, new: commitId, before, after,
+        packName: pack.name, pack: pack.pack, index: pack.index,
+      }),
+    );
+    if (!update.ok) return update;
+    update.ticket?.committed([...this.objects.packPaths(pack.name), this.refPath], [this.objects.packFolder, dirname(this.refPath)]);
+    return { ok: true };
   }
 
   private headChecked: string | undefined;

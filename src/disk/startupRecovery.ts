@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { removeLeftovers } from './consolidatePacks.js';
 import { ageOnFsClock } from './fsClock.js';
 import { removeIfStale, STALE_LOCK_MS } from './refs.js';
+import { problemOf } from './storageFaults.js';
 
 export interface RecoveryFinding {
   /** `account/name` of the repository, or `account` for a half-created one (never a path). */
@@ -95,9 +96,4 @@ export async function recoverAtStart(root: string): Promise<RecoveryFinding[]> {
     }
   }
   return findings;
-}
-
-/** An error's errno code or name, never its message (which may hold a path). */
-function problemOf(error: unknown): string {
-  return (error as NodeJS.ErrnoException)?.code ?? (error instanceof Error ? error.name : 'unknown error');
 }

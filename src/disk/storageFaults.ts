@@ -12,6 +12,11 @@ export function repositoryNameOf(gitdir: string): string {
   return `${basename(dirname(gitdir))}/${basename(gitdir).replace(/\.git$/, '')}`;
 }
 
+/** An error's errno code or name, never its message (which may hold a path): for logs of what could not be done. */
+export function problemOf(error: unknown): string {
+  return (error as NodeJS.ErrnoException)?.code ?? (error instanceof Error ? error.name : 'unknown error');
+}
+
 const FULL: Record<string, string> = { ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
 const UNWRITABLE: Record<string, string> = { EROFS: 'read-only file system', EACCES: 'permission denied', EPERM: 'operation not permitted' };
 

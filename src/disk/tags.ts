@@ -195,7 +195,7 @@ export function createTag(repository: GitRepository, name: string, message: stri
     // Kept (`.keep`) until the tag's ref names it, as a push's pack is (see GitRepository.commit):
     // a `git repack -a -d` that listed the packs before the ref moved would delete its only copy.
     // A tag not made leaves the mark for a later merge to remove as a leftover.
-    const keep = await repository.objects.writeUntilFolderSync([tag]);
+    const keep = (await repository.objects.writeUntilFolderSync([tag]))?.keep;
     await fsyncFolder(repository.objects.packFolder);
     await fs.promises.mkdir(join(gitdir, TAGS_PREFIX), { recursive: true });
     const ref = TAGS_PREFIX + name;

@@ -1,7 +1,8 @@
 /**
  * Each step of a push's commit, crashed deterministically (CFGHUB_FAULT=<step> makes the server
- * SIGKILL itself there): after a restart the push is absent if the crash came before the ref was
- * renamed and fully present after, `git fsck --strict` is clean, and the next push is served,
+ * SIGKILL itself there): after a restart the push is absent if the crash came before its record in
+ * the push journal was durable and fully present after (the ref renamed then, or by the journal's
+ * replay at the restart), `git fsck --strict` is clean, and the next push is served,
  * including after the crash that left `refs/heads/main.lock` behind.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_STEPS, type FaultStep } from '../../src/disk/faultPoints.js';
-import { cliOk, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
+import { cliOk, git, gitdirOf, headOf, keysAtHead, pushTo, tempDir } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -20,18 +21,13 @@ beforeAll(() => {
 
 afterAll(() => dir.remove());
 
-/** Steps after which the push is committed: the ref already holds the new commit. */
-const COMMITTED_AT: ReadonlySet<FaultStep> = new Set(['ref-renamed', 'lock-released']);
+/** Steps after which the ref already holds the new commit. */
+const MOVED_AT: ReadonlySet<FaultStep> = new Set(['ref-renamed', 'lock-released']);
+/** Steps after which the push is committed once the server starts again: its journal's record is durable, and replayed then (journalReplay.ts). */
+const COMMITTED_AT: ReadonlySet<FaultStep> = new Set(['journaled', ...MOVED_AT]);
 
 const setKey = (key: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value: key }] }] });
 
-function keysAtHead(gitdir: string): string[] {
-  return git(gitdir, 'ls-tree', '-r', '--name-only', 'refs/heads/main', 'keys/')
-    .split('\n')
-    .filter(Boolean)
-    .map((path) => path.split('/').pop()!.replace(/\.yaml$/, ''))
-    .sort();
-}
 
 describe.each(FAULT_STEPS)('a crash at %s', (step) => {
   it(`leaves the push ${COMMITTED_AT.has(step) ? 'fully present' : 'absent'}, a clean repository, and a server that takes the next push`, async () => {
@@ -45,14 +41,15 @@ describe.each(FAULT_STEPS)('a crash at %s', (step) => {
     expect(answer).toBeInstanceOf(Error); // the connection died with the process: no answer at all
     expect(await faulty.exited).toBe('SIGKILL');
 
+    const moved = MOVED_AT.has(step);
     const committed = COMMITTED_AT.has(step);
-    expect(headOf(dir.path, name) === before).toBe(!committed);
-    expect(keysAtHead(gitdir)).toEqual(committed ? ['crashed.push'] : []);
-    if (committed) expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
+    expect(headOf(dir.path, name) === before).toBe(!moved);
+    expect(keysAtHead(gitdir)).toEqual(moved ? ['crashed.push'] : []);
+    if (moved) expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
     // A crash before the rename leaves the lock (taken while the objects are written, so perhaps not
     // yet at the first two steps); the one before renaming the pack, its temporary files.
     const lockLeft = existsSync(join(gitdir, 'refs/heads/main.lock'));
-    if (step === 'lock-taken' || committed) expect(lockLeft).toBe(!committed);
+    if (step === 'lock-taken' || step === 'journaled' || moved) expect(lockLeft).toBe(!moved);
     // Temporary files are named so `git gc --prune=now` leaves them alone (not `tmp_*`); a crash
     // after they are renamed leaves the pack's `.keep` (held until the ref moves), which git honours.
     const temporaries = readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.startsWith('.cfghub-tmp-'));

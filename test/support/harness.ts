@@ -67,6 +67,15 @@ export function gitdirOf(repos: string, fullName: string): string {
   return join(repos, account, `${name}.git`);
 }
 
+/** The key names in `refs/heads/main` of a bare repository, sorted (read by git). */
+export function keysAtHead(gitdir: string): string[] {
+  return git(gitdir, 'ls-tree', '-r', '--name-only', 'refs/heads/main', 'keys/')
+    .split('\n')
+    .filter(Boolean)
+    .map((path) => path.split('/').pop()!.replace(/\.yaml$/, ''))
+    .sort();
+}
+
 export function headOf(repos: string, fullName: string): string {
   return git(gitdirOf(repos, fullName), 'rev-parse', 'refs/heads/main').trim();
 }
@@ -104,7 +113,8 @@ export async function startTestServer(
     },
   });
   const logger = pino({ level: 'info' }, sink);
-  const registry = new RepositoryRegistry(repos, { looseObjectLimit: options.looseObjectLimit });
+  // As `cfghub serve` makes it: pushes go through the push journal (pushJournal.ts).
+  const registry = new RepositoryRegistry(repos, { looseObjectLimit: options.looseObjectLimit, journal: true });
   const tokens = new TokenService(new TokenStore(repos));
   const running: RunningServer = await startServer(
     {
@@ -134,6 +144,7 @@ export async function startTestServer(
     },
     close: async () => {
       await running.close();
+      await registry.flushJournal();
       registry.close();
       tokens.close();
     },
