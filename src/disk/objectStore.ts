@@ -7,9 +7,10 @@
  * it lists the pack folder and inflates in JavaScript on every read, which made the first pull of
  * a 10,000-key repository after a restart take about 1 s instead of 0.3 s.)
  *
- * Writes: each push is written as one pack and its index, each file atomically and durably
- * (temporary file, fsync, rename, folder fsync): three fsyncs per push, where durable loose
- * objects cost two per object.
+ * Writes: each push is written as one pack and its index, each file atomically (temporary file,
+ * rename) and durably: by the server's push journal (pushJournal.ts), whose record holds their
+ * bytes, or else by fsyncs of their own (the files, then their folder), where durable loose
+ * objects would cost two per object.
  * `consolidatePacks` keeps the number of packs small.
  *
  * Composing with git's own maintenance (`git repack -a -d`, `gc --prune=now`, multi-pack-index):

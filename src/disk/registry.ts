@@ -53,16 +53,14 @@ export class RepositoryRegistry {
   /** Folder listings, by path, trusted for RECHECK_MS. */
   private readonly listings = new Map<string, { names: string[]; at: number }>();
 
-  /**
-   * `looseObjectLimit`: repack a repository when plain-git writers left more loose objects than
-   * this (the server sets it; short-lived commands leave repacking to it).
-   */
   /** The server's push journal (pushJournal.ts): one fdatasync per push, or per pushes arriving together. */
   private readonly journal: PushJournal | undefined;
 
   /**
-   * `journal`: commit through a push journal of this process (the server; a command on the folder
-   * makes each commit's own files durable, and leaves no journal behind).
+   * `looseObjectLimit`: repack a repository when plain-git writers left more loose objects than
+   * this (the server sets it; short-lived commands leave repacking to it). `journal`: commit
+   * through a push journal of this process (the server; a command on the folder makes each
+   * commit's own files durable, and leaves no journal behind).
    */
   constructor(
     readonly root: string,
