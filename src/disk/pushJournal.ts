@@ -25,7 +25,7 @@
  */
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeHeader, encodeRecord, HEADER_BYTES, voidRecordBytes, type JournalEntry } from './journalRecords.js';
 import { closeQuietly, fsyncFolder, fsyncIfThere } from './durableFs.js';
@@ -89,7 +89,11 @@ export class JournalFile {
    * its holder's note.
    */
   static async create(folder: string): Promise<JournalFile> {
-    fs.mkdirSync(folder, { recursive: true });
+    if (fs.mkdirSync(folder, { recursive: true }) !== undefined) {
+      // Made just now (with `.cfghub` perhaps): their entries must survive a power cut too.
+      await fsyncFolder(dirname(folder));
+      await fsyncFolder(dirname(dirname(folder)));
+    }
     const base = join(folder, `${process.pid}-${randomBytes(6).toString('hex')}`);
     const temporary = `${base}${CREATING_SUFFIX}`;
     const path = `${base}${JOURNAL_SUFFIX}`;
