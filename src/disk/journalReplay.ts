@@ -65,23 +65,25 @@ function deadJournals(root: string): DeadJournal[] {
   for (const name of names) {
     if (!name.endsWith(JOURNAL_SUFFIX) && !name.endsWith(CREATING_SUFFIX)) continue;
     const path = join(folder, name);
-    let bytes: Buffer;
-    let ino: number;
+    let bytes: Buffer | undefined;
+    let note: string | undefined;
     try {
       const fd = fs.openSync(path, 'r');
       try {
-        ino = fs.fstatSync(fd).ino;
-        bytes = fs.readFileSync(fd);
+        // The header first: a live process's journal (a worker's, when another died) is not read whole.
+        const header = Buffer.alloc(HEADER_BYTES);
+        fs.readSync(fd, header, 0, HEADER_BYTES, 0);
+        note = decodeHeader(header);
+        if (note !== undefined && noteHolderAlive(note, fs.fstatSync(fd).ino)) continue;
+        if (name.endsWith(JOURNAL_SUFFIX)) bytes = fs.readFileSync(fd);
       } finally {
         fs.closeSync(fd);
       }
     } catch {
       continue; // deleted meanwhile by its own process or another replay
     }
-    const note = decodeHeader(bytes.subarray(0, HEADER_BYTES));
-    if (note !== undefined && noteHolderAlive(note, ino)) continue;
-    if (name.endsWith(CREATING_SUFFIX)) {
-      // Never held a record; one whose header is not written yet may be being made right now.
+    if (!bytes) {
+      // A file being made never held a record; one whose header is not written yet may be being made right now.
       if (note !== undefined) fs.rmSync(path, { force: true });
       continue;
     }
@@ -141,11 +143,14 @@ function lostHead(gitdir: string, entries: readonly JournalEntry[]): { target: s
     if (!made) return undefined;
     target = made.new;
   }
-  const left = new Set(entries);
+  // By the stamp each record saw before its move: following the chain costs one look-up a step.
+  const byBefore = new Map<string, JournalEntry[]>();
+  for (const entry of entries) byBefore.set(entry.before, [...(byBefore.get(entry.before) ?? []), entry]);
+  const used = new Set<JournalEntry>();
   for (;;) {
-    const next = [...left].find((entry) => entry.before === at && entry.old === (target ?? value));
+    const next = byBefore.get(at)?.find((entry) => !used.has(entry) && entry.old === (target ?? value));
     if (!next) break;
-    left.delete(next);
+    used.add(next);
     target = next.new;
     at = next.after;
   }

@@ -125,7 +125,7 @@ describe('the push journal', () => {
     }
   });
 
-  it('is deleted at a clean stop, its files made durable', async () => {
+  it('is deleted at a clean stop, its pushes kept', async () => {
     const name = 'acme/clean-stop';
     cliOk(dir.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push');
     const server = await startServerProcess(dir.path);
@@ -182,6 +182,44 @@ describe('the push journal', () => {
       git(gitdirOf(repos.path, name), 'fsck', '--strict', '--no-dangling');
     } finally {
       repos.remove();
+    }
+  });
+
+  it('is made with 1 MiB written ahead, and let go once it holds 4 MiB: the files its records named fsynced, the file deleted', async () => {
+    const folder = tempDir('cfghub-journal-rotate-');
+    const journal = new PushJournal(folder.path);
+    let fsyncs = 0;
+    const stop = listen({ fsync: () => fsyncs++ });
+    try {
+      const first = (await journal.file())!;
+      const [firstName] = journals(folder.path);
+      expect(fs.statSync(join(journalFolder(folder.path), firstName)).size).toBe(4096 + 1024 * 1024);
+      // Four records of a 1 MiB pack each fill the first file; each names a file of its own to fsync.
+      const named = Array.from({ length: 4 }, (_, n) => join(folder.path, `pushed-${n}`));
+      for (const [n, path] of named.entries()) {
+        fs.writeFileSync(path, `file ${n}`);
+        const file = (await journal.file())!;
+        expect(file).toBe(first);
+        const ticket = await file.append({
+          repository: 'acme/r.git', ref: 'refs/heads/main', old: '1'.repeat(40), new: '2'.repeat(40),
+          before: 'none', after: 'none', packName: `pack-${'3'.repeat(40)}`, pack: Buffer.alloc(1024 * 1024, n), index: Buffer.alloc(10),
+        });
+        ticket.committed([path], [folder.path]);
+      }
+      expect(journals(folder.path)).toEqual([firstName]);
+      fsyncs = 0;
+      const next = (await journal.file())!; // the first is full: a new one, and the first let go
+      expect(next).not.toBe(first);
+      await journal.settled();
+      expect(journals(folder.path)).toHaveLength(1);
+      expect(journals(folder.path)).not.toContain(firstName);
+      // The four named files and their folder, and the new journal's folder entry.
+      expect(fsyncs).toBe(4 + 1 + 1);
+      await journal.close();
+      expect(journals(folder.path)).toEqual([]);
+    } finally {
+      stop();
+      folder.remove();
     }
   });
 
