@@ -65,6 +65,20 @@ function cutPower(gitdir: string, refBefore: string, pushed: readonly string[]):
   fs.renameSync(refBefore, join(gitdir, 'refs/heads/main'));
 }
 
+/** A PushJournal of its own in a temporary folder, with the fsyncs (fdatasyncs included) counted. */
+function journalAlone() {
+  const folder = tempDir('cfghub-journal-alone-');
+  const fsyncs = { count: 0 };
+  const stop = listen({ fsync: () => fsyncs.count++ });
+  return { folder, journal: new PushJournal(folder.path), fsyncs, stop };
+}
+
+/** A record of repository `r<n>` whose pack is `packBytes` bytes. */
+const entry = (n: number, packBytes: number) => ({
+  repository: `acme/r${n}.git`, ref: 'refs/heads/main', old: '1'.repeat(40), new: '2'.repeat(40),
+  before: 'none', after: 'none', packName: `pack-${'3'.repeat(40)}`, pack: Buffer.alloc(packBytes, n), index: Buffer.alloc(50, n),
+});
+
 describe('the push journal', () => {
   it('restores an acknowledged push whose pack and ref move a power cut took', async () => {
     const name = 'acme/power-cut';
@@ -186,10 +200,7 @@ describe('the push journal', () => {
   });
 
   it('is made with 1 MiB written ahead, and let go once it holds 4 MiB: the files its records named fsynced, the file deleted', async () => {
-    const folder = tempDir('cfghub-journal-rotate-');
-    const journal = new PushJournal(folder.path);
-    let fsyncs = 0;
-    const stop = listen({ fsync: () => fsyncs++ });
+    const { folder, journal, fsyncs, stop } = journalAlone();
     try {
       const first = (await journal.file())!;
       const [firstName] = journals(folder.path);
@@ -200,21 +211,18 @@ describe('the push journal', () => {
         fs.writeFileSync(path, `file ${n}`);
         const file = (await journal.file())!;
         expect(file).toBe(first);
-        const ticket = await file.append({
-          repository: 'acme/r.git', ref: 'refs/heads/main', old: '1'.repeat(40), new: '2'.repeat(40),
-          before: 'none', after: 'none', packName: `pack-${'3'.repeat(40)}`, pack: Buffer.alloc(1024 * 1024, n), index: Buffer.alloc(10),
-        });
+        const ticket = await file.append(entry(n, 1024 * 1024));
         ticket.committed([path], [folder.path]);
       }
       expect(journals(folder.path)).toEqual([firstName]);
-      fsyncs = 0;
+      fsyncs.count = 0;
       const next = (await journal.file())!; // the first is full: a new one, and the first let go
       expect(next).not.toBe(first);
       await journal.settled();
       expect(journals(folder.path)).toHaveLength(1);
       expect(journals(folder.path)).not.toContain(firstName);
       // The four named files and their folder, and the new journal's folder entry.
-      expect(fsyncs).toBe(4 + 1 + 1);
+      expect(fsyncs.count).toBe(4 + 1 + 1);
       await journal.close();
       expect(journals(folder.path)).toEqual([]);
     } finally {
@@ -224,21 +232,14 @@ describe('the push journal', () => {
   });
 
   it('makes appends that arrive together durable with one fdatasync (group commit across repositories)', async () => {
-    const folder = tempDir('cfghub-journal-unit-');
-    const journal = new PushJournal(folder.path);
-    let fsyncs = 0;
-    const stop = listen({ fsync: () => fsyncs++ });
+    const { folder, journal, fsyncs, stop } = journalAlone();
     try {
       const file = (await journal.file())!;
       expect(file).toBeDefined();
-      fsyncs = 0; // the file's making is not counted
-      const entry = (n: number) => ({
-        repository: `acme/r${n}.git`, ref: 'refs/heads/main', old: '1'.repeat(40), new: '2'.repeat(40),
-        before: 'none', after: 'none', packName: `pack-${'3'.repeat(40)}`, pack: Buffer.alloc(100, n), index: Buffer.alloc(50, n),
-      });
-      const tickets = await Promise.all(Array.from({ length: 20 }, (_, n) => file.append(entry(n))));
+      fsyncs.count = 0; // the file's making is not counted
+      const tickets = await Promise.all(Array.from({ length: 20 }, (_, n) => file.append(entry(n, 100))));
       // The first append's fdatasync starts at once; the 19 written while it runs share the next.
-      expect(fsyncs).toBe(2);
+      expect(fsyncs.count).toBe(2);
       for (const ticket of tickets) ticket.committed([], []);
       await journal.close();
       expect(fs.readdirSync(journalFolder(folder.path))).toEqual([]);
