@@ -59,6 +59,8 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
   const members = new Map<number, Member>();
   let stopping = false;
   let restartDelay = 0;
+  // Replays one after another: workers dying together would otherwise replay the same journals twice at once.
+  let replaying: Promise<void> = Promise.resolve();
 
   const own = new Registry();
   new Gauge({
@@ -161,7 +163,9 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
     logger.warn({ event: 'worker-exited', worker: worker.id, pid: worker.process.pid, ...(signal ? { signal } : { code }) });
     // Its push journal is replayed now, not at the next start: the files of its last pushes are
     // made durable while the machine still has them (journalReplay.ts).
-    replayJournalsLogged(options.reposDir, logger).catch((error: unknown) => logger.warn({ event: 'journal-replay-failed', problem: problemOf(error) }));
+    replaying = replaying
+      .then(() => replayJournalsLogged(options.reposDir, logger))
+      .catch((error: unknown) => logger.warn({ event: 'journal-replay-failed', problem: problemOf(error) }));
     restarts.inc();
     const young = Date.now() - member.startedAt < YOUNG_MS;
     restartDelay = young ? Math.min(RESTART_MAX_MS, Math.max(RESTART_MIN_MS, restartDelay * 2)) : 0;
