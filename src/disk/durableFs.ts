@@ -8,15 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { secondsSince, telemetry } from './telemetry.js';
+import { callsInline, closeFile, createExclusive, renameFile } from './fileCalls.js';
 
 /**
- * The file calls of a push are many and small (create, write a few hundred bytes, rename, unlink):
- * they are made synchronously, each a few microseconds of kernel work, rather than as a round trip
- * to libuv's thread pool each (a wake-up of a thread, a promise, a turn of the loop): measured on
- * the 2-core machine, a push made about 30 such round trips, 14 of them one after another on its
- * path to the answer (issue 22). Only the fsyncs, which wait for the disk, writes of more than
- * SYNC_WRITE_BYTES and the renames of objects into place go to the thread pool, so the loop never
- * waits for the disk itself.
+ * Writes of up to SYNC_WRITE_BYTES are made as the other small file calls of a push are
+ * (fileCalls.ts: at once while one write is in flight); larger ones, the fsyncs and the renames of
+ * objects into place go to the thread pool, so the loop never waits for the disk itself.
  */
 const SYNC_WRITE_BYTES = 256 * 1024;
 const fsyncAsync = promisify(fs.fsync);
@@ -26,7 +23,7 @@ const writeAsync = promisify(fs.write);
 export async function writeAll(fd: number, data: Uint8Array | string): Promise<void> {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let written = 0;
-  if (bytes.length <= SYNC_WRITE_BYTES) {
+  if (bytes.length <= SYNC_WRITE_BYTES && callsInline()) {
     while (written < bytes.length) written += fs.writeSync(fd, bytes, written);
     return;
   }
@@ -66,7 +63,7 @@ function unlinkQuietly(path: string): void {
  */
 export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444, prefix = 'tmp_obj_', durable = true): Promise<string> {
   const temporary = `${dirname(path)}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
-  const fd = fs.openSync(temporary, 'wx', mode);
+  const fd = await createExclusive(temporary, mode);
   try {
     await writeAll(fd, data);
     if (durable) await syncFd(fd);
@@ -75,7 +72,7 @@ export async function writeTemporary(path: string, data: Uint8Array | string, mo
     unlinkQuietly(temporary);
     throw error;
   }
-  fs.closeSync(fd);
+  await closeFile(fd);
   return temporary;
 }
 
@@ -93,13 +90,13 @@ export async function renameIntoPlace(temporary: string, path: string): Promise<
 }
 
 /**
- * renameIntoPlace at once, without the thread pool's round trip: for the second of two renames
- * made one after the other (a pack's index after its data), where a round trip each was a tenth
- * of a push's time to its answer (issue 22).
+ * renameIntoPlace as a small file call (fileCalls.ts: at once while one write is in flight): for
+ * the second of two renames made one after the other (a pack's index after its data), where a
+ * round trip each was a tenth of one client's push's time to its answer (issue 22).
  */
-export function renameIntoPlaceNow(temporary: string, path: string): void {
+export async function renameIntoPlaceNext(temporary: string, path: string): Promise<void> {
   try {
-    fs.renameSync(temporary, path);
+    await renameFile(temporary, path);
   } catch (error) {
     unlinkQuietly(temporary);
     throw error;

@@ -28,7 +28,8 @@ import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { fsyncFolder, renameIntoPlace, renameIntoPlaceNow, writeTemporary } from './durableFs.js';
+import { unlinkFile, writeSmallFile } from './fileCalls.js';
+import { fsyncFolder, renameIntoPlace, renameIntoPlaceNext, writeTemporary } from './durableFs.js';
 import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
 import { PackFile, type StoredObject } from './packFile.js';
@@ -76,9 +77,9 @@ function unwrap(wrapped: Buffer): StoredObject {
   return { type: wrapped.toString('latin1', 0, space) as ObjectType, content: wrapped.subarray(nul + 1) };
 }
 
-function unlinkIfThere(path: string): void {
+async function unlinkIfThere(path: string): Promise<void> {
   try {
-    fs.unlinkSync(path);
+    await unlinkFile(path);
   } catch {
     // removed already (a merge took the pack)
   }
@@ -234,9 +235,9 @@ export class ObjectStore {
     const keepFile = `${base}.keep`;
     const held: PackKeep | undefined = keep ? { release: async () => unlinkIfThere(keepFile) } : undefined;
     try {
-      if (keep) fs.writeFileSync(keepFile, KEEP_TEXT, { mode: 0o644 }); // synchronous, as the other small file calls (durableFs.ts)
+      if (keep) await writeSmallFile(keepFile, KEEP_TEXT, 0o644);
       await renameIntoPlace(packFile, `${base}.pack`);
-      renameIntoPlaceNow(indexFile, `${base}.idx`);
+      await renameIntoPlaceNext(indexFile, `${base}.idx`);
     } catch (error) {
       await Promise.all([packFile, indexFile].map((file) => fs.promises.unlink(file).catch(() => undefined)));
       await held?.release();

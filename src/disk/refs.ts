@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join } from 'node:path';
 import { closeQuietly, fsyncFolder, syncFd, writeAll } from './durableFs.js';
+import { closeFile, createExclusive, unlinkFile, writeSmallFile } from './fileCalls.js';
 import { ageOnFsClock } from './fsClock.js';
 import { holderAlive, holderNote, holderPath } from './lockHolder.js';
 import { repositoryNameOf } from './storageFaults.js';
@@ -162,7 +163,7 @@ export class LockFile {
 
   /**
    * Takes the lock of `<folder>/<name>`; 'locked' if another writer holds it. A stale lock is removed and the lock taken.
-   * Its file calls are synchronous but for the fsync, as in durableFs.ts (issue 22).
+   * Its file calls but the fsync are small file calls (fileCalls.ts: at once while one write is in flight).
    */
   static async acquire(folder: string, name: string, options: LockFileOptions = {}): Promise<LockFile | 'locked'> {
     const path = join(folder, name);
@@ -170,7 +171,7 @@ export class LockFile {
     for (let tries = 0; ; tries++) {
       let fd: number;
       try {
-        fd = fs.openSync(lockPath, 'wx', options.mode ?? 0o644);
+        fd = await createExclusive(lockPath, options.mode ?? 0o644);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         const owner = options.owner ?? repositoryNameOf(folder);
@@ -181,7 +182,7 @@ export class LockFile {
       // A failure to write the note is raised by write(), which releases the lock.
       let noted: Promise<void>;
       try {
-        fs.writeFileSync(holderPath(lockPath), holderNote(fs.fstatSync(fd).ino));
+        await writeSmallFile(holderPath(lockPath), holderNote(fs.fstatSync(fd).ino));
         noted = Promise.resolve();
       } catch (error) {
         noted = Promise.reject(error);
@@ -209,18 +210,18 @@ export class LockFile {
       await this.release();
       throw error;
     }
-    fs.closeSync(fd);
+    await closeFile(fd);
   }
 
   /** Renames the lock over the file: the new content is in place (its folder not yet fsynced). */
   async rename(): Promise<void> {
     this.closeHandle();
+    await this.dropNote();
     // In the thread pool, unlike the lock's other small calls: replacing a file waits for the file
     // system's journal, which under other processes' fsyncs took milliseconds on the benchmark machine.
     await fs.promises.rename(this.lockPath, this.path);
     this.released = true;
     heldHere.delete(this.lockPath);
-    this.dropNote();
   }
 
   /** Renames the lock over the file and fsyncs its folder (and `alsoSync`). */
@@ -234,19 +235,22 @@ export class LockFile {
     if (this.released) return;
     this.released = true;
     this.closeHandle();
+    await this.dropNote();
     try {
-      fs.unlinkSync(this.lockPath);
+      await unlinkFile(this.lockPath);
     } catch {
       // removed already (as stale, by another writer): nothing of ours is left
     }
     heldHere.delete(this.lockPath);
-    this.dropNote();
   }
 
-  /** Removes the holder note, after the lock itself is gone. */
-  private dropNote(): void {
+  /**
+   * Removes the holder note while the lock is still ours: once the lock is gone, the note may be
+   * another writer's, who took the lock since.
+   */
+  private async dropNote(): Promise<void> {
     try {
-      fs.unlinkSync(holderPath(this.lockPath));
+      await unlinkFile(holderPath(this.lockPath));
     } catch {
       // never written, or removed already
     }

@@ -4,6 +4,7 @@
  * kept out by the ref lock) and the commit of a staged push. When packs are merged or loose objects
  * packed is decided in maintenance.ts.
  */
+import { writeStarted } from './fileCalls.js';
 import { statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { readRef, RefLock, type RefUpdate } from './refs.js';
@@ -210,10 +211,13 @@ export class GitRepository {
    * inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
+    const ended = writeStarted(); // its small file calls go to the thread pool while others commit too
     try {
       return await this.commitOnce(staged, parent);
     } catch (error) {
       throw asStorageFault(error, this.fullName);
+    } finally {
+      ended();
     }
   }
 

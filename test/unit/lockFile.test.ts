@@ -4,7 +4,8 @@
  * its users beyond refs: the token files and `packed-refs`, each clearing a lock left by a dead
  * process instead of waiting on it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -85,7 +86,7 @@ describe('LockFile', () => {
     if (lock !== 'locked') await lock.release();
   });
 
-  it('keeps a holder note beside the lock while held, and removes it with the lock', async () => {
+  it('keeps a holder note beside the lock while held, and removes it before the lock goes', async () => {
     const dir = folder();
     const lock = await LockFile.acquire(dir, 'data', { staleMs: 1_000 });
     if (lock === 'locked') throw new Error('locked');
@@ -94,7 +95,20 @@ describe('LockFile', () => {
     expect(readFileSync(holderPath(lockPath), 'utf8')).toBe(holderNote(statSync(lockPath).ino));
     age(lockPath, 60_000); // held by this process: never stale to it either
     expect(await LockFile.acquire(dir, 'data', { staleMs: 1_000 })).toBe('locked');
-    await lock.commit();
+    // The note goes while the lock is still ours: once the lock is renamed, a note there may be
+    // another writer's, who took the lock since.
+    const rename = fs.promises.rename;
+    let noteAtRename: boolean | undefined;
+    const spy = vi.spyOn(fs.promises, 'rename').mockImplementation(async (from, to) => {
+      if (from === lockPath) noteAtRename = existsSync(holderPath(lockPath));
+      return rename(from, to);
+    });
+    try {
+      await lock.commit();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(noteAtRename).toBe(false);
     expect(readFileSync(join(dir, 'data'), 'utf8')).toBe('new');
     expect(existsSync(lockPath)).toBe(false);
     expect(existsSync(holderPath(lockPath))).toBe(false);
