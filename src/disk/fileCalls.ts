@@ -5,11 +5,13 @@
  *
  * Synchronously, a call is a few microseconds of kernel work instead of a round trip to the thread
  * pool (a thread's wake-up, a promise, a turn of the loop): one client's push made about 14 such
- * round trips one after another on its path to the answer. But creating, renaming or removing a
- * file waits for the file system's journal while other pushes' fsyncs commit it: with 16 pushes
- * into 16 repositories at once, the main thread spent about 35% of its time blocked in these calls
- * (`open` alone 19%), time in which it could not parse, stage or answer the other pushes. So
- * with another write in flight they go to the thread pool, and the loop keeps working.
+ * round trips one after another on its path to the answer. But creating a file can take far
+ * longer: on ext4 without a journal (the benchmark machine's), each new file's inode is found by
+ * stepping over every inode freed in the last minute or more, and every push frees several. With
+ * 16 pushes into 16 repositories at once, the main thread spent about 35% of its time blocked in
+ * these calls (`open` alone 19%; `perf` put it in ext4's `recently_deleted`), time in which it
+ * could not parse, stage or answer the other pushes. So with another write in flight they go to
+ * the thread pool, and the loop keeps working (README, "Small file calls").
  */
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';

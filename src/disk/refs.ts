@@ -217,8 +217,9 @@ export class LockFile {
   async rename(): Promise<void> {
     this.closeHandle();
     await this.dropNote();
-    // In the thread pool, unlike the lock's other small calls: replacing a file waits for the file
-    // system's journal, which under other processes' fsyncs took milliseconds on the benchmark machine.
+    // Always in the thread pool, unlike the lock's other small calls: replacing a file took
+    // milliseconds under other processes' writes on the benchmark machine, and made synchronous it
+    // gained nothing (README, "Writes").
     await fs.promises.rename(this.lockPath, this.path);
     this.released = true;
     heldHere.delete(this.lockPath);
