@@ -5,9 +5,15 @@
  * logarithmic in the number of objects.
  *
  * Merging copies the stored entries of cfghub's packs (which hold no deltas) into one pack: no
- * object is inflated or deflated again. Safe against crashes and other readers: the merged pack is
- * durable before any old pack goes, and an old pack's index is removed before its data, so no
- * index ever names a missing pack. Packs that git marks or indexes in other ways (`.keep`,
+ * object is inflated or deflated again. A merge never makes a pack larger than MERGED_PACK_LIMIT:
+ * without a bound, the merges that take the largest pack grew with the history (a repository of
+ * 160 MiB after five minutes of 16 clients merged 116 MiB in one piece of the event loop, held in
+ * memory twice), so packs past the bound stay as they are, for `git gc` or `git repack` to
+ * combine (and compress) whenever the operator wants fewer of them.
+ *
+ * Safe against crashes and other readers: the merged pack is durable before any old pack goes,
+ * and an old pack's index is removed before its data, so no index ever names a missing pack.
+ * Packs that git marks or indexes in other ways (`.keep`,
  * `.promisor`, `.bitmap`, `.mtimes`) are left alone, and so are pushes' packs still kept until
  * their ref moves. A multi-pack-index does not stop merging: before a pack it names is deleted,
  * the index goes, under its lock, as `git repack -d` does (see multiPackIndex.ts).
@@ -22,19 +28,27 @@ import { fsNow } from './fsClock.js';
 import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
 import { STALE_LOCK_MS } from './refs.js';
-import { assemblePack, type PackEntry } from '../git/packWriter.js';
+import { assemblePackSteps, type PackEntry } from '../git/packWriter.js';
+import { TimeSlices } from '../layout/timeSlices.js';
 import { readPackEntries } from '../git/packEntries.js';
 import { indexedObjectCount } from '../git/packIndex.js';
 
-/** Merging starts when there are more packs than this. */
+/** Merging starts when there are more packs than this (of those small enough to merge). */
 export const PACKS_BEFORE_MERGE = 16;
+/**
+ * The most bytes a merge writes (the packs it reads add up to this): the work and the memory of
+ * one merge, and the size past which packs are no longer merged by cfghub. 16 MiB is about 4,000
+ * pushes of one key at a time into 1,000 keys.
+ */
+export const MERGED_PACK_LIMIT = 16 * 1024 * 1024;
 
 interface PackFile {
   readonly base: string;
   readonly objects: number;
+  readonly bytes: number;
 }
 
-/** Packs that only have a `.pack` and an `.idx`, by object count, smallest first. */
+/** Packs that only have a `.pack` and an `.idx`. */
 function mergeablePacks(folder: string): PackFile[] {
   const names = fs.readdirSync(folder);
   const siblings = new Map<string, string[]>();
@@ -53,9 +67,10 @@ function mergeablePacks(folder: string): PackFile[] {
     } finally {
       fs.closeSync(handle);
     }
-    packs.push({ base, objects: indexedObjectCount(header) });
+    const data = fs.statSync(join(folder, `${base}.pack`), { throwIfNoEntry: false }); // gone: git repacked it meanwhile
+    if (data) packs.push({ base, objects: indexedObjectCount(header), bytes: data.size });
   }
-  return packs.sort((a, b) => a.objects - b.objects);
+  return packs;
 }
 
 /** The smallest packs to merge: a prefix where each next pack is at most twice the sum before it. */
@@ -66,22 +81,40 @@ export function geometricPrefix(sizes: readonly number[]): number {
   return count;
 }
 
-/** Merges small packs if there are too many; returns how many packs were merged into one. */
-export async function consolidatePacks(store: ObjectStore): Promise<number> {
+/**
+ * The packs to merge, when more than PACKS_BEFORE_MERGE of them are small enough to be merged (at
+ * most half the limit each, so that any two fit: a large pack listed among the smallest, one
+ * large file in few objects, cannot stop the others merging). Of those, by object count, the
+ * geometric prefix, and at least two, as long as their bytes add up to no more than `limit`.
+ */
+export function packsToMerge<P extends { readonly objects: number; readonly bytes: number }>(packs: readonly P[], limit: number): P[] {
+  const candidates = packs.filter((pack) => pack.bytes <= limit / 2).sort((a, b) => a.objects - b.objects);
+  if (candidates.length <= PACKS_BEFORE_MERGE) return [];
+  let count = Math.max(2, geometricPrefix(candidates.map((pack) => pack.objects)));
+  let bytes = candidates.slice(0, count).reduce((sum, pack) => sum + pack.bytes, 0);
+  while (bytes > limit) bytes -= candidates[--count].bytes;
+  return candidates.slice(0, count);
+}
+
+/**
+ * Merges small packs if there are too many; returns how many packs were merged into one. The
+ * packs are read in the thread pool and the merged pack assembled in slices of the event loop
+ * (timeSlices.ts), so other repositories' requests are served meanwhile.
+ */
+export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_LIMIT): Promise<number> {
   const folder = store.packFolder;
   if (!fs.existsSync(folder)) return 0;
   await store.settled(); // packs an earlier merge is still removing are not merged again
   await removeIndexNamingMissingPacks(folder);
   await removeLeftovers(folder);
-  const packs = mergeablePacks(folder);
-  if (packs.length <= PACKS_BEFORE_MERGE) return 0;
-  const chosen = packs.slice(0, Math.max(2, geometricPrefix(packs.map((p) => p.objects))));
+  const chosen = packsToMerge(mergeablePacks(folder), limit);
   // Entries are copied as they are stored: no inflating or deflating, so merging is a copy.
   const seen = new Set<string>();
   const entries: PackEntry[] = [];
   const merging: PackFile[] = [];
   for (const pack of chosen) {
-    const packEntries = readPackEntries(fs.readFileSync(join(folder, `${pack.base}.pack`)), fs.readFileSync(join(folder, `${pack.base}.idx`)));
+    const [data, index] = await Promise.all([fs.promises.readFile(join(folder, `${pack.base}.pack`)), fs.promises.readFile(join(folder, `${pack.base}.idx`))]);
+    const packEntries = readPackEntries(data, index);
     if (!packEntries) continue;
     merging.push(pack);
     for (const entry of packEntries) {
@@ -91,7 +124,7 @@ export async function consolidatePacks(store: ObjectStore): Promise<number> {
     }
   }
   if (merging.length < 2) return 0;
-  const pack = assemblePack(entries);
+  const pack = await new TimeSlices().run(assemblePackSteps(entries));
   const merged = await store.writePackDurably(pack);
   // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
   // beside the next pushes rather than before them (an unlink can take milliseconds on a disk

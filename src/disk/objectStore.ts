@@ -190,7 +190,7 @@ export class ObjectStore {
     const pack = await new TimeSlices().run(buildPackSteps(objects)); // a large push's pack, in slices
     const keep = (await this.placePack(pack, true, durable))!;
     faultPoint('objects-synced');
-    this.packs?.set(pack.name, PackFile.fromBuffers(pack.name, pack.pack, pack.index));
+    this.packs?.set(pack.name, PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index));
     this.packsWritten++;
     return { keep, pack };
   }
@@ -264,8 +264,9 @@ export class ObjectStore {
   }
 
   /**
-   * After this process merged packs (consolidatePacks.ts): the merged pack is read from the bytes
-   * just written and the packs merged into it are forgotten, while every other pack stays open.
+   * After this process merged packs (consolidatePacks.ts): the merged pack is opened (from the
+   * bytes just written when small, see PackFile.written) and the packs merged into it are
+   * forgotten, while every other pack stays open.
    * (Forgetting them all made the next read open every pack again, reading the largest whole:
    * after every merge of every repository taking pushes, issue 22.)
    */
@@ -275,7 +276,7 @@ export class ObjectStore {
       this.packs.get(name)?.close();
       this.packs.delete(name);
     }
-    this.packs.set(merged.name, PackFile.fromBuffers(merged.name, merged.pack, merged.index));
+    this.packs.set(merged.name, PackFile.written(join(this.packFolder, merged.name), merged.name, merged.pack, merged.index));
   }
 
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */

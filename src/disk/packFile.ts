@@ -62,7 +62,7 @@ function streamBound(size: number): number {
 }
 
 /** How a pack's bytes are held: whole in memory, by windows kept in memory, or read entry by entry. */
-type Holding = 'whole' | 'windows' | 'entries';
+export type Holding = 'whole' | 'windows' | 'entries';
 
 interface PackBytes {
   readonly length: number;
@@ -147,6 +147,23 @@ export class PackFile {
   static fromBuffers(name: string, pack: Buffer, index: Buffer): PackFile {
     // Kept while the pack is open: a small push's pack and index are views into Node's pool (ownCopies.ts).
     return new PackFile(name, new PackIndex(ownBytes(index), pack.length), inMemory(ownBytes(pack)));
+  }
+
+  /**
+   * A pack this process has just written to `<base>.pack`: kept from the bytes it wrote when it is
+   * small enough to be read whole, else read from its file as a pack of its size found on disk
+   * is (by windows, or entry by entry). Kept whole whatever its size, each repository's largest
+   * merged pack stayed in memory until the next merge took it: with 16 clients pushing into two
+   * repositories, the server's buffers grew with the history, to 445 MiB after 400 s.
+   */
+  static written(base: string, name: string, pack: Buffer, index: Buffer, reading: PackReading = READING): PackFile {
+    if (pack.length <= reading.wholeUpTo) return PackFile.fromBuffers(name, pack, index);
+    return new PackFile(name, new PackIndex(ownBytes(index), pack.length), openBytes(`${base}.pack`, reading), reading.window);
+  }
+
+  /** How this pack's bytes are held: whole in memory, by windows kept once read, or entry by entry. */
+  get holding(): Holding {
+    return this.bytes.holding;
   }
 
   /**

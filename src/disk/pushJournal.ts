@@ -72,6 +72,15 @@ export class JournalFile {
   private syncing: Promise<void> | undefined;
   /** Records appended whose push has not yet said committed or abandon. */
   readonly open = new Set<number>();
+  /**
+   * Pushes that took this file (PushJournal.file) and have not let it go. A push takes the file
+   * before it writes its pack and takes its ref's lock, and appends only then; other pushes may
+   * fill the file meanwhile and retire it. Closed under such a push, the file's descriptor was
+   * written to after its close: an EBADF answered as a 500 under load, or, with the number
+   * reused by a file opened meanwhile, the record written into that file.
+   */
+  private holders = 0;
+  private removed = false;
   /** What a checkpoint fsyncs before this file may go. */
   readonly files = new Set<string>();
   readonly folders = new Set<string>();
@@ -115,6 +124,22 @@ export class JournalFile {
 
   get full(): boolean {
     return this.end >= ROTATE_BYTES;
+  }
+
+  /** A push takes this file, to append to later; it lets it go when done (letGo), appended or not. */
+  hold(): this {
+    this.holders++;
+    return this;
+  }
+
+  letGo(): void {
+    this.holders--;
+    this.onPushDone?.();
+  }
+
+  /** Whether a push still holds this file or has a record in it not yet committed or abandoned: it may not go. */
+  get inUse(): boolean {
+    return this.holders > 0 || this.open.size > 0;
   }
 
   /** Writes a record at the end (synchronously: into the page cache); its seq and place. */
@@ -198,11 +223,13 @@ export class JournalFile {
       for (const folder of folders) this.folders.add(folder);
       throw error;
     }
-    return this.open.size === 0 && this.files.size === 0 && this.folders.size === 0;
+    return !this.inUse && this.files.size === 0 && this.folders.size === 0;
   }
 
   /** Closes and deletes the file: every record's files are durable (checkpoint returned true). */
   remove(): void {
+    if (this.removed) return; // its descriptor's number may be another file's by now
+    this.removed = true;
     closeQuietly(this.fd);
     fs.rmSync(this.path, { force: true });
   }
@@ -222,19 +249,19 @@ export class PushJournal {
   }
 
   /**
-   * The journal file to append to, or undefined while the journal cannot be made (the push then
-   * makes its own files durable). Made at the first push, not at start: a server that takes no
-   * pushes writes nothing.
+   * The journal file to append to, held for the caller until it calls `letGo()`; undefined while
+   * the journal cannot be made (the push then makes its own files durable). Made at the first
+   * push, not at start: a server that takes no pushes writes nothing.
    */
   async file(): Promise<JournalFile | undefined> {
-    if (this.current && !this.current.full) return this.current;
+    if (this.current && !this.current.full) return this.current.hold();
     if (this.current) this.retire(this.current);
     this.current = undefined;
     if (performance.now() - this.failedAt < RETRY_MS) return undefined;
     this.opening ??= JournalFile.create(this.folder).finally(() => (this.opening = undefined));
     try {
       this.current = await this.opening;
-      return this.current;
+      return this.current.hold();
     } catch {
       this.failedAt = performance.now();
       return undefined;
@@ -251,7 +278,7 @@ export class PushJournal {
   private retireLater(): void {
     this.retiring = this.retiring.then(async () => {
       for (const file of [...this.retired]) {
-        if (file.open.size > 0) continue; // its last push will call again
+        if (file.inUse) continue; // its last push will call again
         try {
           if (!(await file.checkpoint())) continue;
           file.remove();

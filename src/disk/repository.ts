@@ -225,6 +225,14 @@ export class GitRepository {
     // Journaled (a server's push, pushJournal.ts): the journal's record is the one fdatasync;
     // otherwise (a command on the folder, or no journal to be had) the files' own two rounds.
     const journal = staged.objects.length > 0 ? await this.options.journal?.file() : undefined;
+    try {
+      return await this.commitWith(staged, parent, journal);
+    } finally {
+      journal?.letGo(); // the file may be retired now (see JournalFile.hold)
+    }
+  }
+
+  private async commitWith(staged: StagedCommit, parent: string, journal: JournalFile | undefined): Promise<RefUpdate> {
     const durable = journal === undefined;
     const [lock, written] = await Promise.allSettled([
       RefLock.acquire(this.gitdir, BRANCH_REF, staged.commitId!, durable),

@@ -100,11 +100,11 @@ const INDEX_HEADER = 8 + 256 * 4;
 const BYTES_PER_STEP = 256 * 1024;
 
 /**
- * The pack is written into one buffer of its final size and hashed in runs of BYTES_PER_STEP,
- * and the index likewise: no list of a part per entry to concatenate (tens of thousands of small
- * buffers, which cost a large push 100 ms in one piece).
+ * assemblePack as steps. The pack is written into one buffer of its final size and hashed in runs
+ * of BYTES_PER_STEP, and the index likewise: no list of a part per entry to concatenate (tens of
+ * thousands of small buffers, which cost a large push 100 ms in one piece).
  */
-function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
+export function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
   let size = 12 + 20;
   for (const entry of entries) size += entry.bytes.length;
   if (size - 20 >= 2 ** 31) throw new Error('packs written by cfghub are limited to 2 GiB');

@@ -206,6 +206,7 @@ describe('the push journal', () => {
     const { folder, journal, fsyncs, stop } = journalAlone();
     try {
       const first = (await journal.file())!;
+      first.letGo(); // each push lets its file go when done (see JournalFile.hold)
       const [firstName] = journals(folder.path);
       expect(fs.statSync(join(journalFolder(folder.path), firstName)).size).toBe(4096 + 1024 * 1024);
       // Four records of a 1 MiB pack each fill the first file; each names a file of its own to fsync.
@@ -216,11 +217,13 @@ describe('the push journal', () => {
         expect(file).toBe(first);
         const ticket = await file.append(entry(n, 1024 * 1024));
         ticket.committed([path], [folder.path]);
+        file.letGo();
       }
       expect(journals(folder.path)).toEqual([firstName]);
       fsyncs.count = 0;
       const next = (await journal.file())!; // the first is full: a new one, and the first let go
       expect(next).not.toBe(first);
+      next.letGo();
       await journal.settled();
       expect(journals(folder.path)).toHaveLength(1);
       expect(journals(folder.path)).not.toContain(firstName);
@@ -244,6 +247,7 @@ describe('the push journal', () => {
       // The first append's fdatasync starts at once; the 19 written while it runs share the next.
       expect(fsyncs.count).toBe(2);
       for (const ticket of tickets) ticket.committed([], []);
+      file.letGo();
       await journal.close();
       expect(fs.readdirSync(journalFolder(folder.path))).toEqual([]);
     } finally {

@@ -3,8 +3,11 @@
  * (12 in `npm test`, 60 in `npm run test:load`). Every answer is a 200, every client reads its
  * own last write, every key ends with the last value written to it, and the server's memory
  * (resident set, sampled every half second) does not grow from the first quarter of the run to
- * the last. Each client rewrites a fixed set of keys, so the data does not grow and neither
- * should memory. Latency percentiles by window are recorded (not asserted: timing belongs in bench/).
+ * the last. Each client rewrites a fixed set of keys, so only the history grows, and what memory
+ * it takes is bounded: packs are merged up to 16 MiB and held by their size (a large one read from
+ * its file), so memory levels off within the first quarter; before those bounds it grew with the
+ * history and this check failed about every other 60 s run. Latency percentiles by window are
+ * recorded (not asserted: timing belongs in bench/).
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';

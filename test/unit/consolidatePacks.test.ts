@@ -3,12 +3,16 @@
  * small, with every commit still readable by git and by a fresh reader.
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { push } from '../../src/service/push.js';
 import { createRepository } from '../../src/service/repositories.js';
-import { consolidatePacks, geometricPrefix, PACKS_BEFORE_MERGE } from '../../src/disk/consolidatePacks.js';
+import { consolidatePacks, geometricPrefix, MERGED_PACK_LIMIT, PACKS_BEFORE_MERGE, packsToMerge } from '../../src/disk/consolidatePacks.js';
+import { encodeObject } from '../../src/git/gitObjects.js';
+import { buildPack } from '../../src/git/packWriter.js';
+import type { PackFile } from '../../src/disk/packFile.js';
 import { ObjectStore } from '../../src/disk/objectStore.js';
 import { readSnapshot } from '../../src/layout/readSnapshot.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
@@ -24,6 +28,83 @@ describe('geometricPrefix', () => {
     [[3], 1],
   ])('of %j is %i', (sizes, expected) => {
     expect(geometricPrefix(sizes)).toBe(expected);
+  });
+});
+
+describe('packsToMerge', () => {
+  /** `small` packs of 1 object and 1 byte each (more than PACKS_BEFORE_MERGE), then the packs given as [objects, bytes]. */
+  const packs = (small: number, ...more: [number, number][]) => [
+    ...Array.from({ length: small }, () => ({ objects: 1, bytes: 1 })),
+    ...more.map(([objects, bytes]) => ({ objects, bytes })),
+  ];
+  const merged = (list: ReturnType<typeof packs>, limit: number) => packsToMerge(list, limit).map((pack) => `${pack.objects}/${pack.bytes}`);
+  it('is nothing while there are few packs', () => {
+    expect(merged(packs(PACKS_BEFORE_MERGE), 100)).toEqual([]);
+  });
+  it('is the geometric prefix when it fits', () => {
+    expect(merged(packs(PACKS_BEFORE_MERGE, [20, 20], [1_000, 40]), 100)).toHaveLength(PACKS_BEFORE_MERGE + 1);
+  });
+  it('is fewer packs when the prefix is over the limit', () => {
+    expect(merged(packs(PACKS_BEFORE_MERGE - 2, [2, 45], [3, 45], [4, 45]), 100)).toEqual([...Array(PACKS_BEFORE_MERGE - 2).fill('1/1'), '2/45']);
+  });
+  it('leaves out packs over half the limit, and counts only the others', () => {
+    expect(merged(packs(PACKS_BEFORE_MERGE, [1, 60]), 100)).toEqual([]);
+    expect(merged(packs(PACKS_BEFORE_MERGE + 1, [1, 60]), 100)).toHaveLength(PACKS_BEFORE_MERGE + 1);
+  });
+  it('takes at least two, which always fit', () => {
+    const list = [...Array.from({ length: PACKS_BEFORE_MERGE + 1 }, (_, i) => ({ objects: 10 ** (i + 1), bytes: 50 }))];
+    expect(packsToMerge(list, 100)).toEqual(list.slice(0, 2));
+  });
+});
+
+/** A bare repository holding `count` packs of one blob each, of `size` random bytes (deflating them keeps their size). */
+async function packedBlobs(path: string, count: number, size: number): Promise<{ store: ObjectStore; ids: string[] }> {
+  execFileSync('git', ['init', '--bare', '-q', path]);
+  const store = new ObjectStore(path);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const blob = encodeObject('blob', randomBytes(size));
+    ids.push(blob.oid);
+    await store.writePackDurably(buildPack([blob]));
+  }
+  return { store, ids };
+}
+
+describe('a pack merge bounded in size', () => {
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(() => (dir = tempDir()));
+  afterAll(() => dir.remove());
+  const packSizes = (gitdir: string) =>
+    readdirSync(join(gitdir, 'objects', 'pack'))
+      .filter((name) => name.endsWith('.pack'))
+      .map((name) => statSync(join(gitdir, 'objects', 'pack', name)).size);
+
+  it('never writes a pack over its limit, leaves larger packs alone, and loses no object', async () => {
+    const gitdir = join(dir.path, 'bounded.git');
+    const { store, ids } = await packedBlobs(gitdir, 40, 1_000);
+    const limit = 8 * 1_024;
+    for (let merged = -1; merged !== 0; ) merged = await consolidatePacks(store, limit);
+    await store.settled();
+    const sizes = packSizes(gitdir);
+    expect(sizes.length).toBeLessThan(40); // it did merge
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(limit);
+    expect(sizes.filter((size) => size > limit / 2).length).toBeGreaterThan(1); // packs near the limit are not merged again
+    for (const id of ids) expect(execFileSync('git', ['--git-dir', gitdir, 'cat-file', '-s', id], { encoding: 'utf8' }).trim()).toBe('1000');
+    for (const id of ids) expect((await new ObjectStore(gitdir).read(id)).content.length).toBe(1_000);
+  });
+
+  it('reads a merged pack over 4 MiB from its file, not from the bytes it wrote', async () => {
+    const gitdir = join(dir.path, 'large.git');
+    const { store, ids } = await packedBlobs(gitdir, PACKS_BEFORE_MERGE + 1, 300 * 1_024);
+    await store.read(ids[0]); // the packs are open, so the merge tells the store what it wrote
+    expect(await consolidatePacks(store)).toBe(PACKS_BEFORE_MERGE + 1);
+    await store.settled();
+    const [size] = packSizes(gitdir);
+    expect(size).toBeGreaterThan(4 * 1_024 * 1_024);
+    expect(size).toBeLessThanOrEqual(MERGED_PACK_LIMIT);
+    const open = [...(store as unknown as { packs: Map<string, PackFile> }).packs.values()]; // white box: the store's open packs
+    expect(open.map((pack) => pack.holding)).toEqual(['windows']);
+    for (const id of ids) expect((await store.read(id)).content.length).toBe(300 * 1_024);
   });
 });
 
