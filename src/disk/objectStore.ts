@@ -276,7 +276,14 @@ export class ObjectStore {
       this.packs.get(name)?.close();
       this.packs.delete(name);
     }
-    this.packs.set(merged.name, PackFile.written(join(this.packFolder, merged.name), merged.name, merged.pack, merged.index));
+    try {
+      this.packs.set(merged.name, PackFile.written(join(this.packFolder, merged.name), merged.name, merged.pack, merged.index));
+    } catch (error) {
+      // A large merged pack is opened from its file, which a `git repack -a -d` may have taken
+      // already (it is not kept): the next read lists the folder again.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      this.resetCache();
+    }
   }
 
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */

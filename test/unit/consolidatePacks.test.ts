@@ -106,6 +106,23 @@ describe('a pack merge bounded in size', () => {
     expect(open.map((pack) => pack.holding)).toEqual(['windows']);
     for (const id of ids) expect((await store.read(id)).content.length).toBe(300 * 1_024);
   });
+
+  it('goes on when a git repack took the large merged pack before the store opened it', async () => {
+    const gitdir = join(dir.path, 'taken.git');
+    const { store, ids } = await packedBlobs(gitdir, PACKS_BEFORE_MERGE + 1, 300 * 1_024);
+    await store.read(ids[0]);
+    const write = store.writePackDurably.bind(store);
+    store.writePackDurably = async (pack) => {
+      const name = await write(pack);
+      // As `git repack -a -d` would: the same objects in a pack of its own, the merged one deleted.
+      execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-k', '-q']); // -k: these blobs are unreachable
+      return name;
+    };
+    expect(await consolidatePacks(store)).toBe(PACKS_BEFORE_MERGE + 1);
+    await store.settled();
+    for (const id of ids) expect((await store.read(id)).content.length).toBe(300 * 1_024);
+    execFileSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling'], { stdio: 'ignore' });
+  });
 });
 
 describe('consolidatePacks', () => {
