@@ -190,7 +190,7 @@ export class ObjectStore {
     const pack = await new TimeSlices().run(buildPackSteps(objects)); // a large push's pack, in slices
     const keep = (await this.placePack(pack, true, durable))!;
     faultPoint('objects-synced');
-    this.packs?.set(pack.name, PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index));
+    this.openWritten(pack);
     this.packsWritten++;
     return { keep, pack };
   }
@@ -277,13 +277,25 @@ export class ObjectStore {
       this.packs.delete(name);
     }
     try {
-      this.packs.set(merged.name, PackFile.written(join(this.packFolder, merged.name), merged.name, merged.pack, merged.index));
+      this.openWritten(merged);
     } catch (error) {
       // A large merged pack is opened from its file, which a `git repack -a -d` may have taken
       // already (it is not kept): the next read lists the folder again.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.resetCache();
     }
+  }
+
+  /**
+   * Opens a pack this process has just written, in place of one of the same name already open (a
+   * retried push writes the very same pack; a read may have listed the folder meanwhile), which
+   * is closed: a pack read from its file holds a descriptor.
+   */
+  private openWritten(pack: Pack): void {
+    if (!this.packs) return;
+    const opened = PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index);
+    this.packs.get(pack.name)?.close();
+    this.packs.set(pack.name, opened);
   }
 
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */

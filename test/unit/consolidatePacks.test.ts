@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { push } from '../../src/service/push.js';
@@ -105,6 +105,27 @@ describe('a pack merge bounded in size', () => {
     const open = [...(store as unknown as { packs: Map<string, PackFile> }).packs.values()]; // white box: the store's open packs
     expect(open.map((pack) => pack.holding)).toEqual(['windows']);
     for (const id of ids) expect((await store.read(id)).content.length).toBe(300 * 1_024);
+  });
+
+  it('closes the pack it had open when the same large pack is written again (a retried push)', async () => {
+    const gitdir = join(dir.path, 'again.git');
+    const { store, ids } = await packedBlobs(gitdir, 1, 1_024);
+    await store.read(ids[0]); // the packs are open
+    const objects = Array.from({ length: 5 }, () => encodeObject('blob', randomBytes(1_024 * 1_024)));
+    const descriptorsOf = (name: string) =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).includes(`${name}.pack`); // "(deleted)" after, once replaced
+        } catch {
+          return false; // closed meanwhile (the listing's own descriptor)
+        }
+      }).length;
+    for (let round = 0; round < 2; round++) {
+      const placed = (await store.writeUntilFolderSync(objects))!;
+      await placed.keep.release();
+      expect(descriptorsOf(placed.pack.name)).toBe(1);
+    }
+    for (const object of objects) expect((await store.read(object.oid)).content.length).toBe(1_024 * 1_024);
   });
 
   it('goes on when a git repack took the large merged pack before the store opened it', async () => {
