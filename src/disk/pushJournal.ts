@@ -21,7 +21,8 @@
  * the journal of a live process.
  *
  * Where the journal cannot be made (the repositories folder is read-only, or full) pushes make
- * their own files durable as before (two rounds), and the journal is tried again RETRY_MS later.
+ * their own files durable as before (in rounds of fsyncs, see GitRepository.commit), and the
+ * journal is tried again RETRY_MS later.
  */
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';

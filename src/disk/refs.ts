@@ -305,8 +305,8 @@ export class RefLock {
    * Moves the ref to the locked value if it still points at `expected` (null: must not exist),
    * durably; releases the lock either way. The ref is read only now that the lock is ours: from
    * here on, no cooperating writer can move it. `durably` says how the move is made durable:
-   * - the folders to fsync beside the ref's own, after the rename (the lock's content was fsynced
-   *   when it was written);
+   * - the folders to fsync before the rename (those of the objects the new value names), then the
+   *   ref's own after it (the lock's content was fsynced when it was written);
    * - or the push journal (pushJournal.ts): once the ref is found at `expected`, the hook is given
    *   the ref file's identity before and after the move (refStamp) and resolves when the journal's
    *   record is durable; only then is the lock renamed over the ref, with no fsync, so a reader
@@ -329,9 +329,13 @@ export class RefLock {
         faultPoint('ref-renamed');
         return { ok: true, ticket };
       }
+      // The folders holding what the commit needs (its pack's) first: a file system that keeps no
+      // order between renames (ext4 without its journal) could otherwise keep the ref's new entry
+      // through a power cut and lose the pack's, leaving the ref naming objects that are gone.
+      await Promise.all(durably.map((folder) => fsyncFolder(folder)));
       await this.file.rename();
       faultPoint('ref-renamed');
-      await Promise.all([dirname(this.refPath), ...durably].map((folder) => fsyncFolder(folder)));
+      await fsyncFolder(dirname(this.refPath));
       return { ok: true };
     } finally {
       await this.release();

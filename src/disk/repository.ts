@@ -202,13 +202,12 @@ export class GitRepository {
    * `parent`, the journal's record (the pack's bytes and the ref's move) appended and
    * fdatasynced, and the rename of the lock over the ref; the files are fsynced later by the
    * journal's checkpoint, and a power cut before that is undone by the journal's replay at the
-   * next start. Without a journal (a command on the folder), in two rounds of fsyncs. First, at
+   * next start. Without a journal (a command on the folder), in three rounds of fsyncs. First, at
    * once: the lock file and the pack with its index, each fsynced, then renamed into place. Then
-   * the ref: lock, compare-and-swap, rename, and the fsyncs of the ref's folder and the pack folder
-   * together, before the answer. The pack's rename comes before the ref's; on journaling file
-   * systems (ext4, xfs, btrfs) metadata reaches the disk in that order, so a power cut never
-   * leaves the ref ahead of its objects (git's batch fsync mode rests on the same order). Call
-   * inside `exclusive`.
+   * the ref: lock, compare-and-swap, the pack folder's fsync, the rename, and the fsync of the
+   * ref's folder, before the answer. The pack's folder entry is durable before the ref's rename,
+   * so a power cut never leaves the ref ahead of its objects, even on a file system that keeps no
+   * order between renames (RefLock.swap). Call inside `exclusive`.
    */
   async commit(staged: StagedCommit, parent: string): Promise<RefUpdate> {
     const ended = writeStarted(); // its small file calls go to the thread pool while others commit too
@@ -223,7 +222,7 @@ export class GitRepository {
 
   private async commitOnce(staged: StagedCommit, parent: string): Promise<RefUpdate> {
     // Journaled (a server's push, pushJournal.ts): the journal's record is the one fdatasync;
-    // otherwise (a command on the folder, or no journal to be had) the files' own two rounds.
+    // otherwise (a command on the folder, or no journal to be had) the files' own rounds.
     const journal = staged.objects.length > 0 ? await this.options.journal?.file() : undefined;
     try {
       return await this.commitWith(staged, parent, journal);
