@@ -304,11 +304,29 @@ export class ObjectStore {
     this.packs = undefined;
   }
 
+  /**
+   * The pack the last object was found in, tried first, as git does: reads come in runs from one
+   * pack (a commit's trees and key documents, a snapshot's shards), and with many packs open (a
+   * long history past the merge's bound, see consolidatePacks.ts) trying each in turn cost about
+   * 0.1 µs per pack per read. Checked against the open packs by name, so a pack closed since is
+   * never read.
+   */
+  private lastFound: PackFile | undefined;
+
   private fromPacks(id: Buffer): StoredObject | undefined {
     if (!this.packs) this.rescanPacks();
-    for (const pack of this.packs!.values()) {
-      const object = pack.read(id, this.readBase);
+    const last = this.lastFound;
+    if (last && this.packs!.get(last.name) === last) {
+      const object = last.read(id, this.readBase);
       if (object) return object;
+    }
+    for (const pack of this.packs!.values()) {
+      if (pack === last) continue;
+      const object = pack.read(id, this.readBase);
+      if (object) {
+        this.lastFound = pack;
+        return object;
+      }
     }
     return undefined;
   }

@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { push } from '../../src/service/push.js';
@@ -126,6 +126,18 @@ describe('a pack merge bounded in size', () => {
       expect(descriptorsOf(placed.pack.name)).toBe(1);
     }
     for (const object of objects) expect((await store.read(object.oid)).content.length).toBe(1_024 * 1_024);
+  });
+
+  it('never reads the pack it last found an object in once that pack is closed (git deleted it)', async () => {
+    const gitdir = join(dir.path, 'last.git');
+    const { store, ids } = await packedBlobs(gitdir, 1, 5 * 1_024 * 1_024); // one pack, read by windows
+    const content = (await store.read(ids[0])).content; // found in that pack
+    // The pack deleted and the object written loose (git writes no loose copy of a packed object).
+    const folder = join(gitdir, 'objects', 'pack');
+    for (const name of readdirSync(folder)) rmSync(join(folder, name));
+    execFileSync('git', ['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], { input: content });
+    store.refreshIfChanged(); // as a new head makes it: the deleted pack is closed, its descriptor freed
+    expect((await store.read(ids[0])).content.equals(content)).toBe(true);
   });
 
   it('goes on when a git repack took the large merged pack before the store opened it', async () => {
