@@ -13,9 +13,8 @@
  *
  * Safe against crashes and other readers: the merged pack is durable before any old pack goes,
  * and an old pack's index is removed before its data, so no index ever names a missing pack.
- * Packs that git marks or indexes in other ways (`.keep`,
- * `.promisor`, `.bitmap`, `.mtimes`) are left alone, and so are pushes' packs still kept until
- * their ref moves. A multi-pack-index does not stop merging: before a pack it names is deleted,
+ * Packs that git marks or indexes in other ways (`.keep`, `.promisor`, `.bitmap`, `.mtimes`) are
+ * left alone, and so are pushes' packs still kept until their ref moves. A multi-pack-index does not stop merging: before a pack it names is deleted,
  * the index goes, under its lock, as `git repack -d` does (see multiPackIndex.ts).
  * Leftovers of crashed writers (a push's `.keep`, a temporary file) older than the stale-lock age
  * on the file system's clock are removed here too.
