@@ -29,7 +29,7 @@ import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js'
 import { STALE_LOCK_MS } from './refs.js';
 import { assemblePackSteps, type PackEntry } from '../git/packWriter.js';
 import { TimeSlices } from '../layout/timeSlices.js';
-import { readPackEntries } from '../git/packEntries.js';
+import { readPackEntriesSteps } from '../git/packEntries.js';
 import { indexedObjectCount } from '../git/packIndex.js';
 
 /** Merging starts when there are more packs than this (of those small enough to merge). */
@@ -111,19 +111,22 @@ export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_L
   const seen = new Set<string>();
   const entries: PackEntry[] = [];
   const merging: PackFile[] = [];
+  const slices = new TimeSlices();
   for (const pack of chosen) {
     const [data, index] = await Promise.all([fs.promises.readFile(join(folder, `${pack.base}.pack`)), fs.promises.readFile(join(folder, `${pack.base}.idx`))]);
-    const packEntries = readPackEntries(data, index);
+    const packEntries = await slices.run(readPackEntriesSteps(data, index));
     if (!packEntries) continue;
     merging.push(pack);
     for (const entry of packEntries) {
       const id = entry.oid.toString('hex');
       if (!seen.has(id)) entries.push(entry);
       seen.add(id);
+      const paused = slices.pause();
+      if (paused) await paused;
     }
   }
   if (merging.length < 2) return 0;
-  const pack = await new TimeSlices().run(assemblePackSteps(entries));
+  const pack = await slices.run(assemblePackSteps(entries));
   const merged = await store.writePackDurably(pack);
   // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
   // beside the next pushes rather than before them (an unlink can take milliseconds on a disk

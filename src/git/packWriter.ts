@@ -11,9 +11,9 @@ import { compressObject } from './objectCompression.js';
  * Work in steps, the shape of src/domain/steps.ts (src/git imports only itself): the generator
  * yields where a pause is safe, and the server drives it in time slices.
  */
-type Steps<T> = Generator<void, T, void>;
+export type Steps<T> = Generator<void, T, void>;
 
-function runSteps<T>(steps: Steps<T>): T {
+export function runSteps<T>(steps: Steps<T>): T {
   for (;;) {
     const next = steps.next();
     if (next.done) return next.value;
