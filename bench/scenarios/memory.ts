@@ -7,8 +7,10 @@
  * Twice (issue 22): with `--workers 1` (one process: issue 4's figure), and with `--workers auto` (one per core),
  * one worker per core, where each repository is pulled once through every worker (each pull on a
  * connection of its own, which node:cluster hands to the next worker) as polling clients would
- * have it after a while; the figure is the primary's and the workers' resident sets together, and
- * the notes give each.
+ * have it after a while; the figure is the primary's and the workers' resident memory together,
+ * each resident page counted once (residentPages.ts: the node binary's code, resident in every
+ * process, counted once, not once per process as a sum of RSS does), and the notes give each
+ * process's RSS and their sum.
  */
 import { cpSync } from 'node:fs';
 import { request } from 'node:http';
@@ -19,6 +21,7 @@ import type { Log, ReadFixture } from '../fixtures.js';
 import type { MemoryPlan } from '../plan.js';
 import type { ScenarioResult } from '../results.js';
 import { listening, requireBuiltCli, residentOfTree, spawnServe } from '../serveProcess.js';
+import { residentPagesOf, type ResidentPages } from '../residentPages.js';
 import { getText } from '../server.js';
 
 export const MEMORY = 'memory';
@@ -38,7 +41,7 @@ function getOnNewConnection(url: string, headers: Record<string, string>): Promi
 
 const mib = (kiB: number) => Math.round(kiB / 1024);
 
-async function measure(fixture: ReadFixture, names: readonly string[], workers: number, log: Log): Promise<{ atStart: number[]; loaded: number[] }> {
+async function measure(fixture: ReadFixture, names: readonly string[], workers: number, log: Log): Promise<{ atStart: number[]; loaded: number[]; pages: ResidentPages }> {
   const child = spawnServe(fixture.reposRoot, ['--workers', String(workers)]);
   try {
     const { url } = await listening(child);
@@ -51,12 +54,21 @@ async function measure(fixture: ReadFixture, names: readonly string[], workers: 
     }
     const listed = (JSON.parse(await getText(`${url}/rest/info/all`)) as unknown[]).length;
     if (listed !== names.length + 1) throw new Error(`the listing showed ${listed} repositories, expected ${names.length + 1}`);
-    const loaded = residentOfTree(child.pid!).map((p) => p.kiB);
-    log(`memory, --workers ${workers}: ${names.length} repositories of ${fixture.keyCount} keys loaded, RSS ${mib(loaded.reduce((a, b) => a + b, 0))} MiB in all (${loaded.map(mib).join(' + ')})`);
-    return { atStart, loaded };
+    const tree = residentOfTree(child.pid!);
+    const loaded = tree.map((p) => p.kiB);
+    const pages = residentPagesOf(tree.map((p) => p.pid));
+    log(`memory, --workers ${workers}: ${names.length} repositories of ${fixture.keyCount} keys loaded, ${mib(pages.uniqueKiB)} MiB resident (each page once${pages.framesKnown ? '' : ': frames unknown, pages of each process summed'}); RSS ${mib(loaded.reduce((a, b) => a + b, 0))} MiB summed (${loaded.map(mib).join(' + ')})`);
+    return { atStart, loaded, pages };
   } finally {
     await stopChild(child);
   }
+}
+
+/** How the figure was counted (residentPages.ts). */
+function pagesNote(pages: ResidentPages): string {
+  return pages.framesKnown
+    ? `the figure counts each resident page once (distinct frames of /proc/<pid>/pagemap): ${mib(pages.uniqueKiB)} MiB, against ${mib(pages.summedKiB)} MiB of pages summed process by process`
+    : `frame numbers could not be read (not root), so the figure sums each process's resident pages: ${mib(pages.summedKiB)} MiB`;
 }
 
 export async function runMemoryScenario(fixture: ReadFixture, plan: MemoryPlan, log: Log): Promise<ScenarioResult[]> {
@@ -72,9 +84,9 @@ export async function runMemoryScenario(fixture: ReadFixture, plan: MemoryPlan, 
     id: MEMORY,
     title: `resident memory, ${what}, --workers 1`,
     measurements: [],
-    residentMiB: mib(one.loaded[0]),
+    residentMiB: mib(one.pages.uniqueKiB),
     notes: [
-      `\`cfghub serve --workers 1\` (one process): RSS ${mib(one.atStart[0])} MiB once listening, ${mib(one.loaded[0])} MiB after one pull of each of the ${plan.repositories} repositories (${pulled}) and one listing; VmRSS from /proc`,
+      `\`cfghub serve --workers 1\` (one process): RSS ${mib(one.atStart[0])} MiB once listening, ${mib(one.loaded[0])} MiB after one pull of each of the ${plan.repositories} repositories (${pulled}) and one listing; VmRSS from /proc; ${pagesNote(one.pages)}`,
     ],
   };
   const workers = coreWorkers();
@@ -88,9 +100,9 @@ export async function runMemoryScenario(fixture: ReadFixture, plan: MemoryPlan, 
       id: MEMORY_WORKERS,
       title: `resident memory, ${what}, serve --workers auto (${workers} workers)`,
       measurements: [],
-      residentMiB: total(many.loaded),
+      residentMiB: mib(many.pages.uniqueKiB),
       notes: [
-        `\`cfghub serve\` with \`--workers auto\` (${workers} workers), primary and workers together: RSS ${total(many.atStart)} MiB once listening (${parts(many.atStart)}), ${total(many.loaded)} MiB (${parts(many.loaded)}) after ${workers} pulls of each of the ${plan.repositories} repositories, each on a connection of its own so that every worker read every repository (${pulled}), and one listing`,
+        `\`cfghub serve\` with \`--workers auto\` (${workers} workers), primary and workers together: RSS ${total(many.atStart)} MiB once listening (${parts(many.atStart)}), ${total(many.loaded)} MiB summed (${parts(many.loaded)}) after ${workers} pulls of each of the ${plan.repositories} repositories, each on a connection of its own so that every worker read every repository (${pulled}), and one listing; ${pagesNote(many.pages)}`,
       ],
     },
   ];

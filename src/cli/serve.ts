@@ -19,6 +19,7 @@ import { RepositoryRegistry } from '../disk/registry.js';
 import { recoverAtStart } from '../disk/startupRecovery.js';
 import { replayJournals } from '../disk/journalReplay.js';
 import { TokenStore } from '../disk/tokenStore.js';
+import { setHeldPacksBudget } from '../disk/heldPacks.js';
 import { servePrimary } from './clusterPrimary.js';
 import { serveAsWorker } from './clusterWorker.js';
 import { createLogger, type LogFormat } from './logger.js';
@@ -113,6 +114,7 @@ export interface Serving {
  */
 export async function startServing(options: ServeOptions, logger: Logger, extra: { replica?: ReplicaLink } & Pick<AppContext, 'clusterMetrics' | 'workers'>): Promise<Serving> {
   const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit, journal: true });
+  setHeldPacksBudget(extra.workers); // this process's share of the server's budget for open packs
   // A single process registered this in prepareOnce; a worker is a process of its own.
   if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   const tokens = new TokenService(new TokenStore(options.reposDir));

@@ -32,7 +32,8 @@ import { unlinkFile, writeSmallFile } from './fileCalls.js';
 import { fsyncFolder, renameIntoPlace, renameIntoPlaceNext, writeTemporary } from './durableFs.js';
 import { faultPoint } from './faultPoints.js';
 import type { EncodedObject, ObjectType } from '../git/gitObjects.js';
-import { PackFile, type StoredObject } from './packFile.js';
+import { DEFAULT_READING, PackFile, type StoredObject } from './packFile.js';
+import { PackHolder } from './heldPacks.js';
 import { buildPack, buildPackSteps, type Pack } from '../git/packWriter.js';
 import { TimeSlices } from '../layout/timeSlices.js';
 import { GitFormatError } from '../git/errors.js';
@@ -92,12 +93,20 @@ export class ObjectStore {
   private packs: Map<string, PackFile> | undefined;
   /** Packs this process wrote since the last consolidation. */
   packsWritten = 0;
+  /** What the open packs hold in memory, within the process's budget: closed when others need the room (heldPacks.ts). */
+  private readonly holder = new PackHolder(() => this.resetCache());
+  private readonly grew = (bytes: number): void => this.holder.hold(bytes);
 
   /** `account/name`, for errors (never a path). */
   readonly repository: string;
 
   constructor(readonly gitdir: string) {
     this.repository = repositoryNameOf(gitdir);
+  }
+
+  /** What this store's open packs hold in memory, in bytes (heldPacks.ts). */
+  get packBytesHeld(): number {
+    return this.holder.heldBytes;
   }
 
   get packFolder(): string {
@@ -107,6 +116,7 @@ export class ObjectStore {
   /** An object by id (40 hex digits). */
   async read(oid: string): Promise<StoredObject> {
     const id = Buffer.from(oid, 'hex');
+    this.holder.used();
     try {
       let found = this.fromPacks(id) ?? this.fromLoose(oid);
       for (let rescan = 0; !found && rescan < RESCANS; rescan++) {
@@ -272,10 +282,7 @@ export class ObjectStore {
    */
   packsMerged(merged: Pack, old: readonly string[]): void {
     if (!this.packs) return;
-    for (const name of old) {
-      this.packs.get(name)?.close();
-      this.packs.delete(name);
-    }
+    for (const name of old) this.closePack(name);
     try {
       this.openWritten(merged);
     } catch (error) {
@@ -293,15 +300,28 @@ export class ObjectStore {
    */
   private openWritten(pack: Pack): void {
     if (!this.packs) return;
-    const opened = PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index);
-    this.packs.get(pack.name)?.close();
+    const opened = PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index, DEFAULT_READING, this.grew);
+    this.closePack(pack.name);
     this.packs.set(pack.name, opened);
+    this.holder.hold(opened.heldBytes);
+  }
+
+  /** Closes an open pack (gone from the folder, merged, or written again) and lets go of what it held. */
+  private closePack(name: string): void {
+    const pack = this.packs?.get(name);
+    if (!pack) return;
+    this.holder.release(pack.heldBytes);
+    pack.close();
+    this.packs!.delete(name);
+    if (this.lastFound === pack) this.lastFound = undefined; // would keep its bytes
   }
 
   /** Forget open packs, after the set of packs changed; the next read lists the folder again. */
   resetCache(): void {
     for (const pack of this.packs?.values() ?? []) pack.close();
     this.packs = undefined;
+    this.lastFound = undefined; // would keep its bytes
+    this.holder.releaseAll();
   }
 
   /**
@@ -370,21 +390,18 @@ export class ObjectStore {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    const packs = this.packs ?? new Map<string, PackFile>();
-    for (const [name, pack] of packs) {
-      if (listed.has(name)) continue;
-      pack.close();
-      packs.delete(name);
-    }
+    const packs = (this.packs ??= new Map<string, PackFile>());
+    for (const name of packs.keys()) if (!listed.has(name)) this.closePack(name);
     for (const name of listed) {
       if (packs.has(name)) continue;
       try {
-        packs.set(name, PackFile.open(join(this.packFolder, name), name));
+        const pack = PackFile.open(join(this.packFolder, name), name, DEFAULT_READING, this.grew);
+        packs.set(name, pack);
+        this.holder.hold(pack.heldBytes);
       } catch (error) {
         // An index whose pack is gone (removed by another process between listing and opening).
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     }
-    this.packs = packs;
   }
 }

@@ -49,7 +49,11 @@ export interface PackReading {
   readonly window: number;
 }
 
-const READING: PackReading = { wholeUpTo: WHOLE_LIMIT, windowsUpTo: IN_MEMORY_LIMIT, window: WINDOW };
+export const DEFAULT_READING: PackReading = { wholeUpTo: WHOLE_LIMIT, windowsUpTo: IN_MEMORY_LIMIT, window: WINDOW };
+
+/** Told the bytes a pack holds in memory beyond what it held when opened (a window read): heldPacks.ts. */
+export type HoldingGrew = (bytes: number) => void;
+const unheeded: HoldingGrew = () => undefined;
 
 /**
  * At least the bytes zlib's deflate makes of `size` bytes (its deflateBound: size + size/4096 +
@@ -72,12 +76,14 @@ interface PackBytes {
    * perhaps further. An entry's zlib stream ends by itself (what follows is ignored).
    */
   from(start: number, end: number): Buffer;
+  /** The bytes held in memory: the whole pack, the windows read so far, or none. */
+  held(): number;
   close(): void;
 }
 
 function inMemory(whole: Buffer): PackBytes {
   const end = whole.length - 20; // the trailing checksum
-  return { length: whole.length, holding: 'whole', from: (start) => whole.subarray(start, end), close: () => undefined };
+  return { length: whole.length, holding: 'whole', from: (start) => whole.subarray(start, end), held: () => whole.length, close: () => undefined };
 }
 
 function readRange(handle: number, start: number, end: number): Buffer {
@@ -87,8 +93,9 @@ function readRange(handle: number, start: number, end: number): Buffer {
 }
 
 /** Windows of `window` bytes, read when first needed and kept; a range across windows is read as it is. */
-function byWindows(handle: number, length: number, window: number): PackBytes {
+function byWindows(handle: number, length: number, window: number, grew: HoldingGrew): PackBytes {
   const windows = new Map<number, Buffer>();
+  let held = 0;
   const last = length - 20;
   return {
     length,
@@ -99,24 +106,29 @@ function byWindows(handle: number, length: number, window: number): PackBytes {
       const first = number * window;
       if (end > first + window) return readRange(handle, start, end);
       let bytes = windows.get(number);
-      if (!bytes) windows.set(number, (bytes = readRange(handle, first, Math.min(first + window, last))));
+      if (!bytes) {
+        windows.set(number, (bytes = readRange(handle, first, Math.min(first + window, last))));
+        held += bytes.length;
+        grew(bytes.length);
+      }
       return bytes.subarray(start - first);
     },
+    held: () => held,
     close: () => fs.closeSync(handle),
   };
 }
 
 function entryByEntry(handle: number, length: number): PackBytes {
-  return { length, holding: 'entries', from: (start, end) => readRange(handle, start, Math.min(end, length - 20)), close: () => fs.closeSync(handle) };
+  return { length, holding: 'entries', from: (start, end) => readRange(handle, start, Math.min(end, length - 20)), held: () => 0, close: () => fs.closeSync(handle) };
 }
 
-function openBytes(path: string, reading: PackReading): PackBytes {
+function openBytes(path: string, reading: PackReading, grew: HoldingGrew): PackBytes {
   const handle = fs.openSync(path, 'r');
   let length: number;
   try {
     length = fs.fstatSync(handle).size;
     if (length > reading.windowsUpTo) return entryByEntry(handle, length);
-    if (length > reading.wholeUpTo) return byWindows(handle, length, reading.window);
+    if (length > reading.wholeUpTo) return byWindows(handle, length, reading.window, grew);
   } catch (error) {
     fs.closeSync(handle);
     throw error;
@@ -156,9 +168,9 @@ export class PackFile {
    * merged pack stayed in memory until the next merge took it: with 16 clients pushing into two
    * repositories, the server's buffers grew with the history, to 445 MiB after 400 s.
    */
-  static written(base: string, name: string, pack: Buffer, index: Buffer, reading: PackReading = READING): PackFile {
+  static written(base: string, name: string, pack: Buffer, index: Buffer, reading: PackReading = DEFAULT_READING, grew: HoldingGrew = unheeded): PackFile {
     if (pack.length <= reading.wholeUpTo) return PackFile.fromBuffers(name, pack, index);
-    return new PackFile(name, new PackIndex(ownBytes(index), pack.length), openBytes(`${base}.pack`, reading), reading.window);
+    return new PackFile(name, new PackIndex(ownBytes(index), pack.length), openBytes(`${base}.pack`, reading, grew), reading.window);
   }
 
   /** How this pack's bytes are held: whole in memory, by windows kept once read, or entry by entry. */
@@ -170,14 +182,19 @@ export class PackFile {
    * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. How the
    * pack is read depends on its size (`reading`: whole, by windows or entry by entry).
    */
-  static open(base: string, name: string, reading: PackReading = READING): PackFile {
-    const bytes = openBytes(`${base}.pack`, reading);
+  static open(base: string, name: string, reading: PackReading = DEFAULT_READING, grew: HoldingGrew = unheeded): PackFile {
+    const bytes = openBytes(`${base}.pack`, reading, grew);
     try {
       return new PackFile(name, new PackIndex(ownBytes(fs.readFileSync(`${base}.idx`)), bytes.length), bytes, reading.window);
     } catch (error) {
       bytes.close();
       throw error;
     }
+  }
+
+  /** The bytes this pack holds in memory: its index, and the pack whole or the windows read so far (heldPacks.ts). */
+  get heldBytes(): number {
+    return this.index.byteLength + this.bytes.held();
   }
 
   has(oid: Buffer): boolean {

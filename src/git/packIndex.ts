@@ -81,6 +81,11 @@ export class PackIndex {
     ({ layout: this.layout, count: this.count } = layoutOf(index));
   }
 
+  /** The index's bytes (what it holds in memory). */
+  get byteLength(): number {
+    return this.index.length;
+  }
+
   private get sortedOffsets(): Float64Array {
     if (!this.sorted) {
       const offsets = new Float64Array(this.count + 1);
