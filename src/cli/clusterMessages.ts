@@ -5,6 +5,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { ReplicaStatus } from '../service/replication/replicator.js';
+import { ServiceError } from '../service/errors.js';
 
 /** One registry's metrics as prom-client's getMetricsAsJSON gives them (what AggregatorRegistry.aggregate sums). */
 export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -31,4 +32,9 @@ export type ToPrimary =
 
 export function isClusterMessage<T extends { cfghub: string }>(message: unknown): message is T {
   return typeof message === 'object' && message !== null && typeof (message as { cfghub?: unknown }).cfghub === 'string';
+}
+
+/** For the primary: the error a worker failed to start with, as the single process would have thrown it. */
+export function startError(failure: { readonly code?: string; readonly message: string }): Error {
+  return failure.code ? new ServiceError(failure.code as ServiceError['code'], failure.message) : new Error(failure.message);
 }

@@ -96,8 +96,3 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
   send({ cfghub: 'listening', url: serving.url });
   await new Promise<never>(() => undefined); // until stop() exits the process
 }
-
-/** For the primary: the error a worker failed to start with, as the single process would have thrown it. */
-export function startError(failure: { readonly code?: string; readonly message: string }): Error {
-  return failure.code ? new ServiceError(failure.code as ServiceError['code'], failure.message) : new Error(failure.message);
-}
