@@ -21,6 +21,7 @@ import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
 import { AdminTokenService } from '../service/adminTokens.js';
 import { AdminTokenStore } from '../disk/adminTokenStore.js';
 import { listen } from '../disk/telemetry.js';
+import { heldPackBytes } from '../disk/heldPacks.js';
 import type { AppContext } from './context.js';
 import { HttpError } from './errors.js';
 import { header, sendBytes } from './headers.js';
@@ -113,6 +114,12 @@ export class Metrics {
       name: 'cfghub_watchers', help: 'Open watches of clients waiting for a change', registers: [this.registry],
       collect() {
         this.set(self.watchers());
+      },
+    });
+    new Gauge({
+      name: 'cfghub_open_pack_bytes', help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)', registers: [this.registry],
+      collect() {
+        this.set(heldPackBytes());
       },
     });
     new Gauge({

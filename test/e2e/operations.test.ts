@@ -85,6 +85,7 @@ describe('GET /metrics', () => {
     expect(valueOf(after, 'cfghub_snapshot_load_duration_seconds')).toBeGreaterThan(0);
     expect(valueOf(after, 'cfghub_repositories')).toBe(1);
     expect(valueOf(after, 'cfghub_watchers')).toBe(0);
+    expect(valueOf(after, 'cfghub_open_pack_bytes')).toBeGreaterThan(0); // the repository's packs, opened by the push's reads
     // Process health from prom-client's defaults: event-loop delay and memory.
     expect(after.map((f) => f.name)).toEqual(expect.arrayContaining(['nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']));
   });
