@@ -29,6 +29,11 @@ export function setHeldPacksBudget(workers = 1): void {
   budget = Math.floor(HELD_PACKS_BYTES / Math.max(1, workers));
 }
 
+/** This process's budget, in bytes. */
+export function heldPacksBudget(): number {
+  return budget;
+}
+
 /** What the packs of every holder hold now, in bytes (metrics and tests). */
 export function heldPackBytes(): number {
   return total;

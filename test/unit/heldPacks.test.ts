@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/disk/objectStore.js';
-import { heldPackBytes, useHeldPacksBudget } from '../../src/disk/heldPacks.js';
+import { HELD_PACKS_BYTES, heldPackBytes, heldPacksBudget, setHeldPacksBudget, useHeldPacksBudget } from '../../src/disk/heldPacks.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 /** A repository with one pack of `kiB` KiB of random hex text (about 240 KiB packed for 400); the blobs' ids. */
@@ -113,6 +113,13 @@ describe('packs held within the process budget', () => {
     expect(first).toBeLessThan(512 * 1024); // its index and a window or two
     for (const oid of a.blobs) await expectGitsBlob(a.store, a.repo, oid);
     expect(a.store.packBytesHeld).toBeGreaterThan(4 * 1024 * 1024); // every window
+  });
+
+  it('gives each worker of serve --workers N its share of the server budget', () => {
+    setHeldPacksBudget(4);
+    expect(heldPacksBudget()).toBe(HELD_PACKS_BYTES / 4);
+    setHeldPacksBudget(undefined); // one process
+    expect(heldPacksBudget()).toBe(HELD_PACKS_BYTES);
   });
 
   it('lets go of what a repository held when its packs are closed', async () => {
