@@ -9,7 +9,10 @@
  * new server reads about 400 KiB of a repacked 6.5 MiB pack, where reading it whole took
  * milliseconds (issue 22). Larger packs still are read entry by entry. Windowed and entry-by-entry
  * packs keep their file open, so a pack removed by a merge or `git repack` stays readable until
- * closed (and a pack named again by another repack cannot be mixed up with it).
+ * closed (and a pack named again by another repack cannot be mixed up with it). What a pack holds
+ * (`heldBytes`, and each window as it is read) counts against the process's budget for open
+ * packs, past which the object store closes the packs of the repository read least recently
+ * (heldPacks.ts).
  */
 import * as fs from 'node:fs';
 import { applyDelta } from '../git/delta.js';
