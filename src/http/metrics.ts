@@ -21,7 +21,7 @@ import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
 import { AdminTokenService } from '../service/adminTokens.js';
 import { AdminTokenStore } from '../disk/adminTokenStore.js';
 import { listen } from '../disk/telemetry.js';
-import { heldPackBytes } from '../disk/heldPacks.js';
+import { heldPackBytes, heldPacksBudget } from '../disk/heldPacks.js';
 import type { AppContext } from './context.js';
 import { HttpError } from './errors.js';
 import { header, sendBytes } from './headers.js';
@@ -120,6 +120,13 @@ export class Metrics {
       name: 'cfghub_open_pack_bytes', help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)', registers: [this.registry],
       collect() {
         this.set(heldPackBytes());
+      },
+    });
+    new Gauge({
+      // Summed over the workers of `serve --workers N`, as every gauge here: each has its share, so the sum is the server's budget.
+      name: 'cfghub_open_pack_budget_bytes', help: 'What the open packs may hold in memory before the least recently read are closed (this process\'s share of the server\'s budget)', registers: [this.registry],
+      collect() {
+        this.set(heldPacksBudget());
       },
     });
     new Gauge({

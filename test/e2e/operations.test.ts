@@ -18,6 +18,7 @@ import { startServer } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/tokenStore.js';
+import { HELD_PACKS_BYTES } from '../../src/disk/heldPacks.js';
 import { cliOk, getJson, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 
 const REPO = 'acme/ops';
@@ -86,6 +87,7 @@ describe('GET /metrics', () => {
     expect(valueOf(after, 'cfghub_repositories')).toBe(1);
     expect(valueOf(after, 'cfghub_watchers')).toBe(0);
     expect(valueOf(after, 'cfghub_open_pack_bytes')).toBeGreaterThan(0); // the repository's packs, opened by the push's reads
+    expect(valueOf(after, 'cfghub_open_pack_budget_bytes')).toBe(HELD_PACKS_BYTES); // one process: the whole budget
     // Process health from prom-client's defaults: event-loop delay and memory.
     expect(after.map((f) => f.name)).toEqual(expect.arrayContaining(['nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']));
   });

@@ -14,6 +14,7 @@ import { cliOk, git, gitdirOf, tempDir } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { HELD_PACKS_BYTES } from '../../src/disk/heldPacks.js';
 
 const REPO = 'acme/shared';
 let dir: ReturnType<typeof tempDir>;
@@ -167,6 +168,8 @@ describe('serve --workers 2', () => {
     expect(valueOf(after, 'cfghub_http_requests_total', healthz) - valueOf(before, 'cfghub_http_requests_total', healthz)).toBe(10);
     expect(valueOf(after, 'cfghub_workers')).toBe(2);
     expect(valueOf(after, 'cfghub_repositories')).toBe(1); // the same in each worker: not doubled
+    // Each worker holds open packs within its share of one budget: together, the server's (not twice it).
+    expect(valueOf(after, 'cfghub_open_pack_budget_bytes')).toBe(HELD_PACKS_BYTES);
     expect(valueOf(after, 'cfghub_pushes_total', { outcome: 'applied' })).toBe(8 + 16 + 1);
     expect(valueOf(after, 'cfghub_commit_duration_seconds')).toBe(8 + 16 + 1);
   });
