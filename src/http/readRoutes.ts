@@ -34,6 +34,7 @@ import type { PullFormat } from '../domain/renderings.js';
 import type { GroupKey } from '../service/sealing.js';
 import type { GitRepository } from '../disk/repository.js';
 import { readerKeyRing } from './securityProfile.js';
+import { pullMayDiffer } from '../service/changeReach.js';
 
 type Request = IncomingMessage;
 
@@ -155,6 +156,9 @@ function heldEtags(req: Request): readonly string[] | true {
   return tags.includes('*') ? true : tags.map((tag) => tag.replace(/^W\//, ''));
 }
 
+/** For a held pull: whether its answer may differ between two heads (service/changeReach.ts). */
+const pullReach = (repository: GitRepository, contextText: string) => (from: string, to: string) => pullMayDiffer(repository, from, to, contextText);
+
 /** Whether `If-None-Match` names this ETag (or `*`). */
 function notModified(req: Request, etag: string): boolean {
   const held = heldEtags(req);
@@ -239,6 +243,8 @@ export function readRoutes(ctx: AppContext): ReadRoutes {
         repository,
         groupKey: made.groupKey,
         answerAt: async (commitId) => (await answerAt(req, name, format, repository, commitId, undefined, groupKeys)).answer,
+        // A pull's answer is its context's resolved keys and files (in any format): a change of keys resolving for other contexts only leaves it as it was.
+        ...(name === 'pull' ? { mayDiffer: pullReach(repository, header(req, 'Context') ?? '') } : {}),
         holds: heldEtags(req),
         head: point.commitId,
         waitMs,

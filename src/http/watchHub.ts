@@ -10,6 +10,9 @@
  *   written to each of its watchers (`answersMade` counts these, for the test that proves it).
  * - A watcher is answered only when that answer's ETag (content-derived, see readRoutes.ts) is
  *   not one it holds, so a commit that changes nothing for a context wakes none of its watchers.
+ * - A group whose answer the change cannot reach is not even made again: the route tells that
+ *   from what changed between the heads (`mayDiffer`, service/changeReach.ts), so a push that
+ *   changes one context of 1,000 watched makes one answer, not 1,000.
  * - A held watcher is a plain record: no promise, timer or closure of its own. Wait ends come from
  *   one timing wheel (deadlineWheel.ts), a closed connection from one shared listener, and every
  *   answer is written by the one `respond` function the route gave.
@@ -42,6 +45,8 @@ export const DEFAULT_MAX_WATCHERS = 20_000;
 const SLICE_MS = 5;
 /** Answers written between two looks at the clock. */
 const CLOCK_EVERY = 16;
+/** Distinct heads of one group's watchers weighed against a new head before its answer is simply made. */
+const HEADS_WEIGHED = 4;
 
 /** One wake that answered watchers: how many, with how many answers made, in how long from the head change to the last written. */
 export interface WakeReport {
@@ -80,6 +85,7 @@ interface Group {
   readonly key: string;
   /** Makes the group's answer at a commit (through the read cache). */
   readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
+  readonly mayDiffer: WaitRequest['mayDiffer'];
   readonly watchers: Set<Watcher>;
   readonly repository: RepositoryWatch;
 }
@@ -137,17 +143,19 @@ class RepositoryWatch {
       const made: Array<{ group: Group; watchers: Watcher[]; result: WaitResult }> = [];
       let sliceEnds = performance.now() + SLICE_MS;
       for (const group of [...this.groups.values()]) {
-        if (!behind(group, head)) continue;
-        // Those held now: a watcher that arrives while the answer is made holds a head of its own.
-        const watchers = [...group.watchers];
-        let result: WaitResult;
-        try {
-          result = { answer: await group.answerAt(head) };
-          this.hub.answersMade++;
-        } catch (error) {
-          result = { error };
+        // Weighing a change against a group is work too (as much as its changed keys): the clock is looked at after each group either way.
+        if (behind(group, head) && !(await unreached(group, head))) {
+          // Those held now: a watcher that arrives while the answer is made holds a head of its own.
+          const watchers = [...group.watchers];
+          let result: WaitResult;
+          try {
+            result = { answer: await group.answerAt(head) };
+            this.hub.answersMade++;
+          } catch (error) {
+            result = { error };
+          }
+          made.push({ group, watchers, result });
         }
-        made.push({ group, watchers, result });
         if (performance.now() > sliceEnds) {
           await nextTurn();
           sliceEnds = performance.now() + SLICE_MS;
@@ -183,11 +191,36 @@ function behind(group: Group, head: string): boolean {
   return false;
 }
 
+/**
+ * Whether the group's answer is known to be at `head` what it was at each head its watchers hold
+ * (from what changed between them, without making it); those watchers then hold `head`. Any doubt
+ * (more than HEADS_WEIGHED heads to weigh, a failure weighing them) answers false: the answer is
+ * made, and says what is wrong if anything is.
+ */
+async function unreached(group: Group, head: string): Promise<boolean> {
+  if (!group.mayDiffer) return false;
+  const from = new Set<string>();
+  for (const watcher of group.watchers) if (watcher.head !== head) from.add(watcher.head);
+  if (from.size > HEADS_WEIGHED) return false;
+  try {
+    for (const held of from) if (await group.mayDiffer(held, head)) return false;
+  } catch {
+    return false;
+  }
+  for (const watcher of group.watchers) if (from.has(watcher.head)) watcher.head = head;
+  return !behind(group, head); // a watcher that came meanwhile with another head: the answer is made
+}
+
 export interface WaitRequest extends HeldWatch {
   readonly repository: GitRepository;
   /** Everything that makes the answer besides the commit: watchers with the same key share one answer per head. */
   readonly groupKey: string;
   readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
+  /**
+   * False when the answer is known to be the same at the second commit as at the first (from what
+   * changed between them); absent where the endpoint cannot tell: the answer is then always made.
+   */
+  readonly mayDiffer?: (from: string, to: string) => Promise<boolean>;
   /** The ETags the client holds (its If-None-Match), or true for `*`. */
   readonly holds: readonly string[] | true;
   /** The head the client's current answer was made at. */
@@ -253,7 +286,7 @@ export class WatchHub {
     }
     let group = watch.groups.get(request.groupKey);
     if (!group) {
-      group = { key: request.groupKey, answerAt: request.answerAt, watchers: new Set(), repository: watch };
+      group = { key: request.groupKey, answerAt: request.answerAt, mayDiffer: request.mayDiffer, watchers: new Set(), repository: watch };
       watch.groups.set(request.groupKey, group);
     }
     const watcher: Watcher = {

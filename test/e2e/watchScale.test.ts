@@ -2,24 +2,21 @@
  * The shared work of the watch (issue 18, item 2), against the real server: a push that wakes
  * many watchers makes each distinct answer (context, format, options) once, however many watchers
  * hold it, and writes the same bytes to each; watchers whose answer did not change are not
- * answered. Counted in /metrics: the watch's answers made (one per group of watchers sharing an
- * answer, per new head), and the read cache's misses (an answer is resolved, serialised and
- * hashed exactly when it is not found there).
+ * answered, and the answers of contexts the push's changes cannot reach are not even made
+ * (service/changeReach.ts). Counted in /metrics: the watch's answers made (one per group of
+ * watchers sharing an answer, per new head that reaches it), and the read cache's misses (an
+ * answer is resolved, serialised and hashed exactly when it is not found there).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { metricOf } from '../support/reads.js';
 
 const REPO = 'acme/fleet';
 const PER_GROUP = 10;
 let dir: ReturnType<typeof tempDir>;
 let server: TestServer;
 
-async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (!line) throw new Error(`no ${name} in /metrics`);
-  return Number(line.slice(name.length + 1));
-}
+const metric = (name: string) => metricOf(server.url, name);
 
 const misses = () => metric('cfghub_read_cache_lookups_total{result="miss"}');
 
@@ -56,7 +53,7 @@ afterAll(async () => {
 });
 
 describe('a push that wakes many watchers', () => {
-  it('makes each distinct answer once, writes the same bytes to all its watchers, and answers no unaffected watcher', async () => {
+  it('makes each distinct answer the push reaches once, writes the same bytes to all its watchers, and neither makes nor answers the others', async () => {
     // Five distinct answers: four contexts as JSON, and the first context as YAML too.
     const groups = [
       { name: 'E0 json', context: 'E0;app', query: '' },
@@ -66,11 +63,13 @@ describe('a push that wakes many watchers', () => {
       { name: 'E3 json', context: 'E3;app', query: '' },
     ];
     const held: Held[] = [];
+    let e3Etag = '';
     for (const group of groups) {
       const url = `${server.url}/rest/pull/${REPO}${group.query}`;
       const first = await fetch(url, { headers: { Context: group.context } });
       await first.text();
       const etag = first.headers.get('etag')!;
+      if (group.name === 'E3 json') e3Etag = etag;
       for (let i = 0; i < PER_GROUP; i++) {
         const watcher: Held = { group: group.name, done: false };
         held.push(watcher);
@@ -84,7 +83,7 @@ describe('a push that wakes many watchers', () => {
     const missesBefore = await misses();
     const madeBefore = await metric('cfghub_watch_answers_made_total');
 
-    // Changes E0 and E1: three of the five answers change, E2's and E3's do not.
+    // Changes E0 and E1: three of the five answers change; E2's and E3's values are not touched.
     const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
       changeComment: 'two contexts',
       data: [{ key: 'own', values: [{ context: 'E0;*', value: 'E0-v1' }, { context: 'E1;*', value: 'E1-v1' }] }],
@@ -93,13 +92,14 @@ describe('a push that wakes many watchers', () => {
     const affected = held.filter((w) => w.group.startsWith('E0') || w.group.startsWith('E1'));
     const unaffected = held.filter((w) => !affected.includes(w));
     await until(() => affected.every((w) => w.done), 'every affected watcher answered');
-    // The unaffected ones were looked at in the same wake (their answer made, found unchanged) and are still held.
     await until(async () => (await metric('cfghub_watchers')) === unaffected.length, 'the unaffected watchers left held');
     expect(unaffected.some((w) => w.done)).toBe(false);
 
-    // One answer made per distinct (context, format, options): 5, not one per watcher (50).
-    expect((await misses()) - missesBefore).toBe(groups.length);
-    expect((await metric('cfghub_watch_answers_made_total')) - madeBefore).toBe(groups.length);
+    // One answer made per distinct (context, format, options) the push reaches: 3, not one per
+    // watcher (30), nor one per group held (5): E2's and E3's are known unchanged from the push's changes.
+    const reached = groups.filter((g) => g.context.startsWith('E0') || g.context.startsWith('E1')).length;
+    expect((await misses()) - missesBefore).toBe(reached);
+    expect((await metric('cfghub_watch_answers_made_total')) - madeBefore).toBe(reached);
     for (const group of ['E0 json', 'E0 yaml', 'E1 json']) {
       const answers = affected.filter((w) => w.group === group).map((w) => w.answer!);
       expect(answers).toHaveLength(PER_GROUP);
@@ -110,16 +110,22 @@ describe('a push that wakes many watchers', () => {
     // The wake's one log line (not one per watcher) says so too.
     await until(() => server.logs.some((l) => l.event === 'watch-wake'), 'the watch-wake log line');
     expect(server.logs.filter((l) => l.event === 'watch-wake')).toEqual([
-      expect.objectContaining({ repository: REPO, answersMade: groups.length, woken: affected.length, durationMs: expect.any(Number) }),
+      expect.objectContaining({ repository: REPO, answersMade: reached, woken: affected.length, durationMs: expect.any(Number) }),
     ]);
     expect(affected.find((w) => w.group === 'E0 yaml')!.answer!.text).toContain('E0-v1');
     expect(JSON.parse(affected.find((w) => w.group === 'E1 json')!.answer!.text).properties.own.val).toBe('E1-v1');
 
-    // A later change of E2 wakes E2's watchers only; E3's stay held until the server closes.
+    // A later change of E2 wakes E2's watchers only, making E2's answer alone; E3's stay held until the server closes.
+    const madeBeforeE2 = await metric('cfghub_watch_answers_made_total');
     const again = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'E2', data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }] });
     expect(again.status).toBe(200);
     await until(() => unaffected.filter((w) => w.group === 'E2 json').every((w) => w.done), 'the E2 watchers answered');
     expect(unaffected.filter((w) => w.group === 'E3 json').some((w) => w.done)).toBe(false);
     expect(await metric('cfghub_watchers')).toBe(PER_GROUP);
+    expect((await metric('cfghub_watch_answers_made_total')) - madeBeforeE2).toBe(1);
+    // E3's watchers, never answered, still hold a current answer: a read now gives the ETag they hold.
+    const e3 = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { Context: 'E3;app' } });
+    await e3.text();
+    expect(e3.headers.get('etag')).toBe(e3Etag);
   });
 });

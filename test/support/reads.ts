@@ -26,6 +26,14 @@ export async function read(url: string, path: string, headers: Record<string, st
   return { status: response.status, headers: response.headers, text, json: jsonOrUndefined(text) };
 }
 
+/** A sample without labels from the server's /metrics, by its name (and labels as written, e.g. `x_total{result="miss"}`). */
+export async function metricOf(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`no ${name} in /metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
 /** Things no error body may hold: a stack frame or a filesystem path. */
 const LEAKS = [/\bat [^\s]+ \(/, /\n\s+at /, /\/tmp\//, /node_modules/, /\.git\b\//, /\/work\//, /\.ts:\d+/, /\.js:\d+/];
 

@@ -6,17 +6,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { commitMessage, parseCommitMessage } from '../../src/domain/commitMessage.js';
 import { revertKey, summarizeKeyChange } from '../../src/domain/keyChanges.js';
-import type { KeyRecord } from '../../src/domain/model.js';
+import { keyWith } from '../support/records.js';
 
-const key = (values: [string, string | null, boolean?][], fields: Partial<KeyRecord> = {}): KeyRecord => ({
-  key: 'db.host',
-  readme: '',
-  deprecated: false,
-  vdt: 'Text',
-  push: true,
-  values: values.map(([context, value, active]) => ({ context: context.split(';'), value, active: active ?? true })),
-  ...fields,
-});
+const key = keyWith;
 
 describe('parseCommitMessage', () => {
   it('reads back the comment and provenance commitMessage wrote (property)', () => {
