@@ -8,8 +8,11 @@ export interface TelemetryListener {
   commit?(seconds: number): void;
   fsync?(seconds: number): void;
   snapshotLoad?(seconds: number): void;
-  readCache?(hit: boolean): void;
+  /** A read answer looked up: found, not found (made), or carried from the previous head (a push that did not reach it). */
+  readCache?(result: ReadCacheResult): void;
 }
+
+export type ReadCacheResult = 'hit' | 'miss' | 'carried';
 
 const listeners = new Set<TelemetryListener>();
 
@@ -28,8 +31,8 @@ export const telemetry = {
   snapshotLoad(seconds: number): void {
     for (const l of listeners) l.snapshotLoad?.(seconds);
   },
-  readCache(hit: boolean): void {
-    for (const l of listeners) l.readCache?.(hit);
+  readCache(result: ReadCacheResult): void {
+    for (const l of listeners) l.readCache?.(result);
   },
   /** Whether anyone listens: callers skip taking the time when no one does. */
   get active(): boolean {

@@ -78,14 +78,14 @@ export class Metrics {
     const commits = new Histogram({ name: 'cfghub_commit_duration_seconds', help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
     const fsyncs = new Histogram({ name: 'cfghub_fsync_duration_seconds', help: 'Time of each fsync of a file or folder (process-wide)', buckets: DISK_BUCKETS, registers: [this.registry] });
     const snapshots = new Histogram({ name: 'cfghub_snapshot_load_duration_seconds', help: 'Snapshot loads (a commit parsed into memory) and their time (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-    const cache = new Counter({ name: 'cfghub_read_cache_lookups_total', help: 'Read-answer cache lookups by result: hit or miss (process-wide)', labelNames: ['result'], registers: [this.registry] });
+    const cache = new Counter({ name: 'cfghub_read_cache_lookups_total', help: 'Read-answer cache lookups by result: hit, miss (the answer made), or carried (the answer of the commit before, which the changes since do not reach) (process-wide)', labelNames: ['result'], registers: [this.registry] });
     cache.inc({ result: 'hit' }, 0);
     cache.inc({ result: 'miss' }, 0);
     this.stopListening = listen({
       commit: (seconds) => commits.observe(seconds),
       fsync: (seconds) => fsyncs.observe(seconds),
       snapshotLoad: (seconds) => snapshots.observe(seconds),
-      readCache: (hit) => cache.inc({ result: hit ? 'hit' : 'miss' }),
+      readCache: (result) => cache.inc({ result }),
     });
 
     const adminTokens = new AdminTokenService(new AdminTokenStore(ctx.registry.root));

@@ -1,10 +1,10 @@
 /**
  * Answers of the read endpoints, serialised once per (repository, commit, endpoint, options) and
  * served as bytes with a precomputed ETag. Keyed by commit id, so an entry can never be stale: a
- * push makes a new commit, hence a new key. Bounded in entries and in bytes (large exports),
- * least recently used first out.
+ * push makes a new commit, hence a new key (whose answer may be the one before, carried over
+ * where the push did not reach it: readRoutes.ts). Bounded in entries and in bytes (large
+ * exports), least recently used first out.
  */
-import { telemetry } from '../disk/telemetry.js';
 import { createHash } from 'node:crypto';
 import { ownBytes } from '../layout/ownCopies.js';
 
@@ -42,6 +42,12 @@ export function readCacheOfWorker(workers = 1): ReadCache {
 export class ReadCache {
   private readonly entries = new Map<string, CachedAnswer>();
   private bytes = 0;
+  /**
+   * The commit each group of like answers (the same request at any commit) was last answered at,
+   * so that the next commit can be told whether it reaches that answer (readRoutes.ts). Commit ids
+   * only, as many groups as answers: the answers themselves stay within the bounds above.
+   */
+  private readonly lastCommits = new Map<string, string>();
 
   constructor(
     private readonly capacity = READ_CACHE_ENTRIES,
@@ -54,11 +60,21 @@ export class ReadCache {
       this.entries.delete(key);
       this.entries.set(key, answer);
     }
-    telemetry.readCache(answer !== undefined);
     return answer;
   }
 
-  set(key: string, answer: CachedAnswer): void {
+  /** The commit `group` was last answered at (see set's `group`). */
+  lastCommitOf(group: string): string | undefined {
+    return this.lastCommits.get(group);
+  }
+
+  /** `group` and `commitId`, where given, note the commit the group was last answered at. */
+  set(key: string, answer: CachedAnswer, group?: { readonly key: string; readonly commitId: string }): void {
+    if (group) {
+      this.lastCommits.delete(group.key);
+      this.lastCommits.set(group.key, group.commitId);
+      if (this.lastCommits.size > this.capacity) this.lastCommits.delete(this.lastCommits.keys().next().value!);
+    }
     this.remove(key);
     if (answer.body.length > this.maxBytes) return;
     // A small answer's bytes may be a view into a shared pool slab, which they would keep whole.

@@ -35,6 +35,7 @@ import type { GroupKey } from '../service/sealing.js';
 import type { GitRepository } from '../disk/repository.js';
 import { readerKeyRing } from './securityProfile.js';
 import { pullMayDiffer } from '../service/changeReach.js';
+import { telemetry } from '../disk/telemetry.js';
 
 type Request = IncomingMessage;
 
@@ -202,20 +203,51 @@ export function readRoutes(ctx: AppContext): ReadRoutes {
 
   const access = readAccess(ctx);
 
+  /**
+   * A pull's answer at the commit its group was last answered at, when the changes since do not
+   * reach its context (service/changeReach.ts): after a push, the contexts it did not change are
+   * served without their answers being made again. Any doubt: undefined, and the answer is made.
+   */
+  const carried = async (req: Request, repository: GitRepository, commitId: string, groupKey: string, keyAt: (commitId: string) => string) => {
+    const last = cache.lastCommitOf(groupKey);
+    if (last === undefined || last === commitId) return undefined;
+    const answer = cache.get(keyAt(last));
+    if (!answer) return undefined;
+    try {
+      return (await pullMayDiffer(repository, last, commitId, header(req, 'Context') ?? '')) ? undefined : answer;
+    } catch {
+      return undefined;
+    }
+  };
+
   /** The answer of a request at a commit, made once per commit and options (the cache), and what groups it with its like. */
   const answerAt = async (req: Request, name: string, format: PullFormat, repository: GitRepository, commitId: string, repoDate: string | undefined, groupKeys: readonly GroupKey[]) => {
     const endpoint = ENDPOINTS[name];
     // Answers differ by the security groups the caller unlocked: the key names them (by a hash), never a password.
     const ring = await readerKeyRing(req, repository, commitId, groupKeys);
     const options = [name, format, ring.fingerprint(), ...endpoint.varies.map((h) => header(req, h) ?? '')];
-    const key = [repository.gitdir, commitId, repoDate ?? '', ...options].join('\0');
-    let answer = endpoint.cacheable(req) ? cache.get(key) : undefined;
-    if (!answer) {
+    const keyAt = (at: string) => [repository.gitdir, at, repoDate ?? '', ...options].join('\0');
+    const groupKey = [repository.gitdir, ...options].join('\0');
+    const make = async () => {
       const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(commitId), repoDate, ring };
-      answer = await endpoint.build(req, target, isoSeconds(new Date()), format);
-      if (endpoint.cacheable(req)) cache.set(key, answer);
+      return endpoint.build(req, target, isoSeconds(new Date()), format);
+    };
+    if (!endpoint.cacheable(req)) return { answer: await make(), groupKey };
+    const key = keyAt(commitId);
+    let answer = cache.get(key);
+    if (answer) {
+      telemetry.readCache('hit');
+      return { answer, groupKey };
     }
-    return { answer, groupKey: [repository.gitdir, ...options].join('\0') };
+    // Only pulls of the present carry: a body of the past names its date, and other endpoints are not weighed.
+    const lastOfGroup = name === 'pull' && repoDate === undefined ? { key: groupKey, commitId } : undefined;
+    if (lastOfGroup && (answer = await carried(req, repository, commitId, groupKey, keyAt))) telemetry.readCache('carried');
+    else {
+      telemetry.readCache('miss');
+      answer = await make();
+    }
+    cache.set(key, answer, lastOfGroup);
+    return { answer, groupKey };
   };
 
   const handle = async (req: Request, res: ServerResponse, path: ReadPath, requestId: string): Promise<void> => {

@@ -1,0 +1,84 @@
+/**
+ * A pull right after a push: the contexts the push did not reach are served the answer they had,
+ * carried over without being made again (src/http/readRoutes.ts, service/changeReach.ts); those
+ * it reached get theirs made anew. Counted by `cfghub_read_cache_lookups_total` (hit, miss: made,
+ * carried), checked against what a read gives. The real server, real bare repositories.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { metricOf } from '../support/reads.js';
+
+const REPO = 'acme/carried';
+let dir: ReturnType<typeof tempDir>;
+let server: TestServer;
+
+const lookups = async () => ({
+  miss: await metricOf(server.url, 'cfghub_read_cache_lookups_total{result="miss"}'),
+  carried: await metricOf(server.url, 'cfghub_read_cache_lookups_total{result="carried"}').catch(() => 0), // absent until counted once
+});
+
+async function pull(context: string): Promise<{ etag: string | null; commit: string | null; text: string; val: unknown }> {
+  const response = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { Context: context } });
+  expect(response.status).toBe(200);
+  const text = await response.text();
+  return { etag: response.headers.get('etag'), commit: response.headers.get('commit'), text, val: JSON.parse(text).properties.url?.val };
+}
+
+async function pushOk(data: unknown[]): Promise<void> {
+  const answer = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'change', enableKeyCreation: true, data });
+  expect(answer.status, reasonOf(answer)).toBe(200);
+}
+
+/** Pulls a context, and says whether its answer was made, carried or found. */
+async function pullCounted(context: string) {
+  const before = await lookups();
+  const answer = await pull(context);
+  const after = await lookups();
+  const way = after.carried > before.carried ? 'carried' : after.miss > before.miss ? 'made' : 'found';
+  return { ...answer, way };
+}
+
+beforeAll(async () => {
+  dir = tempDir();
+  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  server = await startTestServer(dir.path);
+  await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global' }, { context: 'Prod;*', value: 'prod' }, { context: 'Dev;*', value: 'dev' }] }]);
+});
+
+afterAll(async () => {
+  await server?.close();
+  dir?.remove();
+});
+
+describe('a pull right after a push', () => {
+  it("carries the answer of a context the push did not reach, and makes the others'", async () => {
+    const prod = await pullCounted('Prod;web');
+    const test = await pullCounted('Test;web');
+    expect(await pullCounted('Dev;web')).toMatchObject({ way: 'made', val: 'dev' });
+    expect(prod).toMatchObject({ way: 'made', val: 'prod' });
+    expect((await pullCounted('Prod;web')).way).toBe('found');
+
+    // Dev's value changes: Prod and Test read the same as before.
+    await pushOk([{ key: 'url', values: [{ context: 'Dev;*', value: 'dev-2' }] }]);
+    const head = headOf(dir.path, REPO);
+    const prodAfter = await pullCounted('Prod;web');
+    expect(prodAfter.way).toBe('carried');
+    expect(prodAfter.text).toBe(prod.text); // the very answer, generatedOn included
+    expect(prodAfter.etag).toBe(prod.etag);
+    expect(prodAfter.commit).toBe(head); // served as the head's
+    expect((await pullCounted('Prod;web')).way).toBe('found'); // now cached at the head
+    expect(await pullCounted('Test;web')).toMatchObject({ way: 'carried', etag: test.etag });
+    expect(await pullCounted('Dev;web')).toMatchObject({ way: 'made', val: 'dev-2' });
+
+    // The wildcard changes: Test resolves it, Prod still resolves its own value.
+    await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global-2' }] }]);
+    expect(await pullCounted('Test;web')).toMatchObject({ way: 'made', val: 'global-2' });
+    expect(await pullCounted('Prod;web')).toMatchObject({ way: 'carried', val: 'prod', etag: prod.etag });
+  });
+
+  it('makes every answer after a change of anything but keys (a file)', async () => {
+    await pull('Prod;web'); // cached at the head
+    await pushOk([{ file: 'app.conf', context: 'Dev;*', content: 'x=1\n' }]);
+    expect((await pullCounted('Prod;web')).way).toBe('made');
+  });
+});
