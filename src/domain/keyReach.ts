@@ -1,8 +1,8 @@
 /**
  * Whether a change of one key can change what a context reads of it: its entry in a pull (the
  * resolved value, with the key's type, comment, deprecation and security group) and what a
- * template naming it renders. A watch uses it to know, without making the answer, that a push
- * left a context's answer as it was (service/changeReach.ts).
+ * template naming it renders. The watch and the read cache use it to know, without making the
+ * answer, that a push left a context's answer as it was (service/changeReach.ts).
  */
 import type { KeyRecord, StoredValue } from './model.js';
 import { resolveValue, type RequestContext } from './resolve.js';

@@ -1,9 +1,10 @@
 /**
- * Which watched answers a change can reach, told from what changed between two commits (the tree
+ * Which pull answers a change can reach, told from what changed between two commits (the tree
  * diff, treeDiff.ts) without making the answers: a push that changes one context's values wakes
  * the watchers of that context only, and the answers of the others are not made again
- * (http/watchHub.ts). Without it, a push made an answer for every watched context: 1,000 of them
- * to find the one that changed.
+ * (http/watchHub.ts); a pull after it of a context it did not reach is served the answer before
+ * it (http/readRoutes.ts). Without it, a push made an answer for every watched context (1,000 of
+ * them to find the one that changed), and every context polled after a push had its answer made.
  *
  * Only key changes are weighed, key by key (domain/keyReach.ts): a key that keeps its name, and
  * whose resolved value for the context (resolve.ts's rule, wildcards and context groups included)
@@ -21,11 +22,11 @@ import type { TreeChanges } from '../layout/treeDiff.js';
 import { changesBetween } from './commitChanges.js';
 
 /**
- * The changes between two heads, kept by the pair: a wake weighs every group of watchers against
- * the same pair (a push's parent and the push), so the diff is made once per wake. A few pairs
- * only: a change may be a push of tens of thousands of keys.
+ * The changes between two commits, kept by the pair: a wake weighs every group of watchers, and
+ * the pulls after a push every context, against the same pair (a push's parent and the push), so
+ * the diff is made once. A few pairs only: a change may be a push of tens of thousands of keys.
  */
-const CHANGES_BETWEEN_HEADS = new CacheSlot<Promise<TreeChanges>>('changes between watched heads', 4);
+const CHANGES_BETWEEN_HEADS = new CacheSlot<Promise<TreeChanges>>('changes between answered commits', 4);
 
 function changesOf(repository: GitRepository, from: string, to: string): Promise<TreeChanges> {
   const cache = repository.caches.slot(CHANGES_BETWEEN_HEADS);
