@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 import { metricOf } from '../support/reads.js';
+import { VALUES_WEIGHED } from '../../src/service/changeReach.js';
 
 const REPO = 'acme/carried';
 let dir: ReturnType<typeof tempDir>;
@@ -74,6 +75,15 @@ describe('a pull right after a push', () => {
     await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global-2' }] }]);
     expect(await pullCounted('Test;web')).toMatchObject({ way: 'made', val: 'global-2' });
     expect(await pullCounted('Prod;web')).toMatchObject({ way: 'carried', val: 'prod', etag: prod.etag });
+  });
+
+  it(`makes the answer when the changes hold more than ${VALUES_WEIGHED.toLocaleString('en-US')} values to weigh`, async () => {
+    const keys = Math.floor(VALUES_WEIGHED / 10) + 1; // each key's 5 values, before and after
+    const devValues = (value: string) => Array.from({ length: keys }, (_, i) => ({ key: `bulk.${i}`, values: ['a', 'b', 'c', 'd', 'e'].map((app) => ({ context: `Dev;${app}`, value })) }));
+    await pushOk(devValues('v1'));
+    await pull('Prod;web'); // answered at this head
+    await pushOk(devValues('v2')); // Prod reads none of it, but there is too much to weigh
+    expect((await pullCounted('Prod;web')).way).toBe('made');
   });
 
   it('makes every answer after a change of anything but keys (a file)', async () => {
