@@ -2,11 +2,13 @@
  * A pull right after a push: the contexts the push did not reach are served the answer they had,
  * carried over without being made again (src/http/readRoutes.ts, service/changeReach.ts); those
  * it reached get theirs made anew. Counted by `cfghub_read_cache_lookups_total` (hit, miss: made,
- * carried), checked against what a read gives. The real server, real bare repositories.
+ * carried), checked against what a read gives, also across a commit of plain git and a git gc. The
+ * real server, real bare repositories, the real git CLI.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
-import { metricOf } from '../support/reads.js';
+import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { keyPath, keyYaml, metricOf, plainGitCommit } from '../support/reads.js';
+import { until } from '../support/poll.js';
 import { VALUES_WEIGHED } from '../../src/service/changeReach.js';
 
 const REPO = 'acme/carried';
@@ -75,6 +77,22 @@ describe('a pull right after a push', () => {
     await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global-2' }] }]);
     expect(await pullCounted('Test;web')).toMatchObject({ way: 'made', val: 'global-2' });
     expect(await pullCounted('Prod;web')).toMatchObject({ way: 'carried', val: 'prod', etag: prod.etag });
+  });
+
+  it('carries across a commit made with plain git, after git gc repacked the repository', async () => {
+    const gitdir = gitdirOf(dir.path, REPO);
+    const prod = await pull('Prod;web'); // answered at the head
+    await pull('Dev;web');
+    const document = keyYaml(gitdir, 'url');
+    expect(document).toContain('dev-2');
+    plainGitCommit(gitdir, { [keyPath('url')]: document.replace('dev-2', 'dev-3') }, 'by hand');
+    git(gitdir, 'gc', '--quiet', '--prune=now');
+    // The server sees the new head once its head watch has the event: a read of another context says when.
+    const head = headOf(dir.path, REPO);
+    await until(async () => (await pull('Test;web')).commit === head, 'the server to see the commit');
+    const prodAfter = await pullCounted('Prod;web');
+    expect(prodAfter).toMatchObject({ way: 'carried', etag: prod.etag, text: prod.text, commit: head });
+    expect(await pullCounted('Dev;web')).toMatchObject({ way: 'made', val: 'dev-3' });
   });
 
   it(`makes the answer when the changes hold more than ${VALUES_WEIGHED.toLocaleString('en-US')} values to weigh`, async () => {
