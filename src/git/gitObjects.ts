@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { ObjectFormatError } from './errors.js';
+import { sha1Hex } from './sha1.js';
 
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag';
 
@@ -30,8 +31,21 @@ function header(type: ObjectType, content: Buffer): Buffer {
   return Buffer.from(`${type} ${content.length}\0`);
 }
 
+/** Objects up to this size are hashed in one call on a copy with their header; larger ones in a stream, not copied. */
+const ONE_SHOT_BYTES = 64 * 1024;
+
+/** An object's id. A 100-key push hashes about 190 objects of a few hundred bytes to 3 KiB: in one call each (sha1.ts). */
 export function encodeObject(type: ObjectType, content: Buffer): EncodedObject {
-  const oid = createHash('sha1').update(header(type, content)).update(content).digest('hex');
+  let oid: string;
+  if (content.length <= ONE_SHOT_BYTES) {
+    const head = `${type} ${content.length}\0`;
+    const wrapped = Buffer.allocUnsafe(head.length + content.length);
+    wrapped.write(head, 0, 'latin1');
+    content.copy(wrapped, head.length);
+    oid = sha1Hex(wrapped);
+  } else {
+    oid = createHash('sha1').update(header(type, content)).update(content).digest('hex');
+  }
   return new EncodedObject(oid, type, content);
 }
 

@@ -21,17 +21,26 @@ const BLOCK = 0xffff;
 /** CMF 0x78 (deflate, 32 KiB window), FLG 0x01: no dictionary, fastest level, header check bits. */
 const HEADER = [0x78, 0x01];
 
-export function compressObject(content: Buffer): Buffer {
-  return content.length >= DEFLATE_FROM_BYTES ? deflateSync(content, { level: 1 }) : storedZlib(content);
+const NOTHING = Buffer.alloc(0);
+
+/**
+ * `content`'s zlib stream, after `head` in the same buffer (a pack entry is its header, then its
+ * data: one buffer made, not two and their concatenation).
+ */
+export function compressObject(content: Buffer, head: Uint8Array = NOTHING): Buffer {
+  if (content.length < DEFLATE_FROM_BYTES) return storedZlib(content, head);
+  const deflated = deflateSync(content, { level: 1 });
+  return head.length === 0 ? deflated : Buffer.concat([head, deflated]);
 }
 
-/** `content` as a zlib stream of stored (uncompressed) blocks, RFC 1950 and RFC 1951 section 3.2.4. */
-export function storedZlib(content: Buffer): Buffer {
+/** `content` as a zlib stream of stored (uncompressed) blocks, RFC 1950 and RFC 1951 section 3.2.4, after `head`. */
+export function storedZlib(content: Buffer, head: Uint8Array = NOTHING): Buffer {
   const blocks = Math.max(1, Math.ceil(content.length / BLOCK));
-  const out = Buffer.allocUnsafe(HEADER.length + blocks * 5 + content.length + 4);
-  out[0] = HEADER[0];
-  out[1] = HEADER[1];
-  let at = HEADER.length;
+  const out = Buffer.allocUnsafe(head.length + HEADER.length + blocks * 5 + content.length + 4);
+  out.set(head, 0);
+  let at = head.length;
+  out[at++] = HEADER[0];
+  out[at++] = HEADER[1];
   for (let block = 0; block < blocks; block++) {
     const start = block * BLOCK;
     const length = Math.min(BLOCK, content.length - start);

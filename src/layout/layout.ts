@@ -17,7 +17,6 @@
  * trailing dot or space, `%`, and Windows device names (`con`, `nul`, `com1`...) are written as
  * `%XX`, so a clone checks out on Linux, macOS and Windows.
  */
-import * as crypto from 'node:crypto';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { WILDCARD, type Context } from '../domain/context.js';
@@ -28,6 +27,7 @@ import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.j
 import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
 import { ownString } from './ownCopies.js';
+import { sha1Hex } from '../git/sha1.js';
 import { storedContext } from './storedContexts.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';
 
@@ -70,10 +70,6 @@ export function decodeName(encoded: string): string {
 export function keyShard(id: string): string {
   return sha1Hex(id).slice(0, 2);
 }
-
-/** One-shot `crypto.hash` (Node 20.12 and later) is several times faster than `createHash` on short texts. */
-const sha1Hex: (text: string) => string =
-  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha1', text, 'hex') : (text) => crypto.createHash('sha1').update(text).digest('hex');
 
 export function keyFileName(id: string): string {
   return `${encodeName(id)}.yaml`;

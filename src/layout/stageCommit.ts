@@ -4,7 +4,7 @@
  * a file changed), and the commit. Nothing is written here: the caller writes the objects durably
  * and then moves the ref.
  */
-import { compareContexts } from '../domain/context.js';
+import { inStorageOrder } from '../domain/context.js';
 import { runSteps, type Steps } from '../domain/steps.js';
 import type { FileRecord, PushChanges } from '../domain/model.js';
 import {
@@ -35,7 +35,7 @@ import {
   SETTINGS_FILE,
 } from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, contextGroupsInStoredOrder, ruleSetsInStoredOrder, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
-import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
+import { Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 export interface CommitInfo {
   readonly message: string;
@@ -168,23 +168,28 @@ function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject
   for (const [id, record] of changes.keys) {
     const name = keyShard(id);
     let shard = touched.get(name);
-    if (!shard) touched.set(name, (shard = { byId: new Map(base.shards.get(name)?.byId), changed: [], sameNames: true }));
+    if (!shard) {
+      const before = base.shards.get(name);
+      touched.set(name, (shard = { byId: new Map(before?.byId), changed: [], sameNames: true, valueCount: before?.valueCount ?? 0 }));
+    }
     const existing = shard.byId.get(id);
+    shard.valueCount -= existing?.record.values.length ?? 0;
     if (!record) {
       if (shard.byId.delete(id)) shard.sameNames = false;
       continue;
     }
-    const sorted = { ...record, values: [...record.values].sort((a, b) => compareContexts(a.context, b.context)) };
+    const sorted = { ...record, values: inStorageOrder(record.values) };
     const blob = encodeObject('blob', Buffer.from(serializeKey(sorted)));
     if (blob.oid !== existing?.blobId) objects.push(blob);
     const fileName = existing?.fileName ?? keyFileName(id);
     if (!existing) shard.sameNames = false;
     shard.changed.push([fileName, blob.oid]);
     shard.byId.set(id, { fileName, blobId: blob.oid, record: sorted });
+    shard.valueCount += sorted.values.length;
     yield;
   }
   const shards = new Map(base.shards);
-  for (const [name, { byId, changed, sameNames }] of touched) {
+  for (const [name, { byId, changed, sameNames, valueCount }] of touched) {
     if (byId.size === 0) {
       shards.delete(name);
       continue;
@@ -194,17 +199,20 @@ function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject
     const patched = sameNames && before?.tree && before.tree.object.oid === before.treeId ? before.tree.withIds(changed) : undefined;
     const tree = patched ?? SerializedTree.of([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })));
     if (tree.object.oid !== before?.treeId) objects.push(tree.object);
-    shards.set(name, makeShard(tree.object.oid, byId, tree));
+    // The count kept as the keys changed: counting every key of the shard again walked objects
+    // spread over the old generation, about 0.6 ms of a 100-key push into 10,000 keys.
+    shards.set(name, { treeId: tree.object.oid, byId, valueCount, tree });
     yield;
   }
   return shards;
 }
 
-/** A shard a push changes: its keys as they become, the entries whose ids change, and whether its keys stay the same ones. */
 interface TouchedShard {
   readonly byId: Map<string, KeyEntry>;
   readonly changed: [fileName: string, blobId: string][];
   sameNames: boolean;
+  /** Values of the shard's keys as changed so far (Shard.valueCount). */
+  valueCount: number;
 }
 
 /** A folder being assembled: blobs and subfolders by encoded name. */

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   compareContexts,
+  inStorageOrder,
   contextId,
   formatContext,
   isValidLevelName,
@@ -190,6 +191,16 @@ describe('properties', () => {
         expect(contextId(a)).toBe(contextId(a.map((x) => x.toUpperCase())));
         expect(compareContexts(a, b) === 0).toBe(contextId(a) === contextId(b));
         expect(Math.sign(compareContexts(a, b)) + Math.sign(compareContexts(b, a))).toBe(0); // antisymmetric
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('inStorageOrder sorts as compareContexts does, keeping the order of equal contexts (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(context, fc.nat()), { maxLength: 12 }), (pairs) => {
+        const items = pairs.map(([c, n]) => ({ context: c, n }));
+        expect(inStorageOrder(items)).toEqual([...items].sort((x, y) => compareContexts(x.context, y.context)));
       }),
       { numRuns: 200 },
     );

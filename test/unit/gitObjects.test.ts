@@ -53,6 +53,9 @@ describe('encodeObject', () => {
     ['unicode', Buffer.from('ünïcödé 🎉\r\n')],
     ['binary bytes', Buffer.from([0, 1, 2, 255, 254, 0, 10, 13])],
     ['a large blob', Buffer.alloc(300_000, 'x')],
+    // Up to 64 KiB an object is hashed in one call with its header, above it as a stream (encodeObject).
+    ['a blob of 65,536 bytes', Buffer.alloc(65_536, 'y')],
+    ['a blob of 65,537 bytes', Buffer.alloc(65_537, 'y')],
   ])('gives %s the id of `git hash-object --stdin`', (_, content) => {
     expect(encodeObject('blob', content).oid).toBe(repo.git(['hash-object', '--stdin'], content).trim());
   });

@@ -42,6 +42,15 @@ describe('compressObject', () => {
     expect(inflateSync(compressObject(small)).equals(small)).toBe(true);
     expect(inflateSync(compressObject(large)).equals(large)).toBe(true);
   });
+
+  it('puts the stream after a head in one buffer, for small and large objects alike', () => {
+    const head = Buffer.from([0xb5, 0x02]); // a pack entry's header
+    for (const content of [Buffer.alloc(0), Buffer.from('key: a\n'), randomBytes(70_000), Buffer.alloc(DEFLATE_FROM_BYTES, 'a')]) {
+      const framed = compressObject(content, head);
+      expect(framed.subarray(0, head.length).equals(head)).toBe(true);
+      expect(framed.subarray(head.length).equals(compressObject(content))).toBe(true);
+    }
+  });
 });
 
 describe('inflateObject', () => {

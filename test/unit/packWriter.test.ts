@@ -6,7 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeObject, serializeTree, BLOB_MODE } from '../../src/git/gitObjects.js';
-import { assemblePack, buildPack } from '../../src/git/packWriter.js';
+import { assemblePack, buildPack, crc32Bytes } from '../../src/git/packWriter.js';
+import zlib from 'node:zlib';
+import fc from 'fast-check';
 import { readPackEntries, readPackEntriesSteps } from '../../src/git/packEntries.js';
 import { indexedObjectCount } from '../../src/git/packIndex.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
@@ -24,6 +26,17 @@ function sampleObjects() {
   const tree = encodeObject('tree', serializeTree(blobs.map((b, i) => ({ name: `f${i}`, mode: BLOB_MODE, oid: b.oid }))));
   return [...blobs, tree];
 }
+
+describe('the CRC-32 of pack entries', () => {
+  it('is zlib\'s where Node has it, and the JavaScript one gives the same (property)', () => {
+    expect(crc32Bytes(Buffer.from('123456789'))).toBe(0xcbf43926); // the check value of CRC-32
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3_000 }), (bytes) => {
+        expect(crc32Bytes(bytes)).toBe(zlib.crc32(bytes));
+      }),
+    );
+  });
+});
 
 describe('buildPack', () => {
   it('writes a pack that git indexes to the same bytes as our index, and verifies', () => {

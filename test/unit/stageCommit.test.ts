@@ -103,6 +103,8 @@ function view(snapshot: Snapshot): unknown {
     settings: snapshot.settings,
     keyCount: snapshot.keyCount,
     valueCount: snapshot.valueCount,
+    // Staging keeps each shard's count as keys change; reading counts them: the two agree.
+    shardValueCounts: [...snapshot.shards].map(([name, shard]) => [name, shard.valueCount]).sort(),
     keys,
     files,
   };
