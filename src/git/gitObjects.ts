@@ -27,8 +27,13 @@ export class EncodedObject {
   }
 }
 
+/** `<type> <size>\0`, what git puts before an object's content (ASCII). */
+function headerText(type: ObjectType, content: Buffer): string {
+  return `${type} ${content.length}\0`;
+}
+
 function header(type: ObjectType, content: Buffer): Buffer {
-  return Buffer.from(`${type} ${content.length}\0`);
+  return Buffer.from(headerText(type, content), 'latin1');
 }
 
 /** Objects up to this size are hashed in one call on a copy with their header; larger ones in a stream, not copied. */
@@ -38,7 +43,7 @@ const ONE_SHOT_BYTES = 64 * 1024;
 export function encodeObject(type: ObjectType, content: Buffer): EncodedObject {
   let oid: string;
   if (content.length <= ONE_SHOT_BYTES) {
-    const head = `${type} ${content.length}\0`;
+    const head = headerText(type, content);
     const wrapped = Buffer.allocUnsafe(head.length + content.length);
     wrapped.write(head, 0, 'latin1');
     content.copy(wrapped, head.length);

@@ -33,10 +33,15 @@ export interface FileEntry {
   readonly record: FileRecord;
 }
 
-export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>, tree?: SerializedTree): Shard {
-  let valueCount = 0;
-  for (const entry of byId.values()) valueCount += entry.record.values.length;
+/** A shard; `valueCount` when the caller kept it (staging does), else counted from its keys. */
+export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>, tree?: SerializedTree, valueCount = countValues(byId)): Shard {
   return { treeId, byId, valueCount, tree };
+}
+
+function countValues(byId: ReadonlyMap<string, KeyEntry>): number {
+  let count = 0;
+  for (const entry of byId.values()) count += entry.record.values.length;
+  return count;
 }
 
 export interface SnapshotParts {
