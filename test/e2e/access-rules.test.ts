@@ -3,29 +3,18 @@
  * tokens assigned with `token create --rules`, checked on push, revert and restore by the real
  * server on real bare repositories; every rule change is a commit that git shows and revert undoes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
 const LEVELS = 'Environment,Datacenter';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let seq = 0;
-
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
 
 /** A repository with access controls on and an open token-free push, so the tests can seed it. */
 function newRepository(...extra: string[]): string {
   const repo = `acme/rules${++seq}`;
-  cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--access-controls', '--token-free-pull', '--token-free-push', ...extra);
+  cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--access-controls', '--token-free-pull', '--token-free-push', ...extra);
   return repo;
 }
 
@@ -33,7 +22,7 @@ const value = (key: string, context: string, val: string) => ({ key, values: [{ 
 
 async function push(repo: string, data: unknown[], token?: string) {
   const headers: Record<string, string> = token ? { 'Client-Token': token } : {};
-  return pushTo(server.url, token ? '/rest/push' : `/rest/push/${repo}`, { enableKeyCreation: true, data }, headers);
+  return pushTo(fixture.server.url, token ? '/rest/push' : `/rest/push/${repo}`, { enableKeyCreation: true, data }, headers);
 }
 
 /**
@@ -41,7 +30,7 @@ async function push(repo: string, data: unknown[], token?: string) {
  * timers and the client's race); fails the test when the command fails.
  */
 async function run(...args: string[]): Promise<string> {
-  const result = await cliWithInput(dir.path, '', ...args);
+  const result = await cliWithInput(fixture.repos, '', ...args);
   if (result.code !== 0) throw new Error(`cfghub ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result.stdout;
 }
@@ -55,7 +44,7 @@ async function tokenFor(repo: string, ...args: string[]): Promise<string> {
 }
 
 async function pull(repo: string, context: string) {
-  return (await read(server.url, `/rest/pull/${repo}`, { Context: context })).json.properties;
+  return (await read(fixture.server.url, `/rest/pull/${repo}`, { Context: context })).json.properties;
 }
 
 describe('the team lead case: Development values of payments.* keys only', () => {
@@ -71,14 +60,14 @@ describe('the team lead case: Development values of payments.* keys only', () =>
   });
 
   it('refuses Production with 304 naming the element, the rule and the set, and changes nothing', async () => {
-    const head = git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
+    const head = git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
     const answer = await push(repo, [value('payments.url', 'Production;*', 'p1')], token);
     expect(answer.status).toBe(304);
     const reason = reasonOf(answer);
     expect(reason).toMatch(/^You do not have write access for specified context/);
     expect(reason).toContain('key payments.url at Production;*');
     expect(reason).toContain('rule 1 (value DoesNotContain Development, canEdit false) of rule set payments');
-    expect(git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim()).toBe(head);
+    expect(git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim()).toBe(head);
   });
 
   it('accepts Development for payments.* keys', async () => {
@@ -99,14 +88,14 @@ describe('the team lead case: Development values of payments.* keys only', () =>
   });
 
   it('explains, for the token, whether it could change a value and which rule decides', async () => {
-    const prod = await read(server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    const prod = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1', KeyName: 'payments.url', 'Client-Token': token });
     expect(prod.status, prod.text).toBe(200);
     expect(prod.json.write).toMatchObject({ ruleSet: 'payments', canChange: false, rule: 1 });
     expect(prod.json.write.decidedBy).toContain('value DoesNotContain Development');
-    const dev = await read(server.url, `/rest/explain/${repo}`, { Context: 'Development;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    const dev = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Development;eu1', KeyName: 'payments.url', 'Client-Token': token });
     expect(dev.json.write).toMatchObject({ canChange: true, rule: 2 });
     expect(dev.json.resolved.context).toBe('Development;*');
-    expectJsonError(await read(server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1' }), 400);
+    expectJsonError(await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1' }), 400);
   });
 
   it('gives a token without a rule set full access', async () => {
@@ -208,10 +197,10 @@ describe('rule semantics, case by case', () => {
   });
 
   it('refuses deleting a set a token is assigned to, naming the token, and a token of an unknown set', () => {
-    const refused = cli(dir.path, 'rules', 'delete', repo, 'open');
+    const refused = cli(fixture.repos, 'rules', 'delete', repo, 'open');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('rule set open is assigned to token');
-    expect(cli(dir.path, 'token', 'create', repo, '--rules', 'nosuch').stderr).toContain('has no rule set nosuch');
+    expect(cli(fixture.repos, 'token', 'create', repo, '--rules', 'nosuch').stderr).toContain('has no rule set nosuch');
   });
 });
 
@@ -224,7 +213,7 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     expect((await push(repo, [value('k', 'Production;*', 'p0')])).status).toBe(200);
     const prod = (await push(repo, [value('k', 'Production;*', 'p1')])).etag!.replace(/"/g, '');
     const dev = (await push(repo, [value('k', 'Development;*', 'd1')], token)).etag!.replace(/"/g, '');
-    const post = (path: string, headers: Record<string, string>) => fetch(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+    const post = (path: string, headers: Record<string, string>) => fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
     const deniedRevert = await post('/rest/revert', { Commit: prod });
     expect(deniedRevert.status).toBe(403);
     expect((await deniedRevert.json()).message).toContain('key k at Production;*');
@@ -234,7 +223,7 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     expect((await post('/rest/restore', { To: prod })).status).toBe(200);
     expect((await pull(repo, 'Development;eu1')).k).toBeUndefined();
     expect((await pull(repo, 'Production;eu1')).k.val).toBe('p1');
-    const root = git(gitdirOf(dir.path, repo), 'rev-list', '--max-parents=0', 'refs/heads/main').trim();
+    const root = git(gitdirOf(fixture.repos, repo), 'rev-list', '--max-parents=0', 'refs/heads/main').trim();
     const refused = await post('/rest/restore', { To: root });
     expect(refused.status).toBe(403);
     expect((await refused.json()).message).toContain('rule set dev');
@@ -242,15 +231,15 @@ describe('revert and restore follow the rules, and rule changes are history', ()
 
   it('shows each rule change as a commit of access-rules.yaml, undone by revert', async () => {
     const repo = newRepository();
-    const gitdir = gitdirOf(dir.path, repo);
+    const gitdir = gitdirOf(fixture.repos, repo);
     await run('rules', 'create', repo, 'team');
     await rule(repo, 'team', 'key', 'Is', 'a', '--can-edit', 'true');
     const added = git(gitdir, 'rev-parse', 'refs/heads/main').trim();
     expect(git(gitdir, 'log', '-1', '--format=%s', added).trim()).toBe('Add a rule to rule set team');
     expect(git(gitdir, 'show', `${added}:access-rules.yaml`)).toContain('key: a');
-    const history = await read(server.url, `/rest/history/${repo}`, {});
+    const history = await read(fixture.server.url, `/rest/history/${repo}`, {});
     expect(history.json.commits[0].id).toBe(added);
-    const reverted = await fetch(`${server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
+    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
     expect(reverted.status, await reverted.clone().text()).toBe(200);
     expect(git(gitdir, 'show', 'refs/heads/main:access-rules.yaml')).not.toContain('key: a');
     expect(JSON.parse(await run('rules', 'list', repo))[0].rules).toEqual([]);
@@ -261,8 +250,8 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     await run('rules', 'create', repo, 'team', '--unmatched-editable', 'true');
     const token = await tokenFor(repo, '--rules', 'team');
     await rule(repo, 'team', 'key', 'Is', 'a', '--can-edit', 'false');
-    const change = git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
-    const answer = await fetch(`${server.url}/rest/revert`, { method: 'POST', headers: { Commit: change, 'Client-Token': token } });
+    const change = git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
+    const answer = await fetch(`${fixture.server.url}/rest/revert`, { method: 'POST', headers: { Commit: change, 'Client-Token': token } });
     expect(answer.status).toBe(403);
   });
 });
@@ -273,25 +262,25 @@ describe('read-only tokens', () => {
     await run('rules', 'create', repo, 'open', '--unmatched-editable', 'true');
     const head = (await push(repo, [value('k', '*;*', 'v')])).etag!.replace(/"/g, '');
     const token = await tokenFor(repo, '--read-only', '--rules', 'open');
-    expect((await read(server.url, '/rest/pull', { Context: 'a;b', 'Client-Token': token })).json.properties.k.val).toBe('v');
+    expect((await read(fixture.server.url, '/rest/pull', { Context: 'a;b', 'Client-Token': token })).json.properties.k.val).toBe('v');
     for (const [path, headers] of [
       ['/rest/revert', { Commit: head }],
       [`/rest/revert/${repo}`, { Commit: head }],
       ['/rest/restore', { To: head }],
       [`/rest/restore/${repo}`, { To: head }],
     ] as const) {
-      const answer = await read(server.url, path, {});
+      const answer = await read(fixture.server.url, path, {});
       expect(answer.status).not.toBe(200); // GET is not a write route
-      const posted = await fetch(`${server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+      const posted = await fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
       const text = await posted.text();
       expectJsonError({ status: posted.status, headers: posted.headers, text, json: JSON.parse(text) }, 403);
       expect(JSON.parse(text).message).toContain('is read-only');
     }
     for (const path of ['/rest/push', `/rest/push/${repo}`]) {
-      const answer = await pushTo(server.url, path, { data: [value('k', '*;*', 'w')] }, { 'Client-Token': token });
+      const answer = await pushTo(fixture.server.url, path, { data: [value('k', '*;*', 'w')] }, { 'Client-Token': token });
       expect(answer.status).toBe(403);
       expect(answer.json.message).toContain('is read-only');
     }
-    expect(JSON.parse(cliOk(dir.path, 'token', 'list', repo)).find((t: { readOnly: boolean }) => t.readOnly)).toBeTruthy();
+    expect(JSON.parse(cliOk(fixture.repos, 'token', 'list', repo)).find((t: { readOnly: boolean }) => t.readOnly)).toBeTruthy();
   });
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLI,
   cli,
@@ -17,30 +17,17 @@ import {
   gitdirOf,
   headOf,
   pushTo,
-  startTestServer,
-  tempDir,
-  type TestServer,
+  serverForFile,
 } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
 import { holdsFor, tracked, until } from '../support/poll.js';
 
 const run = promisify(execFile);
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
-
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
+const fixture = serverForFile();
 
 function createRepo(name: string): string {
-  cliOk(dir.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push');
-  return gitdirOf(dir.path, name);
+  cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push');
+  return gitdirOf(fixture.repos, name);
 }
 
 const setKey = (key: string, value: string) => ({
@@ -66,16 +53,16 @@ function keysAtHead(gitdir: string): string[] {
 describe('20 concurrent pushes to one repository', () => {
   it('give 20 commits with every change present', async () => {
     const gitdir = createRepo('acme/race');
-    const before = commitCount(dir.path, 'acme/race');
+    const before = commitCount(fixture.repos, 'acme/race');
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => pushTo(server.url, '/rest/push/acme/race', setKey(`key.${i}`, `v${i}`))),
+      Array.from({ length: 20 }, (_, i) => pushTo(fixture.server.url, '/rest/push/acme/race', setKey(`key.${i}`, `v${i}`))),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.etag)).size).toBe(20);
-    expect(commitCount(dir.path, 'acme/race')).toBe(before + 20);
+    expect(commitCount(fixture.repos, 'acme/race')).toBe(before + 20);
     expect(keysAtHead(gitdir).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `key.${i}`).sort());
     assertLinear(gitdir);
-    await server.settle('acme/race');
+    await fixture.server.settle('acme/race');
     await run('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling']);
   });
 });
@@ -109,19 +96,19 @@ async function plainGitCommit(gitdir: string, n: number): Promise<void> {
 describe('pushes racing with plain git on the same repository', () => {
   it('lose no commit from either side, and history stays linear', async () => {
     const gitdir = createRepo('acme/mixed');
-    const before = commitCount(dir.path, 'acme/mixed');
-    const pushes = Array.from({ length: 15 }, (_, i) => pushTo(server.url, '/rest/push/acme/mixed', setKey(`pushed.${i}`, `v${i}`)));
+    const before = commitCount(fixture.repos, 'acme/mixed');
+    const pushes = Array.from({ length: 15 }, (_, i) => pushTo(fixture.server.url, '/rest/push/acme/mixed', setKey(`pushed.${i}`, `v${i}`)));
     const plain = Array.from({ length: 8 }, (_, i) => plainGitCommit(gitdir, i));
     const answers = await Promise.all(pushes);
     await Promise.all(plain);
     expect(answers.map((a) => a.status)).toEqual(Array(15).fill(200));
-    expect(commitCount(dir.path, 'acme/mixed')).toBe(before + 15 + 8);
+    expect(commitCount(fixture.repos, 'acme/mixed')).toBe(before + 15 + 8);
     expect(keysAtHead(gitdir).sort()).toEqual(Array.from({ length: 15 }, (_, i) => `pushed.${i}`).sort());
     const notes = git(gitdir, 'ls-tree', '--name-only', 'refs/heads/main', 'notes/').trim().split('\n');
     expect(notes).toHaveLength(8);
     assertLinear(gitdir);
     // The push's own commit is still served after plain git moved the head (no stale cache).
-    const after = await pushTo(server.url, '/rest/push/acme/mixed', setKey('pushed.last', 'x'));
+    const after = await pushTo(fixture.server.url, '/rest/push/acme/mixed', setKey('pushed.last', 'x'));
     expect(after.status).toBe(200);
     expect(git(gitdir, 'ls-tree', '--name-only', 'refs/heads/main', 'notes/').trim().split('\n')).toHaveLength(8);
   });
@@ -130,31 +117,31 @@ describe('pushes racing with plain git on the same repository', () => {
 describe('two server processes and the CLI on the same repositories folder', () => {
   it('lose no push, and tokens created meanwhile all work', async () => {
     const gitdir = createRepo('acme/shared');
-    const other = await startServerProcess(dir.path);
+    const other = await startServerProcess(fixture.repos);
     try {
-      const before = commitCount(dir.path, 'acme/shared');
+      const before = commitCount(fixture.repos, 'acme/shared');
       const tokenRuns = Array.from({ length: 4 }, (_, i) =>
-        run(process.execPath, [CLI, 'token', 'create', 'acme/shared', '--name', `t${i}`, '--repos', dir.path]),
+        run(process.execPath, [CLI, 'token', 'create', 'acme/shared', '--name', `t${i}`, '--repos', fixture.repos]),
       );
       const pushes = Array.from({ length: 24 }, (_, i) =>
-        pushTo(i % 2 ? server.url : other.url, '/rest/push/acme/shared', setKey(`both.${i}`, `v${i}`)),
+        pushTo(i % 2 ? fixture.server.url : other.url, '/rest/push/acme/shared', setKey(`both.${i}`, `v${i}`)),
       );
       const answers = await Promise.all(pushes);
       const tokens = (await Promise.all(tokenRuns)).map((r) => r.stdout.trim());
       expect(answers.map((a) => a.status)).toEqual(Array(24).fill(200));
-      expect(commitCount(dir.path, 'acme/shared')).toBe(before + 24);
+      expect(commitCount(fixture.repos, 'acme/shared')).toBe(before + 24);
       expect(keysAtHead(gitdir)).toHaveLength(24);
       assertLinear(gitdir);
       // Each server sees every token at once, including ones the other process's CLI wrote.
       for (const [i, token] of tokens.entries()) {
-        const answer = await pushTo(i % 2 ? server.url : other.url, '/rest/push', setKey(`by.token.${i}`, 'x'), { 'Client-Token': token });
+        const answer = await pushTo(i % 2 ? fixture.server.url : other.url, '/rest/push', setKey(`by.token.${i}`, 'x'), { 'Client-Token': token });
         expect(answer.status).toBe(200);
       }
-      const revoke = cli(dir.path, 'token', 'revoke', 'acme/shared', 't0');
+      const revoke = cli(fixture.repos, 'token', 'revoke', 'acme/shared', 't0');
       expect(revoke.code).toBe(0);
       const revoked = await pushTo(other.url, '/rest/push', setKey('after.revoke', 'x'), { 'Client-Token': tokens[0] });
       expect(revoked.status).toBe(401);
-      expect(headOf(dir.path, 'acme/shared')).toBe(git(gitdir, 'rev-parse', 'refs/heads/main').trim());
+      expect(headOf(fixture.repos, 'acme/shared')).toBe(git(gitdir, 'rev-parse', 'refs/heads/main').trim());
     } finally {
       await other.stop();
     }
@@ -164,18 +151,18 @@ describe('two server processes and the CLI on the same repositories folder', () 
 describe('two servers, the CLI and plain git all writing one repository at once', () => {
   it('keep every commit on one line, and each writer either lands or gets a clear conflict', async () => {
     const gitdir = createRepo('acme/everyone');
-    const other = await startServerProcess(dir.path);
+    const other = await startServerProcess(fixture.repos);
     try {
-      const before = commitCount(dir.path, 'acme/everyone');
-      const urls = [server.url, other.url];
+      const before = commitCount(fixture.repos, 'acme/everyone');
+      const urls = [fixture.server.url, other.url];
       const pushes = Array.from({ length: 16 }, (_, i) => pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`all.${i}`, `v${i}`)));
       // Conditional pushes: each names the head it read; a moved head is a 412 naming the head.
       const conditional = Array.from({ length: 8 }, async (_, i) => {
-        const head = headOf(dir.path, 'acme/everyone');
+        const head = headOf(fixture.repos, 'acme/everyone');
         return pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`if.${i}`, `v${i}`), { 'If-Match': `"${head}"` });
       });
       const plain = Array.from({ length: 6 }, (_, i) => plainGitCommit(gitdir, 100 + i));
-      const tags = Array.from({ length: 4 }, (_, i) => run(process.execPath, [CLI, 'tag', 'create', 'acme/everyone', `t${i}`, '--repos', dir.path]));
+      const tags = Array.from({ length: 4 }, (_, i) => run(process.execPath, [CLI, 'tag', 'create', 'acme/everyone', `t${i}`, '--repos', fixture.repos]));
       const answers = await Promise.all(pushes);
       const conditionalAnswers = await Promise.all(conditional);
       await Promise.all([...plain, ...tags]);
@@ -186,7 +173,7 @@ describe('two servers, the CLI and plain git all writing one repository at once'
         if (answer.status === 412) expect(answer.json).toMatchObject({ error: 'precondition_failed', message: expect.stringMatching(/head is [0-9a-f]{40}/) });
       }
       const landed = conditionalAnswers.filter((a) => a.status === 200).length;
-      expect(commitCount(dir.path, 'acme/everyone')).toBe(before + 16 + landed + 6);
+      expect(commitCount(fixture.repos, 'acme/everyone')).toBe(before + 16 + landed + 6);
       expect(keysAtHead(gitdir).sort()).toEqual(
         [...Array.from({ length: 16 }, (_, i) => `all.${i}`), ...conditionalAnswers.flatMap((a, i) => (a.status === 200 ? [`if.${i}`] : []))].sort(),
       );
@@ -195,7 +182,7 @@ describe('two servers, the CLI and plain git all writing one repository at once'
       // Every tag points at a commit of the line.
       const line = new Set(git(gitdir, 'rev-list', 'refs/heads/main').trim().split('\n'));
       for (let i = 0; i < 4; i++) expect(line.has(git(gitdir, 'rev-parse', `t${i}^{commit}`).trim())).toBe(true);
-      await server.settle('acme/everyone');
+      await fixture.server.settle('acme/everyone');
       await other.stop();
       await run('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling']);
     } finally {
@@ -212,7 +199,7 @@ describe('a push while another writer holds the ref lock', () => {
     const head = git(gitdir, 'rev-parse', 'refs/heads/main').trim();
     const packs = () => readdirSync(join(gitdir, 'objects', 'pack')).filter((name) => name.endsWith('.idx')).length;
     const packsBefore = packs();
-    const pending = tracked(pushTo(server.url, '/rest/push/acme/locked', setKey('waited', 'x')));
+    const pending = tracked(pushTo(fixture.server.url, '/rest/push/acme/locked', setKey('waited', 'x')));
     // The push writes its pack while it takes the lock: once the pack is there, it has met the lock.
     await until(() => packs() > packsBefore, "the push's pack");
     await holdsFor(200, () => {

@@ -4,23 +4,12 @@
  * origin only (no CDN), only the built files are served (nothing else is reachable through
  * `/ui/`), and the page refers to no other origin.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/harness.js';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
-
-const get = (path: string) => fetch(`${server.url}${path}`, { redirect: 'manual' });
+const get = (path: string) => fetch(`${fixture.server.url}${path}`, { redirect: 'manual' });
 
 describe('the web console as served', () => {
   it('redirects / and /ui to /ui/', async () => {
@@ -63,7 +52,7 @@ describe('the web console as served', () => {
       expect(answer.status, path).toBe(404);
       const body = (await answer.json()) as { error: string; message: string };
       expect(body.error).toBe('not_found');
-      expect(body.message).not.toContain(dir.path);
+      expect(body.message).not.toContain(fixture.repos);
     }
   });
 });

@@ -6,27 +6,16 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliWithInput, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
 const LEVELS = 'Environment,Datacenter';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let seq = 0;
 
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
-
 async function run(...args: string[]): Promise<string> {
-  const result = await cliWithInput(dir.path, '', ...args);
+  const result = await cliWithInput(fixture.repos, '', ...args);
   if (result.code !== 0) throw new Error(`cfghub ${args.join(' ')} exited ${result.code}: ${result.stderr}`);
   return result.stdout;
 }
@@ -40,7 +29,7 @@ async function newRepository(...extra: string[]): Promise<string> {
 const value = (key: string, context: string, val: string) => ({ key, values: [{ context, value: val }] });
 
 async function push(repo: string, data: unknown[]) {
-  return pushTo(server.url, `/rest/push/${repo}`, { enableKeyCreation: true, data });
+  return pushTo(fixture.server.url, `/rest/push/${repo}`, { enableKeyCreation: true, data });
 }
 
 async function pushOk(repo: string, data: unknown[]): Promise<string> {
@@ -50,12 +39,12 @@ async function pushOk(repo: string, data: unknown[]): Promise<string> {
 }
 
 async function pull(repo: string, context: string) {
-  const answer = await read(server.url, `/rest/pull/${repo}`, { Context: context });
+  const answer = await read(fixture.server.url, `/rest/pull/${repo}`, { Context: context });
   expect(answer.status, answer.text).toBe(200);
   return answer.json;
 }
 
-const head = (repo: string) => git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
+const head = (repo: string) => git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
 
 describe('resolution with groups', () => {
   let repo: string;
@@ -79,13 +68,13 @@ describe('resolution with groups', () => {
 
   it('renders templates and rawFile with the group value', async () => {
     await pushOk(repo, [{ file: 'app.conf', context: '*;*', content: 'host=${ db.host }' }]);
-    const raw = await read(server.url, `/rest/rawFile/${repo}`, { Context: 'Production;Frankfurt', File: 'app.conf' });
+    const raw = await read(fixture.server.url, `/rest/rawFile/${repo}`, { Context: 'Production;Frankfurt', File: 'app.conf' });
     expect(raw.text).toBe('host=eu-host');
     expect((await pull(repo, 'Production;Frankfurt')).files['app.conf'].content).toBe('host=eu-host');
   });
 
   it('explains which value won, with weights and the group expanded', async () => {
-    const answer = await read(server.url, `/rest/explain/${repo}`, { Context: 'Production;Frankfurt', KeyName: 'db.host' });
+    const answer = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;Frankfurt', KeyName: 'db.host' });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.resolved.context).toBe('Production;EU');
     const byContext = Object.fromEntries(answer.json.values.map((v: { context: string }) => [v.context, v]));
@@ -98,7 +87,7 @@ describe('resolution with groups', () => {
   });
 
   it('shows groups and members in /rest/info with Context-Elements', async () => {
-    const info = await read(server.url, `/rest/info/${repo}`, { 'Context-Elements': 'true' });
+    const info = await read(fixture.server.url, `/rest/info/${repo}`, { 'Context-Elements': 'true' });
     expect(info.json.contextElements.Datacenter).toEqual(expect.arrayContaining(['EU', 'Frankfurt', 'Dublin']));
     expect(info.json.contextGroups).toEqual({ Datacenter: { EU: ['Dublin', 'Frankfurt'] } });
   });
@@ -106,7 +95,7 @@ describe('resolution with groups', () => {
   it("shows the group's effect in diff's resolved view when a member joins", async () => {
     const before = head(repo);
     await run('context-group', 'add', repo, 'Datacenter', 'EU', 'Paris');
-    const diff = await read(server.url, `/rest/diff/${repo}`, { From: before, Context: 'Production;Paris' });
+    const diff = await read(fixture.server.url, `/rest/diff/${repo}`, { From: before, Context: 'Production;Paris' });
     expect(diff.status, diff.text).toBe(200);
     expect(JSON.stringify(diff.json.resolved.properties)).toContain('eu-host');
     expect((await pull(repo, 'Production;Paris')).properties['db.host'].val).toBe('eu-host');
@@ -133,7 +122,7 @@ describe('conflicts and group rules', () => {
     await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt');
     await run('context-group', 'create', repo, 'Datacenter', 'Cloud', 'Oregon');
     await pushOk(repo, [value('k', 'Production;EU', 'eu'), value('k', 'Production;Cloud', 'cloud')]);
-    const refused = await cliWithInput(dir.path, '', 'context-group', 'add', repo, 'Datacenter', 'Cloud', 'Frankfurt');
+    const refused = await cliWithInput(fixture.repos, '', 'context-group', 'add', repo, 'Datacenter', 'Cloud', 'Frankfurt');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Production;EU');
   });
@@ -142,9 +131,9 @@ describe('conflicts and group rules', () => {
     const repo = await newRepository();
     await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt');
     await run('context-group', 'create', repo, 'Datacenter', 'World');
-    expect((await cliWithInput(dir.path, '', 'context-group', 'add', repo, 'Datacenter', 'World', 'EU')).stderr).toContain('a group cannot hold a group');
+    expect((await cliWithInput(fixture.repos, '', 'context-group', 'add', repo, 'Datacenter', 'World', 'EU')).stderr).toContain('a group cannot hold a group');
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
-    const refused = await cliWithInput(dir.path, '', 'context-group', 'delete', repo, 'Datacenter', 'EU');
+    const refused = await cliWithInput(fixture.repos, '', 'context-group', 'delete', repo, 'Datacenter', 'EU');
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('used by key k at Production;EU');
     await run('context-group', 'delete', repo, 'Datacenter', 'World');
@@ -157,7 +146,7 @@ describe('conflicts and group rules', () => {
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
     await run('repo', 'set', repo, '--context-groups', 'false');
     expect((await pull(repo, 'Production;Frankfurt')).properties.k).toBeUndefined();
-    expect((await cliWithInput(dir.path, '', 'context-group', 'create', repo, 'Datacenter', 'US', 'Oregon')).stderr).toContain('context groups off');
+    expect((await cliWithInput(fixture.repos, '', 'context-group', 'create', repo, 'Datacenter', 'US', 'Oregon')).stderr).toContain('context groups off');
     await run('repo', 'set', repo, '--context-groups', 'true');
     expect((await pull(repo, 'Production;Frankfurt')).properties.k.val).toBe('eu');
   });
@@ -170,12 +159,12 @@ describe('history, revert and export', () => {
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
     await run('context-group', 'add', repo, 'Datacenter', 'EU', 'Dublin');
     const added = head(repo);
-    expect(git(gitdirOf(dir.path, repo), 'log', '-1', '--format=%s').trim()).toBe('Add Dublin to context group EU');
-    expect(git(gitdirOf(dir.path, repo), 'show', 'refs/heads/main:context-groups.yaml')).toContain('Dublin');
-    const history = await read(server.url, `/rest/history/${repo}`, {});
+    expect(git(gitdirOf(fixture.repos, repo), 'log', '-1', '--format=%s').trim()).toBe('Add Dublin to context group EU');
+    expect(git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:context-groups.yaml')).toContain('Dublin');
+    const history = await read(fixture.server.url, `/rest/history/${repo}`, {});
     expect(history.json.commits[0]).toMatchObject({ id: added });
     expect((await pull(repo, 'Production;Dublin')).properties.k.val).toBe('eu');
-    const reverted = await fetch(`${server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
+    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
     expect(reverted.status, await reverted.text()).toBe(200);
     expect((await pull(repo, 'Production;Dublin')).properties.k).toBeUndefined();
     expect((await pull(repo, 'Production;Frankfurt')).properties.k.val).toBe('eu');
@@ -185,7 +174,7 @@ describe('history, revert and export', () => {
     const from = await newRepository();
     await run('context-group', 'create', from, 'Datacenter', 'EU', 'Frankfurt', 'Dublin');
     await pushOk(from, [value('k', 'Production;EU', 'eu'), value('k', 'Production;Dublin', 'dublin'), value('k', '*;*', 'any')]);
-    const exported = await read(server.url, `/rest/export/${from}`, {});
+    const exported = await read(fixture.server.url, `/rest/export/${from}`, {});
     expect(exported.status).toBe(200);
     const to = await newRepository();
     await run('context-group', 'create', to, 'Datacenter', 'EU', 'Frankfurt', 'Dublin');
@@ -204,36 +193,36 @@ describe('repo set and repo delete', () => {
     // `repo set` is `repo settings` (issue 19) with switches that take true|false; it prints the record.
     const out = JSON.parse(await run('repo', 'set', repo, '--description', 'Payments config', '--private', 'true', '--token-free-pull', 'false', '--vdt', 'false'));
     expect(out).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false });
-    expect(git(gitdirOf(dir.path, repo), 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
-    const message = git(gitdirOf(dir.path, repo), 'log', '-1', '--format=%B', 'refs/heads/main');
+    expect(git(gitdirOf(fixture.repos, repo), 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
+    const message = git(gitdirOf(fixture.repos, repo), 'log', '-1', '--format=%B', 'refs/heads/main');
     expect(message).toContain('isPrivate: false -> true');
     expect(message).toContain('vdtEnabled: true -> false');
     expect(message).toContain('tokenFreePull: true -> false');
-    expect(git(gitdirOf(dir.path, repo), 'show', 'refs/heads/main:repository.yaml')).toContain('description: Payments config');
+    expect(git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:repository.yaml')).toContain('description: Payments config');
     const listing = JSON.parse(await run('repo', 'list')).find((r: { name: string }) => `acme/${r.name}` === repo);
     expect(listing).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false, contextGroupsEnabled: true });
-    expectJsonError(await read(server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 401);
-    const bad = await cliWithInput(dir.path, '', 'repo', 'set', repo, '--private', 'maybe');
+    expectJsonError(await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 401);
+    const bad = await cliWithInput(fixture.repos, '', 'repo', 'set', repo, '--private', 'maybe');
     expect(bad.code).toBe(2);
   });
 
   it('refuses delete without --yes, then moves the folder aside and names it', async () => {
     const repo = await newRepository();
     await pushOk(repo, [value('k', '*;*', 'v')]);
-    const gitdir = gitdirOf(dir.path, repo);
-    const refused = cli(dir.path, 'repo', 'delete', repo);
+    const gitdir = gitdirOf(fixture.repos, repo);
+    const refused = cli(fixture.repos, 'repo', 'delete', repo);
     expect(refused.code).toBe(2);
     expect(existsSync(gitdir)).toBe(true);
-    const deleted = await cliWithInput(dir.path, '', 'repo', 'delete', repo, '--yes');
+    const deleted = await cliWithInput(fixture.repos, '', 'repo', 'delete', repo, '--yes');
     expect(deleted.code).toBe(0);
     expect(deleted.stderr).toContain(`repository ${repo} deleted (moved aside)`);
     expect(existsSync(gitdir)).toBe(false);
     // Moved, by one rename, to <repos>/.cfghub/deleted/ACCOUNT/NAME.git.<time> (issue 19's layout).
     const name = repo.split('/')[1];
-    const moved = readdirSync(join(dir.path, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith(`${name}.git.`));
+    const moved = readdirSync(join(fixture.repos, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith(`${name}.git.`));
     expect(moved).toHaveLength(1);
     expect(moved[0]).toMatch(/^groups\d+\.git\.\d{8}T\d{6}Z$/);
-    expect(git(join(dir.path, '.cfghub', 'deleted', 'acme', moved[0]), 'show', 'refs/heads/main:repository.yaml')).toContain('context:');
-    expectJsonError(await read(server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 404);
+    expect(git(join(fixture.repos, '.cfghub', 'deleted', 'acme', moved[0]), 'show', 'refs/heads/main:repository.yaml')).toContain('context:');
+    expectJsonError(await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 404);
   });
 });

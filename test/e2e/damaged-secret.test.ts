@@ -6,23 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cliOk, cliWithInput, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { expect, it } from 'vitest';
+import { cliOk, cliWithInput, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { keyPath, read } from '../support/reads.js';
 
 const PASSWORD = 'correct-horse-battery';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
-
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
+const fixture = serverForFile();
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd, encoding: 'utf8' });
@@ -30,23 +19,23 @@ function git(cwd: string, ...args: string[]): string {
 
 it('a secured value changed by plain git answers 409 repository_damaged naming the key, not 500', async () => {
   const repo = 'acme/damaged';
-  cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-  const created = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', repo, 'secrets');
+  cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
+  const created = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', repo, 'secrets');
   expect(created.code, created.stderr).toBe(0);
   const auth = { 'Security-Profile-Auth': JSON.stringify({ secrets: PASSWORD }) };
   const pushed = await pushTo(
-    server.url,
+    fixture.server.url,
     `/rest/push/${repo}`,
     { changeComment: 'a secret', enableKeyCreation: true, data: [{ key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: '*', value: 'Pr0d-s3cret' }] }] },
     auth,
   );
   expect(pushed.status, reasonOf(pushed)).toBe(200);
-  const before = await read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth });
+  const before = await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth });
   expect(before.status).toBe(200);
 
   // Flip one character of the ciphertext and commit it with plain git.
-  const clone = join(dir.path, 'clone');
-  git(dir.path, 'clone', '--quiet', gitdirOf(dir.path, repo), clone);
+  const clone = join(fixture.repos, 'clone');
+  git(fixture.repos, 'clone', '--quiet', gitdirOf(fixture.repos, repo), clone);
   const file = join(clone, keyPath('db.password'));
   const text = readFileSync(file, 'utf8');
   // A sealed text is `enc:v1:<key id>:<nonce>:<ciphertext and tag>`: change the ciphertext.
@@ -56,7 +45,7 @@ it('a secured value changed by plain git answers 409 repository_damaged naming t
   git(clone, 'commit', '--quiet', '-am', 'changed outside cfghub');
   git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
 
-  const after = await read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth });
+  const after = await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth });
   expect(after.status, after.text).toBe(409);
   const body = JSON.parse(after.text) as { error: string; message: string; repository?: string };
   expect(body.error).toBe('repository_damaged');
@@ -64,6 +53,6 @@ it('a secured value changed by plain git answers 409 repository_damaged naming t
   expect(body.message).toContain(`repository ${repo}`);
   expect(body.message).toContain('db.password');
   expect(body.message).toContain('secrets');
-  expect(after.text).not.toContain(dir.path);
+  expect(after.text).not.toContain(fixture.repos);
   expect(after.text).not.toContain(flipped);
 });

@@ -7,12 +7,11 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let damagedCommit: string;
 const REPO = 'acme/broken';
 
@@ -21,16 +20,14 @@ function git(gitdir: string, ...args: string[]): string {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
   for (const repo of [REPO, 'acme/fine']) {
-    cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-    const pushed = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: 'one key', enableKeyCreation: true, data: [{ key: 'a.b', values: [{ context: '*', value: 'v' }] }] });
+    cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'one key', enableKeyCreation: true, data: [{ key: 'a.b', values: [{ context: '*', value: 'v' }] }] });
     expect(pushed.status, pushed.body).toBe(200);
   }
   // The `keys` folder of the head replaced by a tree object whose bytes are no tree at all.
-  const gitdir = gitdirOf(dir.path, REPO);
-  const garbage = join(dir.path, 'garbage');
+  const gitdir = gitdirOf(fixture.repos, REPO);
+  const garbage = join(fixture.repos, 'garbage');
   writeFileSync(garbage, 'this is not a tree object');
   const badTree = git(gitdir, 'hash-object', '-t', 'tree', '--literally', '-w', garbage);
   const root = git(gitdir, 'ls-tree', 'main')
@@ -42,29 +39,24 @@ beforeAll(async () => {
   git(gitdir, 'update-ref', 'refs/heads/main', damagedCommit);
 });
 
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
-
 describe('a damaged tree committed by plain git', () => {
   it('a pull answers 409 repository_damaged naming the repository and the commit', async () => {
-    const pulled = await read(server.url, `/rest/pull/${REPO}`, { Context: 'Prod' });
-    const message = expectJsonError(pulled, 409, [dir.path]);
+    const pulled = await read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Prod' });
+    const message = expectJsonError(pulled, 409, [fixture.repos]);
     expect(pulled.json).toMatchObject({ error: 'repository_damaged', repository: REPO, object: damagedCommit });
     expect(message).toContain(`repository ${REPO} is damaged`);
     expect(message).toContain('malformed tree object');
   });
 
   it('a push answers the same, and changes nothing', async () => {
-    const pushed = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'more', enableKeyCreation: true, data: [{ key: 'c.d', values: [{ context: '*', value: 'w' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'more', enableKeyCreation: true, data: [{ key: 'c.d', values: [{ context: '*', value: 'w' }] }] });
     expect(pushed.status, pushed.body).toBe(409);
     expect(pushed.json).toMatchObject({ error: 'repository_damaged', repository: REPO, object: damagedCommit });
-    expect(git(gitdirOf(dir.path, REPO), 'rev-parse', 'main')).toBe(damagedCommit);
+    expect(git(gitdirOf(fixture.repos, REPO), 'rev-parse', 'main')).toBe(damagedCommit);
   });
 
   it('the history still answers, the damaged commit with a problem naming it (so it can be found and rolled back)', async () => {
-    const history = await read(server.url, `/rest/history/${REPO}`, {});
+    const history = await read(fixture.server.url, `/rest/history/${REPO}`, {});
     expect(history.status, history.text).toBe(200);
     const [damaged, before] = history.json.commits;
     expect(damaged).toMatchObject({ id: damagedCommit, keys: [], problems: [`commit ${damagedCommit.slice(0, 12)} cannot be read: malformed tree object`] });
@@ -73,7 +65,7 @@ describe('a damaged tree committed by plain git', () => {
   });
 
   it('other repositories go on serving', async () => {
-    const pulled = await read(server.url, '/rest/pull/acme/fine', { Context: 'Prod' });
+    const pulled = await read(fixture.server.url, '/rest/pull/acme/fine', { Context: 'Prod' });
     expect(pulled.status, pulled.text).toBe(200);
   });
 });

@@ -3,37 +3,34 @@
  * points (commit ids, tags, dates), and with a Context the difference a client of that context
  * sees (resolved properties, rendered files). Checked against `git diff` of the same commits.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { commitTime, expectJsonError, isoOf, nextSecondAfter, read } from '../support/reads.js';
 
 const REPO = 'acme/diffs';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let gitdir: string;
 const at: Record<string, string> = {};
 
 async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
 
-const diffOf = (headers: Record<string, string>) => read(server.url, `/rest/diff/${REPO}`, headers);
+const diffOf = (headers: Record<string, string>) => read(fixture.server.url, `/rest/diff/${REPO}`, headers);
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  gitdir = gitdirOf(dir.path, REPO);
-  server = await startTestServer(dir.path);
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  gitdir = gitdirOf(fixture.repos, REPO);
   at.v1 = await pushOk('first', [
     { key: 'db.host', values: [{ context: '*;*', value: 'localhost' }, { context: 'Production;*', value: 'db1.prod' }] },
     { key: 'log.level', values: [{ context: '*;*', value: 'info' }] },
     { key: 'old.key', values: [{ context: 'Production;*', value: 'gone soon' }] },
     { file: 'conf/db.properties', context: '*;*', content: 'host=${ db.host }\n' },
   ]);
-  cliOk(dir.path, 'tag', 'create', REPO, 'v1');
+  cliOk(fixture.repos, 'tag', 'create', REPO, 'v1');
   await nextSecondAfter(commitTime(gitdir, at.v1));
   at.v2 = await pushOk('second', [
     { key: 'db.host', values: [{ context: 'Production;*', value: 'db2.prod' }] },
@@ -42,11 +39,6 @@ beforeAll(async () => {
     { key: 'new.key', values: [{ context: 'Production;*', value: 'fresh' }] },
     { file: 'conf/extra.txt', context: 'Production;*', content: 'extra\n' },
   ]);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
 });
 
 describe('GET /rest/diff', () => {

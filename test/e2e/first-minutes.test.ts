@@ -9,41 +9,33 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cli, cliOk, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cli, cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
 const REPO = 'acme/first';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let gitdir: string;
 
 async function pushOk(comment: string | undefined, key: string, value: string): Promise<string> {
   const body = { ...(comment === undefined ? {} : { changeComment: comment }), enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] };
-  const answer = await pushTo(server.url, `/rest/push/${REPO}`, body);
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, body);
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
 
 async function post(path: string, headers: Record<string, string>) {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers });
+  const response = await fetch(`${fixture.server.url}${path}`, { method: 'POST', headers });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined, etag: response.headers.get('etag')?.replace(/"/g, '') };
 }
 
-const pull = (headers: Record<string, string>) => read(server.url, `/rest/pull/${REPO}`, { Context: 'Production;web', ...headers });
+const pull = (headers: Record<string, string>) => read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web', ...headers });
 
-beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  gitdir = gitdirOf(dir.path, REPO);
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
+beforeAll(() => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  gitdir = gitdirOf(fixture.repos, REPO);
 });
 
 describe('short commit ids', () => {
@@ -53,20 +45,20 @@ describe('short commit ids', () => {
     // Over REST: Commit (revert) and From (diff) with git's own short ids.
     const short = git(gitdir, 'rev-parse', '--short=7', second).trim();
     expect(short).toHaveLength(7);
-    const diff = await read(server.url, `/rest/diff/${REPO}`, { From: first.slice(0, 7), To: short });
+    const diff = await read(fixture.server.url, `/rest/diff/${REPO}`, { From: first.slice(0, 7), To: short });
     expect(diff.status, diff.text).toBe(200);
     expect(diff.json).toMatchObject({ from: first, to: second });
     const reverted = await post(`/rest/revert/${REPO}`, { Commit: short.toUpperCase() });
     expect(reverted.status, reverted.text).toBe(200);
     expect(git(gitdir, 'log', '-1', '--format=%s%n%b')).toContain(`This reverts commit ${second}.`);
-    const history = await read(server.url, `/rest/history/${REPO}`, { Before: reverted.etag!.slice(0, 10) });
+    const history = await read(fixture.server.url, `/rest/history/${REPO}`, { Before: reverted.etag!.slice(0, 10) });
     expect(history.json.commits[0].id).toBe(second);
     // From the command line: restore (and revert) with a short id.
-    const restored = cli(dir.path, 'restore', REPO, second.slice(0, 8));
+    const restored = cli(fixture.repos, 'restore', REPO, second.slice(0, 8));
     expect(restored.code, restored.stderr).toBe(0);
     expect(JSON.parse(restored.stdout)).toMatchObject({ outcome: 'applied' });
     expect((await pull({})).json.properties['pool.size'].val).toBe('2');
-    const revertedByCli = cli(dir.path, 'revert', REPO, git(gitdir, 'rev-parse', '--short', 'refs/heads/main').trim());
+    const revertedByCli = cli(fixture.repos, 'revert', REPO, git(gitdir, 'rev-parse', '--short', 'refs/heads/main').trim());
     expect(revertedByCli.code, revertedByCli.stderr).toBe(0);
     expect((await pull({})).json.properties['pool.size'].val).toBe('1');
   });
@@ -84,13 +76,13 @@ describe('short commit ids', () => {
     const head = git(gitdir, 'rev-parse', 'refs/heads/main').trim();
     const ambiguous = await post(`/rest/revert/${REPO}`, { Commit: loose.slice(0, 7) });
     expect(expectJsonError(ambiguous, 400)).toMatch(new RegExp(`commit id ${loose.slice(0, 7)} is ambiguous in ${REPO}: it starts 2 commits \\(${[loose, twin].sort().map((id) => id.slice(0, 12)).join(', ')}\\); give more digits`));
-    expect(expectJsonError(await read(server.url, `/rest/diff/${REPO}`, { From: loose.slice(0, 7) }), 400)).toMatch(/ambiguous/);
+    expect(expectJsonError(await read(fixture.server.url, `/rest/diff/${REPO}`, { From: loose.slice(0, 7) }), 400)).toMatch(/ambiguous/);
     // One more digit tells them apart.
-    expect((await read(server.url, `/rest/diff/${REPO}`, { From: loose.slice(0, 8), To: head })).json.from).toBe(loose);
+    expect((await read(fixture.server.url, `/rest/diff/${REPO}`, { From: loose.slice(0, 8), To: head })).json.from).toBe(loose);
     expect(git(gitdir, 'rev-parse', 'refs/heads/main').trim()).toBe(head);
     // A prefix that starts no commit is a 404 for revert, and a tag name for restore.
     expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'f00dfeed' }), 404);
-    cliOk(dir.path, 'tag', 'create', REPO, 'feed123');
+    cliOk(fixture.repos, 'tag', 'create', REPO, 'feed123');
     expect((await post(`/rest/restore/${REPO}`, { To: 'feed123' })).status).toBe(200);
   });
 });
@@ -105,21 +97,21 @@ describe('dates and JSON mistakes', () => {
   });
 
   it('names the line and column of a JSON mistake, without quoting the body', async () => {
-    const answer = await pushTo(server.url, `/rest/push/${REPO}`, '{"data": [\n  {"key": "s3cret-name",}\n]}');
+    const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, '{"data": [\n  {"key": "s3cret-name",}\n]}');
     expect(answer.status).toBe(400);
     expect(answer.json).toEqual({
       error: 'bad_request',
       message: 'the body is not valid JSON: a property name in double quotes was expected, at line 2, column 25 (character 36)',
     });
-    const unexpected = await pushTo(server.url, `/rest/push/${REPO}`, '{"data": [tru]}');
+    const unexpected = await pushTo(fixture.server.url, `/rest/push/${REPO}`, '{"data": [tru]}');
     expect(unexpected.json.message).toMatch(/^the body is not valid JSON: unexpected character: a value was expected .*, at line 1, column 11 \(character 11\)$/);
   });
 
   it('answers every malformed request with the one code bad_request', async () => {
     for (const answer of [
-      await read(server.url, `/rest/pull/${REPO}`, {}), // no Context: found by the service
-      await read(server.url, '/rest/info/all', { 'Client-Version': 'v9.0' }), // found by the adapter
-      await pushTo(server.url, `/rest/push/${REPO}`, '{'),
+      await read(fixture.server.url, `/rest/pull/${REPO}`, {}), // no Context: found by the service
+      await read(fixture.server.url, '/rest/info/all', { 'Client-Version': 'v9.0' }), // found by the adapter
+      await pushTo(fixture.server.url, `/rest/push/${REPO}`, '{'),
     ]) {
       expect((answer as { json: { error: string } }).json.error).toBe('bad_request');
     }
@@ -128,7 +120,7 @@ describe('dates and JSON mistakes', () => {
   it('gives a push without a change comment a subject naming what it sent', async () => {
     await pushOk(undefined, 'feature.flag', 'on');
     expect(git(gitdir, 'log', '-1', '--format=%s').trim()).toBe('Push: feature.flag');
-    expect((await read(server.url, `/rest/history/${REPO}`, { Limit: '1' })).json.commits[0].comment).toBe('Push: feature.flag');
+    expect((await read(fixture.server.url, `/rest/history/${REPO}`, { Limit: '1' })).json.commits[0].comment).toBe('Push: feature.flag');
   });
 });
 
@@ -140,19 +132,19 @@ describe('the command line in a new folder', () => {
 
   it('prints its version', () => {
     const version = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string }).version;
-    expect(run(dir.path, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+    expect(run(fixture.repos, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
   });
 
   it('names the repositories folder it searched, and refuses a missing one or a file', () => {
-    const elsewhere = join(dir.path, 'elsewhere');
+    const elsewhere = join(fixture.repos, 'elsewhere');
     mkdirSync(elsewhere);
     expect(run(elsewhere, ['tag', 'list', REPO])).toMatchObject({
       code: 1,
       stderr: `cfghub: there is no repositories folder ${join(elsewhere, 'repos')} (from ./repos of the current folder ${elsewhere}): run the command where the server runs, or set CFGHUB_REPOS (or --repos) to the folder the server uses\n`,
     });
-    expect(run(elsewhere, ['tag', 'list', 'acme/none'], { CFGHUB_REPOS: dir.path })).toMatchObject({
+    expect(run(elsewhere, ['tag', 'list', 'acme/none'], { CFGHUB_REPOS: fixture.repos })).toMatchObject({
       code: 1,
-      stderr: `cfghub: repository acme/none does not exist in the repositories folder ${dir.path}\n`,
+      stderr: `cfghub: repository acme/none does not exist in the repositories folder ${fixture.repos}\n`,
     });
     writeFileSync(join(elsewhere, 'afile'), '');
     expect(run(elsewhere, ['repo', 'list', '--repos', 'afile'])).toMatchObject({
@@ -163,19 +155,19 @@ describe('the command line in a new folder', () => {
   });
 
   it('fails at once, naming the folder, where a folder cannot be made (no mkdir spin under /proc)', () => {
-    const result = run(dir.path, ['repo', 'create', 'a/b', '--context', 'A', '--repos', '/proc/cfghub-nope']);
+    const result = run(fixture.repos, ['repo', 'create', 'a/b', '--context', 'A', '--repos', '/proc/cfghub-nope']);
     expect(result).toMatchObject({ code: 1, stderr: 'cfghub: cannot create the folder /proc/cfghub-nope (ENOENT)\n' });
   });
 
   it('reports a bad PORT as PORT, and a port in use with what to do', async () => {
-    expect(run(dir.path, ['serve'], { PORT: 'abc' })).toMatchObject({ code: 2, stderr: 'cfghub: PORT must be a whole number from 0 to 65535, got "abc"\n' });
-    expect(run(dir.path, ['serve', '--port', '70000'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--port must be a whole number from 0 to 65535') });
+    expect(run(fixture.repos, ['serve'], { PORT: 'abc' })).toMatchObject({ code: 2, stderr: 'cfghub: PORT must be a whole number from 0 to 65535, got "abc"\n' });
+    expect(run(fixture.repos, ['serve', '--port', '70000'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--port must be a whole number from 0 to 65535') });
     const taken: Server = createServer();
     await new Promise<void>((done) => taken.listen(0, '127.0.0.1', done));
     const port = (taken.address() as { port: number }).port;
     try {
       const result = await new Promise<{ code: number | null; stderr: string }>((done) => {
-        const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--repos', join(dir.path, 'served')], { stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--repos', join(fixture.repos, 'served')], { stdio: ['ignore', 'ignore', 'pipe'] });
         let stderr = '';
         child.stderr.on('data', (chunk) => (stderr += String(chunk)));
         child.on('close', (code) => done({ code, stderr }));
@@ -190,7 +182,7 @@ describe('the command line in a new folder', () => {
   });
 
   it('names the repositories folder in its first log line, and makes it when missing', async () => {
-    const folder = join(dir.path, 'new', 'repos');
+    const folder = join(fixture.repos, 'new', 'repos');
     const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', folder], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += String(chunk)));

@@ -8,22 +8,21 @@ import { readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gitAsync } from '../support/gitCli.js';
-import { cliOk, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, headOf, pushTo, serverForFile, tempDir } from '../support/harness.js';
 import { rawRequest } from '../support/rawHttp.js';
 
 const OPEN = 'acme/open'; // token-free pull
 const CLOSED = 'acme/closed'; // needs a token
 const SECRET = 'acme/secret'; // private, token-free pull on: still needs its own token
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 const tokens: Record<string, string> = {};
 
 /** The real git CLI with no user or system configuration and no prompts, in the test's folder. */
 const gitRun = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-  gitAsync(args, { cwd: options.cwd ?? dir.path, env: options.env });
+  gitAsync(args, { cwd: options.cwd ?? fixture.repos, env: options.env });
 
 async function gitOk(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
   const result = await gitRun(args, options);
@@ -31,7 +30,7 @@ async function gitOk(args: string[], options: { cwd?: string; env?: NodeJS.Proce
   return result.stdout;
 }
 
-const urlOf = (fullName: string) => `${server.url}/git/${fullName}.git`;
+const urlOf = (fullName: string) => `${fixture.server.url}/git/${fullName}.git`;
 /** The value of an `Authorization` header giving a token as the password. */
 const basicValue = (password: string, user = 'anyone') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 /** A clone URL carrying a token as its password. */
@@ -45,7 +44,7 @@ function withCredential(url: string, token: string): string {
 const basic = (password: string) => `Authorization: ${basicValue(password)}`;
 
 function push(fullName: string, key: string, value: string) {
-  return pushTo(server.url, `/rest/push/${fullName}`, {
+  return pushTo(fixture.server.url, `/rest/push/${fullName}`, {
     changeComment: `set ${key}`,
     enableKeyCreation: true,
     data: [{ key, values: [{ context: '*;*', value }] }, { file: `conf/${key}.txt`, context: '*;*', content: `${key}=${value}\n` }],
@@ -68,18 +67,11 @@ function filesUnder(folder: string): string[] {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', OPEN, '--context', 'Env,App', '--token-free-pull');
-  cliOk(dir.path, 'repo', 'create', CLOSED, '--context', 'Env,App');
-  cliOk(dir.path, 'repo', 'create', SECRET, '--context', 'Env,App', '--private', '--token-free-pull');
-  for (const name of [OPEN, CLOSED, SECRET]) tokens[name] = cliOk(dir.path, 'token', 'create', name).trim();
-  server = await startTestServer(dir.path);
+  cliOk(fixture.repos, 'repo', 'create', OPEN, '--context', 'Env,App', '--token-free-pull');
+  cliOk(fixture.repos, 'repo', 'create', CLOSED, '--context', 'Env,App');
+  cliOk(fixture.repos, 'repo', 'create', SECRET, '--context', 'Env,App', '--private', '--token-free-pull');
+  for (const name of [OPEN, CLOSED, SECRET]) tokens[name] = cliOk(fixture.repos, 'token', 'create', name).trim();
   for (const name of [OPEN, CLOSED, SECRET]) expect((await push(name, 'db.host', 'one')).status).toBe(200);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('git clone and fetch over HTTP', () => {
@@ -87,30 +79,30 @@ describe('git clone and fetch over HTTP', () => {
     const trace = await gitRun(['-c', 'protocol.version=2', 'clone', urlOf(OPEN), 'open'], { env: { GIT_TRACE_PACKET: '1' } });
     expect(trace.code, trace.stderr).toBe(0);
     expect(trace.stderr).toMatch(/git< version 2/);
-    const clone = join(dir.path, 'open');
+    const clone = join(fixture.repos, 'open');
     expect(readFileSync(join(clone, 'files', '_;_', 'conf', 'db.host.txt'), 'utf8')).toBe('db.host=one\n');
-    expect((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim()).toBe(headOf(dir.path, OPEN));
+    expect((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim()).toBe(headOf(fixture.repos, OPEN));
 
     expect((await push(OPEN, 'db.port', '5432')).status).toBe(200);
     const fetched = await gitRun(['-c', 'protocol.version=2', 'fetch'], { cwd: clone, env: { GIT_TRACE_PACKET: '1' } });
     expect(fetched.code, fetched.stderr).toBe(0);
     expect(fetched.stderr).toMatch(/git< version 2/);
-    expect((await gitOk(['rev-parse', 'origin/main'], { cwd: clone })).trim()).toBe(headOf(dir.path, OPEN));
+    expect((await gitOk(['rev-parse', 'origin/main'], { cwd: clone })).trim()).toBe(headOf(fixture.repos, OPEN));
     await gitOk(['pull', '--ff-only'], { cwd: clone });
     expect(readFileSync(join(clone, 'files', '_;_', 'conf', 'db.port.txt'), 'utf8')).toBe('db.port=5432\n');
     expect((await gitOk(['log', '-1', '--format=%s'], { cwd: clone })).trim()).toBe('set db.port');
-    await server.settle(OPEN);
+    await fixture.server.settle(OPEN);
     expect((await gitRun(['fsck', '--strict'], { cwd: clone })).code).toBe(0);
   });
 
   it('also serves the address without .git and protocol v0', async () => {
-    const cloned = await gitRun(['-c', 'protocol.version=0', 'clone', '--bare', `${server.url}/git/${OPEN}`, 'open-v0.git']);
+    const cloned = await gitRun(['-c', 'protocol.version=0', 'clone', '--bare', `${fixture.server.url}/git/${OPEN}`, 'open-v0.git']);
     expect(cloned.code, cloned.stderr).toBe(0);
-    expect((await gitOk(['--git-dir', join(dir.path, 'open-v0.git'), 'rev-parse', 'main'])).trim()).toBe(headOf(dir.path, OPEN));
+    expect((await gitOk(['--git-dir', join(fixture.repos, 'open-v0.git'), 'rev-parse', 'main'])).trim()).toBe(headOf(fixture.repos, OPEN));
   });
 
   it('refuses a push over git with 403 and a message git shows', async () => {
-    const clone = join(dir.path, 'open-push');
+    const clone = join(fixture.repos, 'open-push');
     await gitOk(['clone', urlOf(OPEN), clone]);
     await gitOk(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--allow-empty', '-m', 'sneaky'], { cwd: clone });
     const pushed = await gitRun(['push', 'origin', 'HEAD:main'], { cwd: clone });
@@ -118,18 +110,18 @@ describe('git clone and fetch over HTTP', () => {
     expect(pushed.stderr).toMatch(/remote: cfghub: this repository is read-only over git/);
     expect(pushed.stderr).toMatch(/403/);
     expect((await gitOk(['log', '-1', '--format=%s'], { cwd: clone })).trim()).toBe('sneaky');
-    expect(headOf(dir.path, OPEN)).not.toBe((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim());
+    expect(headOf(fixture.repos, OPEN)).not.toBe((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim());
 
-    const advertisement = await rawRequest(server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-receive-pack`, headers: { Authorization: basicValue(tokens[OPEN]) } });
+    const advertisement = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-receive-pack`, headers: { Authorization: basicValue(tokens[OPEN]) } });
     expect(advertisement.status).toBe(403);
-    const post = await rawRequest(server.url, { path: `/git/${OPEN}.git/git-receive-pack`, headers: { 'Content-Type': 'application/x-git-receive-pack-request' }, body: '0000' });
+    const post = await rawRequest(fixture.server.url, { path: `/git/${OPEN}.git/git-receive-pack`, headers: { 'Content-Type': 'application/x-git-receive-pack-request' }, body: '0000' });
     expect(post.status).toBe(403);
     expect(post.body).toMatch(/read-only/);
   });
 
   it('asks for a token for a private repository and one without token-free pull: 401 with a Basic challenge', async () => {
     for (const name of [SECRET, CLOSED]) {
-      const anonymous = await rawRequest(server.url, { method: 'GET', path: `/git/${name}.git/info/refs?service=git-upload-pack` });
+      const anonymous = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${name}.git/info/refs?service=git-upload-pack` });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers['www-authenticate']).toBe('Basic realm="cfghub"');
       const cloned = await gitRun(['clone', urlOf(name), `anonymous-${name.split('/')[1]}`]);
@@ -140,7 +132,7 @@ describe('git clone and fetch over HTTP', () => {
 
   it('refuses a wrong token, an unknown one and a token of another repository with 401', async () => {
     for (const wrong of [tokens[OPEN], `cfg_${'A'.repeat(43)}`, 'not-a-token']) {
-      const answer = await rawRequest(server.url, {
+      const answer = await rawRequest(fixture.server.url, {
         method: 'GET',
         path: `/git/${SECRET}.git/info/refs?service=git-upload-pack`,
         headers: { Authorization: basicValue(wrong) },
@@ -156,12 +148,12 @@ describe('git clone and fetch over HTTP', () => {
   it('clones a private repository with its own token as the password, and the clone holds no token or hash', async () => {
     const cloned = await gitRun(['-c', `http.extraHeader=${basic(tokens[SECRET])}`, 'clone', urlOf(SECRET), 'secret']);
     expect(cloned.code, cloned.stderr).toBe(0);
-    const clone = join(dir.path, 'secret');
-    expect((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim()).toBe(headOf(dir.path, SECRET));
+    const clone = join(fixture.repos, 'secret');
+    expect((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim()).toBe(headOf(fixture.repos, SECRET));
 
     expect((await gitRun(['clone', '--bare', withCredential(urlOf(SECRET), tokens[SECRET]), 'secret-url.git'])).code).toBe(0);
 
-    const tokenFile = readFileSync(join(dir.path, '.cfghub', 'tokens.json'), 'utf8');
+    const tokenFile = readFileSync(join(fixture.repos, '.cfghub', 'tokens.json'), 'utf8');
     const hashes = [...tokenFile.matchAll(/"hash":\s*"([0-9a-f]{64})"/g)].map((m) => m[1]);
     expect(hashes).toHaveLength(3);
     for (const file of filesUnder(clone)) {
@@ -174,7 +166,7 @@ describe('git clone and fetch over HTTP', () => {
   it('never reaches outside the repositories folder', async () => {
     const outside = tempDir('cfghub-outside-');
     await gitOk(['init', '--quiet', '--bare', join(outside.path, 'x.git')]);
-    symlinkSync(join(outside.path, 'x.git'), join(dir.path, 'acme', 'linked.git'));
+    symlinkSync(join(outside.path, 'x.git'), join(fixture.repos, 'acme', 'linked.git'));
     try {
       const paths = [
         `/git/acme/../acme/open.git/info/refs?service=git-upload-pack`,
@@ -191,30 +183,30 @@ describe('git clone and fetch over HTTP', () => {
         `/git/acme/open.git/config`,
       ];
       for (const path of paths) {
-        const answer = await rawRequest(server.url, { method: 'GET', path });
+        const answer = await rawRequest(fixture.server.url, { method: 'GET', path });
         expect([400, 404], path).toContain(answer.status);
-        expect(answer.body, path).not.toContain(dir.path);
+        expect(answer.body, path).not.toContain(fixture.repos);
       }
-      const dumb = await rawRequest(server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs` });
+      const dumb = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs` });
       expect(dumb.status).toBe(403);
-      const unknown = await rawRequest(server.url, { method: 'GET', path: `/git/acme/nothing.git/info/refs?service=git-upload-pack` });
+      const unknown = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/acme/nothing.git/info/refs?service=git-upload-pack` });
       expect(unknown.status).toBe(404);
-      expect((await gitRun(['clone', `${server.url}/git/acme/linked.git`, 'linked'])).code).not.toBe(0);
+      expect((await gitRun(['clone', `${fixture.server.url}/git/acme/linked.git`, 'linked'])).code).not.toBe(0);
     } finally {
       outside.remove();
     }
   });
 
   it('finds a repository without regard to case, as the REST API does', async () => {
-    const cloned = await gitRun(['clone', '--bare', `${server.url}/git/ACME/Open.git`, 'open-case.git']);
+    const cloned = await gitRun(['clone', '--bare', `${fixture.server.url}/git/ACME/Open.git`, 'open-case.git']);
     expect(cloned.code, cloned.stderr).toBe(0);
   });
 
   it('passes a gzip request body to git, which inflates it', async () => {
-    const head = headOf(dir.path, OPEN);
+    const head = headOf(fixture.repos, OPEN);
     const pkt = (text: string) => `${(text.length + 4).toString(16).padStart(4, '0')}${text}`;
     const body = gzipSync(Buffer.from(`${pkt(`want ${head}\n`)}0000${pkt('done\n')}`));
-    const answer = await rawRequest(server.url, {
+    const answer = await rawRequest(fixture.server.url, {
       path: `/git/${OPEN}.git/git-upload-pack`,
       headers: { 'Content-Type': 'application/x-git-upload-pack-request', 'Content-Encoding': 'gzip' },
       body,
@@ -229,7 +221,7 @@ describe('git clone and fetch over HTTP', () => {
       execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' })
         .split('\n')
         .filter((line) => line.trim() === 'git http-backend').length;
-    const url = new URL(server.url);
+    const url = new URL(fixture.server.url);
     const req = request({
       host: url.hostname,
       port: url.port,
@@ -247,15 +239,15 @@ describe('git clone and fetch over HTTP', () => {
 
   it('answers 503 "git is not installed" when git is not on the PATH', async () => {
     const path = process.env.PATH;
-    process.env.PATH = join(dir.path, 'no-such-folder');
+    process.env.PATH = join(fixture.repos, 'no-such-folder');
     try {
-      const answer = await rawRequest(server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
+      const answer = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
       expect(answer.status).toBe(503);
       expect(answer.body).toMatch(/git is not installed/);
     } finally {
       process.env.PATH = path;
     }
-    const after = await rawRequest(server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
+    const after = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
     expect(after.status).toBe(200);
   });
 });

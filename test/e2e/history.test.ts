@@ -4,8 +4,8 @@
  * commits made with plain git, content that breaks the layout rules, and the access rules of a
  * pull. The real server on loopback, real bare repositories, checked against `git log`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, ISO_SECONDS, keyPath, plainGitCommit, read } from '../support/reads.js';
 
 const REPO = 'acme/hist';
@@ -13,29 +13,26 @@ const PAGED = 'acme/paged';
 const PRIVATE = 'acme/secret';
 const BAD = 'acme/bad';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let token: string;
 /** Commit ids of REPO's pushes, by name. */
 const commits: Record<string, string> = {};
 
 async function pushOk(repo: string, comment: string, data: unknown[], headers: Record<string, string> = {}): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: comment, enableKeyCreation: true, data }, headers);
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: comment, enableKeyCreation: true, data }, headers);
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
 
-const historyOf = (repo: string, headers: Record<string, string> = {}, query = '') => read(server.url, `/rest/history/${repo}${query}`, headers);
+const historyOf = (repo: string, headers: Record<string, string> = {}, query = '') => read(fixture.server.url, `/rest/history/${repo}${query}`, headers);
 
 /** `git log --first-parent --format=%H` of a repository, newest first. */
-const gitLog = (repo: string) => git(gitdirOf(dir.path, repo), 'log', '--first-parent', '--format=%H', 'refs/heads/main').trim().split('\n');
+const gitLog = (repo: string) => git(gitdirOf(fixture.repos, repo), 'log', '--first-parent', '--format=%H', 'refs/heads/main').trim().split('\n');
 
 beforeAll(async () => {
-  dir = tempDir();
-  for (const repo of [REPO, PAGED, BAD]) cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  cliOk(dir.path, 'repo', 'create', PRIVATE, '--context', 'Environment', '--private');
-  token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'deployer').trim();
-  server = await startTestServer(dir.path);
+  for (const repo of [REPO, PAGED, BAD]) cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(fixture.repos, 'repo', 'create', PRIVATE, '--context', 'Environment', '--private');
+  token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'deployer').trim();
 
   commits.create = await pushOk(
     REPO,
@@ -47,7 +44,7 @@ beforeAll(async () => {
     { 'Application-Name': 'my-deployer' },
   );
   const withToken = await pushTo(
-    server.url,
+    fixture.server.url,
     '/rest/push',
     { changeComment: 'Move production', data: [{ key: 'db.host', values: [{ context: 'Production;*', value: 'db2.prod' }, { context: 'Staging;*', value: 'db.stage' }] }] },
     { 'Client-Token': token },
@@ -64,11 +61,6 @@ beforeAll(async () => {
   for (let i = 1; i <= 7; i++) await pushOk(PAGED, `change ${i}`, [{ key: i % 2 ? 'odd' : 'even', values: [{ context: '*;*', value: String(i) }] }]);
 });
 
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
-
 describe('GET /rest/history', () => {
   it('lists the commits newest first, as git log does, each with its date, comment, provenance and author', async () => {
     const answer = await historyOf(REPO);
@@ -80,7 +72,7 @@ describe('GET /rest/history', () => {
     expect(create).toMatchObject({ id: commits.create, comment: 'Add the database', applicationName: 'my-deployer', author: { name: 'cfghub', email: 'cfghub@localhost' } });
     expect(create.token).toBeUndefined();
     expect(create.date).toMatch(ISO_SECONDS);
-    expect(Date.parse(create.date) / 1000).toBe(Number(git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%ct', commits.create).trim()));
+    expect(Date.parse(create.date) / 1000).toBe(Number(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%ct', commits.create).trim()));
     expect(move).toMatchObject({ comment: 'Move production', token: 'deployer' });
     expect(move.applicationName).toBeUndefined();
     expect(file.comment).toBe('Add a file');
@@ -169,8 +161,8 @@ describe('GET /rest/history', () => {
   });
 
   it('lists commits made with plain git at once, with their author and changes', async () => {
-    const host = git(gitdirOf(dir.path, PAGED), 'show', `refs/heads/main:${keyPath('odd')}`).replace(/value: .*7.*/, 'value: plain');
-    const commit = plainGitCommit(gitdirOf(dir.path, PAGED), { [keyPath('odd')]: host, 'NOTES.md': 'hello\n' }, 'Edited by hand\n\nwith a body');
+    const host = git(gitdirOf(fixture.repos, PAGED), 'show', `refs/heads/main:${keyPath('odd')}`).replace(/value: .*7.*/, 'value: plain');
+    const commit = plainGitCommit(gitdirOf(fixture.repos, PAGED), { [keyPath('odd')]: host, 'NOTES.md': 'hello\n' }, 'Edited by hand\n\nwith a body');
     const [top] = (await historyOf(PAGED, { Limit: '1' })).json.commits;
     expect(top).toMatchObject({
       id: commit,
@@ -182,10 +174,10 @@ describe('GET /rest/history', () => {
   });
 
   it('follows the access rules of a pull: token form, private repositories, other tokens', async () => {
-    const byToken = await read(server.url, '/rest/history', { 'Client-Token': token, Limit: '1' });
+    const byToken = await read(fixture.server.url, '/rest/history', { 'Client-Token': token, Limit: '1' });
     expect(byToken.status).toBe(200);
     expect(byToken.json.commits[0].id).toBe(commits.cleanup);
-    expectJsonError(await read(server.url, '/rest/history', {}), 401);
+    expectJsonError(await read(fixture.server.url, '/rest/history', {}), 401);
     expectJsonError(await historyOf(PRIVATE), 401);
     expectJsonError(await historyOf(PRIVATE, { 'Client-Token': token }), 403);
     expectJsonError(await historyOf('acme/nothere'), 404);
@@ -194,7 +186,7 @@ describe('GET /rest/history', () => {
 
 describe('history of content that breaks the layout rules', () => {
   it('reports the file and commit of each problem, lists the other commits, and keeps serving', async () => {
-    const gitdir = gitdirOf(dir.path, BAD);
+    const gitdir = gitdirOf(fixture.repos, BAD);
     const good = await pushOk(BAD, 'good', [{ key: 'fine', values: [{ context: '*;*', value: 'yes' }] }]);
     const badYaml = plainGitCommit(gitdir, { [keyPath('broken')]: 'key: broken\nvalues: [\n' }, 'bad yaml');
     const unknownField = plainGitCommit(gitdir, { [keyPath('extra')]: 'key: extra\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\ncolour: red\nvalues: []\n' }, 'unknown field');
@@ -215,14 +207,14 @@ describe('history of content that breaks the layout rules', () => {
     expect(byId[good]).toMatchObject({ keys: [{ key: 'fine', change: 'added' }] });
     expect(byId[good].problems).toBeUndefined();
     // Diff reports the same problems; the resolved view of a broken commit is a 409 naming it.
-    const changed = await read(server.url, `/rest/diff/${BAD}`, { From: good });
+    const changed = await read(fixture.server.url, `/rest/diff/${BAD}`, { From: good });
     expect(changed.status, changed.text).toBe(200);
     expect(changed.json.problems).toEqual(expect.arrayContaining([expect.stringContaining(`${keyPath('broken')} at commit ${wrongPlace.slice(0, 12)}`)]));
-    const resolved = await read(server.url, `/rest/diff/${BAD}`, { From: good, Context: 'Production;web' });
+    const resolved = await read(fixture.server.url, `/rest/diff/${BAD}`, { From: good, Context: 'Production;web' });
     expect(expectJsonError(resolved, 409)).toMatch(new RegExp(`at commit ${wrongPlace.slice(0, 12)}`));
     // The server still answers, for this repository and the others.
     expect((await historyOf(REPO, { Limit: '1' })).status).toBe(200);
-    expect((await read(server.url, '/healthz')).status).toBe(200);
-    for (const leak of [dir.path, 'Error:', '    at ']) expect(answer.text).not.toContain(leak);
+    expect((await read(fixture.server.url, '/healthz')).status).toBe(200);
+    for (const leak of [fixture.repos, 'Error:', '    at ']) expect(answer.text).not.toContain(leak);
   });
 });

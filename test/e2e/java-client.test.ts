@@ -9,9 +9,9 @@
  * `type`, `deprecated` and `encryption`, and each file's `content`.
  */
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
 import { commitTime, isoOf, nextSecondAfter } from '../support/reads.js';
 
 const REPO = 'Acme/JavaApp';
@@ -24,8 +24,7 @@ const FILE_SECRET = 'java-file-secret-77';
 const USER_AGENT = 'Java/17.0.15';
 const ACCEPT = 'text/html, image/gif, image/jpeg, */*; q=0.2';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let port: number;
 let token: string;
 
@@ -193,7 +192,7 @@ function readAsJavaClient(answer: WireAnswer, sentContext: string): ClientConfig
 /** The client's `getEncryptionGroup(key)`. */
 const encryptionGroup = (config: ClientConfiguration, key: string) => config.properties.get(key)?.encryptionGroup ?? null;
 
-const lastTrailers = () => git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%(trailers:only,unfold)').trim();
+const lastTrailers = () => git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)').trim();
 
 /** The first push, as Gson writes the client's queue (attribute values through toString, so as strings). */
 const FIRST_PUSH = JSON.stringify({
@@ -223,32 +222,25 @@ let firstCommit: string;
 let secondCommit: string;
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'java').trim();
-  const group = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', REPO, GROUP);
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'java').trim();
+  const group = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', REPO, GROUP);
   expect(group.code, group.stderr).toBe(0);
-  server = await startTestServer(dir.path);
-  port = Number(new URL(server.url).port);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
+  port = Number(new URL(fixture.server.url).port);
 });
 
 describe('pushes of the ConfigHub Java client', () => {
   it('lands with Client-Version v1.3.0 on the path form; the ETag of the 200 is the new commit; the trailer records v1.3.0', async () => {
     const answer = await javaPush(FIRST_PUSH);
     expect(answer.status, answer.body.toString()).toBe(200);
-    firstCommit = headOf(dir.path, REPO);
+    firstCommit = headOf(fixture.repos, REPO);
     expect(answer.headers.get('etag')).toBe(`"${firstCommit}"`);
     expect(answer.headers.get('content-length')).toBe('0');
-    expect(git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%s', firstCommit).trim()).toBe('Java client: first push');
+    expect(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%s', firstCommit).trim()).toBe('Java client: first push');
     expect(lastTrailers()).toBe('Application-Name: JavaApp\nClient-Version: v1.3.0');
     // Map and List values are stored as their JSON text; the secret only sealed, in the group's stored spelling.
-    const show = (path: string) => git(gitdirOf(dir.path, REPO), 'show', `refs/heads/main:${path}`);
-    const tree = git(gitdirOf(dir.path, REPO), 'ls-tree', '-r', '--name-only', 'refs/heads/main');
+    const show = (path: string) => git(gitdirOf(fixture.repos, REPO), 'show', `refs/heads/main:${path}`);
+    const tree = git(gitdirOf(fixture.repos, REPO), 'ls-tree', '-r', '--name-only', 'refs/heads/main');
     const docOf = (key: string) => show(tree.split('\n').find((path) => path.endsWith(`/${key}.yaml`))!);
     expect(YAML.parse(docOf('limits')).values).toEqual([{ context: '*;*', value: '{"max":"10","min":"1"}', active: true }]);
     expect(YAML.parse(docOf('hosts')).values).toEqual([{ context: '*;*', value: '["db1","db2"]', active: true }]);
@@ -257,7 +249,7 @@ describe('pushes of the ConfigHub Java client', () => {
   });
 
   it('lands on the token form, and a refused push answers 304 with the reason as its ETag and moves nothing', async () => {
-    const before = headOf(dir.path, REPO);
+    const before = headOf(fixture.repos, REPO);
     const refused = await javaPush(JSON.stringify({ data: [{ key: 'not.there', values: [{ context: '*;*', active: true, value: 'x' }] }] }), 'token');
     expect(refused.status).toBe(304);
     expect(refused.headers.get('etag')).toMatch(/^"data\[0\] key not\.there: [^"]+"$/);
@@ -267,19 +259,19 @@ describe('pushes of the ConfigHub Java client', () => {
     );
     expect(wrongPassword.status).toBe(304);
     expect(wrongPassword.headers.get('etag')).toBe('"data[0] key db.password: the password for security group Secrets is missing or wrong"');
-    expect(headOf(dir.path, REPO)).toBe(before);
+    expect(headOf(fixture.repos, REPO)).toBe(before);
 
     const answer = await javaPush(
       JSON.stringify({ changeComment: 'Java client: token form', enableKeyCreation: true, data: [{ key: 'timeout', vdt: 'Long', push: 'true', values: [{ context: '*;*', active: true, value: '30000000000' }] }] }),
       'token',
     );
     expect(answer.status).toBe(200);
-    expect(answer.headers.get('etag')).toBe(`"${headOf(dir.path, REPO)}"`);
+    expect(answer.headers.get('etag')).toBe(`"${headOf(fixture.repos, REPO)}"`);
     expect(lastTrailers()).toBe('Application-Name: JavaApp\nToken: java\nClient-Version: v1.3.0');
   });
 
   it('is refused with 400 when non-ASCII text arrives as single bytes (é as 0xE9), naming the offset, and the head does not move', async () => {
-    const before = headOf(dir.path, REPO);
+    const before = headOf(fixture.repos, REPO);
     const json = JSON.stringify({ enableKeyCreation: true, data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'café' }] }] });
     const body = writeBytes(json);
     const answer = await javaPush(json);
@@ -288,7 +280,7 @@ describe('pushes of the ConfigHub Java client', () => {
     const error = JSON.parse(answer.body.toString('utf8'));
     expect(error.error).toBe('bad_request');
     expect(error.message).toContain(`not valid UTF-8: byte 0xE9 at offset ${body.indexOf(0xe9)}`);
-    expect(headOf(dir.path, REPO)).toBe(before);
+    expect(headOf(fixture.repos, REPO)).toBe(before);
     // The README's advice: the application writes é as the text \u00e9; Gson escapes its backslash, so it lands as that text.
     const escaped = await javaPush(JSON.stringify({ enableKeyCreation: true, data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'caf\\u00e9' }] }] }));
     expect(escaped.status).toBe(200);
@@ -298,7 +290,7 @@ describe('pushes of the ConfigHub Java client', () => {
 describe('pulls of the ConfigHub Java client', () => {
   beforeAll(async () => {
     // Files, which the Java client never pushes: a template and a secured one, pushed by another client.
-    const files = await pushTo(server.url, `/rest/push/${REPO}`, {
+    const files = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
       changeComment: 'files',
       data: [
         { file: 'conf/app.properties', context: '*;*', content: 'port=${ db.port }\nhosts=${ hosts }\n' },
@@ -306,12 +298,12 @@ describe('pulls of the ConfigHub Java client', () => {
       ],
     });
     expect(files.status, files.etag ?? '').toBe(200);
-    cliOk(dir.path, 'tag', 'create', REPO, 'release-1');
-    firstCommit = headOf(dir.path, REPO);
-    await nextSecondAfter(commitTime(gitdirOf(dir.path, REPO), firstCommit));
+    cliOk(fixture.repos, 'tag', 'create', REPO, 'release-1');
+    firstCommit = headOf(fixture.repos, REPO);
+    await nextSecondAfter(commitTime(gitdirOf(fixture.repos, REPO), firstCommit));
     const later = await javaPush(JSON.stringify({ changeComment: 'later', data: [{ key: 'db.port', values: [{ context: 'Production;*', active: 'true', value: 7000 }] }] }));
     expect(later.status).toBe(200);
-    secondCommit = headOf(dir.path, REPO);
+    secondCommit = headOf(fixture.repos, REPO);
   });
 
   it('reads the properties and files, with the context echoed exactly as sent and the secured value named by its group', async () => {
@@ -357,12 +349,12 @@ describe('pulls of the ConfigHub Java client', () => {
   it('reads the past with Tag and with Repository-Date', async () => {
     const atTag = readAsJavaClient(await javaPull({ context: 'Production;Billing', tag: 'release-1' }), 'Production;Billing');
     expect(atTag.properties.get('db.port')?.value).toBe(6543);
-    const date = isoOf(commitTime(gitdirOf(dir.path, REPO), firstCommit));
+    const date = isoOf(commitTime(gitdirOf(fixture.repos, REPO), firstCommit));
     const atDate = await javaPull({ context: 'Production;Billing', date });
     expect(readAsJavaClient(atDate, 'Production;Billing').properties.get('db.port')?.value).toBe(6543);
     expect(JSON.parse(atDate.body.toString('utf8')).repoDate).toBe(date);
     expect(readAsJavaClient(await javaPull({ context: 'Production;Billing' }), 'Production;Billing').properties.get('db.port')?.value).toBe(7000);
-    expect(headOf(dir.path, REPO)).toBe(secondCommit);
+    expect(headOf(fixture.repos, REPO)).toBe(secondCommit);
   });
 
   it('gives comments and value contexts with Include-Comments and Include-Value-Context, and neither when they are false', async () => {

@@ -8,16 +8,15 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
-import { cliOk, getJson, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, getJson, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
 import { looseObjectSample } from '../../src/disk/looseObjects.js';
 
 /** Loose objects are repacked above 512 (2 in the sampled folder). */
 const LIMIT = 512;
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile({ looseObjectLimit: LIMIT });
 
 function git(gitdir: string, args: string[], input?: string, env: NodeJS.ProcessEnv = {}): string {
   return execFileSync('git', ['--git-dir', gitdir, ...args], { input, env: gitEnv(env), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
@@ -28,8 +27,8 @@ function git(gitdir: string, args: string[], input?: string, env: NodeJS.Process
  * objects (one blob per key, plus trees and the commit); returns the commit.
  */
 function commitLooseKeys(fullName: string, prefix: string, count: number): string {
-  const gitdir = gitdirOf(dir.path, fullName);
-  const work = join(dir.path, `work-${prefix}`);
+  const gitdir = gitdirOf(fixture.repos, fullName);
+  const work = join(fixture.repos, `work-${prefix}`);
   mkdirSync(work, { recursive: true });
   const env = { GIT_INDEX_FILE: join(work, 'index') };
   git(gitdir, ['read-tree', 'main'], undefined, env);
@@ -58,7 +57,7 @@ function commitLooseKeys(fullName: string, prefix: string, count: number): strin
 /** `git count-objects -v` as numbers. */
 function countObjects(fullName: string): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const line of git(gitdirOf(dir.path, fullName), ['count-objects', '-v']).trim().split('\n')) {
+  for (const line of git(gitdirOf(fixture.repos, fullName), ['count-objects', '-v']).trim().split('\n')) {
     const [name, value] = line.split(': ');
     counts[name] = Number(value);
   }
@@ -66,54 +65,47 @@ function countObjects(fullName: string): Record<string, number> {
 }
 
 const recordOf = async (fullName: string) =>
-  ((await getJson(server.url, '/rest/info/all')).json as Record<string, any>[]).find((r) => `${r.account}/${r.name}` === fullName);
+  ((await getJson(fixture.server.url, '/rest/info/all')).json as Record<string, any>[]).find((r) => `${r.account}/${r.name}` === fullName);
 
 beforeAll(async () => {
-  dir = tempDir();
-  for (const name of ['acme/big', 'acme/small']) cliOk(dir.path, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path, { looseObjectLimit: LIMIT });
+  for (const name of ['acme/big', 'acme/small']) cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   for (const name of ['acme/big', 'acme/small']) expect((await recordOf(name))?.keyCount).toBe(0);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('repacking loose objects that plain git left', () => {
   it('repacks a repository past the limit in its writers queue; reads, pushes and git fsck stay correct', async () => {
     commitLooseKeys('acme/big', 'big', 2000);
-    expect(looseObjectSample(gitdirOf(dir.path, 'acme/big'))).toBeGreaterThan(2);
+    expect(looseObjectSample(gitdirOf(fixture.repos, 'acme/big'))).toBeGreaterThan(2);
     expect(countObjects('acme/big').count).toBeGreaterThan(2000);
 
     // Reading notices the new head, reads it at once, and queues the repack.
-    const first = await getJson(server.url, '/rest/pull/acme/big', { Context: 'Prod;web' });
+    const first = await getJson(fixture.server.url, '/rest/pull/acme/big', { Context: 'Prod;web' });
     expect(first.status).toBe(200);
     expect(first.json.properties['big.key1999']).toEqual({ val: 'v1999' });
-    await server.settle('acme/big');
+    await fixture.server.settle('acme/big');
 
     const after = countObjects('acme/big');
     expect(after.count).toBe(0);
     expect(after['in-pack']).toBeGreaterThan(2000);
-    expect(git(gitdirOf(dir.path, 'acme/big'), ['fsck', '--strict', '--no-progress'])).toBe('');
+    expect(git(gitdirOf(fixture.repos, 'acme/big'), ['fsck', '--strict', '--no-progress'])).toBe('');
 
     expect(await recordOf('acme/big')).toMatchObject({ keyCount: 2000, valueCount: 2000 });
-    const pushed = await pushTo(server.url, '/rest/push/acme/big', { changeComment: 'after the repack', data: [{ key: 'big.key7', values: [{ context: 'Prod;*', value: 'p7' }] }] });
+    const pushed = await pushTo(fixture.server.url, '/rest/push/acme/big', { changeComment: 'after the repack', data: [{ key: 'big.key7', values: [{ context: 'Prod;*', value: 'p7' }] }] });
     expect(pushed.status).toBe(200);
-    const pulled = await getJson(server.url, '/rest/pull/acme/big', { Context: 'Prod;web' });
+    const pulled = await getJson(fixture.server.url, '/rest/pull/acme/big', { Context: 'Prod;web' });
     expect(pulled.json.properties['big.key7']).toEqual({ val: 'p7' });
     expect(pulled.json.properties['big.key8']).toEqual({ val: 'v8' });
-    await server.settle('acme/big');
-    expect(git(gitdirOf(dir.path, 'acme/big'), ['fsck', '--strict', '--no-progress'])).toBe('');
+    await fixture.server.settle('acme/big');
+    expect(git(gitdirOf(fixture.repos, 'acme/big'), ['fsck', '--strict', '--no-progress'])).toBe('');
   });
 
   it('leaves a few loose objects alone', async () => {
     commitLooseKeys('acme/small', 'small', 20);
-    expect(looseObjectSample(gitdirOf(dir.path, 'acme/small'))).toBeLessThanOrEqual(2);
+    expect(looseObjectSample(gitdirOf(fixture.repos, 'acme/small'))).toBeLessThanOrEqual(2);
     const loose = countObjects('acme/small').count;
     expect(loose).toBeGreaterThan(20);
-    expect((await getJson(server.url, '/rest/pull/acme/small', { Context: 'Prod;web' })).json.properties['small.key3']).toEqual({ val: 'v3' });
-    await server.settle('acme/small');
+    expect((await getJson(fixture.server.url, '/rest/pull/acme/small', { Context: 'Prod;web' })).json.properties['small.key3']).toEqual({ val: 'v3' });
+    await fixture.server.settle('acme/small');
     expect(countObjects('acme/small').count).toBe(loose);
   });
 });

@@ -7,28 +7,20 @@
 import fs from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { serverForFile } from '../support/harness.js';
 
 const CONNECTIONS = 300;
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 const sockets: Socket[] = [];
 
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
+afterAll(() => {
   for (const socket of sockets) socket.destroy();
-  await server?.close();
-  dir?.remove();
 });
 
 async function scrape(): Promise<Family[]> {
-  const response = await fetch(`${server.url}/metrics`);
+  const response = await fetch(`${fixture.server.url}/metrics`);
   expect(response.status).toBe(200);
   return parsePrometheusTextFormat(await response.text());
 }
@@ -66,7 +58,7 @@ async function callsDuring<T extends object>(object: T, name: keyof T, during: (
 
 describe('GET /metrics with many connections open', () => {
   it('counts the open connections and file descriptors', async () => {
-    const port = Number(new URL(server.url).port);
+    const port = Number(new URL(fixture.server.url).port);
     for (let i = 0; i < CONNECTIONS; i++) {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => {});

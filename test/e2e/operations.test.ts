@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import pino from 'pino';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.js';
 import type { AppContext } from '../../src/http/context.js';
 import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
@@ -19,32 +19,24 @@ import { TokenService } from '../../src/service/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/tokenStore.js';
 import { HELD_PACKS_BYTES } from '../../src/disk/heldPacks.js';
-import { cliOk, getJson, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, getJson, pushTo, serverForFile } from '../support/harness.js';
 
 const REPO = 'acme/ops';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
-beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  server = await startTestServer(dir.path);
+beforeAll(() => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
 });
 
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
-
-async function scrapeText(url = server.url, headers: Record<string, string> = {}): Promise<string> {
+async function scrapeText(url = fixture.server.url, headers: Record<string, string> = {}): Promise<string> {
   const response = await fetch(`${url}/metrics`, { headers });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toContain('text/plain');
   return response.text();
 }
 
-async function scrape(url = server.url, headers: Record<string, string> = {}): Promise<Family[]> {
+async function scrape(url = fixture.server.url, headers: Record<string, string> = {}): Promise<Family[]> {
   return parsePrometheusTextFormat(await scrapeText(url, headers));
 }
 
@@ -61,11 +53,11 @@ describe('GET /metrics', () => {
   it('counts pushes (applied, unchanged, refused by class), commits, fsyncs, requests and cache hits', async () => {
     const beforeText = await scrapeText();
     const before = parsePrometheusTextFormat(beforeText);
-    const applied = await pushTo(server.url, `/rest/push/${REPO}`, { enableKeyCreation: true, data: [set('a', '1')] });
+    const applied = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { enableKeyCreation: true, data: [set('a', '1')] });
     expect(applied.status).toBe(200);
-    expect((await pushTo(server.url, `/rest/push/${REPO}`, { data: [set('a', '1')] })).status).toBe(200); // unchanged
-    expect((await pushTo(server.url, `/rest/push/${REPO}`, { data: [set('missing', '1')] })).status).toBe(304);
-    for (let i = 0; i < 2; i++) expect((await getJson(server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).toBe(200);
+    expect((await pushTo(fixture.server.url, `/rest/push/${REPO}`, { data: [set('a', '1')] })).status).toBe(200); // unchanged
+    expect((await pushTo(fixture.server.url, `/rest/push/${REPO}`, { data: [set('missing', '1')] })).status).toBe(304);
+    for (let i = 0; i < 2; i++) expect((await getJson(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).toBe(200);
     const afterText = await scrapeText();
     const after = parsePrometheusTextFormat(afterText);
 
@@ -93,8 +85,8 @@ describe('GET /metrics', () => {
   });
 
   it('counts tokens, and labels an unknown path by no more than "unmatched"', async () => {
-    cliOk(dir.path, 'token', 'create', REPO, '--name', 'counted');
-    await getJson(server.url, '/no/such/path/12345');
+    cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'counted');
+    await getJson(fixture.server.url, '/no/such/path/12345');
     const families = await scrape();
     expect(valueOf(families, 'cfghub_client_tokens')).toBe(1);
     expect(valueOf(families, 'cfghub_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
@@ -102,7 +94,7 @@ describe('GET /metrics', () => {
   });
 
   it('answers only with the metrics token when one is set', async () => {
-    const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
+    const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
     const running = await startServer(ctx, 0, '127.0.0.1');
     try {
       const refused = await getJson(running.url, '/metrics');
@@ -120,38 +112,38 @@ describe('GET /metrics', () => {
 
 describe('GET /readyz', () => {
   it('turns 503 naming the reason when the repositories folder disappears, and 200 when it returns', async () => {
-    const ready = await getJson(server.url, '/readyz');
+    const ready = await getJson(fixture.server.url, '/readyz');
     expect(ready.status).toBe(200);
     expect(ready.json).toEqual({ status: 'ready', problems: [], unreadable: [] });
-    const aside = `${dir.path}-aside`;
-    renameSync(dir.path, aside);
+    const aside = `${fixture.repos}-aside`;
+    renameSync(fixture.repos, aside);
     try {
-      const gone = await getJson(server.url, '/readyz');
+      const gone = await getJson(fixture.server.url, '/readyz');
       expect(gone.status).toBe(503);
       expect(gone.json.status).toBe('unready');
       expect(gone.json.problems).toEqual(['the repositories folder does not exist']);
-      expect(gone.text).not.toContain(dir.path);
-      expect((await getJson(server.url, '/healthz')).status).toBe(200); // the process still answers
+      expect(gone.text).not.toContain(fixture.repos);
+      expect((await getJson(fixture.server.url, '/healthz')).status).toBe(200); // the process still answers
     } finally {
-      renameSync(aside, dir.path);
+      renameSync(aside, fixture.repos);
     }
-    expect((await getJson(server.url, '/readyz')).status).toBe(200);
+    expect((await getJson(fixture.server.url, '/readyz')).status).toBe(200);
   });
 
   it('names an unreadable repository without turning unready', async () => {
-    mkdirSync(join(dir.path, 'acme', 'broken.git'));
+    mkdirSync(join(fixture.repos, 'acme', 'broken.git'));
     try {
-      const answer = await getJson(server.url, '/readyz');
+      const answer = await getJson(fixture.server.url, '/readyz');
       expect(answer.status).toBe(200);
       expect(answer.json.unreadable).toEqual([expect.objectContaining({ repository: 'acme/broken' })]);
     } finally {
-      renameSync(join(dir.path, 'acme', 'broken.git'), join(dir.path, 'broken-aside'));
+      renameSync(join(fixture.repos, 'acme', 'broken.git'), join(fixture.repos, 'broken-aside'));
     }
   });
 
   it('is 503 while start-up work is not finished', async () => {
     let starting: string | undefined = 'start-up recovery is not finished';
-    const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
+    const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
     const running = await startServer(ctx, 0, '127.0.0.1');
     try {
       const early = await getJson(running.url, '/readyz');
@@ -169,7 +161,7 @@ describe('GET /readyz', () => {
 
 /** The routes the express application registers, as `METHOD path`, read from its router. */
 function registeredRoutes(): string[] {
-  const ctx: AppContext = { registry: new RepositoryRegistry(dir.path), tokens: new TokenService(new TokenStore(dir.path)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
+  const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
   const app = createApp(ctx) as unknown as { router: { stack: Layer[] } };
   interface Layer {
     route?: { path: string | string[]; methods: Record<string, boolean> };
@@ -192,7 +184,7 @@ function registeredRoutes(): string[] {
 
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
-    const answer = await getJson(server.url, '/openapi.json');
+    const answer = await getJson(fixture.server.url, '/openapi.json');
     expect(answer.status).toBe(200);
     expect(answer.json.openapi).toBe('3.1.0');
     const validator = new Validator();
@@ -213,12 +205,12 @@ describe('GET /openapi.json', () => {
     ];
     expect([...described].sort()).toEqual([...registered, ...outside].sort());
     // Every described route is routed somewhere: none falls through to "no such endpoint".
-    const document = (await getJson(server.url, '/openapi.json')).json;
+    const document = (await getJson(fixture.server.url, '/openapi.json')).json;
     for (const entry of described) {
       const [method, path] = entry.split(' ');
       expect(document.paths[openApiPath(path)]?.[method.toLowerCase()], entry).toBeDefined();
       const url = path.replace(/:account/, 'acme').replace(/:repository/, 'ops').replace(/:[A-Za-z]+/g, 'x');
-      const response = await fetch(`${server.url}${url}`, { method, headers: { 'Content-Type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      const response = await fetch(`${fixture.server.url}${url}`, { method, headers: { 'Content-Type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
       const text = await response.text();
       expect(text, entry).not.toContain('no such endpoint');
     }

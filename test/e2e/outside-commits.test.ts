@@ -7,15 +7,14 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
-import { cli, cliOk, getJson, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cli, cliOk, getJson, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
 
 const GOOD = 'acme/good';
 const OTHER = 'acme/other';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 /** Runs plain git in a working folder, as a person editing the repository would. */
 function git(cwd: string, ...args: string[]): string {
@@ -29,10 +28,10 @@ function git(cwd: string, ...args: string[]): string {
 
 /** A working clone of a repository, straight from its folder on disk. */
 function workingClone(fullName: string): string {
-  const folder = join(dir.path, 'work', fullName.replace('/', '-'));
+  const folder = join(fixture.repos, 'work', fullName.replace('/', '-'));
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(dirname(folder), { recursive: true });
-  git(dir.path, 'clone', '--quiet', gitdirOf(dir.path, fullName), folder);
+  git(fixture.repos, 'clone', '--quiet', gitdirOf(fixture.repos, fullName), folder);
   return folder;
 }
 
@@ -52,18 +51,16 @@ function commitOutside(clone: string, files: Record<string, string | null>, mess
   return git(clone, 'rev-parse', 'HEAD').trim();
 }
 
-const pull = (fullName: string) => getJson(server.url, `/rest/pull/${fullName}`, { Context: 'Prod;web' });
-const listing = async () => (await getJson(server.url, '/rest/info/all')).json as Record<string, any>[];
+const pull = (fullName: string) => getJson(fixture.server.url, `/rest/pull/${fullName}`, { Context: 'Prod;web' });
+const listing = async () => (await getJson(fixture.server.url, '/rest/info/all')).json as Record<string, any>[];
 const recordOf = async (fullName: string) => (await listing()).find((r) => `${r.account}/${r.name}` === fullName);
 
 const keyYaml = (key: string, value: string, context = '*;*') =>
   `key: ${key}\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "${context}"\n    value: ${value}\n    active: true\n`;
 
 beforeAll(async () => {
-  dir = tempDir();
-  for (const name of [GOOD, OTHER]) cliOk(dir.path, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path);
-  const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, {
+  for (const name of [GOOD, OTHER]) cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, {
     changeComment: 'first keys',
     enableKeyCreation: true,
     data: [
@@ -73,11 +70,6 @@ beforeAll(async () => {
   });
   expect(pushed.status).toBe(200);
   await pull(GOOD); // the server has read the repository before the outside commits
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('commits made with plain git', () => {
@@ -95,7 +87,7 @@ describe('commits made with plain git', () => {
       },
       'edited by hand',
     );
-    expect(headOf(dir.path, GOOD)).toBe(commit);
+    expect(headOf(fixture.repos, GOOD)).toBe(commit);
 
     const { status, json } = await pull(GOOD);
     expect(status).toBe(200);
@@ -105,9 +97,9 @@ describe('commits made with plain git', () => {
     expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2, valueCount: 2 });
 
     // And the service's next push builds on the outside commit.
-    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'after', data: [{ key: 'db.port', values: [{ context: 'Prod;*', value: '6543' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'after', data: [{ key: 'db.port', values: [{ context: 'Prod;*', value: '6543' }] }] });
     expect(pushed.status).toBe(200);
-    expect(execFileSync('git', ['--git-dir', gitdirOf(dir.path, GOOD), 'rev-parse', 'main^'], { encoding: 'utf8' }).trim()).toBe(commit);
+    expect(execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'rev-parse', 'main^'], { encoding: 'utf8' }).trim()).toBe(commit);
   });
 
   const BROKEN: Array<[string, Record<string, string | null>, string, RegExp]> = [
@@ -126,9 +118,9 @@ describe('commits made with plain git', () => {
   let broken = 0;
   it.each(BROKEN)('that break the layout (%s) are reported with the file and the commit, and a fix is served at once', async (_, files, file, problem) => {
     const clone = workingClone(GOOD);
-    const good = headOf(dir.path, GOOD);
+    const good = headOf(fixture.repos, GOOD);
     const tag = `before-${++broken}`;
-    cliOk(dir.path, 'tag', 'create', GOOD, tag);
+    cliOk(fixture.repos, 'tag', 'create', GOOD, tag);
     const commit = commitOutside(clone, files, 'break it');
 
     const answer = await pull(GOOD);
@@ -137,12 +129,12 @@ describe('commits made with plain git', () => {
     expect(answer.json.message).toMatch(problem);
     expect(answer.json.message).toContain(file);
     expect(answer.json.message).toContain(commit.slice(0, 12));
-    expect(answer.text).not.toContain(dir.path);
+    expect(answer.text).not.toContain(fixture.repos);
 
     // The listing leaves it out (every record keeps the seed's fields) and logs it; `repo list` names it on stderr.
     expect(await recordOf(GOOD)).toBeUndefined();
-    expect(server.logs.filter((line) => line.event === 'unreadable-repository' && line.repository === GOOD).length).toBeGreaterThan(0);
-    const listed = cli(dir.path, 'repo', 'list');
+    expect(fixture.server.logs.filter((line) => line.event === 'unreadable-repository' && line.repository === GOOD).length).toBeGreaterThan(0);
+    const listed = cli(fixture.repos, 'repo', 'list');
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout).map((r: { name: string }) => r.name)).toEqual(['other']);
     expect(listed.stderr).toContain(`repository acme/good is left out of the list: repository_content_invalid: ${answer.json.message} (file ${file}, commit ${commit})`);
@@ -150,11 +142,11 @@ describe('commits made with plain git', () => {
     expect((await pull(OTHER)).status).toBe(200);
 
     // A push cannot build on it either, and says why.
-    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'x', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'y' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'x', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'y' }] }] });
     expect(pushed.status).toBe(409);
     expect(pushed.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
     // What came before stays readable (unless the head's settings, which say who may read, are broken).
-    const before = await getJson(server.url, `/rest/pull/${GOOD}`, { Context: 'Prod;web', Tag: tag });
+    const before = await getJson(fixture.server.url, `/rest/pull/${GOOD}`, { Context: 'Prod;web', Tag: tag });
     expect(before.status).toBe(file === 'repository.yaml' ? 409 : 200);
     if (before.status === 200) expect(before.json.properties['db.host'].val).toBe('db.example.com');
 
@@ -165,15 +157,15 @@ describe('commits made with plain git', () => {
     expect(fixed.json.properties['db.host'].val).toBe('db.example.com');
     expect(git(clone, 'rev-parse', 'HEAD~2').trim()).toBe(good);
     expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2 });
-    expect((await getJson(server.url, '/healthz')).status).toBe(200);
+    expect((await getJson(fixture.server.url, '/healthz')).status).toBe(200);
   });
 
   it('keeps a file at the top of the repository (a README, say) and serves the rest', async () => {
     const clone = workingClone(GOOD);
     commitOutside(clone, { 'README.md': '# Our configuration\n' }, 'a readme');
     expect((await pull(GOOD)).status).toBe(200);
-    const pushed = await pushTo(server.url, `/rest/push/${GOOD}`, { changeComment: 'keep it', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'z' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'keep it', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'z' }] }] });
     expect(pushed.status).toBe(200);
-    expect(execFileSync('git', ['--git-dir', gitdirOf(dir.path, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' })).toBe('# Our configuration\n');
+    expect(execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' })).toBe('# Our configuration\n');
   });
 });

@@ -4,42 +4,34 @@
  * (`Token: release-admin`, `Application-Name: release-bot`) stays comment text, for cfghub's
  * history and for `git log --format=%(trailers)` alike. The real server and the real git CLI.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 const REPO = 'acme/prov';
 const FORGED = 'Ship it\n\nToken: release-admin\nApplication-Name: release-bot';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let token: string;
 
-beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-  token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'ci').trim();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
+beforeAll(() => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment', '--token-free-push', '--token-free-pull');
+  token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'ci').trim();
 });
 
 async function pushWith(comment: string, value: string, headers: Record<string, string> = {}): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value }] }] }, headers);
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value }] }] }, headers);
   expect(answer.status, reasonOf(answer)).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
 
 async function historyEntry(commit: string): Promise<Record<string, unknown>> {
-  const answer = await read(server.url, `/rest/history/${REPO}`, { Limit: '20' });
+  const answer = await read(fixture.server.url, `/rest/history/${REPO}`, { Limit: '20' });
   expect(answer.status).toBe(200);
   return answer.json.commits.find((entry: { id: string }) => entry.id === commit);
 }
 
-const gitTrailers = (commit: string) => git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%(trailers:only,unfold)', commit).trim();
+const gitTrailers = (commit: string) => git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)', commit).trim();
 
 describe('a change comment cannot forge provenance (issue 14, item 9)', () => {
   it('an anonymous push whose comment ends with trailer lines is attributed to no token and no application', async () => {
@@ -61,7 +53,7 @@ describe('a change comment cannot forge provenance (issue 14, item 9)', () => {
   });
 
   it('a push with a token records that token, whatever the comment names', async () => {
-    const answer = await pushTo(server.url, '/rest/push', { changeComment: 'x\n\nToken: release-admin', data: [{ key: 'k', values: [{ context: '*', value: 'v3' }] }] }, { 'Client-Token': token });
+    const answer = await pushTo(fixture.server.url, '/rest/push', { changeComment: 'x\n\nToken: release-admin', data: [{ key: 'k', values: [{ context: '*', value: 'v3' }] }] }, { 'Client-Token': token });
     expect(answer.status).toBe(200);
     const entry = await historyEntry(answer.etag!.replace(/"/g, ''));
     expect(entry.token).toBe('ci');
@@ -79,6 +71,6 @@ describe('a change comment cannot forge provenance (issue 14, item 9)', () => {
 
   it('a plain comment keeps its message exactly as before (no marker)', async () => {
     const commit = await pushWith('Just a comment', 'plain');
-    expect(git(gitdirOf(dir.path, REPO), 'log', '-1', '--format=%B', commit)).toBe('Just a comment\n\n');
+    expect(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%B', commit)).toBe('Just a comment\n\n');
   });
 });

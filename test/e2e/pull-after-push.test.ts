@@ -5,30 +5,29 @@
  * carried), checked against what a read gives, also across a commit of plain git and a git gc. The
  * real server, real bare repositories, the real git CLI.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { keyPath, keyYaml, metricOf, plainGitCommit } from '../support/reads.js';
 import { until } from '../support/poll.js';
 import { VALUES_WEIGHED } from '../../src/service/changeReach.js';
 
 const REPO = 'acme/carried';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 const lookups = async () => ({
-  miss: await metricOf(server.url, 'cfghub_read_cache_lookups_total{result="miss"}'),
-  carried: await metricOf(server.url, 'cfghub_read_cache_lookups_total{result="carried"}').catch(() => 0), // absent until counted once
+  miss: await metricOf(fixture.server.url, 'cfghub_read_cache_lookups_total{result="miss"}'),
+  carried: await metricOf(fixture.server.url, 'cfghub_read_cache_lookups_total{result="carried"}').catch(() => 0), // absent until counted once
 });
 
 async function pull(context: string): Promise<{ etag: string | null; commit: string | null; text: string; val: unknown }> {
-  const response = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { Context: context } });
+  const response = await fetch(`${fixture.server.url}/rest/pull/${REPO}`, { headers: { Context: context } });
   expect(response.status).toBe(200);
   const text = await response.text();
   return { etag: response.headers.get('etag'), commit: response.headers.get('commit'), text, val: JSON.parse(text).properties.url?.val };
 }
 
 async function pushOk(data: unknown[]): Promise<void> {
-  const answer = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'change', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'change', enableKeyCreation: true, data });
   expect(answer.status, reasonOf(answer)).toBe(200);
 }
 
@@ -42,15 +41,8 @@ async function pullCounted(context: string) {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path);
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global' }, { context: 'Prod;*', value: 'prod' }, { context: 'Dev;*', value: 'dev' }] }]);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('a pull right after a push', () => {
@@ -63,7 +55,7 @@ describe('a pull right after a push', () => {
 
     // Dev's value changes: Prod and Test read the same as before.
     await pushOk([{ key: 'url', values: [{ context: 'Dev;*', value: 'dev-2' }] }]);
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const prodAfter = await pullCounted('Prod;web');
     expect(prodAfter.way).toBe('carried');
     expect(prodAfter.text).toBe(prod.text); // the very answer, generatedOn included
@@ -80,7 +72,7 @@ describe('a pull right after a push', () => {
   });
 
   it('carries across a commit made with plain git, after git gc repacked the repository', async () => {
-    const gitdir = gitdirOf(dir.path, REPO);
+    const gitdir = gitdirOf(fixture.repos, REPO);
     const prod = await pull('Prod;web'); // answered at the head
     await pull('Dev;web');
     const document = keyYaml(gitdir, 'url');
@@ -88,7 +80,7 @@ describe('a pull right after a push', () => {
     plainGitCommit(gitdir, { [keyPath('url')]: document.replace('dev-2', 'dev-3') }, 'by hand');
     git(gitdir, 'gc', '--quiet', '--prune=now');
     // The server sees the new head once its head watch has the event: a read of another context says when.
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     await until(async () => (await pull('Test;web')).commit === head, 'the server to see the commit');
     const prodAfter = await pullCounted('Prod;web');
     expect(prodAfter).toMatchObject({ way: 'carried', etag: prod.etag, text: prod.text, commit: head });

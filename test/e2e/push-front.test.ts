@@ -5,22 +5,21 @@
  * real server on loopback, a real bare repository, checked with git.
  */
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, headOf, serverForFile } from '../support/harness.js';
 import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
 
 const REPO = 'acme/front';
 const LIMIT = 2_048;
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile({ bodyLimit: LIMIT });
 
 const body = (key: string, value: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*', value }] }] });
 
 /** POSTs `payload` as JSON, plain (served by node:http) or gzip-compressed (served by express). */
 function post(path: string, payload: string | Buffer, compressed: boolean, extra: { chunked?: boolean; headers?: Record<string, string> } = {}): Promise<RawAnswer> {
   const bytes = Buffer.isBuffer(payload) ? payload : Buffer.from(payload, 'utf8');
-  return rawRequest(server.url, {
+  return rawRequest(fixture.server.url, {
     path,
     body: compressed ? gzipSync(bytes) : bytes,
     chunked: extra.chunked,
@@ -32,23 +31,17 @@ function post(path: string, payload: string | Buffer, compressed: boolean, extra
 const comparable = (answer: RawAnswer) => ({ status: answer.status, type: answer.headers['content-type'], etag: answer.headers.etag, body: answer.body });
 
 describe('the push route without express', () => {
-  beforeAll(async () => {
-    dir = tempDir();
-    cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull');
-    server = await startTestServer(dir.path, { bodyLimit: LIMIT });
-  });
-  afterAll(async () => {
-    await server.close();
-    dir.remove();
+  beforeAll(() => {
+    cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull');
   });
 
   it('lands a plain push and a gzip-compressed one, each answered with its commit', async () => {
     const plain = await post(`/rest/push/${REPO}`, JSON.stringify(body('plain', '1')), false);
     expect(plain.status, plain.body).toBe(200);
-    expect(plain.headers.etag).toBe(`"${headOf(dir.path, REPO)}"`);
+    expect(plain.headers.etag).toBe(`"${headOf(fixture.repos, REPO)}"`);
     const compressed = await post(`/rest/push/${REPO}`, JSON.stringify(body('zipped', '2')), true);
     expect(compressed.status, compressed.body).toBe(200);
-    expect(compressed.headers.etag).toBe(`"${headOf(dir.path, REPO)}"`);
+    expect(compressed.headers.etag).toBe(`"${headOf(fixture.repos, REPO)}"`);
     expect(compressed.headers.etag).not.toBe(plain.headers.etag);
   });
 
@@ -63,12 +56,12 @@ describe('the push route without express', () => {
     ['a bad Client-Version', `/rest/push/${REPO}`, JSON.stringify(body('k', 'v')), { headers: { 'Client-Version': 'v2.0' } }],
     ['a bad If-Match', `/rest/push/${REPO}`, JSON.stringify(body('k', 'v')), { headers: { 'If-Match': 'nope' } }],
   ])('answers %s as express does', async (_name, path, payload, extra) => {
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const plain = await post(path, payload, false, extra);
     const compressed = await post(path, payload, true, extra);
     expect(plain.status).toBeGreaterThanOrEqual(300);
     expect(comparable(plain)).toEqual(comparable(compressed));
-    expect(headOf(dir.path, REPO)).toBe(head);
+    expect(headOf(fixture.repos, REPO)).toBe(head);
   });
 
   it('leaves a wrong Content-Type to the same 415', async () => {

@@ -3,7 +3,7 @@
  * refused as a whole"): 304, no body, the reason in the ETag header, and nothing changed in git.
  * The real server on loopback, real bare repositories, checked with the real git CLI.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { keyPath } from '../../src/layout/layout.js';
 import {
@@ -15,18 +15,15 @@ import {
   keyDocument,
   pushTo,
   reasonOf,
-  startTestServer,
-  tempDir,
+  serverForFile,
   type PushAnswer,
-  type TestServer,
 } from '../support/harness.js';
 
 const REPO = 'acme/app';
 const NO_VDT = 'acme/novdt';
 const ANY = '*;*;*';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 /** A token of acme/app without force-key-push. */
 let plainToken: string;
 /** A token of acme/app created with --force-key-push. */
@@ -40,33 +37,33 @@ interface PushVia {
 }
 
 function send(body: unknown, via: PushVia = {}): Promise<PushAnswer> {
-  if (via.token !== undefined) return pushTo(server.url, '/rest/push', body, { 'Client-Token': via.token });
-  return pushTo(server.url, `/rest/push/${via.repo ?? REPO}`, body);
+  if (via.token !== undefined) return pushTo(fixture.server.url, '/rest/push', body, { 'Client-Token': via.token });
+  return pushTo(fixture.server.url, `/rest/push/${via.repo ?? REPO}`, body);
 }
 
 /** Pushes and expects it applied with a new commit. */
 async function applied(body: unknown, via: PushVia = {}): Promise<PushAnswer> {
   const repo = via.repo ?? REPO;
-  const before = commitCount(dir.path, repo);
+  const before = commitCount(fixture.repos, repo);
   const answer = await send(body, via);
   expect(answer.status, `expected 200, got ${answer.status} ${reasonOf(answer)}`).toBe(200);
   expect(answer.body).toBe('');
-  expect(answer.etag).toBe(`"${headOf(dir.path, repo)}"`);
-  expect(commitCount(dir.path, repo)).toBe(before + 1);
+  expect(answer.etag).toBe(`"${headOf(fixture.repos, repo)}"`);
+  expect(commitCount(fixture.repos, repo)).toBe(before + 1);
   return answer;
 }
 
 /** Pushes and expects 200 with no commit: HEAD stays, and is the ETag. */
 async function noOp(body: unknown, via: PushVia = {}): Promise<PushAnswer> {
   const repo = via.repo ?? REPO;
-  const head = headOf(dir.path, repo);
-  const count = commitCount(dir.path, repo);
+  const head = headOf(fixture.repos, repo);
+  const count = commitCount(fixture.repos, repo);
   const answer = await send(body, via);
   expect(answer.status, `expected 200, got ${answer.status} ${reasonOf(answer)}`).toBe(200);
   expect(answer.body).toBe('');
   expect(answer.etag).toBe(`"${head}"`);
-  expect(headOf(dir.path, repo)).toBe(head);
-  expect(commitCount(dir.path, repo)).toBe(count);
+  expect(headOf(fixture.repos, repo)).toBe(head);
+  expect(commitCount(fixture.repos, repo)).toBe(count);
   return answer;
 }
 
@@ -87,8 +84,8 @@ const ETAG_REASON = /^"[\x20\x21\x23-\x7e]+"$/;
 /** Pushes and expects a 304 refusal: empty body, the reason in the ETag, nothing changed. */
 async function refused(body: unknown, expected: Refusal): Promise<string> {
   const repo = expected.repo ?? REPO;
-  const head = headOf(dir.path, repo);
-  const count = commitCount(dir.path, repo);
+  const head = headOf(fixture.repos, repo);
+  const count = commitCount(fixture.repos, repo);
   const answer = await send(body, expected);
   expect(answer.status, `expected 304, got ${answer.status} ${answer.body}`).toBe(304);
   expect(answer.body).toBe('');
@@ -98,14 +95,14 @@ async function refused(body: unknown, expected: Refusal): Promise<string> {
   expect(reason).toContain(expected.names);
   expect(reason).toMatch(expected.says);
   for (const secret of expected.secrets ?? []) expect(reason).not.toContain(secret);
-  expect(headOf(dir.path, repo)).toBe(head);
-  expect(commitCount(dir.path, repo)).toBe(count);
+  expect(headOf(fixture.repos, repo)).toBe(head);
+  expect(commitCount(fixture.repos, repo)).toBe(count);
   return reason;
 }
 
 /** The key's YAML document at HEAD, parsed; null if the key does not exist. */
 function keyAtHead(name: string, repo = REPO): any {
-  const text = keyDocument(dir.path, repo, keyPath(name));
+  const text = keyDocument(fixture.repos, repo, keyPath(name));
   return text === null ? null : YAML.parse(text);
 }
 
@@ -118,19 +115,17 @@ function storedValue(name: string, context = ANY): string | null | undefined {
 /** A file's content at HEAD (active files, wildcard context by default), or null. */
 function fileAtHead(path: string, contextFolder = '_;_;_'): string | null {
   try {
-    return git(gitdirOf(dir.path, REPO), 'show', `refs/heads/main:files/${contextFolder}/${path}`);
+    return git(gitdirOf(fixture.repos, REPO), 'show', `refs/heads/main:files/${contextFolder}/${path}`);
   } catch {
     return null;
   }
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push');
-  cliOk(dir.path, 'repo', 'create', NO_VDT, '--context', 'Environment,Application,Instance', '--token-free-push', '--no-vdt');
-  plainToken = cliOk(dir.path, 'token', 'create', REPO, '--name', 'plain').trim();
-  forceToken = cliOk(dir.path, 'token', 'create', REPO, '--name', 'force', '--force-key-push').trim();
-  server = await startTestServer(dir.path);
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push');
+  cliOk(fixture.repos, 'repo', 'create', NO_VDT, '--context', 'Environment,Application,Instance', '--token-free-push', '--no-vdt');
+  plainToken = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'plain').trim();
+  forceToken = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'force', '--force-key-push').trim();
   // The state every test starts from.
   await applied({
     changeComment: 'seed',
@@ -143,11 +138,6 @@ beforeAll(async () => {
       { key: 'pointer', vdt: 'FileRef', values: [{ context: ANY, value: 'conf/ref.txt' }] },
     ],
   });
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('a key that does not exist', () => {
@@ -277,7 +267,7 @@ describe('value data types', () => {
   );
 
   it('stores a number value as its text in the key YAML, as git show prints it', () => {
-    const text = keyDocument(dir.path, REPO, keyPath('db.port'))!;
+    const text = keyDocument(fixture.repos, REPO, keyPath('db.port'))!;
     expect(text).toBeTruthy();
     expect(YAML.parse(text).values[0].value).toBe('5432');
     // Quoted in YAML: a string, not a YAML number.
@@ -812,7 +802,7 @@ describe('atomicity', () => {
     expect(storedValue('db.host')).toBe(hostBefore);
     expect(keyAtHead('db.host').readme).toBe('');
     expect(fileAtHead('atom/file.txt')).toBeNull();
-    expect(git(gitdirOf(dir.path, REPO), 'log', '--format=%s')).not.toContain('half a push');
+    expect(git(gitdirOf(fixture.repos, REPO), 'log', '--format=%s')).not.toContain('half a push');
   });
 
   it('changes nothing when a late reference check fails after valid elements', async () => {
@@ -849,12 +839,12 @@ describe('number values', () => {
   // A JSON number too large for a double (1e400) parses to Infinity, whose JSON text is "null": it
   // must be kept as its text ("1e400") or refused with a 304, never stored as "null".
   it('never stores a number as the text "null"', async () => {
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const answer = await send(
       '{"enableKeyCreation":true,"data":[{"key":"num.huge","values":[{"context":"*;*;*","value":1e400}]}]}',
     );
     if (answer.status === 304) {
-      expect(headOf(dir.path, REPO)).toBe(head);
+      expect(headOf(fixture.repos, REPO)).toBe(head);
       expect(reasonOf(answer)).not.toContain('1e400');
     } else {
       expect(answer.status).toBe(200);

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   cliOk,
   commitCount,
@@ -16,36 +16,27 @@ import {
   keyDocument,
   pushTo,
   reasonOf,
+  serverForFile,
   startTestServer,
-  tempDir,
-  type TestServer,
 } from '../support/harness.js';
 
 const REPO = 'acme/app';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let token: string;
 
-beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push');
-  token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'ci-bot').trim();
-  server = await startTestServer(dir.path);
+beforeAll(() => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push');
+  token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'ci-bot').trim();
 });
 
-afterAll(async () => {
-  await server.close();
-  dir.remove();
-});
-
-const push = (body: unknown, headers: Record<string, string> = {}) => pushTo(server.url, `/rest/push/${REPO}`, body, headers);
-const gitdir = () => gitdirOf(dir.path, REPO);
+const push = (body: unknown, headers: Record<string, string> = {}) => pushTo(fixture.server.url, `/rest/push/${REPO}`, body, headers);
+const gitdir = () => gitdirOf(fixture.repos, REPO);
 
 describe('an applied push', () => {
   it('is one commit whose message is the change comment, with trailers for who pushed', async () => {
-    const before = commitCount(dir.path, REPO);
+    const before = commitCount(fixture.repos, REPO);
     const answer = await pushTo(
-      server.url,
+      fixture.server.url,
       '/rest/push',
       {
         changeComment: 'Point production at the new database',
@@ -56,13 +47,13 @@ describe('an applied push', () => {
     );
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('');
-    expect(answer.etag).toBe(`"${headOf(dir.path, REPO)}"`);
-    expect(commitCount(dir.path, REPO)).toBe(before + 1);
+    expect(answer.etag).toBe(`"${headOf(fixture.repos, REPO)}"`);
+    expect(commitCount(fixture.repos, REPO)).toBe(before + 1);
     expect(git(gitdir(), 'log', '-1', '--format=%B')).toBe(
       'Point production at the new database\n\nApplication-Name: deploy-tool\nToken: ci-bot\nClient-Version: v1.5\n\n',
     );
     expect(git(gitdir(), 'log', '-1', '--format=%(trailers:key=Token,valueonly)').trim()).toBe('ci-bot');
-    expect(keyDocument(dir.path, REPO, 'keys/7a/db.host.yaml')).toContain('value: db1.prod');
+    expect(keyDocument(fixture.repos, REPO, 'keys/7a/db.host.yaml')).toContain('value: db1.prod');
   });
 
   it('answers 200 with Content-Length 0 on the path form without a token when token-free push is on', async () => {
@@ -81,15 +72,15 @@ describe('an applied push', () => {
   });
 
   it('leaves git fsck --strict clean', async () => {
-    await server.settle(REPO);
+    await fixture.server.settle(REPO);
     execFileSync('git', ['--git-dir', gitdir(), 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
   });
 });
 
 describe('a push that changes nothing', () => {
   it('answers 200 with the current head as ETag and makes no commit', async () => {
-    const head = headOf(dir.path, REPO);
-    const before = commitCount(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
+    const before = commitCount(fixture.repos, REPO);
     const same = await push({ data: [{ key: 'log.level', values: [{ context: '*;*;*', value: 'info' }] }] });
     expect(same.status).toBe(200);
     expect(same.etag).toBe(`"${head}"`);
@@ -104,27 +95,27 @@ describe('a push that changes nothing', () => {
     expect(createdAndDeleted.etag).toBe(`"${head}"`);
     const empty = await push({ data: [] });
     expect(empty.status).toBe(200);
-    expect(commitCount(dir.path, REPO)).toBe(before);
+    expect(commitCount(fixture.repos, REPO)).toBe(before);
   });
 });
 
 describe('If-Match', () => {
   it('applies the push when it names the head, and answers 412 when it does not', async () => {
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const body = { data: [{ key: 'log.level', values: [{ context: 'Dev;*;*', value: 'debug' }] }] };
     const stale = await push(body, { 'If-Match': '"0000000000000000000000000000000000000000"' });
     expect(stale.status).toBe(412);
     expect(stale.json).toMatchObject({ error: 'precondition_failed' });
-    expect(headOf(dir.path, REPO)).toBe(head);
+    expect(headOf(fixture.repos, REPO)).toBe(head);
     const fresh = await push(body, { 'If-Match': `"${head}"` });
     expect(fresh.status).toBe(200);
-    expect(headOf(dir.path, REPO)).not.toBe(head);
+    expect(headOf(fixture.repos, REPO)).not.toBe(head);
   });
 });
 
 describe('a refused push', () => {
   it('answers 304 with the reason in the ETag and makes no commit', async () => {
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const answer = await push({
       data: [
         { key: 'log.level', values: [{ context: 'Staging;*;*', value: 'warn' }] },
@@ -133,14 +124,14 @@ describe('a refused push', () => {
     });
     expect(answer.status).toBe(304);
     expect(reasonOf(answer)).toBe('data[1] key no.such.key: key does not exist and key creation is off (enableKeyCreation)');
-    expect(headOf(dir.path, REPO)).toBe(head);
-    expect(keyDocument(dir.path, REPO, 'keys/37/log.level.yaml')).not.toContain('Staging');
+    expect(headOf(fixture.repos, REPO)).toBe(head);
+    expect(keyDocument(fixture.repos, REPO, 'keys/37/log.level.yaml')).not.toContain('Staging');
   });
 });
 
 describe('the listing', () => {
   it('counts keys, values and active tokens from the head', async () => {
-    const listing = await getJson(server.url, '/rest/info/all');
+    const listing = await getJson(fixture.server.url, '/rest/info/all');
     expect(listing.status).toBe(200);
     const record = listing.json.find((r: { name: string }) => r.name === 'app');
     expect(record).toMatchObject({ account: 'acme', name: 'app', keyCount: 2, userCount: 1, context: ['Environment', 'Application', 'Instance'] });
@@ -152,7 +143,7 @@ describe('a clone of a repository', () => {
   it('checks out, and holds no token and no token hash', () => {
     const clone = tempDirPath();
     execFileSync('git', ['clone', '-q', gitdir(), clone], { stdio: 'pipe' });
-    const tokenFile = JSON.parse(readFileSync(join(dir.path, '.cfghub', 'tokens.json'), 'utf8'));
+    const tokenFile = JSON.parse(readFileSync(join(fixture.repos, '.cfghub', 'tokens.json'), 'utf8'));
     const hash: string = tokenFile.tokens[0].hash;
     const everything = [
       git(join(clone, '.git'), 'log', '-p', '--all'),
@@ -169,7 +160,7 @@ describe('a large push', () => {
     const data = Array.from({ length: 40 }, (_, i) => ({ key: `bulk.${i}`, values: [{ context: '*;*;*', value: `v${i}` }] }));
     const answer = await push({ changeComment: 'bulk', enableKeyCreation: true, data });
     expect(answer.status).toBe(200);
-    await server.settle(REPO);
+    await fixture.server.settle(REPO);
     const counts = Object.fromEntries(
       git(gitdir(), 'count-objects', '-v').trim().split('\n').map((line) => line.split(': ')),
     );
@@ -180,13 +171,13 @@ describe('a large push', () => {
       execFileSync('git', ['--git-dir', gitdir(), 'verify-pack', join(packFolder, name)]);
     }
     execFileSync('git', ['--git-dir', gitdir(), 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
-    const fresh = await startTestServer(dir.path);
+    const fresh = await startTestServer(fixture.repos);
     try {
       const listing = await getJson(fresh.url, '/rest/info/all');
       expect(listing.json.find((r: { name: string }) => r.name === 'app').keyCount).toBeGreaterThanOrEqual(42);
       const again = await pushTo(fresh.url, `/rest/push/${REPO}`, { data: [{ key: 'bulk.7', values: [{ context: '*;*;*', value: 'changed' }] }] });
       expect(again.status).toBe(200);
-      expect(keyDocument(dir.path, REPO, `keys/${shardOf('bulk.7')}/bulk.7.yaml`)).toContain('value: changed');
+      expect(keyDocument(fixture.repos, REPO, `keys/${shardOf('bulk.7')}/bulk.7.yaml`)).toContain('value: changed');
     } finally {
       await fresh.close();
     }
@@ -198,7 +189,7 @@ function shardOf(key: string): string {
 }
 
 function tempDirPath(): string {
-  return join(dir.path, `clone-${Date.now()}`);
+  return join(fixture.repos, `clone-${Date.now()}`);
 }
 
 function allFiles(root: string): string[] {

@@ -4,8 +4,8 @@
  * token names the repository) and the path form (`/rest/<endpoint>/{account}/{repository}`);
  * bad names in the URL and bad headers. Every error is JSON without a stack trace or a path.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliOk, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, read, type ReadAnswer } from '../support/reads.js';
 
 /** Token-free pull on. */
@@ -29,8 +29,7 @@ type Endpoint = (typeof ENDPOINTS)[number];
 /** What each endpoint needs besides access, so that a 200 is possible. */
 const NEEDS: Record<string, string> = { Context: 'Prod;web', File: 'who.txt', KeyName: 'who' };
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 /** A working token of each repository, by repository. */
 const tokens: Record<string, string> = {};
 /** A token of CLOSED revoked before the server started. */
@@ -39,17 +38,15 @@ let revoked: string;
 const UNKNOWN_TOKEN = `cfg_${'A'.repeat(43)}`;
 
 beforeAll(async () => {
-  dir = tempDir();
   for (const repo of REPOS) {
-    cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', ...FLAGS[repo]);
-    tokens[repo] = cliOk(dir.path, 'token', 'create', repo, '--name', 'reader').trim();
+    cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', ...FLAGS[repo]);
+    tokens[repo] = cliOk(fixture.repos, 'token', 'create', repo, '--name', 'reader').trim();
   }
-  revoked = cliOk(dir.path, 'token', 'create', CLOSED, '--name', 'gone').trim();
-  cliOk(dir.path, 'token', 'revoke', CLOSED, 'gone');
-  server = await startTestServer(dir.path);
+  revoked = cliOk(fixture.repos, 'token', 'create', CLOSED, '--name', 'gone').trim();
+  cliOk(fixture.repos, 'token', 'revoke', CLOSED, 'gone');
   for (const repo of REPOS) {
     // Each repository answers with its own name, so an answer tells which repository was read.
-    const answer = await pushTo(server.url, `/rest/push/${repo}`, {
+    const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
       enableKeyCreation: true,
       data: [
         { key: 'who', readme: repo, values: [{ context: '*;*', value: repo }] },
@@ -60,15 +57,10 @@ beforeAll(async () => {
   }
 });
 
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
-
 /** Reads an endpoint, in the token form when `repo` is undefined. */
 function get(endpoint: Endpoint, repo: string | undefined, token?: string, headers: Record<string, string> = NEEDS): Promise<ReadAnswer> {
   const path = repo === undefined ? `/rest/${endpoint}` : `/rest/${endpoint}/${repo}`;
-  return read(server.url, path, { ...headers, ...(token !== undefined ? { 'Client-Token': token } : {}) });
+  return read(fixture.server.url, path, { ...headers, ...(token !== undefined ? { 'Client-Token': token } : {}) });
 }
 
 /** Asserts a 200 that shows the content of `repo`. */
@@ -95,7 +87,7 @@ function expectRead(answer: ReadAnswer, endpoint: Endpoint, repo: string): void 
   }
 }
 
-const denied = (answer: ReadAnswer, status: number) => expectJsonError(answer, status, [dir.path]);
+const denied = (answer: ReadAnswer, status: number) => expectJsonError(answer, status, [fixture.repos]);
 
 describe.each(ENDPOINTS)('%s in the token form', (endpoint) => {
   it('answers 401 without a token, and with an unknown, malformed or revoked one', async () => {
@@ -143,20 +135,20 @@ describe.each(ENDPOINTS)('%s in the path form', (endpoint) => {
 
   it('answers 400 JSON for names that are not valid, and 404 JSON for paths that are no endpoint', async () => {
     for (const bad of ['bad..name/open', 'acme/-open', 'acme/bad%20name', 'acme/open%2Fx', '..%2F..%2Fetc/passwd', 'acme/%ZZ']) {
-      denied(await read(server.url, `/rest/${endpoint}/${bad}`, NEEDS), 400);
+      denied(await read(fixture.server.url, `/rest/${endpoint}/${bad}`, NEEDS), 400);
     }
     for (const missing of ['acme', 'acme/open/extra']) {
-      denied(await read(server.url, `/rest/${endpoint}/${missing}`, NEEDS), 404);
+      denied(await read(fixture.server.url, `/rest/${endpoint}/${missing}`, NEEDS), 404);
     }
   });
 });
 
 describe('a token revoked while the server runs', () => {
   it('stops working at once, in both forms', async () => {
-    const token = cliOk(dir.path, 'token', 'create', OPEN, '--name', 'short-lived').trim();
+    const token = cliOk(fixture.repos, 'token', 'create', OPEN, '--name', 'short-lived').trim();
     expectRead(await get('pull', undefined, token), 'pull', OPEN);
     expectRead(await get('export', OPEN, token), 'export', OPEN);
-    expect(cli(dir.path, 'token', 'revoke', OPEN, 'short-lived').code).toBe(0);
+    expect(cli(fixture.repos, 'token', 'revoke', OPEN, 'short-lived').code).toBe(0);
     for (const endpoint of ENDPOINTS) {
       denied(await get(endpoint, undefined, token), 401);
       denied(await get(endpoint, OPEN, token), 401);

@@ -4,8 +4,8 @@
  * the same), and reading the past with `Tag` and `Repository-Date` on every endpoint. The real
  * server on loopback, real bare repositories, tags made with `cfghub tag create`.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { commitTime, expectJsonError, ISO_SECONDS, isoOf, isoWithOffset, nextSecondAfter, read, type ReadAnswer } from '../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
@@ -17,17 +17,16 @@ const COPY = 'acme/copy';
 /** Tags and time travel. */
 const TT = 'acme/tt';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 const value = (context: string, v: unknown, active = true) => ({ context, value: v, active });
 
 async function pushOk(repo: string, body: Record<string, unknown>): Promise<void> {
-  const answer = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, ...body });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, ...body });
   expect(answer.status, `push to ${repo} refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
 }
 
-const get = (endpoint: string, repo: string, headers: Record<string, string> = {}) => read(server.url, `/rest/${endpoint}/${repo}`, headers);
+const get = (endpoint: string, repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/${endpoint}/${repo}`, headers);
 
 function ok(answer: ReadAnswer): ReadAnswer {
   expect(answer.status, answer.text).toBe(200);
@@ -71,22 +70,20 @@ const EP_DATA = [
 let tt: { created: number; c1: string; t1: number; c2: string; t2: number };
 
 beforeAll(async () => {
-  dir = tempDir();
-  for (const repo of [EP, COPY, TT]) cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
-  server = await startTestServer(dir.path);
+  for (const repo of [EP, COPY, TT]) cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
   await pushOk(EP, { data: EP_DATA });
 
-  const gitdir = gitdirOf(dir.path, TT);
-  const created = commitTime(gitdir, headOf(dir.path, TT));
+  const gitdir = gitdirOf(fixture.repos, TT);
+  const created = commitTime(gitdir, headOf(fixture.repos, TT));
   await pushOk(TT, {
     data: [
       { key: 't.key', readme: 'first readme', values: [value(ANY, 'one')] },
       { file: 'conf/t.txt', context: ANY, content: 't=${ t.key }' },
     ],
   });
-  const c1 = headOf(dir.path, TT);
+  const c1 = headOf(fixture.repos, TT);
   const t1 = commitTime(gitdir, c1);
-  cliOk(dir.path, 'tag', 'create', TT, 'v1', '--comment', 'first release');
+  cliOk(fixture.repos, 'tag', 'create', TT, 'v1', '--comment', 'first release');
   // Two seconds apart at least, so that t1 + 1 is strictly between the two commits.
   await nextSecondAfter(t1 + 1);
   await pushOk(TT, {
@@ -97,14 +94,9 @@ beforeAll(async () => {
       { file: 'conf/new.txt', context: ANY, content: 'new' },
     ],
   });
-  const c2 = headOf(dir.path, TT);
+  const c2 = headOf(fixture.repos, TT);
   tt = { created, c1, t1, c2, t2: commitTime(gitdir, c2) };
   expect(tt.t2).toBeGreaterThanOrEqual(tt.t1 + 2);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('GET /rest/rawFile', () => {
@@ -134,10 +126,10 @@ describe('GET /rest/rawFile', () => {
   });
 
   it('answers 404 JSON when no variant resolves for the context, the file is inactive or unknown', async () => {
-    expectJsonError(await get('rawFile', EP, { Context: 'Prod;web;n1', File: 'data/settings.json' }), 404, [dir.path]);
-    expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'conf/old.xml' }), 404, [dir.path]);
-    expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'no/such.txt' }), 404, [dir.path]);
-    expectJsonError(await get('rawFile', EP, { Context: 'Dev;api;n1', File: 'conf/web.xml' }), 404, [dir.path]);
+    expectJsonError(await get('rawFile', EP, { Context: 'Prod;web;n1', File: 'data/settings.json' }), 404, [fixture.repos]);
+    expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'conf/old.xml' }), 404, [fixture.repos]);
+    expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'no/such.txt' }), 404, [fixture.repos]);
+    expectJsonError(await get('rawFile', EP, { Context: 'Dev;api;n1', File: 'conf/web.xml' }), 404, [fixture.repos]);
   });
 
   it('answers 400 JSON without a File header, or without a Context', async () => {
@@ -162,7 +154,7 @@ describe('GET /rest/keyData', () => {
   });
 
   it('answers 404 JSON for an unknown key and 400 JSON without KeyName', async () => {
-    expect(expectJsonError(await get('keyData', EP, { KeyName: 'no.such.key' }), 404, [dir.path])).toContain('no.such.key');
+    expect(expectJsonError(await get('keyData', EP, { KeyName: 'no.such.key' }), 404, [fixture.repos])).toContain('no.such.key');
     expect(expectJsonError(await get('keyData', EP), 400)).toMatch(/KeyName/);
   });
 });
@@ -184,7 +176,7 @@ describe('GET /rest/info', () => {
   it('lists only the levels named by Context-Labels (trimmed, any case), and answers 400 for an unknown label', async () => {
     const answer = ok(await get('info', EP, { 'Context-Labels': 'Environment, application' }));
     expect(answer.json.contextElements).toEqual({ Environment: ['Dev', 'Prod'], Application: ['api', 'web'] });
-    const message = expectJsonError(await get('info', EP, { 'Context-Labels': 'Environment, Region' }), 400, [dir.path]);
+    const message = expectJsonError(await get('info', EP, { 'Context-Labels': 'Environment, Region' }), 400, [fixture.repos]);
     expect(message).toContain('Region');
   });
 
@@ -222,7 +214,7 @@ describe('GET /rest/info', () => {
     expect(tag.date).toMatch(ISO_SECONDS);
     expect(tag.ts).toBe(Date.parse(tag.date));
     expect(ok(await get('info', TT)).json).not.toHaveProperty('tags');
-    cliOk(dir.path, 'tag', 'create', TT, 'v2');
+    cliOk(fixture.repos, 'tag', 'create', TT, 'v2');
     const names = ok(await get('info', TT, { Tags: 'true' })).json.tags.map((t: { name: string }) => t.name);
     expect(names).toEqual(['v1', 'v2']);
   });
@@ -367,16 +359,16 @@ describe('reading the past: Tag and Repository-Date', () => {
   });
 
   it('answers 404 JSON for a date before the repository existed and for an unknown tag', async () => {
-    expectJsonError(await pullTT({ 'Repository-Date': isoOf(tt.created - 1) }), 404, [dir.path]);
-    expectJsonError(await pullTT({ 'Repository-Date': '2000-01-01T00:00:00Z' }), 404, [dir.path]);
-    expect(expectJsonError(await pullTT({ Tag: 'no-such-tag' }), 404, [dir.path])).toContain('no-such-tag');
+    expectJsonError(await pullTT({ 'Repository-Date': isoOf(tt.created - 1) }), 404, [fixture.repos]);
+    expectJsonError(await pullTT({ 'Repository-Date': '2000-01-01T00:00:00Z' }), 404, [fixture.repos]);
+    expect(expectJsonError(await pullTT({ Tag: 'no-such-tag' }), 404, [fixture.repos])).toContain('no-such-tag');
     // A tag header names a tag, never another ref or a path.
-    for (const tag of ['../heads/main', 'refs/heads/main', 'main', 'HEAD', tt.c1]) expectJsonError(await pullTT({ Tag: tag }), 404, [dir.path]);
+    for (const tag of ['../heads/main', 'refs/heads/main', 'main', 'HEAD', tt.c1]) expectJsonError(await pullTT({ Tag: tag }), 404, [fixture.repos]);
   });
 
   it('answers 400 JSON for a malformed date', async () => {
     for (const date of ['2020-02-30', 'yesterday', '2020-01-01 00:00:00', '2020-13-01T00:00:00Z']) {
-      expect(expectJsonError(await pullTT({ 'Repository-Date': date }), 400, [dir.path]), date).toMatch(/Repository-Date|date/i);
+      expect(expectJsonError(await pullTT({ 'Repository-Date': date }), 400, [fixture.repos]), date).toMatch(/Repository-Date|date/i);
     }
   });
 

@@ -4,8 +4,8 @@
  * cfghub process or plain git; ETag and If-None-Match). The real server on loopback, real bare
  * repositories.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, ISO_SECONDS, keyPath, keyYaml, plainGitCommit, read, startServerProcess, type ReadAnswer } from '../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
@@ -19,19 +19,18 @@ const CYCLE = 'acme/cycle';
 /** Changed by pushes, another process and plain git. */
 const FRESH = 'acme/fresh';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 const value = (context: string, v: unknown, active = true) => ({ context, value: v, active });
 
 async function pushOk(repo: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, data });
   expect(answer.status, `push to ${repo} refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!;
 }
 
 const pull = (repo: string, context: string, headers: Record<string, string> = {}) =>
-  read(server.url, `/rest/pull/${repo}`, { Context: context, ...headers });
+  read(fixture.server.url, `/rest/pull/${repo}`, { Context: context, ...headers });
 
 /** The values of `properties` by key name. */
 function vals(answer: ReadAnswer): Record<string, unknown> {
@@ -40,9 +39,7 @@ function vals(answer: ReadAnswer): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  for (const repo of [RES, SHAPE, CYCLE, FRESH]) cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
-  server = await startTestServer(dir.path);
+  for (const repo of [RES, SHAPE, CYCLE, FRESH]) cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
 
   await pushOk(RES, [
     // ConfigHub's own example.
@@ -94,11 +91,6 @@ beforeAll(async () => {
     { file: 'cyc/b.txt', context: ANY, content: 'B[${ emb.b }]' },
     { file: 'cyc/end.txt', context: ANY, content: 'end' },
   ]);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('resolution', () => {
@@ -257,7 +249,7 @@ describe('files in a pull', () => {
     expect(dev.status).toBe(200);
     expect(dev.json.files['cyc/a.txt'].content).toBe('A[B[end]]');
     const prod = await pull(CYCLE, 'Prod;web;i1');
-    const message = expectJsonError(prod, 400, [dir.path]);
+    const message = expectJsonError(prod, 400, [fixture.repos]);
     expect(message).toMatch(/cycle/i);
     expect(message).toContain('cyc/a.txt');
     expect(message).toContain('cyc/b.txt');
@@ -297,7 +289,7 @@ describe('freshness', () => {
 
   it('sees a push made through another cfghub process at once', async () => {
     expect(vals(await fresh()).k).toBe('v2'); // warm whatever this server keeps
-    const other = await startServerProcess(dir.path);
+    const other = await startServerProcess(fixture.repos);
     try {
       const answer = await pushTo(other.url, `/rest/push/${FRESH}`, { data: [{ key: 'k', values: [value(ANY, 'v3')] }] });
       expect(answer.status, reasonOf(answer)).toBe(200);
@@ -312,7 +304,7 @@ describe('freshness', () => {
   it('sees a commit made with plain git (commit-tree and update-ref) at once', async () => {
     const before = await fresh();
     expect(vals(before).k).toBe('v3');
-    const gitdir = gitdirOf(dir.path, FRESH);
+    const gitdir = gitdirOf(fixture.repos, FRESH);
     const document = keyYaml(gitdir, 'k');
     expect(document).toContain('value: v3');
     plainGitCommit(
@@ -324,13 +316,13 @@ describe('freshness', () => {
     expect(after.status).toBe(200);
     expect(vals(after).k).toBe('v4-git');
     expect(after.json.files['conf/f.txt'].content).toBe('git f=v4-git');
-    const raw = await read(server.url, `/rest/rawFile/${FRESH}`, { Context: 'Prod;web;i1', File: 'conf/f.txt' });
+    const raw = await read(fixture.server.url, `/rest/rawFile/${FRESH}`, { Context: 'Prod;web;i1', File: 'conf/f.txt' });
     expect(raw.text).toBe('git f=v4-git');
   });
 
   it('still reads, and sees new commits, after git gc repacked and pruned every object', async () => {
-    const gitdir = gitdirOf(dir.path, FRESH);
-    await server.settle(FRESH);
+    const gitdir = gitdirOf(fixture.repos, FRESH);
+    await fixture.server.settle(FRESH);
     git(gitdir, 'gc', '--quiet', '--prune=now');
     expect(vals(await fresh()).k).toBe('v4-git');
     plainGitCommit(gitdir, { [keyPath('k')]: keyYaml(gitdir, 'k').replace('value: v4-git', 'value: v5-after-gc') }, 'after gc');
@@ -345,6 +337,6 @@ describe('freshness', () => {
 describe('pull errors', () => {
   it('answers 400 JSON for a context that does not fit the repository', async () => {
     expect(expectJsonError(await pull(SHAPE, 'Prod;web'), 400)).toMatch(/2 items/);
-    expect(expectJsonError(await read(server.url, `/rest/pull/${SHAPE}`), 400)).toMatch(/Context/);
+    expect(expectJsonError(await read(fixture.server.url, `/rest/pull/${SHAPE}`), 400)).toMatch(/Context/);
   });
 });

@@ -8,13 +8,12 @@
 import dotenv from 'dotenv';
 import properties from 'properties';
 import { parse as parseYaml } from 'yaml';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, pushTo, serverForFile } from '../support/harness.js';
 
 const REPO = 'acme/rendered';
 const CONTEXT = 'Prod;web';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 const TEXT_VALUES: Record<string, string> = {
   plain: 'localhost',
@@ -38,7 +37,7 @@ const LIST = ['a', 'b,c', 'd=e'];
 const MAP = { host: 'db', 'port#': '5432' };
 
 async function pullText(headers: Record<string, string>, query = ''): Promise<{ status: number; type: string | null; etag: string | null; text: string }> {
-  const response = await fetch(`${server.url}/rest/pull/${REPO}${query}`, { headers: { Context: CONTEXT, ...headers } });
+  const response = await fetch(`${fixture.server.url}/rest/pull/${REPO}${query}`, { headers: { Context: CONTEXT, ...headers } });
   return { status: response.status, type: response.headers.get('content-type'), etag: response.headers.get('etag'), text: await response.text() };
 }
 
@@ -49,10 +48,8 @@ async function expectedText(): Promise<Record<string, string>> {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path);
-  const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
     changeComment: 'awkward values',
     enableKeyCreation: true,
     data: [
@@ -64,11 +61,6 @@ beforeAll(async () => {
     ],
   });
   expect(pushed.status, pushed.body).toBe(200);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('renderings of a pull', () => {

@@ -9,14 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, cliWithInput, pushTo, serverForFile } from '../support/harness.js';
 import { read } from '../support/reads.js';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let upperToken: string;
 let lowerToken: string;
-const backup = () => join(dir.path, '..', `${dir.path.split('/').pop()}-backup-Dup.git`);
+const backup = () => join(fixture.repos, '..', `${fixture.repos.split('/').pop()}-backup-Dup.git`);
 
 /** Polls until `check` holds, for at most 5 s (the server trusts a folder listing for a second). */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
@@ -27,73 +26,69 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
   }
 }
 
-const pull = (repo: string, headers: Record<string, string> = {}) => read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
+const pull = (repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
 
 beforeAll(async () => {
-  dir = tempDir();
   // case/Dup first, with a token; then it is moved out (a backup), and case/dup is created.
-  cliOk(dir.path, 'repo', 'create', 'case/Dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
-  upperToken = cliOk(dir.path, 'token', 'create', 'case/Dup', '--name', 'upper').trim();
-  renameSync(join(dir.path, 'case', 'Dup.git'), backup());
-  cliOk(dir.path, 'repo', 'create', 'case/dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
-  lowerToken = cliOk(dir.path, 'token', 'create', 'case/dup', '--name', 'lower').trim();
-  server = await startTestServer(dir.path);
-  const pushed = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'lower' }] }] }, { 'Client-Token': lowerToken });
+  cliOk(fixture.repos, 'repo', 'create', 'case/Dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  upperToken = cliOk(fixture.repos, 'token', 'create', 'case/Dup', '--name', 'upper').trim();
+  renameSync(join(fixture.repos, 'case', 'Dup.git'), backup());
+  cliOk(fixture.repos, 'repo', 'create', 'case/dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  lowerToken = cliOk(fixture.repos, 'token', 'create', 'case/dup', '--name', 'lower').trim();
+  const pushed = await pushTo(fixture.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'lower' }] }] }, { 'Client-Token': lowerToken });
   expect(pushed.status).toBe(200);
 });
 
-afterAll(async () => {
-  await server?.close();
+afterAll(() => {
   rmSync(backup(), { recursive: true, force: true });
-  dir?.remove();
 });
 
 describe('repository names are unique without regard to case (issue 14, item 10)', () => {
   it('a token of a repository whose folder is gone does not fall over to another spelling', async () => {
     expect((await pull('case/dup')).status).toBe(200);
-    const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
-    const labels = JSON.parse((await cliWithInput(dir.path, '', 'token', 'list', 'case/dup')).stdout).map((t: { label: string }) => t.label);
+    const labels = JSON.parse((await cliWithInput(fixture.repos, '', 'token', 'list', 'case/dup')).stdout).map((t: { label: string }) => t.label);
     expect(labels).toEqual(['lower']);
   });
 
   it('with a second spelling restored beside it, both are refused, by the server (within a second) and the CLI', async () => {
-    execFileSync('git', ['clone', '--quiet', '--mirror', backup(), join(dir.path, 'case', 'Dup.git')]);
+    execFileSync('git', ['clone', '--quiet', '--mirror', backup(), join(fixture.repos, 'case', 'Dup.git')]);
     await eventually(async () => (await pull('case/dup')).status === 409);
     for (const answer of [await pull('case/dup'), await pull('case/Dup'), await pull('CASE/DUP')]) {
       expect(answer.status).toBe(409);
       expect(answer.json.error).toBe('repository_name_conflict');
       expect(answer.json.message).toContain('case/Dup.git');
       expect(answer.json.message).toContain('case/dup.git');
-      expect(answer.text).not.toContain(dir.path);
+      expect(answer.text).not.toContain(fixture.repos);
     }
     for (const token of [upperToken, lowerToken]) {
-      const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'x' }] }] }, { 'Client-Token': token });
+      const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'x' }] }] }, { 'Client-Token': token });
       expect(answer.status).toBe(409);
     }
     // The listing leaves both out (as any repository it cannot serve) and logs why; repo list names them.
-    const listing = await read(server.url, '/rest/info/all');
+    const listing = await read(fixture.server.url, '/rest/info/all');
     expect(listing.json.filter((r: { account: string }) => r.account === 'case')).toEqual([]);
-    expect(server.logText()).toMatch(/case\/Dup\.git, case\/dup\.git/);
-    expect(server.logText()).not.toContain(dir.path);
+    expect(fixture.server.logText()).toMatch(/case\/Dup\.git, case\/dup\.git/);
+    expect(fixture.server.logText()).not.toContain(fixture.repos);
     // Asynchronous commands while the server in this process serves: a blocking wait would race its keep-alive timers.
-    const listed = await cliWithInput(dir.path, '', 'repo', 'list');
+    const listed = await cliWithInput(fixture.repos, '', 'repo', 'list');
     expect(listed.stderr).toMatch(/case\/dup/);
-    expect(listed.stderr).not.toContain(dir.path);
+    expect(listed.stderr).not.toContain(fixture.repos);
 
     for (const args of [['repo', 'create', 'case/DUP', '--context', 'E'], ['token', 'create', 'case/dup'], ['token', 'list', 'case/Dup']]) {
-      const result = await cliWithInput(dir.path, '', ...args);
+      const result = await cliWithInput(fixture.repos, '', ...args);
       expect(result.code, args.join(' ')).toBe(1);
       expect(result.stderr).toMatch(/case\/Dup\.git, case\/dup\.git/);
-      expect(result.stderr).not.toContain(dir.path);
+      expect(result.stderr).not.toContain(fixture.repos);
     }
   });
 
   it('once the second spelling is removed, the first is served again, and the other token still does not act on it', async () => {
-    rmSync(join(dir.path, 'case', 'Dup.git'), { recursive: true, force: true });
+    rmSync(join(fixture.repos, 'case', 'Dup.git'), { recursive: true, force: true });
     await eventually(async () => (await pull('case/dup')).status === 200);
-    const answer = await pushTo(server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
   });

@@ -5,19 +5,18 @@
  * commits conflict (naming the key or file, changing nothing), and the access rules of a push.
  */
 import { spawnSync } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { expectJsonError, keyPath, plainGitCommit, read } from '../support/reads.js';
 
 const REPO = 'acme/roll';
 const LOCKED = 'acme/locked';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let gitdir: string;
 
 async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
@@ -25,7 +24,7 @@ async function pushOk(comment: string, data: unknown[]): Promise<string> {
 const set = (key: string, context: string, value: string) => ({ key, values: [{ context, value }] });
 
 async function post(path: string, headers: Record<string, string> = {}, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${fixture.server.url}${path}`, {
     method: 'POST',
     headers: body === undefined ? headers : { 'Content-Type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -36,31 +35,24 @@ async function post(path: string, headers: Record<string, string> = {}, body?: u
 
 /** The value of a key for a context at the head, as a pull sees it. */
 async function valueOf(key: string, context = 'Production;web'): Promise<unknown> {
-  const answer = await read(server.url, `/rest/pull/${REPO}`, { Context: context });
+  const answer = await read(fixture.server.url, `/rest/pull/${REPO}`, { Context: context });
   expect(answer.status, answer.text).toBe(200);
   return answer.json.properties[key]?.val;
 }
 
 /** `git fsck --strict` finds nothing. */
 async function fsckClean(): Promise<void> {
-  await server.settle(REPO);
+  await fixture.server.settle(REPO);
   const result = spawnSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling'], { encoding: 'utf8' });
   expect({ code: result.status, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
 }
 
 const isAncestor = (ancestor: string, of: string) => spawnSync('git', ['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, of]).status === 0;
 
-beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
-  cliOk(dir.path, 'repo', 'create', LOCKED, '--context', 'Environment', '--token-free-pull');
-  gitdir = gitdirOf(dir.path, REPO);
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
+beforeAll(() => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(fixture.repos, 'repo', 'create', LOCKED, '--context', 'Environment', '--token-free-pull');
+  gitdir = gitdirOf(fixture.repos, REPO);
 });
 
 describe('POST /rest/revert', () => {
@@ -68,12 +60,12 @@ describe('POST /rest/revert', () => {
     await pushOk('Add the database', [set('db.host', 'Production;*', 'db1.prod'), set('db.port', '*;*', '5432')]);
     const bad = await pushOk('Move the database', [set('db.host', 'Production;*', 'db2.prod'), set('cache.ttl', '*;*', '60')]);
     const later = await pushOk('Unrelated', [set('log.level', '*;*', 'info')]);
-    const count = commitCount(dir.path, REPO);
+    const count = commitCount(fixture.repos, REPO);
 
     const answer = await post(`/rest/revert/${REPO}`, { Commit: bad, 'Application-Name': 'ops-console' });
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.etag).toBe(headOf(dir.path, REPO));
-    expect(commitCount(dir.path, REPO)).toBe(count + 1);
+    expect(answer.etag).toBe(headOf(fixture.repos, REPO));
+    expect(commitCount(fixture.repos, REPO)).toBe(count + 1);
     expect(git(gitdir, 'rev-parse', `${answer.etag}^`).trim()).toBe(later);
     expect(isAncestor(bad, answer.etag!)).toBe(true);
     expect(git(gitdir, 'log', '-1', '--format=%B', answer.etag!)).toBe(
@@ -83,7 +75,7 @@ describe('POST /rest/revert', () => {
     expect(await valueOf('cache.ttl')).toBeUndefined();
     expect(await valueOf('log.level')).toBe('info');
     // What the revert changed is the inverse of the commit, as history shows it.
-    const [top] = (await read(server.url, `/rest/history/${REPO}`, { Limit: '1' })).json.commits;
+    const [top] = (await read(fixture.server.url, `/rest/history/${REPO}`, { Limit: '1' })).json.commits;
     expect(top.keys.map((k: { key: string; change: string }) => `${k.change} ${k.key}`)).toEqual(['deleted cache.ttl', 'modified db.host']);
     await fsckClean();
   });
@@ -91,12 +83,12 @@ describe('POST /rest/revert', () => {
   it('refuses with 409 naming the key and context when a later commit changed the same value, and changes nothing', async () => {
     const first = await pushOk('Set the pool', [set('pool.size', 'Production;*', '10')]);
     await pushOk('Grow the pool', [set('pool.size', 'Production;*', '20')]);
-    const head = headOf(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
     const answer = await post(`/rest/revert/${REPO}`, { Commit: first });
     expect(expectJsonError(answer, 409)).toBe(
       `cannot revert commit ${first.slice(0, 12)}: key pool.size: its value for context Production;* was changed again by a later commit`,
     );
-    expect(headOf(dir.path, REPO)).toBe(head);
+    expect(headOf(fixture.repos, REPO)).toBe(head);
     expect(await valueOf('pool.size')).toBe('20');
   });
 
@@ -123,11 +115,11 @@ describe('POST /rest/revert', () => {
     const first = await post(`/rest/revert/${REPO}`, {}, { commit: change, changeComment: 'No timeout after all' });
     expect(first.status, first.text).toBe(200);
     expect(git(gitdir, 'log', '-1', '--format=%s', first.etag!).trim()).toBe('No timeout after all');
-    const count = commitCount(dir.path, REPO);
+    const count = commitCount(fixture.repos, REPO);
     const again = await post(`/rest/revert/${REPO}`, { Commit: change });
     expect(again.status).toBe(200);
     expect(again.etag).toBe(first.etag);
-    expect(commitCount(dir.path, REPO)).toBe(count);
+    expect(commitCount(fixture.repos, REPO)).toBe(count);
   });
 
   it('reverts a commit made with plain git', async () => {
@@ -154,15 +146,15 @@ describe('POST /rest/revert', () => {
   it('follows the access rules of a push', async () => {
     expectJsonError(await post(`/rest/revert/${LOCKED}`, { Commit: 'c'.repeat(40) }), 403);
     expectJsonError(await post('/rest/revert', { Commit: 'c'.repeat(40) }), 401);
-    const token = cliOk(dir.path, 'token', 'create', LOCKED).trim();
+    const token = cliOk(fixture.repos, 'token', 'create', LOCKED).trim();
     expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'c'.repeat(40), 'Client-Token': token }), 403);
     expectJsonError(await post('/rest/revert', { Commit: 'c'.repeat(40), 'Client-Token': token }), 404);
     // The token form: the token names the repository, and its label is recorded.
-    const pushed = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [set('k', '*', 'v')] }, { 'Client-Token': token });
+    const pushed = await pushTo(fixture.server.url, '/rest/push', { enableKeyCreation: true, data: [set('k', '*', 'v')] }, { 'Client-Token': token });
     expect(pushed.status).toBe(200);
     const reverted = await post('/rest/revert', { Commit: pushed.etag!.replace(/"/g, ''), 'Client-Token': token });
     expect(reverted.status, reverted.text).toBe(200);
-    const locked = gitdirOf(dir.path, LOCKED);
+    const locked = gitdirOf(fixture.repos, LOCKED);
     expect(git(locked, 'log', '-1', '--format=%B', reverted.etag!)).toBe(`Revert "Push: k"\n\nThis reverts commit ${pushed.etag!.replace(/"/g, '')}.\n\nToken: token-1\n\n`);
     expect(git(locked, 'ls-tree', '-r', '--name-only', reverted.etag!).trim()).toBe('repository.yaml');
   });
@@ -171,8 +163,8 @@ describe('POST /rest/revert', () => {
 describe('POST /rest/restore', () => {
   it('makes a new commit whose keys and files equal those of a tag; history stays', async () => {
     await pushOk('Before release', [set('release', '*;*', '1'), { file: 'conf/r.txt', context: '*;*', content: 'r1\n' }]);
-    cliOk(dir.path, 'tag', 'create', REPO, 'release-1');
-    const tagged = headOf(dir.path, REPO);
+    cliOk(fixture.repos, 'tag', 'create', REPO, 'release-1');
+    const tagged = headOf(fixture.repos, REPO);
     const after = await pushOk('After release', [set('release', '*;*', '2'), set('extra', '*;*', 'x'), { file: 'conf/r.txt', context: '*;*', active: false }]);
     const answer = await post(`/rest/restore/${REPO}`, { To: 'release-1' });
     expect(answer.status, answer.text).toBe(200);
@@ -185,12 +177,12 @@ describe('POST /rest/restore', () => {
   });
 
   it('makes no commit when the point is the current state, and 404 for a point that does not exist', async () => {
-    const head = headOf(dir.path, REPO);
-    const count = commitCount(dir.path, REPO);
+    const head = headOf(fixture.repos, REPO);
+    const count = commitCount(fixture.repos, REPO);
     const same = await post(`/rest/restore/${REPO}`, {}, { to: 'release-1' });
     expect(same.status).toBe(200);
     expect(same.etag).toBe(head);
-    expect(commitCount(dir.path, REPO)).toBe(count);
+    expect(commitCount(fixture.repos, REPO)).toBe(count);
     expect(expectJsonError(await post(`/rest/restore/${REPO}`, { To: 'no-such-tag' }), 404)).toMatch(/no tag no-such-tag/);
     expectJsonError(await post(`/rest/restore/${REPO}`), 400);
   });
@@ -200,10 +192,10 @@ describe('rollback when a commit made with plain git breaks the layout rules', (
   it('refuses a revert with 409 naming the file and commit, and restores the last good point away from it', async () => {
     const good = await pushOk('Last good state', [set('repair.me', '*;*', 'fine')]);
     const bad = plainGitCommit(gitdir, { [keyPath('broken')]: 'key: broken\nvalues: [\n' }, 'Broken by hand');
-    expect((await read(server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).not.toBe(200);
+    expect((await read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).not.toBe(200);
     const refused = await post(`/rest/revert/${REPO}`, { Commit: good });
     expect(expectJsonError(refused, 409)).toMatch(new RegExp(`${keyPath('broken')} at commit ${bad.slice(0, 12)}`));
-    expect(headOf(dir.path, REPO)).toBe(bad);
+    expect(headOf(fixture.repos, REPO)).toBe(bad);
 
     const restored = await post(`/rest/restore/${REPO}`, { To: good });
     expect(restored.status, restored.text).toBe(200);
@@ -217,23 +209,23 @@ describe('rollback when a commit made with plain git breaks the layout rules', (
 describe('cfghub revert and cfghub restore', () => {
   it('revert prints the new commit, which git log shows; a conflict is exit 1 with the reason', async () => {
     const change = await pushOk('CLI target', [set('cli.key', '*;*', 'a')]);
-    const out = JSON.parse(cliOk(dir.path, 'revert', REPO, change, '--comment', 'Undo from the CLI'));
-    expect(out).toEqual({ commit: headOf(dir.path, REPO), outcome: 'applied' });
+    const out = JSON.parse(cliOk(fixture.repos, 'revert', REPO, change, '--comment', 'Undo from the CLI'));
+    expect(out).toEqual({ commit: headOf(fixture.repos, REPO), outcome: 'applied' });
     expect(git(gitdir, 'log', '-1', '--format=%B', out.commit)).toBe(`Undo from the CLI\n\nThis reverts commit ${change}.\n\nApplication-Name: cfghub-cli\n\n`);
     expect(await valueOf('cli.key')).toBeUndefined();
 
     const first = await pushOk('v1', [set('cli.conflict', '*;*', '1')]);
     await pushOk('v2', [set('cli.conflict', '*;*', '2')]);
-    const refused = cli(dir.path, 'revert', REPO, first);
+    const refused = cli(fixture.repos, 'revert', REPO, first);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^cfghub: cannot revert commit [0-9a-f]{12}: key cli\.conflict: its value for context \*;\* was changed again by a later commit\n$/);
-    expect(cli(dir.path, 'revert', REPO, 'nope').code).toBe(2);
+    expect(cli(fixture.repos, 'revert', REPO, 'nope').code).toBe(2);
   });
 
   it('restore goes back to a commit id, and the server sees it at once', async () => {
-    const point = headOf(dir.path, REPO);
+    const point = headOf(fixture.repos, REPO);
     await pushOk('Change after point', [set('cli.restore', '*;*', 'new')]);
-    const out = JSON.parse(cliOk(dir.path, 'restore', REPO, point));
+    const out = JSON.parse(cliOk(fixture.repos, 'restore', REPO, point));
     expect(out.outcome).toBe('applied');
     expect(git(gitdir, 'rev-parse', `${out.commit}^{tree}`).trim()).toBe(git(gitdir, 'rev-parse', `${point}^{tree}`).trim());
     expect(await valueOf('cli.restore')).toBeUndefined();

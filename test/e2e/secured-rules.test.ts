@@ -7,52 +7,41 @@
  * - a new context variant of a secured file's path needs the group's key;
  * - a key named `x]` referenced by a secured file keeps the repository readable after a restart.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile, startTestServer } from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 const OLD_PASSWORD = 'old-vault-password';
 const NEW_PASSWORD = 'new-vault-password';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let seq = 0;
 
 const auth = (password: string) => ({ 'Security-Profile-Auth': JSON.stringify({ vault: password }) });
-const headOf = (repo: string) => git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main').trim();
-const groupsBlob = (repo: string) => git(gitdirOf(dir.path, repo), 'rev-parse', 'refs/heads/main:security-groups.yaml').trim();
+const headOf = (repo: string) => git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
+const groupsBlob = (repo: string) => git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main:security-groups.yaml').trim();
 
 async function newRepository(): Promise<string> {
   const repo = `acme/vault${++seq}`;
-  cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-  const created = await cliWithInput(dir.path, `${OLD_PASSWORD}\n`, 'group', 'create', repo, 'vault');
+  cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
+  const created = await cliWithInput(fixture.repos, `${OLD_PASSWORD}\n`, 'group', 'create', repo, 'vault');
   expect(created.code, created.stderr).toBe(0);
   return repo;
 }
 
 async function pushOk(repo: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: 'c', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'c', enableKeyCreation: true, data });
   expect(answer.status, reasonOf(answer)).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
 
 async function restoreTo(repo: string, point: string, headers: Record<string, string> = {}) {
-  const response = await fetch(`${server.url}/rest/restore/${repo}`, { method: 'POST', headers: { To: point, ...headers } });
+  const response = await fetch(`${fixture.server.url}/rest/restore/${repo}`, { method: 'POST', headers: { To: point, ...headers } });
   const text = await response.text();
   return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
 }
 
-const pullOf = (repo: string, headers: Record<string, string> = {}) => read(server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
-
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
+const pullOf = (repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
 
 describe('restore follows the rules of a push (issue 14, item 6)', () => {
   let repo: string;
@@ -69,7 +58,7 @@ describe('restore follows the rules of a push (issue 14, item 6)', () => {
       { key: 'plain', values: [{ context: '*', value: 'p1' }] },
     ]);
     beforePasswd = headOf(repo);
-    const changed = await cliWithInput(dir.path, `${OLD_PASSWORD}\n${NEW_PASSWORD}\n`, 'group', 'passwd', repo, 'vault');
+    const changed = await cliWithInput(fixture.repos, `${OLD_PASSWORD}\n${NEW_PASSWORD}\n`, 'group', 'passwd', repo, 'vault');
     expect(changed.code, changed.stderr).toBe(0);
     afterPasswd = headOf(repo);
     await pushOk(repo, [{ key: 'plain', values: [{ context: '*', value: 'p2' }] }]);
@@ -120,14 +109,14 @@ describe('restore follows the rules of a push (issue 14, item 6)', () => {
     const pulled = await pullOf(repo, auth(NEW_PASSWORD));
     expect(pulled.json.properties['db.password']).toBeUndefined();
     expect(groupsBlob(repo)).toBe(groups);
-    git(gitdirOf(dir.path, repo), 'fsck', '--strict', '--no-progress');
+    git(gitdirOf(fixture.repos, repo), 'fsck', '--strict', '--no-progress');
   });
 
   it('a restore bringing a secret back needs the key too, and works with a token bound to the group', async () => {
     const withSecret = await pushOk(repo, [{ key: 'api.key', securityGroup: 'vault', password: NEW_PASSWORD, values: [{ context: '*', value: 'k1' }] }]);
     await pushOk(repo, [{ key: 'api.key', opp: 'delete', password: NEW_PASSWORD }]);
     expect((await restoreTo(repo, withSecret)).status).toBe(403);
-    const bound = await cliWithInput(dir.path, `${NEW_PASSWORD}\n`, 'token', 'create', repo, '--name', 'vault-admin', '--security-group', 'vault');
+    const bound = await cliWithInput(fixture.repos, `${NEW_PASSWORD}\n`, 'token', 'create', repo, '--name', 'vault-admin', '--security-group', 'vault');
     expect(bound.code, bound.stderr).toBe(0);
     const answer = await restoreTo(repo, withSecret, { 'Client-Token': bound.stdout.trim() });
     expect(answer.status, answer.text).toBe(200);
@@ -138,20 +127,20 @@ describe('restore follows the rules of a push (issue 14, item 6)', () => {
     const withSecret = await pushOk(repo, [{ key: 'cli.key', securityGroup: 'vault', password: NEW_PASSWORD, values: [{ context: '*', value: 'c1' }] }]);
     await pushOk(repo, [{ key: 'cli.key', opp: 'delete', password: NEW_PASSWORD }]);
     const head = headOf(repo);
-    const without = await cliWithInput(dir.path, '', 'restore', repo, withSecret);
+    const without = await cliWithInput(fixture.repos, '', 'restore', repo, withSecret);
     expect(without.code).toBe(1);
     expect(without.stderr).toMatch(/security group vault/);
-    const wrong = await cliWithInput(dir.path, `${OLD_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
+    const wrong = await cliWithInput(fixture.repos, `${OLD_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).not.toContain(OLD_PASSWORD);
     expect(headOf(repo)).toBe(head);
-    const done = await cliWithInput(dir.path, `${NEW_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
+    const done = await cliWithInput(fixture.repos, `${NEW_PASSWORD}\n`, 'restore', repo, withSecret, '--security-group', 'vault');
     expect(done.code, done.stderr).toBe(0);
     expect((await pullOf(repo, auth(NEW_PASSWORD))).json.properties['cli.key']).toEqual({ val: 'c1' });
   });
 
   it('revert refuses a commit that changed security-groups.yaml (a group passwd), naming it', async () => {
-    const response = await fetch(`${server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: afterPasswd, ...auth(NEW_PASSWORD) } });
+    const response = await fetch(`${fixture.server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: afterPasswd, ...auth(NEW_PASSWORD) } });
     expect(response.status).toBe(409);
     expect((await response.json()).message).toMatch(/security-groups\.yaml|security group vault/);
   });
@@ -162,7 +151,7 @@ describe('a secured file path cannot be shadowed at another context (issue 14, i
     const repo = await newRepository();
     await pushOk(repo, [{ file: 'secret/cert.pem', context: '*', securityGroup: 'vault', password: OLD_PASSWORD, content: 'REAL-CERT' }]);
     const head = headOf(repo);
-    const attack = await pushTo(server.url, `/rest/push/${repo}`, { data: [{ file: 'secret/cert.pem', context: 'Prod', content: 'ATTACKER-CERT' }] });
+    const attack = await pushTo(fixture.server.url, `/rest/push/${repo}`, { data: [{ file: 'secret/cert.pem', context: 'Prod', content: 'ATTACKER-CERT' }] });
     expect(attack.status).toBe(304);
     expect(reasonOf(attack)).toMatch(/data\[0\] file secret\/cert\.pem: the password for security group vault is missing or wrong/);
     expect(headOf(repo)).toBe(head);
@@ -183,9 +172,9 @@ describe('a key named x] referenced by a secured file (issue 14, item 8)', () =>
       { key: '[y', values: [{ context: '*', value: 'open' }] },
       { file: 'secret/t.conf', context: '*', securityGroup: 'vault', password: OLD_PASSWORD, content: 'v=${ x] } w=${ [y }' },
     ]);
-    const envelope = git(gitdirOf(dir.path, repo), 'show', 'refs/heads/main:files/_/secret/t.conf');
+    const envelope = git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:files/_/secret/t.conf');
     expect(envelope).toMatch(/^references: \["x\]", "\[y"\]$/m);
-    const fresh = await startTestServer(dir.path);
+    const fresh = await startTestServer(fixture.repos);
     try {
       const pulled = await read(fresh.url, `/rest/pull/${repo}`, { Context: 'Prod', ...auth(OLD_PASSWORD) });
       expect(pulled.status, pulled.text).toBe(200);

@@ -7,13 +7,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
-import { cliOk, gitdirOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, gitdirOf, pushTo, serverForFile, startTestServer } from '../support/harness.js';
 
 const REPO = 'acme/watched';
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
 interface Answer {
   status: number;
@@ -21,7 +20,7 @@ interface Answer {
   text: string;
 }
 
-async function pull(context: string, headers: Record<string, string> = {}, query = '', target = server): Promise<Answer> {
+async function pull(context: string, headers: Record<string, string> = {}, query = '', target = fixture.server): Promise<Answer> {
   const response = await fetch(`${target.url}/rest/pull/${REPO}${query}`, { headers: { Context: context, ...headers } });
   return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
 }
@@ -29,7 +28,7 @@ async function pull(context: string, headers: Record<string, string> = {}, query
 /** A watch that records when it ends, so a test can tell it is still held. */
 function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${REPO}`, headers: Record<string, string> = {}) {
   const state = { done: false };
-  const answer = fetch(`${server.url}${path}`, { headers: { Context: context, 'If-None-Match': etag, Wait: String(wait), ...headers } }).then(async (response) => {
+  const answer = fetch(`${fixture.server.url}${path}`, { headers: { Context: context, 'If-None-Match': etag, Wait: String(wait), ...headers } }).then(async (response) => {
     const result = { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
     state.done = true;
     return result;
@@ -38,7 +37,7 @@ function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${RE
 }
 
 const setValue = (context: string, value: string, comment = 'change') =>
-  pushTo(server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'color', values: [{ context, value }] }] });
+  pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'color', values: [{ context, value }] }] });
 
 /** Polls until a condition holds, failing after a deadline. */
 async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
@@ -50,23 +49,16 @@ async function until(condition: () => boolean, what: string, ms = 5_000): Promis
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path);
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   expect((await setValue('*;*', 'grey', 'first')).status).toBe(200);
   expect(
     (
-      await pushTo(server.url, `/rest/push/${REPO}`, {
+      await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
         changeComment: 'a file',
         data: [{ file: 'app.conf', context: '*;*', content: 'color=${ color }\n' }],
       })
     ).status,
   ).toBe(200);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('the ETag of a pull', () => {
@@ -82,7 +74,7 @@ describe('the ETag of a pull', () => {
 
   it('is the same from another server process', async () => {
     const first = await pull('Prod;web');
-    const other = await startTestServer(dir.path);
+    const other = await startTestServer(fixture.repos);
     try {
       expect((await pull('Prod;web', {}, '', other)).etag).toBe(first.etag);
     } finally {
@@ -126,7 +118,7 @@ describe('a watch', () => {
 
   it('takes the wait as a query parameter too, and refuses a wait out of range', async () => {
     const current = await pull('Prod;web');
-    const held = fetch(`${server.url}/rest/pull/${REPO}?wait=30`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag! } });
+    const held = fetch(`${fixture.server.url}/rest/pull/${REPO}?wait=30`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag! } });
     expect((await setValue('Prod;web', 'orange')).status).toBe(200);
     const answer = await held;
     expect(answer.status).toBe(200);
@@ -139,7 +131,7 @@ describe('a watch', () => {
   });
 
   it('is not held for a read of the past (Tag)', async () => {
-    cliOk(dir.path, 'tag', 'create', REPO, 'v1');
+    cliOk(fixture.repos, 'tag', 'create', REPO, 'v1');
     const tagged = await pull('Prod;web', { Tag: 'v1' });
     const started = Date.now();
     const answer = await pull('Prod;web', { Tag: 'v1', 'If-None-Match': tagged.etag!, Wait: '30' });
@@ -150,10 +142,10 @@ describe('a watch', () => {
   it('wakes on a commit made with plain git', async () => {
     const current = await pull('Prod;web');
     const held = watch('Prod;web', current.etag!);
-    const clone = join(dir.path, 'clone');
+    const clone = join(fixture.repos, 'clone');
     const run = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd: dir.path, env: gitEnv(), stdio: 'pipe' });
-    run('clone', '--quiet', gitdirOf(dir.path, REPO), clone);
+      execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd: fixture.repos, env: gitEnv(), stdio: 'pipe' });
+    run('clone', '--quiet', gitdirOf(fixture.repos, REPO), clone);
     const keyFile = execFileSync('git', ['ls-files', 'keys'], { cwd: clone, encoding: 'utf8' }).split('\n').find((f) => f.endsWith('/color.yaml'))!;
     mkdirSync(join(clone, 'keys'), { recursive: true });
     writeFileSync(
@@ -170,7 +162,7 @@ describe('a watch', () => {
   it('wakes on a push through another server process on the same folder', async () => {
     const current = await pull('Prod;web');
     const held = watch('Prod;web', current.etag!);
-    const other = await startTestServer(dir.path);
+    const other = await startTestServer(fixture.repos);
     try {
       const pushed = await pushTo(other.url, `/rest/push/${REPO}`, { changeComment: 'elsewhere', data: [{ key: 'color', values: [{ context: 'Prod;*', value: 'from-the-other' }] }] });
       expect(pushed.status).toBe(200);
@@ -184,7 +176,7 @@ describe('a watch', () => {
 
   it('of rawFile wakes when the rendered file changes', async () => {
     const path = `/rest/rawFile/${REPO}`;
-    const first = await fetch(`${server.url}${path}`, { headers: { Context: 'Test;web', File: 'app.conf' } });
+    const first = await fetch(`${fixture.server.url}${path}`, { headers: { Context: 'Test;web', File: 'app.conf' } });
     const etag = first.headers.get('etag')!;
     expect(await first.text()).toBe('color=plain-git\n');
     const held = watch('Test;web', etag, 60, path, { File: 'app.conf' });
@@ -198,7 +190,7 @@ describe('a watch', () => {
 
 describe('the limit of watchers, and shutdown', () => {
   it('answers 503 with Retry-After over the limit; shutdown ends the held watch at once with 304', async () => {
-    const limited = await startTestServer(dir.path, { maxWatchers: 1 });
+    const limited = await startTestServer(fixture.repos, { maxWatchers: 1 });
     let closed = false;
     try {
       const current = await pull('Prod;web', {}, '', limited);

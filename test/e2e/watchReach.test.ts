@@ -12,36 +12,25 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import { cliOk, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { metricOf } from '../support/reads.js';
 import { gitEnv } from '../support/gitCli.js';
 import { until } from '../support/poll.js';
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let seq = 0;
 
-beforeAll(async () => {
-  dir = tempDir();
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
-});
-
-const metric = (name: string) => metricOf(server.url, name);
+const metric = (name: string) => metricOf(fixture.server.url, name);
 
 function newRepository(...extra: string[]): string {
   const repo = `acme/reach${++seq}`;
-  cliOk(dir.path, 'repo', 'create', repo, '--context', 'Env,App', '--token-free-pull', '--token-free-push', ...extra);
+  cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Env,App', '--token-free-pull', '--token-free-push', ...extra);
   return repo;
 }
 
 async function pushOk(repo: string, data: unknown[]): Promise<void> {
-  const answer = await pushTo(server.url, `/rest/push/${repo}`, { changeComment: 'reach', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'reach', enableKeyCreation: true, data });
   expect(answer.status, reasonOf(answer)).toBe(200);
 }
 
@@ -54,7 +43,7 @@ interface Watch {
 
 /** Reads the context's answer, then holds a watch of it (If-None-Match and Wait) until it is held. */
 async function watch(repo: string, context: string, headers: Record<string, string> = {}): Promise<Watch> {
-  const url = `${server.url}/rest/pull/${repo}`;
+  const url = `${fixture.server.url}/rest/pull/${repo}`;
   const first = await fetch(url, { headers: { Context: context, ...headers } });
   await first.text();
   const held = await metric('cfghub_watchers');
@@ -72,7 +61,7 @@ async function expectReach(repo: string, data: unknown[], reached: { watcher: Wa
   await pushOk(repo, data);
   await until(() => reached.watcher.done, 'the reached watcher answered');
   expect(reached.watcher.status).toBe(200);
-  const now = await fetch(`${server.url}/rest/pull/${repo}`, { headers: { Context: reached.context, ...reached.headers } });
+  const now = await fetch(`${fixture.server.url}/rest/pull/${repo}`, { headers: { Context: reached.context, ...reached.headers } });
   expect(reached.watcher.text).toBe(await now.text());
   expect(reached.watcher.etag).toBe(now.headers.get('etag'));
   expect(unreached.done).toBe(false);
@@ -110,7 +99,7 @@ describe('a watch is answered whenever a push may change its answer', () => {
 
   it('by a value of a context group that holds its item, and by a change of the groups', async () => {
     const repo = newRepository('--context-groups');
-    cliOk(dir.path, 'context-group', 'create', repo, 'App', 'Frontends', 'web');
+    cliOk(fixture.repos, 'context-group', 'create', repo, 'App', 'Frontends', 'web');
     await pushOk(repo, [{ key: 'url', values: [{ context: '*;*', value: 'global' }, { context: '*;Frontends', value: 'front' }] }]);
     const web = await watch(repo, 'Prod;web');
     const api = await watch(repo, 'Prod;api');
@@ -118,7 +107,7 @@ describe('a watch is answered whenever a push may change its answer', () => {
     expect(JSON.parse(web.text!).properties.url.val).toBe('front-2');
 
     // The groups change: api joins Frontends, and its answer with it. No push: a commit of the command.
-    cliOk(dir.path, 'context-group', 'add', repo, 'App', 'Frontends', 'api');
+    cliOk(fixture.repos, 'context-group', 'add', repo, 'App', 'Frontends', 'api');
     await until(() => api.done, 'the watcher of a new member answered');
     expect(JSON.parse(api.text!).properties.url.val).toBe('front-2');
   });
@@ -130,13 +119,13 @@ describe('a watch is answered whenever a push may change its answer', () => {
       { file: 'app.conf', context: '*;*', content: 'host=${ db.host }\n' },
     ]);
     const noProps = { 'No-Properties': 'true' };
-    const before = await (await fetch(`${server.url}/rest/pull/${repo}`, { headers: { Context: 'Prod;web', ...noProps } })).json();
+    const before = await (await fetch(`${fixture.server.url}/rest/pull/${repo}`, { headers: { Context: 'Prod;web', ...noProps } })).json();
     expect(before.files['app.conf'].unresolved).toEqual(['DB.Host']); // named as stored
     const prod = await watch(repo, 'Prod;web', noProps);
     // Removed with plain git (a push may not leave a template naming a missing key): Prod still
     // resolves nothing, but its template now names the key as the template writes it.
-    const clone = join(dir.path, `clone${seq}`);
-    execFileSync('git', ['clone', '--quiet', gitdirOf(dir.path, repo), clone], { env: gitEnv(), stdio: 'pipe' });
+    const clone = join(fixture.repos, `clone${seq}`);
+    execFileSync('git', ['clone', '--quiet', gitdirOf(fixture.repos, repo), clone], { env: gitEnv(), stdio: 'pipe' });
     const keyFile = execFileSync('git', ['ls-files', 'keys'], { cwd: clone, encoding: 'utf8' }).split('\n').find((f) => f.endsWith('/db.host.yaml'))!;
     execFileSync('git', ['rm', '--quiet', keyFile], { cwd: clone, env: gitEnv() });
     execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '--quiet', '-m', 'by hand'], { cwd: clone, env: gitEnv() });

@@ -7,16 +7,15 @@
  * watchers sharing an answer, per new head that reaches it), and the read cache's misses (an
  * answer is resolved, serialised and hashed exactly when it is not found there).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, pushTo, serverForFile } from '../support/harness.js';
 import { metricOf } from '../support/reads.js';
 
 const REPO = 'acme/fleet';
 const PER_GROUP = 10;
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 
-const metric = (name: string) => metricOf(server.url, name);
+const metric = (name: string) => metricOf(fixture.server.url, name);
 
 const misses = () => metric('cfghub_read_cache_lookups_total{result="miss"}');
 
@@ -36,20 +35,13 @@ interface Held {
 }
 
 beforeAll(async () => {
-  dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  server = await startTestServer(dir.path);
-  const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
     changeComment: 'first',
     enableKeyCreation: true,
     data: [{ key: 'own', values: ['E0', 'E1', 'E2', 'E3'].map((env) => ({ context: `${env};*`, value: `${env}-v0` })) }],
   });
   expect(pushed.status).toBe(200);
-});
-
-afterAll(async () => {
-  await server?.close();
-  dir?.remove();
 });
 
 describe('a push that wakes many watchers', () => {
@@ -65,7 +57,7 @@ describe('a push that wakes many watchers', () => {
     const held: Held[] = [];
     let e3Etag = '';
     for (const group of groups) {
-      const url = `${server.url}/rest/pull/${REPO}${group.query}`;
+      const url = `${fixture.server.url}/rest/pull/${REPO}${group.query}`;
       const first = await fetch(url, { headers: { Context: group.context } });
       await first.text();
       const etag = first.headers.get('etag')!;
@@ -84,7 +76,7 @@ describe('a push that wakes many watchers', () => {
     const madeBefore = await metric('cfghub_watch_answers_made_total');
 
     // Changes E0 and E1: three of the five answers change; E2's and E3's values are not touched.
-    const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
       changeComment: 'two contexts',
       data: [{ key: 'own', values: [{ context: 'E0;*', value: 'E0-v1' }, { context: 'E1;*', value: 'E1-v1' }] }],
     });
@@ -108,8 +100,8 @@ describe('a push that wakes many watchers', () => {
       expect(new Set(answers.map((a) => a.etag)).size).toBe(1);
     }
     // The wake's one log line (not one per watcher) says so too.
-    await until(() => server.logs.some((l) => l.event === 'watch-wake'), 'the watch-wake log line');
-    expect(server.logs.filter((l) => l.event === 'watch-wake')).toEqual([
+    await until(() => fixture.server.logs.some((l) => l.event === 'watch-wake'), 'the watch-wake log line');
+    expect(fixture.server.logs.filter((l) => l.event === 'watch-wake')).toEqual([
       expect.objectContaining({ repository: REPO, answersMade: reached, woken: affected.length, durationMs: expect.any(Number) }),
     ]);
     expect(affected.find((w) => w.group === 'E0 yaml')!.answer!.text).toContain('E0-v1');
@@ -117,14 +109,14 @@ describe('a push that wakes many watchers', () => {
 
     // A later change of E2 wakes E2's watchers only, making E2's answer alone; E3's stay held until the server closes.
     const madeBeforeE2 = await metric('cfghub_watch_answers_made_total');
-    const again = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'E2', data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }] });
+    const again = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'E2', data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }] });
     expect(again.status).toBe(200);
     await until(() => unaffected.filter((w) => w.group === 'E2 json').every((w) => w.done), 'the E2 watchers answered');
     expect(unaffected.filter((w) => w.group === 'E3 json').some((w) => w.done)).toBe(false);
     expect(await metric('cfghub_watchers')).toBe(PER_GROUP);
     expect((await metric('cfghub_watch_answers_made_total')) - madeBeforeE2).toBe(1);
     // E3's watchers, never answered, still hold a current answer: a read now gives the ETag they hold.
-    const e3 = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { Context: 'E3;app' } });
+    const e3 = await fetch(`${fixture.server.url}/rest/pull/${REPO}`, { headers: { Context: 'E3;app' } });
     await e3.text();
     expect(e3.headers.get('etag')).toBe(e3Etag);
   });

@@ -10,14 +10,14 @@
 import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LONE_SURROGATE } from '../../src/domain/filePath.js';
 import { referencedKeys } from '../../src/domain/names.js';
 import { createRepository } from '../../src/service/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { anyText } from '../support/arbitraries.js';
 import { recordFigures } from '../support/figures.js';
-import { pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { pushTo, serverForFile, startTestServer } from '../support/harness.js';
 
 const RUNS = Number(process.env.CFGHUB_FUZZ_RUNS ?? 50);
 
@@ -164,19 +164,11 @@ async function serverView(url: string, repository: string): Promise<ReturnType<t
   return { keys, files: Object.fromEntries(files.sort()) };
 }
 
-let dir: ReturnType<typeof tempDir>;
-let server: TestServer;
+const fixture = serverForFile();
 let registry: RepositoryRegistry;
 
-beforeAll(async () => {
-  dir = tempDir('cfghub-fuzz-');
-  registry = new RepositoryRegistry(dir.path);
-  server = await startTestServer(dir.path);
-});
-
-afterAll(async () => {
-  await server.close();
-  dir.remove();
+beforeAll(() => {
+  registry = new RepositoryRegistry(fixture.repos);
 });
 
 describe('random sequences of valid and invalid pushes', () => {
@@ -198,7 +190,7 @@ describe('random sequences of valid and invalid pushes', () => {
           if (s.kind === 'malformed') {
             badInputs++;
             expected = 'malformed';
-            answer = await pushTo(server.url, `/rest/push/fuzz/${name}`, MALFORMED_BODIES[s.name]);
+            answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, MALFORMED_BODIES[s.name]);
           } else {
             const data = s.elements.map(wire);
             if (s.refused) {
@@ -206,7 +198,7 @@ describe('random sequences of valid and invalid pushes', () => {
               data.splice(s.refused.at, 0, REFUSED_ELEMENTS[s.refused.name]);
             }
             expected = s.refused ? 'refused' : apply(model, s.elements, s.enableKeyCreation);
-            answer = await pushTo(server.url, `/rest/push/fuzz/${name}`, { changeComment: `step ${n}`, enableKeyCreation: s.enableKeyCreation, data });
+            answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, { changeComment: `step ${n}`, enableKeyCreation: s.enableKeyCreation, data });
           }
           const label = `step ${n} of fuzz/${name}: ${JSON.stringify(s)} answered ${answer.status} ${answer.etag ?? ''} ${answer.body}`;
           expect(answer.status, label).toBe(expected === 'malformed' ? 400 : expected === 'refused' ? 304 : 200);
@@ -218,10 +210,10 @@ describe('random sequences of valid and invalid pushes', () => {
           } else {
             expect(head(), `${label}: HEAD unchanged`).toBe(before);
           }
-          expect(await serverView(server.url, `fuzz/${name}`), label).toEqual(modelView(model));
+          expect(await serverView(fixture.server.url, `fuzz/${name}`), label).toEqual(modelView(model));
         }
         // What is on disk, read by a new server with nothing cached, is the model too.
-        const fresh = await startTestServer(dir.path);
+        const fresh = await startTestServer(fixture.repos);
         try {
           expect(await serverView(fresh.url, `fuzz/${name}`), `fuzz/${name} read back from disk`).toEqual(modelView(model));
         } finally {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
 import { startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/tokens.js';
@@ -100,11 +101,17 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  bodyLimit?: number;
+  timeouts?: ServerTimeouts;
+  looseObjectLimit?: number;
+  maxWatchers?: number;
+  port?: number;
+  hidePrivate?: boolean;
+}
+
 /** Starts the real HTTP server in this process, on a free loopback port. */
-export async function startTestServer(
-  repos: string,
-  options: { bodyLimit?: number; timeouts?: ServerTimeouts; looseObjectLimit?: number; maxWatchers?: number; port?: number; hidePrivate?: boolean } = {},
-): Promise<TestServer> {
+export async function startTestServer(repos: string, options: TestServerOptions = {}): Promise<TestServer> {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -147,6 +154,47 @@ export async function startTestServer(
       await registry.flushJournal();
       registry.close();
       tokens.close();
+    },
+  };
+}
+
+/** A test file's repositories folder and the server on it, for the file's tests (serverForFile). */
+export interface FileServer {
+  /** The temporary repositories folder the server serves. */
+  readonly repos: string;
+  readonly server: TestServer;
+}
+
+/**
+ * One owner of a test file's server lifecycle, so that each file does not repeat it: called at
+ * the top level of a test file, registers a beforeAll that makes a fresh repositories folder and
+ * starts the real server on it, and an afterAll that closes the server and removes the folder
+ * (whatever of the two the beforeAll got to make). A file's own setup goes in a beforeAll after
+ * the call (it runs after this one; an afterAll after the call runs before this one).
+ */
+export function serverForFile(options: TestServerOptions = {}): FileServer {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    dir = tempDir();
+    server = await startTestServer(dir.path, options);
+  });
+  afterAll(async () => {
+    try {
+      await server?.close();
+    } finally {
+      dir?.remove();
+    }
+  });
+  const notYet = (what: string) => new Error(`serverForFile: the ${what} is there only once its beforeAll has run (use it in a test or a hook)`);
+  return {
+    get repos() {
+      if (!dir) throw notYet('repositories folder');
+      return dir.path;
+    },
+    get server() {
+      if (!server) throw notYet('server');
+      return server;
     },
   };
 }
