@@ -3,24 +3,12 @@
  * (`--repos`) and once on a server serving another folder (`--server`, admin token in
  * CFGHUB_ADMIN_TOKEN); the two runs must print the same thing and exit alike.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { CLI, startTestServer, tempDir, type CliResult, type TestServer } from './harness.js';
+import { runCommand, startTestServer, tempDir, type CliResult, type TestServer } from './harness.js';
 
 /** Runs the built command, without blocking this process (the server under test runs in it). */
 export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-    child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  return runCommand(args, { input, env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env } });
 }
 
 /**

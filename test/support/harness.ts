@@ -40,14 +40,22 @@ export function cli(repos: string, ...args: string[]): CliResult {
  * synchronous wait lets its keep-alive timers and the client's race when it ends).
  */
 export function cliWithInput(repos: string, input: string, ...args: string[]): Promise<CliResult> {
+  return runCommand([...args, '--repos', repos], { input });
+}
+
+/**
+ * Runs the built `cfghub` command as a child process, without blocking this process, and
+ * collects what it prints: the one owner of that for cliWithInput and bothWays's run.
+ */
+export function runCommand(args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args, '--repos', repos], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: options.env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += String(chunk)));
     child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input);
+    child.stdin.end(options.input ?? '');
   });
 }
 
@@ -110,8 +118,8 @@ export interface TestServerOptions {
   hidePrivate?: boolean;
 }
 
-/** Starts the real HTTP server in this process, on a free loopback port. */
-export async function startTestServer(repos: string, options: TestServerOptions = {}): Promise<TestServer> {
+/** A pino logger at `info` whose lines are kept in memory, for a test to read what a server logged. */
+export function capturedLogger(): { readonly lines: string[]; readonly logger: pino.Logger } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -119,7 +127,12 @@ export async function startTestServer(repos: string, options: TestServerOptions 
       done();
     },
   });
-  const logger = pino({ level: 'info' }, sink);
+  return { lines, logger: pino({ level: 'info' }, sink) };
+}
+
+/** Starts the real HTTP server in this process, on a free loopback port. */
+export async function startTestServer(repos: string, options: TestServerOptions = {}): Promise<TestServer> {
+  const { lines, logger } = capturedLogger();
   // As `cfghub serve` makes it: pushes go through the push journal (pushJournal.ts).
   const registry = new RepositoryRegistry(repos, { looseObjectLimit: options.looseObjectLimit, journal: true });
   const tokens = new TokenService(new TokenStore(repos));

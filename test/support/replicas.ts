@@ -2,14 +2,13 @@
  * Test support for replication (issue 21): a read replica as the real server in this process,
  * on a loopback port, following a primary through the real replication endpoints and git fetch.
  */
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
 import { startServer } from '../../src/http/server.js';
 import { Replicator } from '../../src/service/replication/replicator.js';
 import { TokenService } from '../../src/service/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/tokenStore.js';
+import { capturedLogger } from './harness.js';
 
 export interface TestReplica {
   readonly url: string;
@@ -20,14 +19,7 @@ export interface TestReplica {
 }
 
 export async function startTestReplica(repos: string, primary: string, token: string, options: { holdMs?: number; port?: number } = {}): Promise<TestReplica> {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      done();
-    },
-  });
-  const logger = pino({ level: 'info' }, sink);
+  const { lines, logger } = capturedLogger();
   const registry = new RepositoryRegistry(repos);
   const tokens = new TokenService(new TokenStore(repos));
   const replicator = new Replicator({ source: { primary, token }, registry, tokens, logger, holdMs: options.holdMs });
