@@ -8,8 +8,8 @@
  * `#> TEXT` states that the output of the commands above it holds TEXT (`…` stands for anything
  * within a line), and ends a step whose exit status and outputs are checked on their own.
  *
- * The session starts in a fresh "clone" in a temporary folder: `bin/`, `dist/` and `node_modules/`
- * of this checkout linked in (`npm test` has just built it), `npm ci` replaced by a stand-in that
+ * The session starts in a fresh "clone" in a temporary folder: `dist/` (the command in
+ * `dist/bin/`) and `node_modules/` of this checkout linked in (`npm test` has just built it), `npm ci` replaced by a stand-in that
  * says so (installing again would take minutes and the network), `HOME` a temporary folder (so
  * nothing touches the user's npm cache or git configuration), no `CFGHUB_REPOS`, and a free port
  * in place of 8080 (`PORT`, and `127.0.0.1:8080` rewritten in the commands), so the walkthrough's
@@ -71,7 +71,7 @@ beforeAll(async () => {
   for (const folder of [clone, home, work]) mkdirSync(folder, { recursive: true });
   // curl's progress meter, which it shows only when its output is not a terminal, is noise here.
   writeFileSync(join(home, '.curlrc'), 'silent\nshow-error\n');
-  for (const entry of ['bin', 'dist', 'node_modules', 'package.json', 'package-lock.json']) {
+  for (const entry of ['dist', 'node_modules', 'package.json', 'package-lock.json']) {
     symlinkSync(join(ROOT, entry), join(clone, entry));
   }
   const lines = [
