@@ -1,22 +1,25 @@
 /**
- * Every shell example of the README, run as a reader pasting it would run it (issue 15), so the
- * README cannot drift from what cfghub does.
+ * Every shell example of the README and of the docs pages, run as a reader pasting them would run
+ * them, so the documentation cannot drift from what cfghub does.
  *
- * Convention (see test/support/readmeBlocks.ts, and the note "Examples are tested" in the README):
- * fenced blocks tagged `sh` run in README order in one bash session with `set -e`; `sh norun` and
- * every other tag (`text`, `yaml`, `json`, `ini`) are illustrative and not run; a comment line
- * `#> TEXT` states that the output of the commands above it holds TEXT (`…` stands for anything
- * within a line), and ends a step whose exit status and outputs are checked on their own.
+ * Convention (see test/support/readmeBlocks.ts, and "Examples are tested" in CONTRIBUTING.md):
+ * fenced blocks tagged `sh` run in one bash session with `set -e`, README.md first, then each
+ * Markdown page under `docs/` in alphabetical order of its path, each page starting with a `cd`
+ * back to the clone's folder; `sh norun` and every other tag (`text`, `yaml`, `json`, `ini`) are
+ * illustrative and not run; a comment line `#> TEXT` states that the output of the commands above
+ * it holds TEXT (`…` stands for anything within a line), and ends a step whose exit status and
+ * outputs are checked on their own.
  *
  * The session starts in a fresh "clone" in a temporary folder: `dist/` (the command in
  * `dist/bin/`) and `node_modules/` of this checkout linked in (`npm test` has just built it), `npm ci` replaced by a stand-in that
  * says so (installing again would take minutes and the network), `HOME` a temporary folder (so
- * nothing touches the user's npm cache or git configuration), no `CFGHUB_REPOS`, and a free port
- * in place of 8080 (`PORT`, and `127.0.0.1:8080` rewritten in the commands), so the walkthrough's
- * own `cfghub serve` is a fresh server. Everything started in the background is stopped at the end.
+ * nothing touches the user's npm cache or git configuration), no `CFGHUB_REPOS`, and ten free
+ * ports in place of 8080 to 8089 (`PORT` is 8080's; `127.0.0.1:808N`, `localhost:808N`,
+ * `--port 808N` and `PORT=808N` are rewritten in the commands), so the walkthrough's own
+ * `cfghub serve` is a fresh server. Everything started in the background is stopped at the end.
  *
- * `CFGHUB_README_SECTIONS=Security` runs only the blocks of "Try it" (which start the server and
- * make acme/app) and of the sections whose heading holds one of the comma-separated words.
+ * `CFGHUB_README_SECTIONS=security,git` runs the README's blocks (which start the server and make
+ * acme/app) and the docs blocks whose page path or heading holds one of the comma-separated words.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
@@ -24,32 +27,39 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/harness.js';
-import { fencedBlocks, isRun, shows, stepsOf, type ReadmeStep } from '../support/readmeBlocks.js';
+import { documentationPages, FRONT_PAGE, fencedBlocks, isRun, selected, shows, stepsOf, withPorts, type ReadmeStep } from '../support/readmeBlocks.js';
 
 const ROOT = resolve(__dirname, '../..');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-/** The section every run starts with: it installs, starts the server and makes acme/app. */
-const SETUP_SECTION = 'Try it';
-/** The whole walkthrough's time limit; a step that waits forever ends here. */
-const SESSION_MS = 240_000;
+/** The whole session's time limit; a step that waits forever ends here. */
+const SESSION_MS = 420_000;
+/** Ports 8080 to 8089 of the examples. */
+const EXAMPLE_PORTS = 10;
 
 function selectedSteps(): ReadmeStep[] {
-  const only = process.env.CFGHUB_README_SECTIONS?.split(',').map((word) => word.trim().toLowerCase()).filter(Boolean);
-  return fencedBlocks(README)
+  const only = process.env.CFGHUB_README_SECTIONS?.split(',').map((word) => word.trim()).filter(Boolean);
+  return documentationPages(ROOT)
+    .flatMap((page) => fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page))
     .filter(isRun)
-    .filter((block) => !only || block.section === SETUP_SECTION || only.some((word) => block.section.toLowerCase().includes(word)))
+    .filter((block) => selected(block, only))
     .flatMap(stepsOf);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
+/** Distinct free ports on loopback, each probed while the others are still held. */
+async function freePorts(count: number): Promise<number[]> {
+  const probes = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<ReturnType<typeof createServer>>((done, fail) => {
+          const probe = createServer();
+          probe.once('error', fail);
+          probe.listen(0, '127.0.0.1', () => done(probe));
+        }),
+    ),
+  );
+  const ports = probes.map((probe) => (probe.address() as { port: number }).port);
+  await Promise.all(probes.map((probe) => new Promise<void>((done) => probe.close(() => done()))));
+  return ports;
 }
 
 interface StepResult {
@@ -64,7 +74,8 @@ let serverStopped = false;
 const dir = tempDir('cfghub-readme-');
 
 beforeAll(async () => {
-  const port = await freePort();
+  const ports = await freePorts(EXAMPLE_PORTS);
+  const port = ports[0];
   const clone = join(dir.path, 'cfghub');
   const home = join(dir.path, 'home');
   const work = join(dir.path, 'session');
@@ -83,8 +94,10 @@ beforeAll(async () => {
     `cd ${JSON.stringify(clone)}`,
   ];
   steps.forEach((step, n) => {
+    // Each page starts where a reader opening it would be: in the clone's folder.
+    if (n > 0 && steps[n - 1].page !== step.page) lines.push(`cd ${JSON.stringify(clone)}`);
     const file = join(work, `step-${n}.sh`);
-    writeFileSync(file, `${step.code.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`)}\n`);
+    writeFileSync(file, `${withPorts(step.code, ports)}\n`);
     lines.push(`{ . ${JSON.stringify(file)}; } > ${JSON.stringify(join(work, `out-${n}`))} 2>&1`, `echo $? > ${JSON.stringify(join(work, `status-${n}`))}`);
   });
   writeFileSync(join(work, 'session.sh'), `${lines.join('\n')}\n`);
@@ -106,7 +119,7 @@ beforeAll(async () => {
   let stderr = '';
   session.stderr.on('data', (chunk) => (stderr += String(chunk)));
   const timer = setTimeout(() => {
-    sessionProblem = `the walkthrough did not end within ${SESSION_MS / 1000} s`;
+    sessionProblem = `the examples did not end within ${SESSION_MS / 1000} s`;
     process.kill(-session.pid!, 'SIGKILL');
   }, SESSION_MS);
   await new Promise<void>((done) => session.on('close', () => done()));
@@ -130,17 +143,17 @@ afterAll(() => {
   dir.remove();
 });
 
-describe('README examples (every `sh` block, in order, in one session)', () => {
+describe('documentation examples (every `sh` block of README.md, then of docs/, in order, in one session)', () => {
   it('has examples to run, and a server that ends with the session', () => {
     expect(steps.length).toBeGreaterThan(10);
-    expect(steps[0].section).toBe(SETUP_SECTION);
+    expect(steps[0].page).toBe(FRONT_PAGE);
     expect(serverStopped, 'the server the walkthrough started still answers after the session').toBe(true);
   });
 
-  it.each(steps.map((step, n) => [`README.md:${step.line} (${step.section})`, n] as const))('%s', (_name, n) => {
+  it.each(steps.map((step, n) => [`${step.page}:${step.line} (${step.section})`, n] as const))('%s', (_name, n) => {
     const step = steps[n];
     const result = results[n];
-    const context = `\n--- commands (README.md:${step.line}) ---\n${step.code}\n--- output ---\n${result?.output}\n${sessionProblem}`;
+    const context = `\n--- commands (${step.page}:${step.line}) ---\n${step.code}\n--- output ---\n${result?.output}\n${sessionProblem}`;
     expect(result?.status, `not run: an earlier step failed${context}`).not.toBeUndefined();
     expect(result.status, `a command failed${context}`).toBe(0);
     for (const expected of step.expects) {
