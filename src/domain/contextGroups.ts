@@ -56,6 +56,11 @@ export class GroupIndex {
     return this.memberOf[level]?.get(item.toLowerCase()) ?? EMPTY_SET;
   }
 
+  /** The groups of a level (lower case) with their members (lower case). */
+  groupsAt(level: number): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.groups[level] ?? EMPTY_MAP;
+  }
+
   membersOf(level: number, group: string): ReadonlySet<string> {
     return this.groups[level]?.get(group.toLowerCase()) ?? EMPTY_SET;
   }
@@ -71,6 +76,7 @@ export class GroupIndex {
 }
 
 const EMPTY_SET: ReadonlySet<string> = new Set();
+const EMPTY_MAP: ReadonlyMap<string, ReadonlySet<string>> = new Map();
 
 /** The index of a repository's groups; empty when groups are off, so nothing changes. */
 export function groupIndexOf(settings: { readonly levels: readonly string[]; readonly contextGroupsEnabled: boolean }, groups: readonly ContextGroup[]): GroupIndex {

@@ -2,7 +2,8 @@
  * Revert of the access rules and context groups documents (issue 17): a commit that changed
  * `access-rules.yaml` or `context-groups.yaml` is undone like a key, putting back the document of
  * its parent, when no later commit changed the document since. A writer of a rule set may not
- * revert a change of the rules or groups themselves (it could loosen its own rules).
+ * revert a change of the rules themselves (it could loosen its own rules); a change of the groups
+ * it may revert where its rules allow every context whose answer that changes (the write guard).
  */
 import type { RuleSet } from '../domain/accessRules.js';
 import type { ContextGroup } from '../domain/contextGroups.js';
@@ -32,10 +33,11 @@ export function withDocuments(planned: CommitPlan & { ok: true }, base: Snapshot
   let contextGroups: readonly ContextGroup[] | undefined;
   const rulesChanged = sides.before.ruleSetsBlobId !== sides.after.ruleSetsBlobId;
   const groupsChanged = sides.before.contextGroupsBlobId !== sides.after.contextGroupsBlobId;
-  if ((rulesChanged || groupsChanged) && writer.ruleSet !== undefined) {
+  // A change of the groups is judged, like every commit's, by the contexts whose answers it changes (the write guard).
+  if (rulesChanged && writer.ruleSet !== undefined) {
     throw new ServiceError(
       'forbidden',
-      `You do not have write access for specified context: commit ${short} changed the ${rulesChanged ? 'access rules' : 'context groups'}, which a token of rule set ${writer.ruleSet} cannot revert`,
+      `You do not have write access for specified context: commit ${short} changed the access rules, which a token of rule set ${writer.ruleSet} cannot revert`,
     );
   }
   if (rulesChanged) {

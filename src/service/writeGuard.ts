@@ -11,6 +11,7 @@ import { groupConflict, groupIndexOf } from '../domain/contextGroups.js';
 import { contextId } from '../domain/context.js';
 import type { KeyRecord, PushChanges, StoredValue } from '../domain/model.js';
 import type { Snapshot } from '../layout/snapshot.js';
+import { groupChangeElements, type ContextHolder } from './access/contextGroupChanges.js';
 
 /** Who makes a commit, as far as the rules care. */
 export interface Writer {
@@ -41,7 +42,29 @@ export function* guardProblemSteps(base: Snapshot, changes: PushChanges, writer:
     if (!decision.editable) return { reason: refusal(element, decision), denied: true };
     yield;
   }
+  // A change of the groups is judged by the members whose answers it changes (access/contextGroupChanges.ts).
+  const after = changes.contextGroups || changes.settings ? groupIndexOf(changes.settings ?? base.settings, changes.contextGroups ?? base.contextGroups) : groups;
+  if (after === groups) return undefined;
+  const spelled = new Map<string, string>();
+  for (const group of [...(changes.contextGroups ?? []), ...base.contextGroups]) for (const member of group.members) spelled.set(member.toLowerCase(), member);
+  const spelling = (member: string) => spelled.get(member) ?? member;
+  for (const element of groupChangeElements(groups, after, base.settings.levels.length, holdersAfter(base, changes), spelling)) {
+    for (const index of [groups, after]) {
+      const decision = decide(set, element, index);
+      if (!decision.editable) return { reason: `${refusal(element, decision)} (a change of the context groups changes what it reads)`, denied: true };
+    }
+    yield;
+  }
   return undefined;
+}
+
+/** The key values and file variants of the state after the changes. */
+function* holdersAfter(base: Snapshot, changes: PushChanges): Iterable<ContextHolder> {
+  for (const key of allKeys(base, changes)) {
+    if (key) for (const value of key.values) yield { kind: 'value', name: key.key, context: value.context };
+  }
+  for (const [, file] of changes.files) if (file) yield { kind: 'file', name: file.path, context: file.context };
+  for (const [id, entry] of base.fileEntries) if (!changes.files.has(id)) yield { kind: 'file', name: entry.record.path, context: entry.record.context };
 }
 
 function* conflictIn(base: Snapshot, changes: PushChanges): Steps<string | undefined> {
@@ -105,5 +128,6 @@ export function snapshotChanges(from: Snapshot, to: Snapshot): PushChanges {
   const files = new Map<string, import('../domain/model.js').FileRecord | null>();
   for (const [id, entry] of from.fileEntries) if (to.fileEntries.get(id)?.blobId !== entry.blobId || to.fileEntries.get(id)?.record.active !== entry.record.active) files.set(id, to.fileEntries.get(id)?.record ?? null);
   for (const [id, entry] of to.fileEntries) if (!from.fileEntries.has(id)) files.set(id, entry.record);
-  return { keys, files };
+  // The context groups are part of what a restore brings back: what they change is judged too.
+  return from.contextGroupsBlobId === to.contextGroupsBlobId ? { keys, files } : { keys, files, contextGroups: to.contextGroups };
 }

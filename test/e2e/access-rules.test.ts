@@ -256,6 +256,58 @@ describe('revert and restore follow the rules, and rule changes are history', ()
   });
 });
 
+describe('a change of the context groups is judged by the contexts whose answers it changes', () => {
+  /** Group EU = Frankfurt, Dublin, Paris; Labs = Lab1, Lab2 used by Development only; a token that may change Development values only. */
+  async function groupsCase() {
+    const repo = newRepository('--context-groups');
+    await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt', 'Dublin', 'Paris');
+    await run('context-group', 'create', repo, 'Datacenter', 'Labs', 'Lab1', 'Lab2');
+    expect((await push(repo, [value('url', 'Production;EU', 'eu-prod'), value('url', 'Production;*', 'global'), value('lab', 'Development;Labs', 'lab-dev')])).status).toBe(200);
+    await run('rules', 'create', repo, 'team');
+    await rule(repo, 'team', 'value', 'DoesNotContain', 'Development', '--can-edit', 'false');
+    await rule(repo, 'team', 'value', 'ContainsAny', 'Development', '--can-edit', 'true');
+    const token = await tokenFor(repo, '--rules', 'team');
+    const post = (path: string, headers: Record<string, string>) => fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+    const head = () => git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
+    return { repo, post, head };
+  }
+
+  it('refuses restore and revert of a member leaving a group when the member reads a value the token may not change', async () => {
+    const { repo, post, head } = await groupsCase();
+    const before = head();
+    await run('context-group', 'remove', repo, 'Datacenter', 'EU', 'Paris');
+    const removal = head();
+    expect((await pull(repo, 'Production;Paris')).url.val).toBe('global');
+    for (const [path, headers] of [
+      ['/rest/restore', { To: before }],
+      ['/rest/revert', { Commit: removal }],
+    ] as const) {
+      const answer = await post(path, headers);
+      expect(answer.status, path).toBe(403);
+      const message = (await answer.json()).message;
+      expect(message).toContain('key url at Production;Paris');
+      expect(message).toContain('rule set team');
+      expect(head()).toBe(removal);
+      expect((await pull(repo, 'Production;Paris')).url.val).toBe('global');
+    }
+  });
+
+  it('allows restore and revert of a group change that only changes contexts the token may change', async () => {
+    const { repo, post, head } = await groupsCase();
+    const before = head();
+    await run('context-group', 'remove', repo, 'Datacenter', 'Labs', 'Lab2');
+    const removal = head();
+    expect((await pull(repo, 'Development;Lab2')).lab).toBeUndefined();
+    const reverted = await post('/rest/revert', { Commit: removal });
+    expect(reverted.status, await reverted.clone().text()).toBe(200);
+    expect((await pull(repo, 'Development;Lab2')).lab.val).toBe('lab-dev');
+    await run('context-group', 'remove', repo, 'Datacenter', 'Labs', 'Lab2');
+    const restored = await post('/rest/restore', { To: before });
+    expect(restored.status, await restored.clone().text()).toBe(200);
+    expect((await pull(repo, 'Development;Lab2')).lab.val).toBe('lab-dev');
+  });
+});
+
 describe('read-only tokens', () => {
   it('read, and are refused on every write route whatever the rules say (403)', async () => {
     const repo = newRepository();
