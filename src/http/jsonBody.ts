@@ -8,18 +8,17 @@ import { jsonSyntaxProblem, lineAndColumn } from '../domain/jsonSyntax.js';
 import { decodeUtf8Strict } from '../domain/utf8.js';
 import { badRequest, HttpError } from './errors.js';
 import { InvalidUtf8Error } from '../domain/errors.js';
+import { closeAfterDraining } from './lingeringClose.js';
 
 /**
- * Reads a body, raw, within `limit` bytes; an empty Buffer when there is none.
- *
- * A body announced larger than the limit by Content-Length gets its 413 at once, before a byte of
- * it is read: the body parser would drain it first (to keep the connection), which lets a client
- * hold the request open for as long as it takes to send gigabytes. The connection is closed after
- * that answer instead (issue 14).
+ * Reads a body, raw, within `limit` bytes; an empty Buffer when there is none. A body sent as it
+ * is (no Content-Encoding) is read by readPlainBody; a compressed one by express's body parser,
+ * which inflates it.
  */
 export function bodyReader(limit: number): (req: Request, res: Response) => Promise<Buffer> {
   const rawBody = express.raw({ type: () => true, limit });
   return (req, res) => {
+    if (!isCompressed(req)) return readPlainBody(req, res, limit);
     const tooLarge = announcedTooLarge(req, res, limit);
     if (tooLarge) return Promise.reject(tooLarge);
     return new Promise<Buffer>((resolve, reject) =>
@@ -28,11 +27,22 @@ export function bodyReader(limit: number): (req: Request, res: Response) => Prom
   };
 }
 
-/** The 413 of a body whose Content-Length announces more than `limit` (the connection is closed after it), or undefined. */
+/** Whether the body has a Content-Encoding other than identity (absent or empty is identity, as body-parser reads it). */
+export function isCompressed(req: IncomingMessage): boolean {
+  const encoding = req.headers['content-encoding'];
+  return !!encoding && encoding.toLowerCase() !== 'identity';
+}
+
+/**
+ * The 413 of a body whose Content-Length announces more than `limit`, or undefined. It is answered
+ * before a byte of the body is kept, and the connection is closed after it, the rest of the body
+ * drained and thrown away within bounds (lingeringClose.ts): a body parser would drain it whole
+ * first, which lets a client hold the request open for as long as it takes to send gigabytes.
+ */
 function announcedTooLarge(req: IncomingMessage, res: ServerResponse, limit: number): HttpError | undefined {
   const announced = req.headers['content-length'];
   if (announced === undefined || !/^\d+$/.test(announced) || Number(announced) <= limit) return undefined;
-  res.setHeader('Connection', 'close');
+  closeAfterDraining(req, res);
   return new HttpError(413, 'payload_too_large', `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`);
 }
 
@@ -40,11 +50,10 @@ function announcedTooLarge(req: IncomingMessage, res: ServerResponse, limit: num
 const parserError = (type: string, message: string) => Object.assign(new Error(message), { type });
 
 /**
- * bodyReader for node:http, without express (the push route, issue 22), with the same answers:
- * the announced 413 at once; a body that grows past `limit` is read to its end, unkept, then
- * answered 413 (as body-parser does, so the connection stays usable); a body cut short or not of
- * its announced length is a 400. Only for bodies without a Content-Encoding (identity): others go
- * to express, whose parser inflates them.
+ * A body sent as it is (identity), read with node:http alone: the announced 413 at once; a body
+ * that grows past `limit` is answered 413 as soon as it does, its chunks no longer kept, and the
+ * connection closed after the rest is drained within bounds (as for the announced one); a body cut
+ * short or not of its announced length is a 400.
  */
 export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer> {
   const tooLarge = announcedTooLarge(req, res, limit);
@@ -52,7 +61,6 @@ export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: 
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    let over = false;
     const done = (error?: Error) => {
       req.off('data', onData);
       req.off('end', onEnd);
@@ -63,11 +71,12 @@ export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: 
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received > limit) over = true;
-      if (!over) chunks.push(chunk);
+      if (received <= limit) return void chunks.push(chunk);
+      chunks.length = 0;
+      closeAfterDraining(req, res);
+      done(parserError('entity.too.large', 'request entity too large'));
     };
     const onEnd = () => {
-      if (over) return done(parserError('entity.too.large', 'request entity too large'));
       const announced = req.headers['content-length'];
       if (announced !== undefined && Number(announced) !== received) return done(parserError('request.size.invalid', 'request size did not match content length'));
       done();

@@ -10,7 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AppContext } from './context.js';
 import { answerError } from './errorAnswer.js';
-import { readPlainBody } from './jsonBody.js';
+import { isCompressed, readPlainBody } from './jsonBody.js';
 import { pushHandler, type PushLocals } from './pushRoutes.js';
 import { beginRequest } from './requestLog.js';
 
@@ -27,9 +27,7 @@ export function pushFront(ctx: AppContext): (req: IncomingMessage, res: ServerRe
     const pathname = query === -1 ? url : url.slice(0, query);
     const match = PUSH_PATH.exec(pathname);
     if (!match) return false;
-    const encoding = req.headers['content-encoding'];
-    // As body-parser reads it: absent or empty is identity.
-    if (encoding && encoding.toLowerCase() !== 'identity') return false;
+    if (isCompressed(req)) return false;
     const locals: PushLocals = {};
     // requestLog.ts reads the outcome and refusal where express keeps them.
     Object.assign(res, { locals });

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestListener } from './app.js';
 import type { AppContext } from './context.js';
+import { continueWhenRead } from './lingeringClose.js';
 import { connectionCount } from './metrics.js';
 import { endFeeds } from './replicationRoutes.js';
 
@@ -45,6 +46,11 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
       socket.once('close', () => connections--);
     });
     connectionCount(ctx, () => connections);
+    // Expect: 100-continue: the 100 when a route reads the body, so an early refusal replaces it.
+    server.on('checkContinue', (req, res) => {
+      continueWhenRead(req, res);
+      listener(req, res);
+    });
     server.listen(port, host);
     server.once('error', reject);
     server.once('listening', () => {
