@@ -18,7 +18,7 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
   readonly mode: 'quick' | 'full';
-  /** The scenarios to run: all of them unless `--only` names some (a partial run leaves the README alone). */
+  /** The scenarios to run: all of them unless `--only` names some (a partial run leaves docs/performance.md alone). */
   readonly only: ReadonlySet<ScenarioName>;
   readonly partial: boolean;
   /** Sizes of the repositories pushed into. */

@@ -8,7 +8,7 @@
  *  - pulls per second, 16 connections in all: one server alone, against the primary and the two
  *    replicas at once (the connections split 6/5/5, one load client per server), slices alternated;
  *  - resident memory of a replica.
- * Prints a Markdown table for the README. Every process is stopped by its pid at the end.
+ * Prints a Markdown table. Every process is stopped by its pid at the end.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

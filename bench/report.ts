@@ -1,5 +1,5 @@
 /**
- * Turns results into the one table (plain text for the terminal, markdown for the README) and the
+ * Turns results into the one table (plain text for the terminal, markdown for docs/performance.md) and the
  * lines around it: machine, mode, how to read the ratio, durability, and the targets' verdicts.
  */
 import { GIT_DURABILITY } from './gitPlumbing.js';
@@ -87,7 +87,7 @@ function planLine(plan: Plan): string {
   return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory; ${plan.clone.rounds} rounds of clones; watch: ${plan.watch.watchers.toLocaleString('en-US')} watchers, ${plan.watch.oneRounds} one-context and ${plan.watch.allRounds} every-context pushes${scenarios}).`;
 }
 
-const TARGETS_HEADING = 'Targets (issues 2, 3, 4, 6 and 18):';
+const TARGETS_HEADING = 'Targets:';
 
 function verdict(check: TargetCheck): string {
   return check.met === undefined ? 'not checked' : check.met ? 'met' : 'NOT met';
@@ -118,8 +118,8 @@ export function terminalReport(results: readonly ScenarioResult[], machine: Mach
   ].join('\n');
 }
 
-/** What goes between the README's bench markers. */
-export function readmeSection(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+/** The figures of docs/performance.md: environment, method, table, targets and notes. */
+export function performanceFigures(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
   return [
     `Measured by \`npm run bench${plan.mode === 'quick' ? ' -- --quick' : ''}\` on ${machine.date}.`,
     '',

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only NAME,…]`: the speed figures of issues 2, 3, 4 and 6,
+ * `npm run bench [-- --quick] [-- --only NAME,…]`: cfghub's speed figures and their targets,
  * measured in one run on one machine, each against its references in the same run.
  *
  * 1. push: 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process, cfghub
@@ -11,16 +11,16 @@
  *    range read of the same values.
  * 5. restart: the first pull of a 10,000-key repository after `cfghub serve` restarts.
  * 6. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
- * 7. history: the last 50 commits of a repository with 10,000 commits (issue 6), cold, paging
+ * 7. history: the last 50 commits of a repository with 10,000 commits, cold, paging
  *    back, right after a push and warm.
  * 8. clone: `git clone` over HTTP of a 10,000-key repository with 1,000 commits against a
  *    clone from its folder on disk.
  * 9. watch: 10,000 watchers held at once, woken by pushes that change one context and every
- *    context, against etcd's watch (issue 18).
+ *    context, against etcd's watch.
  *
  * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
  *
- * Prints one table to stdout (progress goes to stderr), rewrites the README's bench section, and
+ * Prints one table to stdout (progress goes to stderr), writes docs/performance.md whole, and
  * keeps every raw sample in bench/results/ (ignored by git) for anyone who doubts a percentile.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -30,8 +30,8 @@ import { serveInChild } from './serveProcess.js';
 import { listingFixture, preparePushFixture, prepareReadFixture, type Log } from './fixtures.js';
 import { describeMachine, type Machine } from './machine.js';
 import { planFromArgs, type Plan } from './plan.js';
-import { updateReadme } from './readme.js';
-import { readmeSection, terminalReport } from './report.js';
+import { writePerformancePage } from './performancePage.js';
+import { performanceFigures, terminalReport } from './report.js';
 import type { ScenarioResult } from './results.js';
 import { EtcdServer } from './etcd.js';
 import { runCloneScenario } from './scenarios/clone.js';
@@ -132,10 +132,10 @@ async function main(): Promise<void> {
   const machine = await describeMachine();
   const targets = checkTargets(results);
   process.stdout.write(terminalReport(results, machine, plan, targets));
-  if (!plan.partial) updateReadme(readmeSection(results, machine, plan, targets));
+  if (!plan.partial) writePerformancePage(performanceFigures(results, machine, plan, targets));
   const raw = saveRawResults(results, machine, plan, targets);
-  const readme = plan.partial ? 'README.md left alone (--only)' : 'README.md bench section rewritten';
-  log(`${readme}; raw samples in ${raw}; ${plan.mode} run took ${Math.round((performance.now() - started) / 1000)} s`);
+  const page = plan.partial ? 'docs/performance.md left alone (--only)' : 'docs/performance.md written';
+  log(`${page}; raw samples in ${raw}; ${plan.mode} run took ${Math.round((performance.now() - started) / 1000)} s`);
 }
 
 main().catch((error: unknown) => {

@@ -15,7 +15,7 @@
  * `cfghub serve` runs in a child process (the built CLI); the clients run in this process, idle
  * but for them. The last column is the server's own figure (`nodejs_eventloop_lag_max_seconds` of
  * /metrics): the longest its event loop was held, apart from delays of the clients or the network.
- * Prints a Markdown table; figures go into the README by hand (section "Limits").
+ * Prints a Markdown table; figures go into docs/performance-worst-case.md by hand.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -2,8 +2,10 @@
  * The web console (issue 20) in a real headless Chromium against the real server: sign in with a
  * token, browse a repository, pick a context and see what its pull gives, change a value with a
  * comment and find the commit in the history and in `git log`, see a refused push's reason beside
- * the change it names, revert the change. The same run saves screenshots of the main screens
- * under docs/ (shown in the README), and checks labels, keyboard focus and a narrow window.
+ * the change it names, revert the change. The same run saves screenshots of the main screens, and
+ * checks labels, keyboard focus and a narrow window. The screenshots go to dist/screenshots/, so
+ * `npm test` never rewrites a tracked file; `UPDATE_SCREENSHOTS=1` writes them to docs/images/
+ * instead, the pictures the README and docs/web-console.md show.
  *
  * Without a Chromium this file says so in one line and skips; with CI=true it fails instead.
  */
@@ -18,7 +20,8 @@ import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, reasonOf, startTest
 
 const REPO = 'acme/shop';
 const PASSWORD = 'group-password-1';
-const DOCS = resolve(__dirname, '../../docs');
+/** Where the screenshots go: the docs' pictures only when asked, else a build folder git ignores. */
+const SCREENSHOTS = resolve(__dirname, process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images' : '../../dist/screenshots');
 
 if (!chromiumPath && process.env.CI !== 'true') console.log(browserMissingLine);
 
@@ -40,9 +43,9 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   const pageErrors: string[] = [];
 
   const shot = async (name: string) => {
-    mkdirSync(DOCS, { recursive: true });
+    mkdirSync(SCREENSHOTS, { recursive: true });
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur()); // no focus ring in the pictures
-    await page.screenshot({ path: resolve(DOCS, `console-${name}.png`), fullPage: false });
+    await page.screenshot({ path: resolve(SCREENSHOTS, `console-${name}.png`), fullPage: false });
   };
 
   /** Every form control has a label (its own <label>, or aria-label), every button a name. */

@@ -78,9 +78,9 @@ describe('serve settings', () => {
   });
 });
 
-describe("the README's example config file", () => {
+describe("the production page's example config file", () => {
   it('is valid and shows every field', () => {
-    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+    const readme = readFileSync(join(__dirname, '../../docs/operations/production.md'), 'utf8');
     const example = /```yaml\n(# cfghub\.yaml[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const parsed = readServeConfig(config('readme.yaml', example!));
