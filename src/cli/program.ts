@@ -15,7 +15,8 @@ import { resolveServeOptions } from './serveConfig.js';
 import { administrationFor, reposOption, withTarget } from './adminTarget.js';
 import { addAdminTokenCommands } from './adminTokenCommands.js';
 import { serve } from './serve.js';
-import { createReplicationToken, replicaOfOption, revokeReplicationToken } from './replica.js';
+import { createReplicationToken, promoteFolder, replicaOfOption, revokeReplicationToken } from './replica.js';
+import { reposDir } from './adminTarget.js';
 import { addTagCommands } from './tagCommands.js';
 import { addRollbackCommands } from './rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './groupCommands.js';
@@ -75,6 +76,7 @@ export function buildProgram(): Command {
     .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
     .option('--replica-of <url>', 'serve as a read replica of the primary at this URL (token in CFGHUB_REPLICATION_TOKEN)')
+    .option('--accept-new-primary', 'with --replica-of: apply the primary\'s next state even from another folder, a lower generation, with many removals or branches moved backwards (kept under refs/cfghub/rewound/)')
     .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
     .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
     .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
@@ -84,13 +86,20 @@ export function buildProgram(): Command {
     .option('--config <file>', 'a YAML file with any of the settings above as fields; flags and environment win over it')
     .addOption(reposOption())
     .action(async (options) => {
+      if (options.acceptNewPrimary && options.replicaOf === undefined) throw new ServiceError('invalid_argument', '--accept-new-primary goes with --replica-of');
       await serve({
         ...resolveServeOptions(options),
         maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
         hidePrivate: Boolean(options.hidePrivate),
-        replicaOf: options.replicaOf === undefined ? undefined : replicaOfOption(options.replicaOf, process.env.CFGHUB_REPLICATION_TOKEN),
+        replicaOf: options.replicaOf === undefined ? undefined : replicaOfOption(options.replicaOf, process.env.CFGHUB_REPLICATION_TOKEN, Boolean(options.acceptNewPrimary)),
       });
     });
+
+  program
+    .command('promote')
+    .description("make a stopped read replica's folder a primary's: its generation one above every one it has seen (then: cfghub serve without --replica-of)")
+    .addOption(reposOption())
+    .action(async (options: { repos?: string }) => promoteFolder(reposDir(options.repos)));
 
   const repo = program.command('repo').description('create, list, change and delete repositories');
   withTarget(

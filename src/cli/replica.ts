@@ -1,13 +1,14 @@
-/** The command line of replication (issue 21): `serve --replica-of URL` and `token create --replication`. */
+/** The command line of replication: `serve --replica-of URL [--accept-new-primary]`, `promote` and `token create --replication`. */
 import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
 import { Replicator } from '../service/replication/replicator.js';
+import { ensureIdentity, promote, readPin } from '../service/replication/folderIdentity.js';
 import type { AccessAdministration } from '../service/accessAdministration.js';
 import type { TokenService } from '../service/tokens.js';
 import type { RepositoryRegistry } from '../disk/registry.js';
 
 /** The primary's URL (http or https, no path) and the replication token, checked before anything starts. */
-export function replicaOfOption(url: string, token: string | undefined): { primary: string; token: string } {
+export function replicaOfOption(url: string, token: string | undefined, acceptNewPrimary = false): ReplicaOf {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -18,18 +19,50 @@ export function replicaOfOption(url: string, token: string | undefined): { prima
     throw new ServiceError('invalid_argument', "--replica-of must be an http:// or https:// URL without user, query or fragment");
   }
   if (!token) throw new ServiceError('invalid_argument', '--replica-of needs a replication token in CFGHUB_REPLICATION_TOKEN (made on the primary with: cfghub token create --replication)');
-  return { primary: parsed.origin + parsed.pathname.replace(/\/+$/, ''), token: token.trim() };
+  return { primary: parsed.origin + parsed.pathname.replace(/\/+$/, ''), token: token.trim(), acceptNewPrimary };
+}
+
+export interface ReplicaOf {
+  readonly primary: string;
+  readonly token: string;
+  /** `--accept-new-primary`: the primary's next state is applied whatever it is (see replicator.ts). */
+  readonly acceptNewPrimary?: boolean;
+}
+
+/**
+ * Refuses to serve a replica's folder as a primary before it is promoted: a replica restarted
+ * without `--replica-of` by mistake would otherwise take writes beside the real primary, at the
+ * same generation. Makes the folder's identity on its first use.
+ */
+export async function checkFolderRole(reposDir: string, replicaOf: ReplicaOf | undefined, logger: Logger): Promise<void> {
+  const following = readPin(reposDir);
+  if (!replicaOf && following) {
+    throw new ServiceError('invalid_argument', `this repositories folder is a read replica's (it follows generation ${following.generation} of folder ${following.folder}): give --replica-of, or promote it first with: cfghub promote --repos <folder>`);
+  }
+  const identity = await ensureIdentity(reposDir);
+  logger.info({ event: 'folder-identity', folder: identity.folder, generation: identity.generation });
+}
+
+/** `cfghub promote`: the folder's generation one above every one it has seen, its pin removed. */
+export async function promoteFolder(reposDir: string): Promise<void> {
+  const before = readPin(reposDir);
+  const promoted = await promote(reposDir);
+  process.stdout.write(`${promoted.generation}\n`);
+  process.stderr.write(
+    `cfghub: folder ${promoted.folder} promoted to primary generation ${promoted.generation}` +
+      `${before ? ` (it followed folder ${before.folder}, generation ${before.generation})` : ''}; serve it with: cfghub serve (without --replica-of)\n`,
+  );
 }
 
 export function startReplicator(
-  replicaOf: { primary: string; token: string },
+  replicaOf: ReplicaOf,
   registry: RepositoryRegistry,
   tokens: TokenService,
   logger: Logger,
 ): Replicator {
-  const replicator = new Replicator({ source: replicaOf, registry, tokens, logger });
+  const replicator = new Replicator({ source: replicaOf, registry, tokens, logger, acceptNewPrimary: replicaOf.acceptNewPrimary });
   replicator.start();
-  logger.info({ event: 'replica-following', primary: replicaOf.primary });
+  logger.info({ event: 'replica-following', primary: replicaOf.primary, ...(replicaOf.acceptNewPrimary ? { acceptNewPrimary: true } : {}) });
   return replicator;
 }
 

@@ -22,7 +22,7 @@ import { setHeldPacksBudget } from '../disk/heldPacks.js';
 import { servePrimary } from './clusterPrimary.js';
 import { createLogger, type LogFormat } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
-import { startReplicator } from './replica.js';
+import { checkFolderRole, startReplicator, type ReplicaOf } from './replica.js';
 
 export interface ServeOptions {
   readonly reposDir: string;
@@ -36,8 +36,8 @@ export interface ServeOptions {
   readonly maxWatchers?: number;
   /** List and serve private repositories only to callers holding a token of theirs (issue 14, item 12). */
   readonly hidePrivate?: boolean;
-  /** Serve as a read replica of this primary (issue 21), with this replication token. */
-  readonly replicaOf?: { readonly primary: string; readonly token: string };
+  /** Serve as a read replica of this primary, with this replication token. */
+  readonly replicaOf?: ReplicaOf;
   /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
   readonly metricsToken?: string;
   /** Processes serving requests (issue 22); 1 or undefined: this process alone. */
@@ -81,6 +81,7 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
   // Pushes whose files a power cut took are restored from the push journals (journalReplay.ts),
   // then what crashed writers left is cleaned (or reported), before the first request (startupRecovery.ts).
   await replayJournalsLogged(options.reposDir, logger);
+  await checkFolderRole(options.reposDir, options.replicaOf, logger);
   for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
   if (options.demo && !options.replicaOf) {
     const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });

@@ -50,6 +50,42 @@ export function packedRefs(gitdir: string): Map<string, string> {
   return found;
 }
 
+/**
+ * Every branch and tag (`refs/heads/…`, `refs/tags/…`) with the object it names, by full name,
+ * sorted: loose refs (in nested folders too) over packed ones, as git reads them. Symbolic refs
+ * are left out (a bare repository's only one is HEAD, outside both folders).
+ */
+export function branchesAndTags(gitdir: string): Array<[string, string]> {
+  const found = new Map<string, string>();
+  for (const [name, oid] of packedRefs(gitdir)) if (name.startsWith('refs/heads/') || name.startsWith('refs/tags/')) found.set(name, oid);
+  const walk = (folder: string) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(join(gitdir, folder), { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const name = `${folder}/${entry.name}`;
+      if (entry.isDirectory()) walk(name);
+      else if (entry.isFile() && !entry.name.endsWith('.lock')) {
+        let text: string;
+        try {
+          text = fs.readFileSync(join(gitdir, name), 'utf8').trim();
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue; // deleted meanwhile
+          throw error;
+        }
+        if (OID.test(text)) found.set(name, text);
+      }
+    }
+  };
+  walk('refs/heads');
+  walk('refs/tags');
+  return [...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 function readPackedRef(gitdir: string, name: string): string | null {
   return packedRefs(gitdir).get(name) ?? null;
 }

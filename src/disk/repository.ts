@@ -7,7 +7,8 @@
 import { writeStarted } from './fileCalls.js';
 import { statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { readRef, RefLock, type RefUpdate } from './refs.js';
+import { createHash } from 'node:crypto';
+import { branchesAndTags, readRef, RefLock, type RefUpdate } from './refs.js';
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './changeWatch.js';
 import { BRANCH_REF } from '../layout/layout.js';
@@ -58,6 +59,8 @@ export class GitRepository {
     this.refPath = join(gitdir, BRANCH_REF);
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.headWatch.onChange = () => this.headMayHaveChanged();
+    const root = options.root ?? dirname(dirname(gitdir));
+    this.refsWatches = [ChangeWatch.ofHead(root, gitdir), new ChangeWatch(root, join(gitdir, 'refs', 'tags')), new ChangeWatch(root, gitdir, ['packed-refs'])];
     this.maintenance = new Maintenance(this.objects, gitdir, (work) => this.exclusive(work), options.looseObjectLimit);
   }
 
@@ -78,6 +81,27 @@ export class GitRepository {
   }
 
   private readonly headWatch: ChangeWatch;
+  /** What the refs digest depends on: `refs/heads`, `refs/tags` and `packed-refs` (a tag in a nested folder shows by the recheck). */
+  private readonly refsWatches: readonly ChangeWatch[];
+  private refsSeen: string | undefined;
+
+  /**
+   * A digest of every branch and tag with the object it names: what a read replica compares to
+   * know it holds all of a repository, tags included. Read from disk only when a watch says a ref
+   * may have changed, or cannot tell (see changeWatch.ts), as the head is.
+   */
+  refsDigest(): string {
+    if (this.refsSeen !== undefined && this.refsWatches.every((watch) => watch.unchanged())) return this.refsSeen;
+    for (const watch of this.refsWatches) watch.beginCheck();
+    try {
+      const text = branchesAndTags(this.gitdir).map(([name, oid]) => `${oid} ${name}\n`).join('');
+      this.refsSeen = createHash('sha256').update(text).digest('hex');
+      return this.refsSeen;
+    } catch (error) {
+      this.refsSeen = undefined;
+      throw error;
+    }
+  }
 
   private readonly refPath: string;
   /** Set when the folder was found gone or swapped: the registry then searches again. */
@@ -144,6 +168,8 @@ export class GitRepository {
    */
   close(): void {
     this.headWatch.close();
+    for (const watch of this.refsWatches) watch.close();
+    this.refsSeen = undefined;
     this.objects.resetCache();
   }
 

@@ -23,6 +23,7 @@ import { AdminTokenStore } from '../disk/adminTokenStore.js';
 import { listen } from '../disk/telemetry.js';
 import { heldPackBytes, heldPacksBudget } from '../disk/heldPacks.js';
 import type { AppContext } from './context.js';
+import { replicationOriginOf } from './replicationRoutes.js';
 import { HttpError } from './errors.js';
 import { header, sendBytes } from './headers.js';
 
@@ -107,6 +108,24 @@ export class Metrics {
       name: 'cfghub_admin_tokens', aggregator: 'max', help: 'Active admin tokens', registers: [this.registry],
       collect() {
         this.set(adminTokens.activeCount());
+      },
+    });
+    new Gauge({
+      name: 'cfghub_replication_refused', aggregator: 'max', help: 'On a read replica: 1 while it refuses its primary\'s state (another folder, a lower generation, too many removals), else 0', registers: [this.registry],
+      collect() {
+        this.set(ctx.replica?.status().refused ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'cfghub_replication_rewinds_refused', aggregator: 'max', help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were', registers: [this.registry],
+      collect() {
+        this.set(ctx.replica?.status().rewindsRefused.length ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'cfghub_replication_newer_generation', aggregator: 'max', help: 'The primary generation a replica reported above this server\'s own (another server was promoted since), else 0', registers: [this.registry],
+      collect() {
+        this.set(replicationOriginOf(ctx)?.newerGeneration() ?? 0);
       },
     });
     const self = this;

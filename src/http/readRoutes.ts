@@ -36,6 +36,8 @@ import type { GitRepository } from '../disk/repository.js';
 import { readerKeyRing } from './securityProfile.js';
 import { pullMayDiffer } from '../service/changeReach.js';
 import { telemetry } from '../disk/telemetry.js';
+import { headHolding } from '../service/replication/replicaLink.js';
+import { HttpError } from './errors.js';
 
 type Request = IncomingMessage;
 
@@ -250,6 +252,13 @@ export function readRoutes(ctx: AppContext): ReadRoutes {
     return { answer, groupKey };
   };
 
+  /** A primary's head for a read with `Min-Commit`: the commit must be the head or one of its ancestors. */
+  const headWithCommit = async (repository: GitRepository, commit: string): Promise<string> => {
+    const head = await headHolding(repository, commit);
+    if (head !== undefined) return head;
+    throw new HttpError(409, 'commit_unknown', `commit ${commit.toLowerCase()} is neither the head of ${repository.fullName} nor one of its ancestors on this server: it was lost in a failover, or is of another repository`);
+  };
+
   const handle = async (req: Request, res: ServerResponse, path: ReadPath, requestId: string): Promise<void> => {
     const name = path.endpoint;
     clientVersion(req);
@@ -258,9 +267,10 @@ export function readRoutes(ctx: AppContext): ReadRoutes {
     // decodeURIComponent throws URIError on a malformed escape: answered 400.
     const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
     const { repository, head: accessHead, groupKeys = [] } = await access(req, named);
-    // A replica asked for at least a commit waits for it (issue 21); a primary has every commit it acknowledged.
+    // At least a commit (`Min-Commit`): a replica waits for it; a primary that does not have it
+    // (lost in a failover, or never of this repository) says so rather than serve an older state.
     const minCommit = header(req, 'Min-Commit');
-    const head = minCommit !== undefined && ctx.replica ? await ctx.replica.awaitCommit(repository, minCommit) : accessHead;
+    const head = minCommit === undefined ? accessHead : ctx.replica ? await ctx.replica.awaitCommit(repository, minCommit) : await headWithCommit(repository, minCommit);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     res.setHeader('Commit', point.commitId); // the commit served (issue 21): the ETag names the content
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);

@@ -3,12 +3,19 @@
  * the repositories folder missing, not a folder, or not writable; the disk (nearly) full;
  * start-up work not finished. A repository that cannot be read is named in the answer but does
  * not make the server unready: the others are served. (`/healthz` says only that the process answers.)
+ *
+ * Replication: a replica reports how it follows (`replica`: its status, see replicator.ts) and, as
+ * `warnings`, a state it refuses to apply (another folder, a lower generation, too many removals)
+ * or a branch the primary moved backwards: it stays ready, serving what it has. A server a
+ * replica reports a newer primary generation to is unready (see origin.ts).
  */
 import * as fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { withoutPaths } from '../domain/reasons.js';
 import { listRepositories } from '../service/listing.js';
 import type { AppContext } from './context.js';
+import type { ReplicaStatus } from '../service/replication/replicator.js';
+import { replicationOriginOf } from './replicationRoutes.js';
 import { sendJson } from './headers.js';
 
 /** Below this much free space a push could fail half-way through writing its pack: not ready. */
@@ -18,6 +25,10 @@ export interface Readiness {
   readonly status: 'ready' | 'unready';
   readonly problems: string[];
   readonly unreadable: { repository: string; error: string; message: string }[];
+  /** What an operator must look at that does not stop the server serving (left out when nothing). */
+  readonly warnings?: string[];
+  /** On a read replica: how it follows its primary. */
+  readonly replica?: ReplicaStatus;
 }
 
 /** Why the repositories folder cannot be served, or undefined. */
@@ -51,6 +62,14 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
   if (starting) problems.push(starting);
   const folder = await folderProblem(ctx.registry.root);
   if (folder) problems.push(folder);
+  const staleGeneration = replicationOriginOf(ctx)?.problem();
+  if (staleGeneration) problems.push(staleGeneration);
+  const warnings: string[] = [];
+  const replica = ctx.replica?.status();
+  if (replica?.refused) warnings.push(`replication refused: ${replica.refused}; serving what this replica has (start it with --accept-new-primary to follow this primary)`);
+  if (replica && replica.rewindsRefused.length > 0) {
+    warnings.push(`replication refused: the primary moved the branch of ${replica.rewindsRefused.join(', ')} backwards; this replica keeps its head (start it with --accept-new-primary to follow)`);
+  }
   const unreadable: Readiness['unreadable'] = [];
   if (!folder) {
     const listing = await listRepositories(ctx.registry, ctx.tokens, () => undefined);
@@ -58,7 +77,7 @@ export async function readiness(ctx: AppContext): Promise<Readiness> {
       unreadable.push({ repository: `${record.account}/${record.name}`, error: record.error, message: withoutPaths(record.message) });
     }
   }
-  return { status: problems.length ? 'unready' : 'ready', problems, unreadable };
+  return { status: problems.length ? 'unready' : 'ready', problems, unreadable, ...(warnings.length > 0 ? { warnings } : {}), ...(replica ? { replica } : {}) };
 }
 
 export async function answerReadiness(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

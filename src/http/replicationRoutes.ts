@@ -1,20 +1,26 @@
 /**
- * The primary's replication endpoints (issue 21), for replication tokens only:
+ * The primary's replication endpoints, for replication tokens only:
  *
- *   GET  /rest/replication/state  every repository with its head, every token record (hashes only)
- *   POST /rest/replication/feed   body {"heads": {"account/name": commit, …}, "tokensDigest": …,
- *                                 "holdMs": n}: held until the state differs from that, then the
- *                                 new state; answered as NDJSON lines, `{"same":true}` once a
- *                                 second while nothing changed (the replica's proof it is current),
- *                                 then `{"state":{…}}` and the end. After `holdMs` (at most 60 s)
- *                                 the state is sent anyway: the replica's periodic full check.
+ *   GET  /rest/replication/state  the folder's identity and generation, every repository with its
+ *                                 head and refs digest, every client and admin token record
+ *                                 (hashes only)
+ *   POST /rest/replication/feed   body {"refs": {"account/name": digest, …}, "tokensDigest": …,
+ *                                 "adminTokensDigest": …, "origin": {…}, "holdMs": n}: held until
+ *                                 the state differs from that, then the new state; answered as
+ *                                 NDJSON lines, `{"same":true}` once a second while nothing changed
+ *                                 (the replica's proof it is current), then `{"state":{…}}` and the
+ *                                 end. After `holdMs` (at most 60 s) the state is sent anyway: the
+ *                                 replica's periodic full check.
  *
- * Any server answers them from its own folder, so a replica can be followed by another.
+ * A replica sends the generation it follows in `Replica-Generation` (see origin.ts). Any server
+ * answers them from its own folder, so a replica can be followed by another.
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import { FeedHub, MAX_FEED_WAITERS } from '../service/replication/feedHub.js';
+import { folderIdentitySchema } from '../service/replication/folderIdentity.js';
+import { ReplicationOrigin } from '../service/replication/origin.js';
 import { currentState, MAX_REPLICATED_REPOSITORIES, openEveryRepository, type ReplicationState } from '../service/replication/state.js';
 import type { AppContext } from './context.js';
 import { HttpError } from './errors.js';
@@ -28,10 +34,20 @@ const MAX_HOLD_MS = 60_000;
 const FEED_BODY_LIMIT = 2 * 1024 * 1024;
 
 export const feedSchema = z.strictObject({
-  heads: z.record(z.string().max(300), z.string().max(64)),
+  refs: z.record(z.string().max(300), z.string().max(64)),
   tokensDigest: z.string().max(64),
+  adminTokensDigest: z.string().max(64),
+  origin: folderIdentitySchema.optional(),
   holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
 });
+
+/** The generation a replica says it follows, if it sent one. */
+function replicaGeneration(req: Request): number | undefined {
+  const text = header(req, 'Replica-Generation');
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(text)) throw new HttpError(400, 'bad_request', 'Replica-Generation must be a whole number');
+  return Number(text);
+}
 
 /** The presented token, from `Client-Token` or `Authorization: Bearer`. */
 function presentedToken(req: Request): string | undefined {
@@ -53,24 +69,39 @@ export function endFeeds(ctx: AppContext): void {
   hubs.get(ctx)?.close();
 }
 
+const origins = new WeakMap<AppContext, ReplicationOrigin>();
+/** The server's serving side of replication: its folder's identity and what its replicas report (readiness, metrics). */
+export function replicationOriginOf(ctx: AppContext): ReplicationOrigin | undefined {
+  return origins.get(ctx);
+}
+
 export function replicationRoutes(ctx: AppContext): Router {
   const router = express.Router();
-  const hub = new FeedHub(ctx.registry, ctx.tokens);
+  const origin = new ReplicationOrigin(ctx.registry, ctx.tokens, ctx.logger);
+  origins.set(ctx, origin);
+  const hub = new FeedHub(origin);
   hubs.set(ctx, hub);
+  /** What every replication request does first: the token, the folder's identity, the generation the replica reports. */
+  const opening = async (req: Request) => {
+    requireReplicationToken(ctx, req);
+    const generation = replicaGeneration(req);
+    await origin.ready();
+    if (generation !== undefined) origin.replicaReports(generation);
+  };
   const readBody = bodyReader(FEED_BODY_LIMIT);
 
   router.get('/rest/replication/state', async (req, res) => {
-    requireReplicationToken(ctx, req);
+    await opening(req);
     await openEveryRepository(ctx.registry);
-    sendJson(req, res, 200, currentState(ctx.registry, ctx.tokens));
+    sendJson(req, res, 200, currentState(origin));
   });
 
   router.post('/rest/replication/feed', async (req: Request, res: Response) => {
-    requireReplicationToken(ctx, req);
+    await opening(req);
     requireJsonContentType(req, 'a replication feed request');
     const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
-    if (!parsed.success) throw new HttpError(400, 'bad_request', `the feed request is not {"heads": {...}, "tokensDigest": "...", "holdMs": n}: ${parsed.error.issues[0]?.message ?? ''}`);
-    if (Object.keys(parsed.data.heads).length > MAX_REPLICATED_REPOSITORIES) {
+    if (!parsed.success) throw new HttpError(400, 'bad_request', `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`);
+    if (Object.keys(parsed.data.refs).length > MAX_REPLICATED_REPOSITORIES) {
       throw new HttpError(400, 'bad_request', `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`);
     }
     await openEveryRepository(ctx.registry);
@@ -81,7 +112,7 @@ export function replicationRoutes(ctx: AppContext): Router {
     res.flushHeaders();
     let done = false;
     let stop = () => undefined as void;
-    let lastBeat = Date.now();
+    let lastBeat = performance.now();
     const finish = (state: ReplicationState) => {
       if (done) return;
       done = true;
@@ -89,10 +120,10 @@ export function replicationRoutes(ctx: AppContext): Router {
       stop();
       res.end(`${JSON.stringify({ state })}\n`);
     };
-    const hold = setTimeout(() => finish(currentState(ctx.registry, ctx.tokens)), parsed.data.holdMs ?? DEFAULT_HOLD_MS);
+    const hold = setTimeout(() => finish(currentState(origin)), parsed.data.holdMs ?? DEFAULT_HOLD_MS);
     stop = hub.wait(parsed.data, finish, () => {
-      if (Date.now() - lastBeat < HEARTBEAT_MS) return;
-      lastBeat = Date.now();
+      if (performance.now() - lastBeat < HEARTBEAT_MS) return;
+      lastBeat = performance.now();
       res.write('{"same":true}\n');
     });
     res.on('close', () => {

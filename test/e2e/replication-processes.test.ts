@@ -1,7 +1,7 @@
 /**
- * Read replicas as an operator runs them (issue 21): `cfghub serve` processes started with the
- * real command line, one primary and two `--replica-of` replicas; the primary killed outright
- * (SIGKILL), a replica promoted by the README's steps, the other re-pointed at it.
+ * Read replicas as an operator runs them: `cfghub serve` processes started with the real command
+ * line, one primary and two `--replica-of` replicas; the primary killed outright (SIGKILL), a
+ * replica promoted by the documented steps, the other re-pointed at it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
@@ -13,8 +13,8 @@ const dirs = { primary: tempDir(), a: tempDir(), b: tempDir() };
 const running: ServerProcess[] = [];
 let token: string;
 
-const start = async (repos: string, primaryUrl?: string) => {
-  const server = await startServerProcess(repos, primaryUrl ? { CFGHUB_REPLICATION_TOKEN: token } : {}, [], primaryUrl ? ['--replica-of', primaryUrl] : []);
+const start = async (repos: string, primaryUrl?: string, ...extra: string[]) => {
+  const server = await startServerProcess(repos, primaryUrl ? { CFGHUB_REPLICATION_TOKEN: token } : {}, [], primaryUrl ? ['--replica-of', primaryUrl, ...extra] : []);
   running.push(server);
   return server;
 };
@@ -41,6 +41,7 @@ describe('cfghub serve --replica-of', () => {
     const noToken = cli(dirs.a.path, 'serve', '--port', '0', '--replica-of', 'http://127.0.0.1:1');
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain('CFGHUB_REPLICATION_TOKEN');
+    expect(cli(dirs.a.path, 'serve', '--port', '0', '--accept-new-primary').code).toBe(2);
     expect(cli(dirs.a.path, 'token', 'create', 'acme/app', '--replication').code).toBe(2);
   });
 
@@ -61,11 +62,16 @@ describe('cfghub serve --replica-of', () => {
     const stale = await serves(b.url, 'one');
     expect(stale.headers.get('replica-lag')).toMatch(/^[0-9]+\.[0-9]$/);
 
-    // Promote A: stop it and start a plain `cfghub serve` on its folder. Re-point B at A.
+    // Promote A: stop it, `cfghub promote` its folder (a replica's folder is not served as a
+    // primary before), start a plain `cfghub serve` on it. Re-point B at A, accepting the new primary.
     await a.stop();
+    const refused = cli(dirs.a.path, 'serve', '--port', '0');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('cfghub promote');
+    expect(cliOk(dirs.a.path, 'promote').trim()).toBe('2');
     a = await start(dirs.a.path);
     await b.stop();
-    b = await start(dirs.b.path, a.url);
+    b = await start(dirs.b.path, a.url, '--accept-new-primary');
     const second = await push(b.url, 'two'); // forwarded to the new primary
     expect(second.status).toBe(200);
     for (const server of [a, b]) await serves(server.url, 'two');

@@ -1,12 +1,13 @@
 /**
- * Read replicas (issue 21): one primary and two replicas, each the real server on a loopback port
- * with its own folder; the replicas follow through the replication endpoints and `git fetch`.
- * Checked with the real git CLI on every folder.
+ * Read replicas: one primary and two replicas, each the real server on a loopback port with its
+ * own folder; the replicas follow through the replication endpoints and `git fetch`. Checked with
+ * the real git CLI on every folder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, cliWithInput, getJson, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
 import { eventually, startTestReplica, type TestReplica } from '../support/replicas.js';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { rawRequest } from '../support/rawHttp.js';
 
 const APP = 'acme/app';
@@ -20,6 +21,7 @@ let replicaA: TestReplica;
 let replicaB: TestReplica;
 let replicationToken: string;
 let appToken: string;
+let adminToken: string;
 
 /** The CLI without blocking this process, whose servers (primary and replicas) must keep running meanwhile. */
 async function cliAsync(repos: string, ...args: string[]): Promise<string> {
@@ -51,6 +53,7 @@ beforeAll(async () => {
   cliOk(primaryDir.path, 'repo', 'create', 'acme/secret', '--context', 'Env', '--private');
   appToken = cliOk(primaryDir.path, 'token', 'create', 'acme/secret', '--name', 'reader').trim();
   replicationToken = cliOk(primaryDir.path, 'token', 'create', '--replication', '--name', 'replicas').trim();
+  adminToken = cliOk(primaryDir.path, 'admin-token', 'create', '--name', 'ops').trim();
   primary = await startTestServer(primaryDir.path);
   replicaA = await startTestReplica(dirA.path, primary.url, replicationToken, { holdMs: 3_000 });
   replicaB = await startTestReplica(dirB.path, primary.url, replicationToken, { holdMs: 3_000 });
@@ -76,20 +79,24 @@ describe('replication tokens', () => {
 
   it('open a change feed that heartbeats while nothing changes, answers the state after its hold, and at once on a difference', async () => {
     const state = (await getJson(primary.url, '/rest/replication/state', { 'Client-Token': replicationToken })).json;
-    const heads = Object.fromEntries(state.repositories.map((r: any) => [`${r.account}/${r.name}`, r.head]));
+    expect(state.origin).toEqual({ folder: expect.stringMatching(/^[0-9a-f-]{36}$/), generation: 1 });
+    expect(state.adminTokens).toHaveLength(1);
+    expect(JSON.stringify(state)).not.toContain(adminToken); // hashes only
+    const refs = Object.fromEntries(state.repositories.map((r: any) => [`${r.account}/${r.name}`, r.refs]));
+    const held = { refs, tokensDigest: state.tokensDigest, adminTokensDigest: state.adminTokensDigest, origin: state.origin };
     const feed = (body: unknown) =>
       fetch(`${primary.url}/rest/replication/feed`, { method: 'POST', headers: { 'Client-Token': replicationToken, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-    const held = await feed({ heads, tokensDigest: state.tokensDigest, holdMs: 1_500 });
-    const lines = (await held.text()).trim().split('\n').map((line) => JSON.parse(line));
+    const same = await feed({ ...held, holdMs: 1_500 });
+    const lines = (await same.text()).trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.slice(0, -1)).toContainEqual({ same: true });
     expect(lines.at(-1).state.tokensDigest).toBe(state.tokensDigest);
     const started = Date.now();
-    const moved = await feed({ heads: { ...heads, [APP]: '0'.repeat(40) }, tokensDigest: state.tokensDigest, holdMs: 30_000 });
+    const moved = await feed({ ...held, refs: { ...refs, [APP]: '0'.repeat(64) }, holdMs: 30_000 });
     const answer = JSON.parse((await moved.text()).trim());
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(answer.state.repositories.find((r: any) => `${r.account}/${r.name}` === APP).head).toBe(heads[APP]);
-    expect((await feed({ heads: 'all' })).status).toBe(400);
-    expect((await feed({ heads, tokensDigest: state.tokensDigest, holdMs: 600_000 })).status).toBe(400);
+    expect(answer.state.repositories.find((r: any) => `${r.account}/${r.name}` === APP).refs).toBe(refs[APP]);
+    expect((await feed({ refs: 'all' })).status).toBe(400);
+    expect((await feed({ ...held, holdMs: 600_000 })).status).toBe(400);
   });
 
   it('stop working at once when revoked', async () => {
@@ -195,7 +202,68 @@ describe('a replica', () => {
     }
   });
 
-  it('mirrors a new repository, drops a deleted one, and keeps token revocations in step', async () => {
+  it('receives tags made by the CLI, the admin API and plain git, with no push after, and serves reads of them', async () => {
+    const head = headOf(primaryDir.path, APP);
+    await cliAsync(primaryDir.path, 'tag', 'create', APP, 'by-cli', '--comment', 'made by the CLI');
+    const byApi = await fetch(`${primary.url}/rest/admin/repositories/${APP}/tags`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'by-api', comment: 'made through the admin API' }),
+    });
+    expect(byApi.status).toBe(201);
+    git(gitdirOf(primaryDir.path, APP), 'tag', '-a', 'by-git', '-m', 'made by plain git', head);
+    expect(headOf(primaryDir.path, APP)).toBe(head); // no push: main did not move
+    for (const replica of [replicaA, replicaB]) {
+      for (const tag of ['by-cli', 'by-api', 'by-git']) {
+        const answer = await eventually(`${tag} served by ${replica.url}`, async () => {
+          const read = await getJson(replica.url, `/rest/pull/${APP}`, { ...CONTEXT, Tag: tag });
+          return read.status === 200 ? read : undefined;
+        });
+        expect(answer.headers.get('commit')).toBe(head);
+      }
+      expect(git(gitdirOf(replica.repos, APP), 'for-each-ref', 'refs/tags')).toBe(git(gitdirOf(primaryDir.path, APP), 'for-each-ref', 'refs/tags'));
+    }
+    // A tag deleted on the primary is deleted on the replicas too.
+    expect((await fetch(`${primary.url}/rest/admin/repositories/${APP}/tags/by-api`, { method: 'DELETE', headers: { Authorization: `Bearer ${adminToken}` } })).status).toBe(200);
+    for (const replica of [replicaA, replicaB]) {
+      await eventually('the tag deleted', async () => ((await getJson(replica.url, `/rest/pull/${APP}`, { ...CONTEXT, Tag: 'by-api' })).status === 404 ? true : undefined));
+    }
+  });
+
+  it("holds the primary's admin tokens, revocations included: the admin API answers them on a replica", async () => {
+    const listing = (url: string, token: string) => fetch(`${url}/rest/admin/repositories`, { headers: { Authorization: `Bearer ${token}` } });
+    for (const replica of [replicaA, replicaB]) {
+      await eventually('the admin token on the replica', async () => ((await listing(replica.url, adminToken)).status === 200 ? true : undefined));
+    }
+    const second = (await cliAsync(primaryDir.path, 'admin-token', 'create', '--name', 'second')).trim();
+    for (const replica of [replicaA, replicaB]) {
+      await eventually('the new admin token', async () => ((await listing(replica.url, second)).status === 200 ? true : undefined));
+    }
+    await cliAsync(primaryDir.path, 'admin-token', 'revoke', 'second');
+    for (const replica of [replicaA, replicaB]) {
+      await eventually('the revocation', async () => ((await listing(replica.url, second)).status === 401 ? true : undefined));
+    }
+  });
+
+  it('answers Min-Commit on the primary too: 409 commit_unknown for a commit that is neither the head nor an ancestor', async () => {
+    const head = headOf(primaryDir.path, APP);
+    const parent = git(gitdirOf(primaryDir.path, APP), 'rev-parse', `${head}^`).trim();
+    for (const commit of [head, parent]) {
+      const answer = await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': commit });
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('commit')).toBe(head);
+    }
+    // A commit of another repository: on disk nowhere in this one's history.
+    const other = headOf(primaryDir.path, 'acme/secret');
+    const unknown = await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': other });
+    expect(unknown.status).toBe(409);
+    expect(unknown.json.error).toBe('commit_unknown');
+    expect(unknown.json.message).toContain(other);
+    expect((await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': 'f'.repeat(40) })).status).toBe(409);
+    expect((await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': 'nope' })).status).toBe(400);
+  });
+
+  it('mirrors a new repository, sets a deleted one aside as the primary does, and keeps token revocations in step', async () => {
     await cliAsync(primaryDir.path, 'repo', 'create', 'acme/later', '--context', 'Env', '--token-free-pull');
     for (const replica of [replicaA, replicaB]) await hasHead(replica.repos, 'acme/later', headOf(primaryDir.path, 'acme/later'));
     git(gitdirOf(primaryDir.path, 'acme/later'), 'rev-parse', 'HEAD');
@@ -204,6 +272,10 @@ describe('a replica', () => {
     for (const replica of [replicaA, replicaB]) {
       await eventually('the mirror removed', () => (existsSync(gitdirOf(replica.repos, 'acme/later')) ? undefined : true));
       expect((await getJson(replica.url, '/rest/pull/acme/later', { Context: 'Prod' })).status).toBe(404);
+      // Nothing destroyed: set aside under .cfghub/deleted, a whole repository still.
+      const aside = readdirSync(join(replica.repos, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith('later.git.'));
+      expect(aside).toHaveLength(1);
+      git(join(replica.repos, '.cfghub', 'deleted', 'acme', aside[0]), 'fsck', '--strict');
     }
     await cliAsync(primaryDir.path, 'token', 'revoke', 'acme/secret', 'reader');
     for (const replica of [replicaA, replicaB]) {
@@ -252,12 +324,13 @@ describe('when the primary stops', () => {
     expect(missing.status).toBe(503);
     expect(missing.json.message).toMatch(/last confirmed it was current with the primary [0-9.]+ s ago/);
 
-    // Promote A: stop it, serve its folder as a primary. Re-point B at it.
+    // Promote A: stop it, promote its folder, serve it as a primary. Re-point B at it, accepting the new primary.
     await replicaA.close();
+    expect((await cliAsync(dirA.path, 'promote')).trim()).toBe('2');
     const promoted = await startTestServer(dirA.path);
     try {
       await replicaB.close();
-      replicaB = await startTestReplica(dirB.path, promoted.url, replicationToken, { holdMs: 3_000 });
+      replicaB = await startTestReplica(dirB.path, promoted.url, replicationToken, { holdMs: 3_000, acceptNewPrimary: true });
       const pushed = await pushValue(promoted.url, 'db.host', 'after-failover');
       expect(pushed.status).toBe(200);
       const commit = commitOf(pushed.etag);
@@ -266,6 +339,7 @@ describe('when the primary stops', () => {
       // Nothing the old primary acknowledged (and the replicas fetched) is lost: it is an ancestor.
       for (const repos of [dirA.path, dirB.path]) git(gitdirOf(repos, APP), 'merge-base', '--is-ancestor', acknowledged, commit);
       expect(git(gitdirOf(dirB.path, APP), 'tag', '--list')).toContain('v1');
+      expect(replicaB.replicator.status().following).toEqual({ folder: expect.any(String), generation: 2 });
     } finally {
       await promoted.close();
     }

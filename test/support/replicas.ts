@@ -1,5 +1,5 @@
 /**
- * Test support for replication (issue 21): a read replica as the real server in this process,
+ * Test support for replication: a read replica as the real server in this process,
  * on a loopback port, following a primary through the real replication endpoints and git fetch.
  */
 import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
@@ -18,11 +18,11 @@ export interface TestReplica {
   close(): Promise<void>;
 }
 
-export async function startTestReplica(repos: string, primary: string, token: string, options: { holdMs?: number; port?: number } = {}): Promise<TestReplica> {
+export async function startTestReplica(repos: string, primary: string, token: string, options: { holdMs?: number; port?: number; acceptNewPrimary?: boolean } = {}): Promise<TestReplica> {
   const { lines, logger } = capturedLogger();
   const registry = new RepositoryRegistry(repos);
   const tokens = new TokenService(new TokenStore(repos));
-  const replicator = new Replicator({ source: { primary, token }, registry, tokens, logger, holdMs: options.holdMs });
+  const replicator = new Replicator({ source: { primary, token }, registry, tokens, logger, holdMs: options.holdMs, acceptNewPrimary: options.acceptNewPrimary });
   replicator.start();
   const running = await startServer({ registry, tokens, logger, bodyLimit: DEFAULT_BODY_LIMIT, replica: replicator }, options.port ?? 0, '127.0.0.1');
   return {

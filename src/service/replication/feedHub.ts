@@ -1,13 +1,12 @@
 /**
- * The primary's side of the change feed (issue 21): replicas wait for "any repository's head, or
- * the token set, differs from what I hold". One timer looks at the folder for all of them while
+ * The primary's side of the change feed: replicas wait for "any repository's branches or tags, a
+ * token set, or the folder followed, differs from what I hold". One timer looks at the folder for all of them while
  * any waits: a head read costs no system call while its inotify watch is quiet (changeWatch.ts),
  * so a look is a folder listing or two, and commits by plain git or another process show up just
  * like the server's own pushes.
  */
-import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
-import type { TokenService } from '../tokens.js';
-import { currentState, sameAsHeld, type HeldState, type ReplicationState } from './state.js';
+import type { RepositoryLocation } from '../../disk/registry.js';
+import { currentState, sameAsHeld, type HeldState, type ReplicationState, type StateSource } from './state.js';
 
 /** How often the folder is looked at while a replica waits: the feed's share of replication lag. */
 export const FEED_TICK_MS = 50;
@@ -32,10 +31,7 @@ export class FeedHub {
   private timer: NodeJS.Timeout | undefined;
   private listed: { at: number; locations: readonly RepositoryLocation[] } | undefined;
 
-  constructor(
-    private readonly registry: RepositoryRegistry,
-    private readonly tokens: TokenService,
-  ) {}
+  constructor(private readonly source: StateSource) {}
 
   get waiting(): number {
     return this.waiters.size;
@@ -46,7 +42,7 @@ export class FeedHub {
    * every look that found it unchanged; returns the function that stops waiting.
    */
   wait(held: HeldState, changed: (state: ReplicationState) => void, ticked: () => void): () => void {
-    const now = currentState(this.registry, this.tokens);
+    const now = currentState(this.source);
     if (!sameAsHeld(now, held)) {
       changed(now);
       return () => undefined;
@@ -62,7 +58,7 @@ export class FeedHub {
     const waiters = [...this.waiters];
     this.waiters.clear();
     if (waiters.length > 0) {
-      const state = currentState(this.registry, this.tokens);
+      const state = currentState(this.source);
       for (const waiter of waiters) waiter.changed(state);
     }
     if (this.timer) clearInterval(this.timer);
@@ -80,9 +76,9 @@ export class FeedHub {
   private look(): void {
     let state: ReplicationState;
     try {
-      const now = Date.now();
-      if (!this.listed || now - this.listed.at >= LISTING_MS) this.listed = { at: now, locations: this.registry.locations() };
-      state = currentState(this.registry, this.tokens, this.listed.locations);
+      const now = performance.now();
+      if (!this.listed || now - this.listed.at >= LISTING_MS) this.listed = { at: now, locations: this.source.registry.locations() };
+      state = currentState(this.source, this.listed.locations);
     } catch {
       return; // the folder or token file unreadable for a moment: look again next tick
     }

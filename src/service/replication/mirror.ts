@@ -1,25 +1,41 @@
 /**
- * A replica's mirrors (issue 21): ordinary bare repositories, laid out as the primary lays out its
- * own (`<repos>/<account>/<name>.git`), kept current by git's own `git fetch` over the primary's
+ * A replica's mirrors: ordinary bare repositories, laid out as the primary lays out its own
+ * (`<repos>/<account>/<name>.git`), kept current by git's own `git fetch` over the primary's
  * smart HTTP route.
  *
- * Why the fetch is safe for readers: objects land first (a pack, or loose objects), and only then
- * does `--atomic` move every ref in one transaction, each by git's lock-and-rename, which the head
- * watch (changeWatch.ts) sees as an event in `refs/heads`. A reader sees the old head or the new
- * one, never a head whose objects are missing. A new mirror is fetched in a temporary folder and
- * renamed into place whole; a mirror the primary no longer has is renamed away, then removed.
+ * Why the fetch is safe for readers: objects land first (a pack), and only then does `--atomic`
+ * move every ref in one transaction, each by git's lock-and-rename, which the head watch
+ * (changeWatch.ts) sees as an event in `refs/heads`. A reader sees the old head or the new one,
+ * never a head whose objects are missing. A new mirror is fetched in a temporary folder and
+ * renamed into place whole; a mirror the primary no longer lists is set aside in
+ * `.cfghub/deleted`, as the primary sets aside a deleted repository.
+ *
+ * Why it survives a power cut: git is told to fsync everything it writes (`core.fsync=all`, with
+ * the `fsync` method) and to keep every fetch as a pack (`fetch.unpackLimit=1`: no loose objects
+ * in new fan-out folders), and the folders that received new entries are fsynced after the fetch,
+ * which git does not do. So a ref that reached the disk names objects that reached it too.
+ *
+ * Why a branch never goes backwards: the branches are fetched without `+`, so git refuses a
+ * non-fast-forward move (with `--atomic`, the whole fetch of that repository). The replicator
+ * reports it; only when the operator accepts a new primary is the move forced, the old head kept
+ * under `refs/cfghub/rewound/<time>/<branch>`.
  */
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
-import { gitEnvironment, spawnGit } from '../../disk/gitCommand.js';
+import { fsyncFolder } from '../../disk/durableFs.js';
+import { branchesAndTags } from '../../disk/refs.js';
+import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCommand.js';
 import { BRANCH_REF } from '../../layout/layout.js';
+import { setAside } from '../repositoryDeletion.js';
 
-/** Where mirrors are assembled and removed from: inside the repositories folder, on its file system. */
+/** Where mirrors are assembled: inside the repositories folder, on its file system. */
 const WORK_FOLDER = join('.cfghub', 'replica-work');
 /** A fetch that takes longer than this is stopped (and retried by the next round). */
 const FETCH_TIMEOUT_MS = 120_000;
+/** Where the heads a forced fetch moved backwards are kept. */
+export const REWOUND_PREFIX = 'refs/cfghub/rewound/';
 
 export interface MirrorSource {
   /** The primary's base URL, `http://host:port`. */
@@ -27,43 +43,83 @@ export interface MirrorSource {
   readonly token: string;
 }
 
-/** Runs `git fetch` of every branch and tag into a bare repository; rejects with git's first error line, never the token. */
-export async function fetchMirror(gitdir: string, source: MirrorSource, account: string, name: string): Promise<void> {
+/** What a fetch did: fetched, or refused because a branch would have moved backwards. */
+export type FetchOutcome = 'fetched' | 'rewind-refused';
+
+/** The folders a fetch adds entries to, fsynced after it (git fsyncs files, not folders). */
+const FETCHED_FOLDERS = ['objects/pack', 'refs/heads', 'refs/tags', 'refs', '.'];
+
+/**
+ * Runs `git fetch` of every branch and tag into a bare repository, durably. Branches move only
+ * forward unless `rewind` is set (the operator accepted a new primary); tags follow the primary.
+ * Rejects with git's first error line, never the token.
+ */
+export async function fetchMirror(gitdir: string, source: MirrorSource, account: string, name: string, rewind = false): Promise<FetchOutcome> {
   const url = `${source.primary.replace(/\/+$/, '')}/git/${encodeURIComponent(account)}/${encodeURIComponent(name)}.git`;
   const credential = Buffer.from(`replica:${source.token}`).toString('base64');
-  const child = await spawnGit(
-    ['--git-dir', gitdir, 'fetch', '--atomic', '--prune', '--no-write-fetch-head', '--quiet', url, '+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      // The token goes in the environment, not the command line other users can list.
-      env: gitEnvironment({
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_CONFIG_COUNT: '3',
-        GIT_CONFIG_KEY_0: 'http.extraHeader',
-        GIT_CONFIG_VALUE_0: `Authorization: Basic ${credential}`,
-        GIT_CONFIG_KEY_1: 'credential.helper',
-        GIT_CONFIG_VALUE_1: '',
-        // Protocol v0: two HTTP requests a fetch (the ref advertisement, then the pack) where v2
-        // takes three (capabilities, ls-refs, fetch); every request costs the primary a
-        // `git http-backend` and a `git upload-pack` process, the bulk of replication lag. v2's
-        // gain, advertising only the refs asked for, is none here: a mirror asks for them all.
-        GIT_CONFIG_KEY_2: 'protocol.version',
-        GIT_CONFIG_VALUE_2: '0',
-      }),
-    },
-  );
-  let stderr = '';
+  const config: Array<[string, string]> = [
+    ['http.extraHeader', `Authorization: Basic ${credential}`],
+    ['credential.helper', ''],
+    // Protocol v0: two HTTP requests a fetch (the ref advertisement, then the pack) where v2
+    // takes three (capabilities, ls-refs, fetch); every request costs the primary a
+    // `git http-backend` and a `git upload-pack` process, the bulk of replication lag. v2's
+    // gain, advertising only the refs asked for, is none here: a mirror asks for them all.
+    ['protocol.version', '0'],
+    // Durable: every file git writes fsynced, every fetch kept as one pack (see above).
+    ['core.fsync', 'all'],
+    ['core.fsyncMethod', 'fsync'],
+    ['fetch.unpackLimit', '1'],
+  ];
+  const branches = `${rewind ? '+' : ''}refs/heads/*:refs/heads/*`;
+  const child = await spawnGit(['--git-dir', gitdir, 'fetch', '--atomic', '--prune', '--no-write-fetch-head', url, branches, '+refs/tags/*:refs/tags/*'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // The token goes in the environment, not the command line other users can list.
+    env: gitEnvironment({
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      LC_ALL: 'C', // git's messages in English: a refused rewind is told by its text
+      GIT_CONFIG_COUNT: String(config.length),
+      ...Object.fromEntries(config.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
+    }),
+  });
+  let firstError = '';
+  let nonFastForward = false;
+  let pending = '';
+  const line = (text: string) => {
+    if (text.includes('(non-fast-forward)')) nonFastForward = true;
+    if (!firstError && /^(fatal|error): ./.test(text)) firstError = text;
+  };
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    if (stderr.length < 4096) stderr += text;
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop()!.slice(-4096);
+    for (const each of lines) line(each);
   });
   const timer = setTimeout(() => child.kill('SIGTERM'), FETCH_TIMEOUT_MS);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
+  line(pending);
   if (code !== 0) {
-    const line = stderr.trim().split('\n')[0] ?? '';
-    throw new Error(`git fetch of ${account}/${name} failed (exit ${code}): ${line.split(source.token).join('…')}`);
+    if (nonFastForward && !rewind) return 'rewind-refused';
+    throw new Error(`git fetch of ${account}/${name} failed (exit ${code}): ${firstError.split(source.token).join('…').slice(0, 300)}`);
   }
+  for (const folder of FETCHED_FOLDERS) await fsyncFolder(join(gitdir, folder));
+  return 'fetched';
+}
+
+/** Keeps every branch of a mirror under `refs/cfghub/rewound/<stamp>/`, before a fetch that moves them backwards. */
+export async function keepRewoundHeads(gitdir: string): Promise<string> {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  for (const [ref, oid] of branchesAndTags(gitdir)) {
+    if (ref.startsWith('refs/heads/')) await runGit(gitdir, ['-c', 'core.fsync=all', '-c', 'core.fsyncMethod=fsync', 'update-ref', `${REWOUND_PREFIX}${stamp}/${ref.slice('refs/heads/'.length)}`, oid]);
+  }
+  for (const folder of [`${REWOUND_PREFIX}${stamp}`, REWOUND_PREFIX, 'refs/cfghub', 'refs']) await fsyncFolder(join(gitdir, folder));
+  return `${REWOUND_PREFIX}${stamp}/`;
+}
+
+async function writeDurably(path: string, text: string): Promise<void> {
+  await fs.promises.writeFile(path, text);
+  await fsyncFolder(path); // opens read-only and fsyncs: the same for a file
 }
 
 /** Makes a mirror of a repository the replica does not have yet: assembled aside, fetched, renamed into place. */
@@ -73,27 +129,27 @@ export async function createMirror(root: string, source: MirrorSource, account: 
   await fs.promises.mkdir(work, { recursive: true, mode: 0o700 });
   const temporary = join(work, `new-${randomBytes(6).toString('hex')}`);
   try {
-    await fs.promises.mkdir(join(temporary, 'objects'), { recursive: true });
+    await fs.promises.mkdir(join(temporary, 'objects', 'pack'), { recursive: true });
     await fs.promises.mkdir(join(temporary, 'refs', 'heads'), { recursive: true });
     await fs.promises.mkdir(join(temporary, 'refs', 'tags'), { recursive: true });
-    await fs.promises.writeFile(join(temporary, 'HEAD'), `ref: ${BRANCH_REF}\n`);
-    await fs.promises.writeFile(join(temporary, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+    await writeDurably(join(temporary, 'HEAD'), `ref: ${BRANCH_REF}\n`);
+    await writeDurably(join(temporary, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
     await fetchMirror(temporary, source, account, name);
+    await fsyncFolder(join(temporary, 'objects'));
     const accountDir = join(root, account);
+    const newAccount = !fs.existsSync(accountDir);
     await fs.promises.mkdir(accountDir, { recursive: true });
     await fs.promises.rename(temporary, join(accountDir, `${name}.git`));
+    await fsyncFolder(accountDir);
+    if (newAccount) await fsyncFolder(root);
   } finally {
     await fs.promises.rm(temporary, { recursive: true, force: true });
   }
 }
 
-/** Removes a mirror the primary no longer has: renamed out of the folder first, so readers see it whole or not at all. */
-export async function removeMirror(root: string, gitdir: string): Promise<void> {
-  const work = join(root, WORK_FOLDER);
-  await fs.promises.mkdir(work, { recursive: true, mode: 0o700 });
-  const aside = join(work, `gone-${randomBytes(6).toString('hex')}`);
-  await fs.promises.rename(gitdir, aside);
-  await fs.promises.rm(aside, { recursive: true, force: true });
+/** Sets aside a mirror the primary no longer lists, as the primary sets aside a deleted repository. */
+export async function removeMirror(root: string, account: string, name: string, gitdir: string): Promise<void> {
+  await setAside(root, account, name, gitdir);
 }
 
 /** Whether `ancestor` is `head` or one of its ancestors, by git itself. */

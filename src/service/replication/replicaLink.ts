@@ -1,7 +1,7 @@
 /**
- * What the HTTP front of a replica needs from its follower (issue 21): the primary's URL, the lag,
- * the status and the `Min-Commit` wait. A single process holds the Replicator itself; a worker of
- * `serve --workers N` (issue 22) holds a ReplicaView of the one Replicator the cluster's primary
+ * What the HTTP front of a replica needs from its follower: the primary's URL, the lag, the status
+ * and the `Min-Commit` wait. A single process holds the Replicator itself; a worker of
+ * `serve --workers N` holds a ReplicaView of the one Replicator the cluster's primary
  * process runs, kept current over IPC (see src/cli/clusterPrimary.ts).
  */
 import type { GitRepository } from '../../disk/repository.js';
@@ -23,15 +23,31 @@ export const MIN_COMMIT_WAIT_MS = 2_000;
 const MIN_COMMIT_POLL_MS = 25;
 const COMMIT_ID = /^[0-9a-f]{40}$/;
 
-/**
- * The head to read for a request that asked for at least `commit` (`Min-Commit`): once the
- * repository's head is that commit or descends from it, waiting up to `waitMs` for the follower
- * to fetch it; else a 503 that names the lag.
- */
-export async function awaitCommit(repository: GitRepository, commit: string, lagSeconds: () => number | undefined, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
+function commitId(commit: string): string {
   const wanted = commit.toLowerCase();
   if (!COMMIT_ID.test(wanted)) throw new ServiceError('invalid_argument', 'Min-Commit must be a commit id: 40 hexadecimal digits');
-  const deadline = Date.now() + waitMs;
+  return wanted;
+}
+
+/**
+ * The head to read for a request that asked for at least `commit` (`Min-Commit`) on a server that
+ * follows no one (a primary): the head when it is that commit or descends from it, else undefined
+ * (the commit is not in this repository's history: lost in a failover, or never of it).
+ */
+export async function headHolding(repository: GitRepository, commit: string): Promise<string | undefined> {
+  const wanted = commitId(commit);
+  const head = repository.head();
+  return head === wanted || (await isAncestor(repository.gitdir, wanted, head)) ? head : undefined;
+}
+
+/**
+ * The head to read for a request that asked for at least `commit` (`Min-Commit`) on a replica:
+ * once the repository's head is that commit or descends from it, waiting up to `waitMs` for the
+ * follower to fetch it; else a 503 that names the lag.
+ */
+export async function awaitCommit(repository: GitRepository, commit: string, lagSeconds: () => number | undefined, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
+  const wanted = commitId(commit);
+  const deadline = performance.now() + waitMs;
   let checked = '';
   for (;;) {
     const head = repository.head();
@@ -41,7 +57,7 @@ export async function awaitCommit(repository: GitRepository, commit: string, lag
       checked = head;
       if (await isAncestor(repository.gitdir, wanted, head)) return head;
     }
-    if (Date.now() >= deadline) {
+    if (performance.now() >= deadline) {
       const lag = lagSeconds();
       throw new ServiceError(
         'unavailable',
@@ -59,16 +75,22 @@ export class ReplicaView implements ReplicaLink {
   private confirmedAt: number | undefined;
 
   constructor(readonly primary: string) {
-    this.last = { role: 'replica', primary, connected: false, lagSeconds: null, lastConfirmed: null, lastError: null, repositories: 0, fetches: 0, fetchFailures: 0 };
+    this.last = {
+      role: 'replica', primary, connected: false, lagSeconds: null, lastConfirmed: null, lastError: null,
+      refused: null, rewindsRefused: [], following: null, repositories: 0, fetches: 0, fetchFailures: 0,
+    };
   }
 
-  /** The follower's status as the primary process sent it (lastConfirmed to the millisecond). */
+  /**
+   * The follower's status as the primary process sent it. Its lag is carried over to this
+   * process's monotonic clock (each process has its own origin), to within its 0.1 s rounding.
+   */
   update(status: ReplicaStatus): void {
     this.last = status;
-    this.confirmedAt = status.lastConfirmed === null ? undefined : Date.parse(status.lastConfirmed);
+    this.confirmedAt = status.lagSeconds === null ? undefined : performance.now() - status.lagSeconds * 1000;
   }
 
-  lagSeconds(now = Date.now()): number | undefined {
+  lagSeconds(now = performance.now()): number | undefined {
     return this.confirmedAt === undefined ? undefined : Math.max(0, now - this.confirmedAt) / 1000;
   }
 

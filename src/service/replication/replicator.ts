@@ -1,32 +1,42 @@
 /**
- * A replica's follower (issue 21): keeps the mirrors under its repositories folder and its token
- * file in step with a primary, and says how current it is.
+ * A replica's follower: keeps the mirrors under its repositories folder and its token files in
+ * step with a primary, and says how current it is.
  *
  * The loop: ask for the primary's state (GET /rest/replication/state), make the folder match it
- * (fetch the repositories whose head differs, mirror new ones, remove gone ones, replace the
- * token records), then wait on the change feed (POST /rest/replication/feed) with the heads now on
- * disk. The feed answers as soon as anything differs, or after its hold time (the periodic full
- * check: the whole state compared with the disk again). While it waits the primary sends a
- * heartbeat line each second meaning "still the same": that is what "confirmed current" means, and
- * the lag is the time since the last confirmation. When the primary cannot be reached the loop
- * retries with a growing pause (at most RETRY_MAX_MS) and the replica serves what it has.
+ * (fetch the repositories whose branches or tags differ, mirror new ones, set aside gone ones,
+ * replace the client and admin token records), then wait on the change feed (POST
+ * /rest/replication/feed) with the refs now on disk. The feed answers as soon as anything differs,
+ * or after its hold time (the periodic full check: the whole state compared with the disk again).
+ * While it waits the primary sends a heartbeat line each second meaning "still the same": that is
+ * what "confirmed current" means, and the lag is the time since the last confirmation, measured on
+ * the monotonic clock (a wall clock stepped back would show a dead primary as current). When the
+ * primary cannot be reached the loop retries with a growing pause (at most RETRY_MAX_MS) and the
+ * replica serves what it has.
+ *
+ * What a replica refuses, serving what it has and saying why (status, `/readyz`, log, metric)
+ * until the operator starts it with `--accept-new-primary` (which accepts the next state whole):
+ *  - a state of another folder than the one it follows (folderIdentity.ts), or of a lower
+ *    generation (an old primary restarted after a promotion);
+ *  - a state that would set aside more than MAX_REMOVED_SHARE of its mirrors, and more than one, at
+ *    once (a primary started on an empty or restored folder);
+ *  - per repository, a branch moving backwards (the repository stays where it is; mirror.ts).
  *
  * The replica never writes a repository itself: only git fetch does, on the primary's word.
  */
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
-import { readRef } from '../../disk/refs.js';
-import { BRANCH_REF } from '../../layout/layout.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
+import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/adminTokenStore.js';
 import { tokenRecordSchema } from '../../disk/tokenStore.js';
 import type { TokenService } from '../tokens.js';
-import { createMirror, fetchMirror, removeMirror, type MirrorSource } from './mirror.js';
+import { folderIdentitySchema, pin, readPin, type FolderIdentity } from './folderIdentity.js';
+import { createMirror, fetchMirror, keepRewoundHeads, removeMirror, type MirrorSource } from './mirror.js';
 import { awaitCommit, MIN_COMMIT_WAIT_MS } from './replicaLink.js';
-import { tokensDigest, type HeldState, type ReplicationState } from './state.js';
+import { recordsDigest, type HeldState, type ReplicationState } from './state.js';
 
-/** What /readyz and the metrics report about a replica (issue 19 can call `Replicator.status()`). */
+/** What /readyz and the metrics report about a replica (`Replicator.status()`). */
 export interface ReplicaStatus {
   readonly role: 'replica';
   readonly primary: string;
@@ -34,9 +44,16 @@ export interface ReplicaStatus {
   readonly connected: boolean;
   /** Seconds since the replica last confirmed it held what the primary holds; null before the first time. */
   readonly lagSeconds: number | null;
+  /** When that was, on the wall clock (for display only). */
   readonly lastConfirmed: string | null;
   /** Why the last exchange or fetch failed, without paths or tokens; null after a success. */
   readonly lastError: string | null;
+  /** Why the primary's last state was refused (another folder, a lower generation, too many removals); null when it was not. */
+  readonly refused: string | null;
+  /** Repositories whose branch the primary moved backwards: kept where they are (`account/name`). */
+  readonly rewindsRefused: readonly string[];
+  /** The primary folder and generation this replica follows; null before the first state. */
+  readonly following: FolderIdentity | null;
   readonly repositories: number;
   readonly fetches: number;
   readonly fetchFailures: number;
@@ -49,6 +66,8 @@ export interface ReplicatorOptions {
   readonly logger: Logger;
   /** How long the primary holds a feed request with nothing new: the period of the full check. */
   readonly holdMs?: number;
+  /** `--accept-new-primary`: the next state is applied whatever it is (another folder, a lower generation, removals, rewinds). */
+  readonly acceptNewPrimary?: boolean;
 }
 
 /** Fetches at once, at most: each is a git process. */
@@ -58,29 +77,42 @@ const RETRY_MAX_MS = 2_000;
 /** A feed that sends nothing (not even a heartbeat) for this long is taken as a dead primary. */
 const FEED_SILENCE_MS = 5_000;
 const STATE_TIMEOUT_MS = 10_000;
-/** The largest state a primary may send (about 150 bytes a repository, 400 a token). */
+/** The largest state a primary may send (about 250 bytes a repository, 400 a token). */
 const MAX_STATE_BYTES = 64 * 1024 * 1024;
+/** A state may set aside at most this share of the mirrors at once (or one mirror): more is refused. */
+export const MAX_REMOVED_SHARE = 0.25;
 export { MIN_COMMIT_WAIT_MS };
 
 const stateSchema = z.object({
-  repositories: z.array(z.object({ account: z.string(), name: z.string(), head: z.string() })),
+  origin: folderIdentitySchema,
+  repositories: z.array(z.object({ account: z.string(), name: z.string(), head: z.string(), refs: z.string() })),
   tokens: z.array(tokenRecordSchema),
   tokensDigest: z.string(),
+  adminTokens: z.array(adminTokenRecordSchema),
+  adminTokensDigest: z.string(),
 });
 
 export class Replicator {
   private stopped = false;
   private loop: Promise<void> | undefined;
   private abort = new AbortController();
-  private confirmedAt: number | undefined;
+  /** When the replica last confirmed it was current: monotonic (performance.now) for the lag, wall clock for display. */
+  private confirmed: { at: number; wall: number } | undefined;
   private connected = false;
   private lastError: string | null = null;
+  private refused: string | null = null;
+  private readonly rewinds = new Set<string>();
+  private accepting: boolean;
   private fetches = 0;
   private fetchFailures = 0;
   private repositoryCount = 0;
   private pauseTimer: { timer: NodeJS.Timeout; done: () => void } | undefined;
+  private readonly adminTokens: AdminTokenStore;
 
-  constructor(private readonly options: ReplicatorOptions) {}
+  constructor(private readonly options: ReplicatorOptions) {
+    this.accepting = options.acceptNewPrimary === true;
+    this.adminTokens = new AdminTokenStore(options.registry.root);
+  }
 
   get primary(): string {
     return this.options.source.primary;
@@ -100,9 +132,9 @@ export class Replicator {
     await this.loop;
   }
 
-  /** Seconds since the replica last confirmed it was current; undefined before the first time. */
-  lagSeconds(now = Date.now()): number | undefined {
-    return this.confirmedAt === undefined ? undefined : Math.max(0, now - this.confirmedAt) / 1000;
+  /** Seconds since the replica last confirmed it was current (monotonic clock); undefined before the first time. */
+  lagSeconds(now = performance.now()): number | undefined {
+    return this.confirmed === undefined ? undefined : Math.max(0, now - this.confirmed.at) / 1000;
   }
 
   status(): ReplicaStatus {
@@ -112,8 +144,11 @@ export class Replicator {
       primary: this.primary,
       connected: this.connected,
       lagSeconds: lag === undefined ? null : Math.round(lag * 10) / 10,
-      lastConfirmed: this.confirmedAt === undefined ? null : new Date(this.confirmedAt).toISOString(),
+      lastConfirmed: this.confirmed === undefined ? null : new Date(this.confirmed.wall).toISOString(),
       lastError: this.lastError,
+      refused: this.refused,
+      rewindsRefused: [...this.rewinds].sort(),
+      following: readPin(this.options.registry.root) ?? null,
       repositories: this.repositoryCount,
       fetches: this.fetches,
       fetchFailures: this.fetchFailures,
@@ -125,21 +160,28 @@ export class Replicator {
     return awaitCommit(repository, commit, () => this.lagSeconds(), waitMs);
   }
 
+  private confirm(): void {
+    this.confirmed = { at: performance.now(), wall: Date.now() };
+  }
+
   private async run(): Promise<void> {
     let follow = false;
     let retry = RETRY_MIN_MS;
     while (!this.stopped) {
       try {
-        const { state, at } = follow ? await this.follow() : await this.askState();
+        const state = follow ? await this.follow() : await this.askState();
         this.connected = true;
         const complete = await this.apply(state);
         if (complete) {
-          this.confirmedAt = at;
+          this.confirm();
           this.lastError = null;
           retry = RETRY_MIN_MS;
         }
         follow = complete;
-        if (!complete) await this.pause(retry);
+        if (!complete) {
+          await this.pause(retry);
+          retry = Math.min(RETRY_MAX_MS, retry * 2);
+        }
       } catch (error) {
         if (this.stopped) break;
         this.connected = false;
@@ -176,20 +218,21 @@ export class Replicator {
   }
 
   private headers(): Record<string, string> {
-    return { 'Client-Token': this.options.source.token };
+    const following = readPin(this.options.registry.root);
+    return { 'Client-Token': this.options.source.token, ...(following ? { 'Replica-Generation': String(following.generation) } : {}) };
   }
 
-  private async askState(): Promise<{ state: ReplicationState; at: number }> {
+  private async askState(): Promise<ReplicationState> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(STATE_TIMEOUT_MS)]);
     const answer = await fetch(this.url('/rest/replication/state'), { headers: this.headers(), signal });
     const text = await answer.text();
     if (answer.status !== 200) throw new Error(`the primary answered the state request with ${answer.status}: ${text.slice(0, 200)}`);
     if (text.length > MAX_STATE_BYTES) throw new Error('the primary sent a state larger than the limit');
-    return { state: stateSchema.parse(JSON.parse(text)), at: Date.now() };
+    return stateSchema.parse(JSON.parse(text));
   }
 
   /** Waits on the change feed with what is on disk now; heartbeats confirm the replica current. */
-  private async follow(): Promise<{ state: ReplicationState; at: number }> {
+  private async follow(): Promise<ReplicationState> {
     const held = this.held();
     const silence = new AbortController();
     let watchdog = setTimeout(() => silence.abort(), FEED_SILENCE_MS);
@@ -212,8 +255,8 @@ export class Replicator {
         while ((end = pending.indexOf('\n')) >= 0) {
           const line = JSON.parse(pending.slice(0, end)) as { same?: boolean; state?: unknown };
           pending = pending.slice(end + 1);
-          if (line.state !== undefined) return { state: stateSchema.parse(line.state), at: Date.now() };
-          if (line.same === true) this.confirmedAt = Date.now();
+          if (line.state !== undefined) return stateSchema.parse(line.state);
+          if (line.same === true) this.confirm();
         }
       }
       throw new Error('the primary ended the feed without a state');
@@ -225,45 +268,103 @@ export class Replicator {
     }
   }
 
-  /** The heads on disk now and the local token set's digest: what the feed compares. */
+  /** The refs on disk now, the local token sets' digests and the folder followed: what the feed compares. */
   private held(): HeldState {
-    const heads: Record<string, string> = {};
-    for (const location of this.options.registry.locations()) {
-      heads[`${location.account}/${location.name}`] = readRef(location.gitdir, BRANCH_REF) ?? '';
+    const { registry, tokens } = this.options;
+    const refs: Record<string, string> = {};
+    for (const location of registry.locations()) {
+      const key = `${location.account}/${location.name}`;
+      try {
+        refs[key] = this.rewinds.has(key) ? 'rewind-refused' : registry.open(location).refsDigest();
+      } catch {
+        refs[key] = '';
+      }
     }
-    for (const offered of this.lastOffered) heads[offered] ??= ''; // offered without a head: nothing to fetch yet
-    return { heads, tokensDigest: tokensDigest(this.options.tokens.records()) };
+    for (const offered of this.lastOffered) refs[offered] ??= ''; // offered without a head: nothing to fetch yet
+    return { refs, tokensDigest: recordsDigest(tokens.records()), adminTokensDigest: recordsDigest(this.adminTokens.all()), origin: readPin(registry.root) };
   }
 
   private lastOffered: string[] = [];
 
-  /** Makes the folder match a state; true when everything matched (no fetch failed). */
+  /** Why this state must not be applied without the operator's word, or undefined. */
+  private refusal(state: ReplicationState, following: FolderIdentity | undefined, removed: number, mirrors: number): string | undefined {
+    if (following && state.origin.folder !== following.folder) {
+      return `the primary now serves another repositories folder (${state.origin.folder}) than the one this replica follows (${following.folder})`;
+    }
+    if (following && state.origin.generation < following.generation) {
+      return `the primary is of generation ${state.origin.generation}, below the generation ${following.generation} this replica follows: another server was promoted since`;
+    }
+    if (removed > 1 && removed > mirrors * MAX_REMOVED_SHARE) {
+      return `the primary's state would remove ${removed} of this replica's ${mirrors} repositories at once (at most ${MAX_REMOVED_SHARE * 100}%, or one, are removed without the operator's word)`;
+    }
+    return undefined;
+  }
+
+  /** Makes the folder match a state; true when everything matched (no fetch failed, nothing refused). */
   private async apply(state: ReplicationState): Promise<boolean> {
-    const { registry } = this.options;
+    const { registry, logger } = this.options;
     const local = new Map(registry.locations().map((location) => [`${location.account}/${location.name}`, location]));
-    const offered = new Set<string>();
+    const offered = new Set(state.repositories.map((r) => `${r.account}/${r.name}`));
+    const gone = [...local].filter(([key]) => !offered.has(key));
+    const following = readPin(registry.root);
+    const accepting = this.accepting;
+
+    const refusal = this.refusal(state, following, gone.length, local.size);
+    if (refusal !== undefined && !accepting) {
+      if (refusal !== this.refused) logger.error({ event: 'replication-refused', primary: this.primary, problem: refusal }, 'the replica keeps serving what it has; start it with --accept-new-primary to follow this primary');
+      this.refused = refusal;
+      return false;
+    }
+    if (refusal !== undefined) logger.warn({ event: 'replication-new-primary-accepted', primary: this.primary, problem: refusal });
+    this.refused = null;
+    if (!following || following.folder !== state.origin.folder || following.generation !== state.origin.generation) await pin(registry.root, state.origin);
+
     const jobs: Array<{ what: string; run: () => Promise<void> }> = [];
     this.lastOffered = [];
     for (const repository of state.repositories) {
       const key = `${repository.account}/${repository.name}`;
-      offered.add(key);
       if (!repository.head) {
         if (!local.has(key)) this.lastOffered.push(key);
         continue;
       }
       const location = local.get(key);
-      if (!location) jobs.push({ what: key, run: () => createMirror(registry.root, this.options.source, repository.account, repository.name) });
-      else if (readRef(location.gitdir, BRANCH_REF) !== repository.head) {
-        jobs.push({ what: key, run: () => fetchMirror(location.gitdir, this.options.source, repository.account, repository.name) });
+      if (!location) {
+        jobs.push({ what: key, run: () => createMirror(registry.root, this.options.source, repository.account, repository.name) });
+        continue;
       }
+      let held = '';
+      try {
+        held = registry.open(location).refsDigest();
+      } catch {
+        // unreadable: fetched again
+      }
+      if (held === repository.refs && !this.rewinds.has(key)) continue;
+      jobs.push({
+        what: key,
+        run: async () => {
+          let outcome = await fetchMirror(location.gitdir, this.options.source, repository.account, repository.name);
+          if (outcome === 'rewind-refused' && accepting) {
+            const kept = await keepRewoundHeads(location.gitdir);
+            logger.warn({ event: 'replication-rewound', repository: key, kept });
+            outcome = await fetchMirror(location.gitdir, this.options.source, repository.account, repository.name, true);
+          }
+          if (outcome === 'fetched') this.rewinds.delete(key);
+          else if (!this.rewinds.has(key)) {
+            this.rewinds.add(key);
+            logger.error({ event: 'replication-rewind-refused', repository: key, primary: this.primary }, "the primary's branch moved backwards: this replica keeps its head; start it with --accept-new-primary to follow (the head is then kept under refs/cfghub/rewound/)");
+          }
+        },
+      });
     }
-    for (const [key, location] of local) {
-      if (!offered.has(key)) jobs.push({ what: key, run: () => removeMirror(registry.root, location.gitdir) });
+    for (const [key, location] of gone) {
+      this.rewinds.delete(key);
+      jobs.push({ what: key, run: () => removeMirror(registry.root, location.account, location.name, location.gitdir) });
     }
     this.repositoryCount = state.repositories.length;
 
     // Tokens first: a revocation must not wait behind fetches.
-    if (tokensDigest(this.options.tokens.records()) !== state.tokensDigest) await this.options.tokens.replaceAll(state.tokens);
+    if (recordsDigest(this.options.tokens.records()) !== state.tokensDigest) await this.options.tokens.replaceAll(state.tokens);
+    if (recordsDigest(this.adminTokens.all()) !== state.adminTokensDigest) await this.adminTokens.update(() => ({ records: [...state.adminTokens], result: undefined }));
 
     let failures = 0;
     const queue = [...jobs];
@@ -276,12 +377,13 @@ export class Replicator {
           failures++;
           this.fetchFailures++;
           this.lastError = this.describe(error);
-          this.options.logger.warn({ event: 'replication-fetch-failed', repository: job.what, problem: this.lastError });
+          logger.warn({ event: 'replication-fetch-failed', repository: job.what, problem: this.lastError });
         }
       }
     };
     await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, jobs.length) }, worker));
-
-    return failures === 0 && !this.stopped;
+    const complete = failures === 0 && !this.stopped;
+    if (complete && accepting) this.accepting = false; // the operator's word holds for one state
+    return complete && this.rewinds.size === 0;
   }
 }

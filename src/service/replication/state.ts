@@ -1,7 +1,9 @@
 /**
- * What a primary offers its replicas (issue 21): every repository with its head, and every token
- * record (hashes only: a token itself is never stored anywhere), with a digest of the records so
- * that a replica and the change feed can compare token sets without sending them.
+ * What a primary offers its replicas: the folder it serves (identity and generation, see
+ * folderIdentity.ts), every repository with its head and a digest of all its branches and tags,
+ * every client token record and every admin token record (hashes only: a token itself is never
+ * stored anywhere), with a digest of each record set so that a replica and the change feed can
+ * compare them without sending them.
  *
  * Settings live in each repository's `repository.yaml`, so git carries them; tokens are the only
  * state outside git.
@@ -10,34 +12,54 @@ import { createHash } from 'node:crypto';
 import type { TokenService } from '../tokens.js';
 import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
 import type { TokenRecord } from '../../disk/tokenStore.js';
+import type { AdminTokenRecord, AdminTokenStore } from '../../disk/adminTokenStore.js';
 import { TimeSlices } from '../../layout/timeSlices.js';
+import type { FolderIdentity } from './folderIdentity.js';
 
 export interface ReplicatedRepository {
   readonly account: string;
   readonly name: string;
   /** The commit of `refs/heads/main`; '' when it cannot be read (a repository being created by plain git). */
   readonly head: string;
+  /** A digest of every branch and tag (GitRepository.refsDigest); '' when the head is ''. */
+  readonly refs: string;
 }
 
 export interface ReplicationState {
+  /** The folder this state is of: a replica follows one folder, and no lower generation. */
+  readonly origin: FolderIdentity;
   readonly repositories: readonly ReplicatedRepository[];
   readonly tokens: readonly TokenRecord[];
   readonly tokensDigest: string;
+  readonly adminTokens: readonly AdminTokenRecord[];
+  readonly adminTokensDigest: string;
 }
 
-/** Heads by `account/name`, and the tokens' digest: what a replica holds, and what the feed compares. */
+/** What a replica holds, and what the feed compares: each repository's refs digest, the record sets' digests, the folder followed. */
 export interface HeldState {
-  readonly heads: Readonly<Record<string, string>>;
+  readonly refs: Readonly<Record<string, string>>;
   readonly tokensDigest: string;
+  readonly adminTokensDigest: string;
+  /** The primary folder the replica follows; undefined before it followed any. */
+  readonly origin?: FolderIdentity;
+}
+
+/** Where a state's parts are read from: the primary's folder and records. */
+export interface StateSource {
+  readonly registry: RepositoryRegistry;
+  readonly tokens: TokenService;
+  readonly adminTokens: AdminTokenStore;
+  /** The folder's identity and generation as now (read from disk at most once a second, see origin.ts). */
+  origin(): FolderIdentity;
 }
 
 /** Largest number of repositories a state or a feed request may name (bounded work per request). */
 export const MAX_REPLICATED_REPOSITORIES = 10_000;
 
-const digests = new WeakMap<readonly TokenRecord[], string>();
+const digests = new WeakMap<readonly object[], string>();
 
-/** The digest of a token set; kept per array (the token store hands out one array per file version). */
-export function tokensDigest(records: readonly TokenRecord[]): string {
+/** The digest of a record set; kept per array (the token store hands out one array per file version). */
+export function recordsDigest(records: readonly TokenRecord[] | readonly AdminTokenRecord[]): string {
   let digest = digests.get(records);
   if (digest === undefined) {
     digest = createHash('sha256').update(JSON.stringify(records)).digest('hex');
@@ -73,29 +95,45 @@ export function openEveryRepository(registry: RepositoryRegistry): Promise<void>
   return done;
 }
 
-/** The heads of every repository in a folder, by `account/name`. */
+/** The head and refs digest of every repository in a folder, by `account/name`. */
 export function headsOf(registry: RepositoryRegistry, locations: readonly RepositoryLocation[] = registry.locations()): ReplicatedRepository[] {
   return locations.map((location) => {
     let head = '';
+    let refs = '';
     try {
-      head = registry.open(location).head();
+      const repository = registry.open(location);
+      head = repository.head();
+      refs = repository.refsDigest();
     } catch {
       // No readable head yet: offered with '' so a replica neither fetches nor deletes it.
+      head = '';
+      refs = '';
     }
-    return { account: location.account, name: location.name, head };
+    return { account: location.account, name: location.name, head, refs };
   });
 }
 
 /** The state now; `locations`, when given, is a recent listing of the folder (the feed's, see feedHub.ts). */
-export function currentState(registry: RepositoryRegistry, tokens: TokenService, locations?: readonly RepositoryLocation[]): ReplicationState {
-  const records = tokens.records();
-  return { repositories: headsOf(registry, locations), tokens: records, tokensDigest: tokensDigest(records) };
+export function currentState(source: StateSource, locations?: readonly RepositoryLocation[]): ReplicationState {
+  const tokens = source.tokens.records();
+  const adminTokens = source.adminTokens.all();
+  return {
+    origin: source.origin(),
+    repositories: headsOf(source.registry, locations),
+    tokens,
+    tokensDigest: recordsDigest(tokens),
+    adminTokens,
+    adminTokensDigest: recordsDigest(adminTokens),
+  };
 }
+
+const sameOrigin = (a: FolderIdentity | undefined, b: FolderIdentity) => a !== undefined && a.folder === b.folder && a.generation === b.generation;
 
 /** Whether a state is still what a replica holds. */
 export function sameAsHeld(state: ReplicationState, held: HeldState): boolean {
-  if (state.tokensDigest !== held.tokensDigest) return false;
-  const names = Object.keys(held.heads);
+  if (state.tokensDigest !== held.tokensDigest || state.adminTokensDigest !== held.adminTokensDigest) return false;
+  if (!sameOrigin(held.origin, state.origin)) return false;
+  const names = Object.keys(held.refs);
   if (names.length !== state.repositories.length) return false;
-  return state.repositories.every((r) => held.heads[`${r.account}/${r.name}`] === r.head);
+  return state.repositories.every((r) => held.refs[`${r.account}/${r.name}`] === r.refs);
 }
