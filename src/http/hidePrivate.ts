@@ -59,6 +59,6 @@ export function visibleRecords(records: readonly RepositoryRecord[], token: Toke
 }
 
 /** requireVisible for a repository named by the request's path (an unknown name is the same 404). */
-export async function requireVisibleByName(ctx: AppContext, req: IncomingMessage, account: string, name: string): Promise<void> {
-  await requireVisible(ctx, req, requireRepository(ctx.registry, account, name), account, name);
+export async function requireVisibleByName(ctx: AppContext, req: IncomingMessage, account: string, name: string, presented?: string): Promise<void> {
+  await requireVisible(ctx, req, requireRepository(ctx.registry, account, name), account, name, presented);
 }

@@ -3,9 +3,7 @@
  * `Client-Token` header and asks the access policy (service/accessPolicy.ts), which decides.
  */
 import type { IncomingMessage } from 'node:http';
-import { AccessPolicy } from '../service/accessPolicy.js';
-import type { GroupKey } from '../service/sealing.js';
-import type { GitRepository } from '../disk/repository.js';
+import { AccessPolicy, type AccessGrant } from '../service/accessPolicy.js';
 import type { AppContext } from './context.js';
 import { header } from './headers.js';
 import { requireVisibleByName } from './hidePrivate.js';
@@ -16,6 +14,11 @@ export interface NamedRepository {
   readonly pathname: string;
   readonly account?: string;
   readonly repository?: string;
+  /**
+   * The token as another protocol carries it (HTTP Basic's password or a Bearer token, see
+   * routes/protocolAuth.ts); absent: the `Client-Token` header.
+   */
+  readonly token?: string;
 }
 
 /** The repository a read is allowed on, its head as read once for this request, and the keys of the token's security groups. */
@@ -24,18 +27,19 @@ export type ReadAccess = (
   named: NamedRepository,
   /** The read needs no key of the head (history): see AccessRequest.settingsOnly. */
   options?: { readonly settingsOnly?: boolean },
-) => Promise<{ repository: GitRepository; head: string; groupKeys?: readonly GroupKey[] }>;
+) => Promise<AccessGrant>;
 
 export function readAccess(ctx: AppContext): ReadAccess {
   const policy = new AccessPolicy(ctx.registry, ctx.tokens);
   return async (req, named, options) => {
     // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
-    if (ctx.hidePrivate && named.account !== undefined) await requireVisibleByName(ctx, req, named.account, named.repository!);
+    const token = named.token ?? header(req, 'Client-Token');
+    if (ctx.hidePrivate && named.account !== undefined) await requireVisibleByName(ctx, req, named.account, named.repository!, token);
     return policy.require({
       operation: 'read',
       account: named.account,
       repository: named.account === undefined ? undefined : named.repository,
-      token: header(req, 'Client-Token'),
+      token,
       what: named.pathname,
       ...(options?.settingsOnly ? { settingsOnly: true } : {}),
     });
