@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import cloudConfigClient from 'cloud-config-client';
 import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile, tempDir } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
+import { until } from '../support/poll.js';
 
 const REPO = 'acme/shop';
 const APPLICATION = 'acme.shop';
@@ -97,6 +98,8 @@ describe('cloud-config-client, as published', () => {
     await expect(load({ auth: undefined })).rejects.toThrow(`Invalid response: ${tokenless.status}`);
     cliOk(fixture.repos, 'repo', 'create', 'acme/other', '--context', 'Environment');
     const other = cliOk(fixture.repos, 'token', 'create', 'acme/other').trim();
+    // The server learns of a token written by another process through a file watch: wait until it knows this one.
+    await until(async () => (await read(fixture.server.url, '/rest/pull/acme/other', { 'Client-Token': other, Context: '*' })).status === 200, 'the new token to be known');
     await expect(load({ auth: { user: 'app', pass: other } })).rejects.toThrow('Invalid response: 403');
     expectJsonError(await read(endpoint, `/acme.nothing/default`, { Authorization: `Bearer ${token}` }), 404);
   });
