@@ -63,28 +63,55 @@ export function toProperties(properties: readonly RenderedProperty[]): string {
   return out;
 }
 
-/** Key names the dotenv format can carry (the `dotenv` package reads `[\w.-]+`). */
-const DOTENV_NAME = /^[\w.-]+$/;
+/**
+ * Names the env rendering carries: the names a POSIX shell can assign. Any other (`db.url`,
+ * `a-b`) would be read by `set -a; . ./app.env` as a command to run, so it is left out and named.
+ */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * One dotenv value, quoted so that the `dotenv` package reads it back unchanged: single quotes
- * when the text holds none (nothing inside is interpreted), else backticks, else double quotes
- * (where that package turns `\n` into a new line, so it is the last choice). Line breaks stay
- * literal inside the quotes (multi-line values, dotenv 15 and later).
+ * One env value, written so that the four readers of such a file read it back exactly and none
+ * runs anything: a POSIX shell sourcing it (`set -a; . ./app.env`), the `dotenv` npm package,
+ * python-dotenv and docker compose (compose-go's dotenv parser). Undefined when no writing is
+ * read the same by all four: such a value is left out and named.
+ *
+ * - Single quotes, when the text holds no `'`: nothing inside is interpreted by the shell,
+ *   `dotenv`, or compose; python-dotenv turns `\\` into one backslash there, and compose takes a
+ *   `\` before the closing quote as an escaped quote, so a text holding two backslashes in a row
+ *   or ending with one is refused.
+ * - Double quotes, when the text holds a `'` and none of `"`, `$`, `` ` `` or `\`: the only
+ *   characters any of the four interprets inside double quotes.
+ * - A carriage return is refused: each reader but the shell reads it as a line feed (it turns
+ *   CR and CRLF into LF before parsing), and an escape (`\r`) means a CR to three readers and a
+ *   backslash to the shell. NUL cannot be in an environment variable.
+ * - A `${NAME}` (or `${NAME:-default}`) is refused: python-dotenv replaces it in every value,
+ *   quoted or not, and has no escape for it.
+ * Line feeds and tabs stay literal inside the quotes, which all four read as they are.
  */
-function quoteDotenv(text: string): string {
-  for (const quote of ["'", '`']) if (!text.includes(quote)) return `${quote}${text}${quote}`;
-  return `"${text.replace(/"/g, '\\"')}"`;
+/** What python-dotenv expands in a value, quoted or not (its `_posix_variable`). */
+const PYTHON_DOTENV_VARIABLE = /\$\{[^}:]*(?::-[^}]*)?\}/;
+
+export function quoteEnvValue(text: string): string | undefined {
+  if (/[\0\r]/.test(text) || PYTHON_DOTENV_VARIABLE.test(text)) return undefined;
+  if (!text.includes("'")) return text.includes('\\\\') || text.endsWith('\\') ? undefined : `'${text}'`;
+  return /["$`\\]/.test(text) ? undefined : `"${text}"`;
 }
 
 export function toDotenv(properties: readonly RenderedProperty[]): string {
   let out = sealedComment(properties);
-  const unnamed = properties.filter((p) => p.value !== undefined && !DOTENV_NAME.test(p.name)).map((p) => p.name);
-  if (unnamed.length) out += `# left out, not dotenv names: ${unnamed.join(', ')}\n`;
-  for (const p of properties) {
-    if (p.value !== undefined && DOTENV_NAME.test(p.name)) out += `${p.name}=${quoteDotenv(asText(p.value))}\n`;
+  const shown = properties.filter((p) => p.value !== undefined);
+  const unnamed = shown.filter((p) => !ENV_NAME.test(p.name)).map((p) => p.name);
+  if (unnamed.length) out += `# left out, not environment variable names: ${unnamed.join(', ')}\n`;
+  const lines: string[] = [];
+  const unsafe: string[] = [];
+  for (const p of shown) {
+    if (!ENV_NAME.test(p.name)) continue;
+    const quoted = quoteEnvValue(asText(p.value));
+    if (quoted === undefined) unsafe.push(p.name);
+    else lines.push(`${p.name}=${quoted}\n`);
   }
-  return out;
+  if (unsafe.length) out += `# left out, values a shell and the dotenv readers cannot all read back as they are: ${unsafe.join(', ')}\n`;
+  return out + lines.join('');
 }
 
 export function toYaml(properties: readonly RenderedProperty[]): string {

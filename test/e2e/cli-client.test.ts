@@ -107,19 +107,19 @@ describe('history and diff', () => {
 describe('pull --output', () => {
   it('writes the file atomically, and keeps the last good copy when the server is stopped, saying so', async () => {
     const output = join(dir.path, 'app.env');
-    const first = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output]);
+    const first = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output]);
     expect(first.code, first.stderr).toBe(0);
-    expect(read(output)).toBe("db.port='5432'\n");
+    expect(read(output)).toBe("db.port=5432\n");
     expect(statSync(output).mode & 0o777).toBe(0o600); // configuration may hold secrets
     expect(readdirSync(dir.path).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
     const port = Number(new URL(server.url).port);
     await server.close();
     try {
-      const away = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output]);
+      const away = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output]);
       expect(away.code).toBe(1);
       expect(away.stderr).toMatch(/^cfghub: cannot reach http:\/\/127\.0\.0\.1:\d+: .*; keeping the last good copy in .*app\.env\n$/);
-      expect(read(output)).toBe("db.port='5432'\n");
+      expect(read(output)).toBe("db.port=5432\n");
     } finally {
       server = await startTestServer(dir.path, { port });
     }
@@ -132,24 +132,24 @@ describe('pull --watch --exec', () => {
     const log = join(dir.path, 'exec.log');
     const child: ChildProcess = spawn(
       process.execPath,
-      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output, '--watch', '--exec', `cat "${output}" >> "${log}"`],
+      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output, '--watch', '--exec', `cat "${output}" >> "${log}"`],
       { env: { ...process.env, CFGHUB_SERVER: server.url }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await until(() => read(log) === "db.port='5432'\n", 'the first write and command');
+      await until(() => read(log) === "db.port=5432\n", 'the first write and command');
       const set = async (value: string, context: string) =>
         expect((await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'watch', data: [{ key: 'db.port', values: [{ context, value }] }] })).status).toBe(200);
       // A change of another context writes nothing; the next change of this one is written next.
       await set('7000', 'Development;*;*');
       await set('7001', 'Production;*;*');
-      await until(() => read(log) === "db.port='5432'\ndb.port='7001'\n", 'the second write and command');
-      expect(read(output)).toBe("db.port='7001'\n");
+      await until(() => read(log) === "db.port=5432\ndb.port=7001\n", 'the second write and command');
+      expect(read(output)).toBe("db.port=7001\n");
       await set('7002', 'Production;web;*');
-      await until(() => read(log).endsWith("db.port='7002'\n"), 'the third write and command');
-      expect(read(log)).toBe("db.port='5432'\ndb.port='7001'\ndb.port='7002'\n");
+      await until(() => read(log).endsWith("db.port=7002\n"), 'the third write and command');
+      expect(read(log)).toBe("db.port=5432\ndb.port=7001\ndb.port=7002\n");
     } finally {
       child.kill('SIGTERM');
     }
@@ -162,7 +162,7 @@ describe('pull --watch --exec', () => {
     const pullsBefore = pulls();
     const again: ChildProcess = spawn(
       process.execPath,
-      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'env', '--output', output, '--watch', '--exec', `cat "${output}" >> "${secondLog}"`],
+      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output, '--watch', '--exec', `cat "${output}" >> "${secondLog}"`],
       { env: { ...process.env, CFGHUB_SERVER: server.url }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let againErr = '';

@@ -32,8 +32,8 @@ describe('the client', () => {
     expect(first.body?.properties?.['db.host'].val).toBe('localhost');
     const { commit } = await client.push(REPO).set('db.host', 'db.prod', { context: 'Prod;*' }).unset('db.port', { context: '*;*' }).send('prod database');
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
-    const after = await client.pull(REPO, { context: 'Prod;web', format: 'env' });
-    expect(after.text).toBe("db.host='db.prod'\n");
+    const after = await client.pull(REPO, { context: 'Prod;web', format: 'yaml' });
+    expect(after.text).toBe('db.host: db.prod\n');
     const history = await client.history(REPO, { key: 'db.host' });
     expect(history.commits.map((c) => c.comment)).toEqual(['prod database', 'first keys']);
     expect(history.commits[0].applicationName).toBe('client-test');
