@@ -4,6 +4,7 @@
  * folder would raise, so a command prints and exits alike both ways. Passwords go only in
  * request bodies. RemoteAccessAdministration and RemoteAdministration build on it.
  */
+import { NO_REDIRECTS, redirectRefusal } from '../client/redirects.js';
 import { ServiceError, type ServiceErrorCode } from '../service/errors.js';
 
 const SERVICE_CODES = new Set<string>(['invalid_argument', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'precondition_failed', 'unavailable']);
@@ -55,10 +56,16 @@ export class AdminApi {
         headers: { Authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+        ...NO_REDIRECTS,
       });
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       throw new Error(`cannot reach the server at ${this.base}: ${cause}`);
+    }
+    const redirect = redirectRefusal(response, this.base);
+    if (redirect !== undefined) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new Error(redirect);
     }
     const text = await response.text();
     let parsed: unknown;

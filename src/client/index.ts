@@ -14,6 +14,7 @@ import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInpu
 import type { PullFormat } from '../domain/renderings.js';
 import { diffSchema, errorSchema, exportSchema, historySchema, pullBodySchema, type DiffAnswer, type HistoryAnswer, type PullBody } from './answers.js';
 import { backOff, type BackOff } from './backOff.js';
+import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
 export type { DiffAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
 export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/pushSchema.js';
@@ -73,6 +74,14 @@ export class ClientError extends Error {
   ) {
     super(message);
     this.name = 'ClientError';
+  }
+}
+
+/** The server answered with a redirect, which no cfghub client follows (redirects.ts). */
+export class RedirectRefusedError extends ClientError {
+  constructor(status: number, message: string) {
+    super(status, 'redirect_refused', message);
+    this.name = 'RedirectRefusedError';
   }
 }
 
@@ -188,12 +197,19 @@ export class Client {
     for (const [name, value] of Object.entries({ 'Client-Token': this.options.token, 'Application-Name': this.options.applicationName, ...headers })) {
       if (value !== undefined && value !== '') all[name] = value;
     }
+    let response: Response;
     try {
-      return await this.fetcher(`${this.base}${path}`, { method, headers: all, body, signal });
+      response = await this.fetcher(`${this.base}${path}`, { method, headers: all, body, signal, ...NO_REDIRECTS });
     } catch (error) {
       if (signal?.aborted) throw error;
       throw new ConnectionError(`cannot reach ${this.base}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`, { cause: error });
     }
+    const redirect = redirectRefusal(response, this.base);
+    if (redirect !== undefined) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new RedirectRefusedError(response.status, redirect);
+    }
+    return response;
   }
 
   private async failure(response: Response): Promise<ClientError> {

@@ -69,6 +69,8 @@ export async function fetchMirror(gitdir: string, source: MirrorSource, account:
     ['core.fsync', 'all'],
     ['core.fsyncMethod', 'fsync'],
     ['fetch.unpackLimit', '1'],
+    // Never follow a redirect: the Authorization header would go wherever it points.
+    ['http.followRedirects', 'false'],
   ];
   const branches = `${rewind ? '+' : ''}refs/heads/*:refs/heads/*`;
   const child = await spawnGit(['--git-dir', gitdir, 'fetch', '--atomic', '--prune', '--no-write-fetch-head', url, branches, '+refs/tags/*:refs/tags/*'], {

@@ -23,6 +23,7 @@
  *
  * The replica never writes a repository itself: only git fetch does, on the primary's word.
  */
+import { NO_REDIRECTS, redirectRefusal } from '../../client/redirects.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
@@ -217,6 +218,15 @@ export class Replicator {
     return `${this.primary.replace(/\/+$/, '')}${path}`;
   }
 
+  /** A request to the primary, never following a redirect (the replication token would go along). */
+  private async ask(path: string, init: RequestInit): Promise<Response> {
+    const answer = await fetch(this.url(path), { ...init, ...NO_REDIRECTS });
+    const redirect = redirectRefusal(answer, this.primary);
+    if (redirect === undefined) return answer;
+    await answer.body?.cancel().catch(() => undefined);
+    throw new Error(redirect);
+  }
+
   private headers(): Record<string, string> {
     const following = readPin(this.options.registry.root);
     return { 'Client-Token': this.options.source.token, ...(following ? { 'Replica-Generation': String(following.generation) } : {}) };
@@ -224,7 +234,7 @@ export class Replicator {
 
   private async askState(): Promise<ReplicationState> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(STATE_TIMEOUT_MS)]);
-    const answer = await fetch(this.url('/rest/replication/state'), { headers: this.headers(), signal });
+    const answer = await this.ask('/rest/replication/state', { headers: this.headers(), signal });
     const text = await answer.text();
     if (answer.status !== 200) throw new Error(`the primary answered the state request with ${answer.status}: ${text.slice(0, 200)}`);
     if (text.length > MAX_STATE_BYTES) throw new Error('the primary sent a state larger than the limit');
@@ -237,7 +247,7 @@ export class Replicator {
     const silence = new AbortController();
     let watchdog = setTimeout(() => silence.abort(), FEED_SILENCE_MS);
     try {
-      const answer = await fetch(this.url('/rest/replication/feed'), {
+      const answer = await this.ask('/rest/replication/feed', {
         method: 'POST',
         headers: { ...this.headers(), 'Content-Type': 'application/json' },
         body: JSON.stringify({ ...held, holdMs: this.options.holdMs }),
