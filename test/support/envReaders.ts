@@ -33,9 +33,17 @@ export function readWithAll(dir: string, text: string, names: readonly string[])
   return read;
 }
 
+/** The python that has python-dotenv: the one on PATH, else Debian's (python3-dotenv, as CI installs it). */
+let python: string | undefined;
+function pythonWithDotenv(): string {
+  python ??= ['python3', '/usr/bin/python3'].find((candidate) => spawnSync(candidate, ['-c', 'import dotenv']).status === 0);
+  if (python === undefined) throw new Error('no python3 here has python-dotenv (pip install python-dotenv, or apt-get install python3-dotenv)');
+  return python;
+}
+
 function readWithPython(file: string): EnvValues {
   const script = 'import json,sys\nfrom dotenv import dotenv_values\nprint(json.dumps(dotenv_values(sys.argv[1])))';
-  const run = spawnSync('python3', ['-c', script, file], { encoding: 'utf8' });
+  const run = spawnSync(pythonWithDotenv(), ['-c', script, file], { encoding: 'utf8' });
   if (run.status !== 0) throw new Error(`python-dotenv failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as EnvValues;
 }
