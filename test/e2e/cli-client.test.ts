@@ -174,7 +174,7 @@ describe('pull --watch --exec', () => {
       const pushed = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'watch', data: [{ key: 'db.port', values: [{ context: 'Production;web;*', value: '7003' }] }] });
       expect(pushed.status).toBe(200);
       await until(() => read(secondLog) !== '', 'the command after the change');
-      expect(read(secondLog)).toBe("db.port='7003'\n");
+      expect(read(secondLog)).toBe("db.port=7003\n");
       expect(againErr.match(/wrote/g)).toHaveLength(1);
     } finally {
       again.kill('SIGTERM');
