@@ -32,6 +32,7 @@ import { answerReadiness } from './readiness.js';
 import { openApiDocument } from './openapi.js';
 import { beginRequest } from './requestLog.js';
 import { springRoutes } from './routes/spring.js';
+import { ofrepRoutes } from './routes/ofrep.js';
 
 /** The express application: everything but the read endpoints. */
 export function createApp(ctx: AppContext): express.Express {
@@ -76,8 +77,9 @@ export function createRequestListener(ctx: AppContext): RequestListener & { clos
   const reads = readRoutes(ctx);
   const pushes = pushFront(ctx); // pushes skip express too (issue 22)
   const spring = springRoutes(ctx); // Spring Cloud Config's reads, under /spring/
+  const ofrep = ofrepRoutes(ctx); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res) && !spring(req, res) && !pushes(req, res)) app(req, res);
+    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
   return ctx.replica ? Object.assign(replicaFront(ctx, ctx.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;

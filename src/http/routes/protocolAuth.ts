@@ -10,6 +10,8 @@ import { badRequest } from '../errors.js';
 import { header } from '../headers.js';
 
 export function presentedToken(req: IncomingMessage): string | undefined {
+  const apiKey = header(req, 'X-API-Key'); // OFREP's ApiKeyAuth
+  if (apiKey !== undefined) return apiKey;
   const authorization = header(req, 'Authorization');
   if (authorization === undefined) return header(req, 'Client-Token');
   const space = authorization.indexOf(' ');

@@ -9,7 +9,7 @@ import type { AccessGrant } from '../../service/accessPolicy.js';
 import { resolvePoint } from '../../service/points.js';
 import type { ReadTarget } from '../../service/read.js';
 import { readerKeyRing } from '../securityProfile.js';
-import type { ReadAccess } from '../readAccess.js';
+import type { NamedRepository, ReadAccess } from '../readAccess.js';
 
 export interface ProtocolRead {
   readonly grant: AccessGrant;
@@ -20,7 +20,7 @@ export interface ProtocolRead {
 export async function protocolRead(
   access: ReadAccess,
   req: IncomingMessage,
-  named: { readonly pathname: string; readonly account: string; readonly repository: string; readonly token?: string },
+  named: NamedRepository,
   point: string | undefined,
 ): Promise<ProtocolRead> {
   const grant = await access(req, named);
