@@ -32,6 +32,8 @@ export interface AdminRoute {
   readonly answer: z.ZodType;
   /** Error statuses besides 400, 401 and 503, which every admin route can answer. */
   readonly errors: readonly number[];
+  // The body as the route's own schema parsed it: each route's run knows its shape.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   run(admin: Administration, params: Params, body: any, req: Request): Promise<unknown>;
 }
 

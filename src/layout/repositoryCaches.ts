@@ -6,7 +6,7 @@
  * (lru-cache). The bounds and what they cost are listed in the README ("Memory").
  */
 import { LRUCache } from 'lru-cache';
-import type { ParsedCommit, TreeEntry } from '../git/gitObjects.js';
+import type { ParsedCommit } from '../git/gitObjects.js';
 import type { KeyRecord, RepoSettings } from '../domain/model.js';
 import type { Snapshot } from './snapshot.js';
 

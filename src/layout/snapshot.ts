@@ -73,8 +73,10 @@ export interface SnapshotParts {
 }
 
 // The class gets every field of its parts (declaration merging), set by Object.assign.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export interface Snapshot extends SnapshotParts {}
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Snapshot implements RepositoryState {
   readonly keyCount: number;
   readonly valueCount: number;

@@ -10,7 +10,7 @@
  * double-quoted scalar, whose escapes JSON's are a subset of.
  */
 
-const PLAIN = /^[A-Za-z][\w.\/;*()+\-[\],]*(?: [\w.\/;*()+\-[\],]+)*$/;
+const PLAIN = /^[A-Za-z][\w./;*()+\-[\],]*(?: [\w./;*()+\-[\],]+)*$/;
 const KEYWORDS = new Set(['true', 'false', 'null', 'yes', 'no', 'on', 'off', 'y', 'n']);
 /** Characters YAML does not allow unescaped even inside double quotes. */
 const NON_PRINTABLE = /[\u007f-\u009f\u2028\u2029\ufeff\ufffe\uffff]/g;

@@ -24,7 +24,6 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Load<T>, (
       (data) => mine === latest.current && setResult({ state: 'ok', data }),
       (error: unknown) => mine === latest.current && setResult({ state: 'error', error }),
     );
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return [result, reload];

@@ -7,11 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli/program.js';
-import { bothWaysServer, run, runBothWays, step, type Step } from '../support/bothWays.js';
+import { bothWaysServer, runBothWays, step, type Step } from '../support/bothWays.js';
 import { commitCount, git, gitdirOf } from '../support/harness.js';
 
 const REPO = 'acme/rules';
-const ADMIN = `/rest/admin/repositories/${REPO}`;
 
 const world = bothWaysServer();
 const admin = world.admin;

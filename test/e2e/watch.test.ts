@@ -39,15 +39,6 @@ function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${RE
 const setValue = (context: string, value: string, comment = 'change') =>
   pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'color', values: [{ context, value }] }] });
 
-/** Polls until a condition holds, failing after a deadline. */
-async function until(condition: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 beforeAll(async () => {
   cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   expect((await setValue('*;*', 'grey', 'first')).status).toBe(200);

@@ -4,7 +4,6 @@
  * `/rest/info`). Creating a tag has no endpoint of the public API: it belongs to the admin API,
  * so it needs an admin token (CreateTag.tsx).
  */
-import { useState } from 'preact/hooks';
 import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
 import { Empty, Loaded, RollbackOutcome, Table, formatDate, useLoad } from '../components';
 import type { RepoProps } from './Repository';
