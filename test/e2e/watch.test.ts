@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
 import { cliOk, gitdirOf, pushTo, serverForFile, startTestServer } from '../support/harness.js';
+import { until } from '../support/poll.js';
 
 const REPO = 'acme/watched';
 const fixture = serverForFile();
@@ -186,13 +187,11 @@ describe('the limit of watchers, and shutdown', () => {
     try {
       const current = await pull('Prod;web', {}, '', limited);
       const first = fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '300' } });
-      let second: Response | undefined;
-      let text = '';
-      const deadline = Date.now() + 5_000;
-      do {
-        second = await fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '1' } });
-        text = await second.text();
-      } while (second.status !== 503 && Date.now() < deadline);
+      // The second watch only once the server holds the first: sent at once, it may arrive first.
+      const held = async () => /^cfghub_watchers 1$/m.test(await (await fetch(`${limited.url}/metrics`)).text());
+      await until(held, 'the server to hold the first watch', 30_000);
+      const second = await fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '1' } });
+      const text = await second.text();
       expect(second.status).toBe(503);
       expect(second.headers.get('retry-after')).toBe('1');
       expect(JSON.parse(text)).toMatchObject({ error: 'too_many_watchers' });
