@@ -16,13 +16,13 @@
 import { cpSync, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listRepositories } from '../src/service/listing.js';
-import { push, type PushCaller } from '../src/service/push.js';
-import { createRepository } from '../src/service/repositories.js';
-import { TokenService } from '../src/service/tokens.js';
+import { listRepositories } from '../src/service/read/listing.js';
+import { push, type PushCaller } from '../src/service/write/push.js';
+import { createRepository } from '../src/service/admin/repositories.js';
+import { TokenService } from '../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../src/disk/registry.js';
 import type { GitRepository } from '../src/disk/repository.js';
-import { TokenStore } from '../src/disk/tokenStore.js';
+import { TokenStore } from '../src/disk/records/tokenStore.js';
 import { GitPlumbingProcess } from './gitPlumbingProcess.js';
 import { makeTempFolder } from './tempFolders.js';
 import { CONTEXT_LEVELS, KeyWorkload, type PullContext, type PushPayload, type WorkloadOptions } from './workload.js';
@@ -61,7 +61,7 @@ export interface PushFixture {
 export async function preparePushFixture(keyCount: number, log: Log): Promise<PushFixture> {
   const folder = makeTempFolder(`push-${keyCount}`);
   const reposRoot = join(folder, 'repos');
-  // As `cfghub serve` commits: through the push journal (src/disk/pushJournal.ts).
+  // As `cfghub serve` commits: through the push journal (src/disk/journal/pushJournal.ts).
   const registry = new RepositoryRegistry(reposRoot, { journal: true });
   const inProcess = await createRepository(registry, {
     account: BENCH_ACCOUNT,

@@ -8,8 +8,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
-import { createRepository } from '../src/service/repositories.js';
-import { push } from '../src/service/push.js';
+import { createRepository } from '../src/service/admin/repositories.js';
+import { push } from '../src/service/write/push.js';
 import { RepositoryRegistry } from '../src/disk/registry.js';
 import { BENCH_ACCOUNT, BENCH_CALLER, type Log } from './fixtures.js';
 import { makeTempFolder } from './tempFolders.js';

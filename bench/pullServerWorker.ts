@@ -9,15 +9,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { createRequestListener } from '../src/http/app.js';
-import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
-import { TokenService } from '../src/service/tokens.js';
+import { DEFAULT_BODY_LIMIT } from '../src/http/deps.js';
+import { TokenService } from '../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../src/disk/registry.js';
-import { TokenStore } from '../src/disk/tokenStore.js';
+import { TokenStore } from '../src/disk/records/tokenStore.js';
 import type { PullServerMessage, PullServerReply, PullServerStart } from './pullServer.js';
 import { residentMiB } from './probes.js';
 
 async function start(request: PullServerStart): Promise<PullServerReply> {
-  const ctx = {
+  const deps = {
     registry: new RepositoryRegistry(request.reposRoot),
     tokens: new TokenService(new TokenStore(request.reposRoot)),
     // Silent, as in bench/server.ts: the benchmark measures the service, not log output to a pipe.
@@ -27,7 +27,7 @@ async function start(request: PullServerStart): Promise<PullServerReply> {
   let staticBody: Buffer | undefined;
   // /static is answered ahead of cfghub's listener, with no request id, no log call and no route
   // table: the floor of node:http itself. Any bias of this arrangement is against cfghub.
-  const cfghub = createRequestListener(ctx);
+  const cfghub = createRequestListener(deps);
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer((req, res) => {
       if (req.url !== '/static') return cfghub(req, res);

@@ -4,11 +4,11 @@
  * benchmark measures the service, not log output to a terminal.
  */
 import pino from 'pino';
-import { DEFAULT_BODY_LIMIT } from '../src/http/context.js';
+import { DEFAULT_BODY_LIMIT } from '../src/http/deps.js';
 import { startServer } from '../src/http/server.js';
-import { TokenService } from '../src/service/tokens.js';
+import { TokenService } from '../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../src/disk/registry.js';
-import { TokenStore } from '../src/disk/tokenStore.js';
+import { TokenStore } from '../src/disk/records/tokenStore.js';
 
 export interface BenchServer {
   readonly url: string;
@@ -19,7 +19,7 @@ export async function startBenchServer(reposRoot: string): Promise<BenchServer> 
   const registry = new RepositoryRegistry(reposRoot);
   const tokens = new TokenService(new TokenStore(reposRoot));
   const running = await startServer({ registry, tokens, logger: pino({ level: 'silent' }), bodyLimit: DEFAULT_BODY_LIMIT }, 0, '127.0.0.1');
-  // Closed as `cfghub serve` closes (src/cli/serve.ts): without it every instance's repositories
+  // Closed as `cfghub serve` closes (src/server/serve.ts): without it every instance's repositories
   // stayed open (head watches, packs, caches), and each new instance of a cold scenario paid to
   // collect the garbage of all those before it.
   const close = async () => {

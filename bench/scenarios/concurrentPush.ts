@@ -10,11 +10,11 @@
  */
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
-import { push } from '../../src/service/push.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { push } from '../../src/service/write/push.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { stopChild } from '../childProcesses.js';
-import { coreWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/server/serveConfig.js';
 import type { EtcdServer } from '../etcd.js';
 import { BENCH_CALLER, type Log } from '../fixtures.js';
 import type { ConcurrentPlan } from '../plan.js';

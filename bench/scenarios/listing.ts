@@ -9,7 +9,7 @@
  * another writer on the same folder (as the CLI or a second server would): the server must notice
  * the new head and read that repository's new commit, and only that one.
  */
-import { push } from '../../src/service/push.js';
+import { push } from '../../src/service/write/push.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { BENCH_CALLER } from '../fixtures.js';
 import { KeyWorkload } from '../workload.js';

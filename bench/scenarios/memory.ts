@@ -15,7 +15,7 @@
 import { cpSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { coreWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/server/serveConfig.js';
 import { stopChild } from '../childProcesses.js';
 import type { Log, ReadFixture } from '../fixtures.js';
 import type { MemoryPlan } from '../plan.js';

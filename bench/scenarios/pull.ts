@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { startBareHttpServer, type BareHttpServer } from '../bareHttpServer.js';
-import { coreWorkers } from '../../src/cli/serveConfig.js';
+import { coreWorkers } from '../../src/server/serveConfig.js';
 import { serveQuietInChild } from '../serveProcess.js';
 import type { EtcdServer } from '../etcd.js';
 import type { Log, ReadFixture } from '../fixtures.js';

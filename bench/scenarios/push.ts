@@ -8,7 +8,7 @@
  * neighbour) hits all of them alike and no implementation always runs right after another.
  * After each round the in-process tree must equal git's; at the end the HTTP tree must too.
  */
-import { push } from '../../src/service/push.js';
+import { push } from '../../src/service/write/push.js';
 import type { EtcdServer } from '../etcd.js';
 import { BENCH_ACCOUNT, BENCH_CALLER, type Log, type PushFixture } from '../fixtures.js';
 import { runGit } from '../gitPlumbing.js';

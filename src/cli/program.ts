@@ -4,24 +4,24 @@
  */
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { parseIsoInstant } from '../domain/dates.js';
+import { parseIsoInstant } from '../lib/dates.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { ServiceError } from '../service/errors.js';
-import { parseFullName } from '../service/repositories.js';
-import type { SettingsChange } from '../service/repositorySettings.js';
+import { parseFullName } from '../service/admin/repositories.js';
+import type { SettingsChange } from '../service/admin/repositorySettings.js';
 import { unreadableLines } from './unreadable.js';
 import { searchedFolder } from './reposFolder.js';
-import { resolveServeOptions } from './serveConfig.js';
-import { administrationFor, reposOption, withTarget } from './adminTarget.js';
-import { addAdminTokenCommands } from './adminTokenCommands.js';
-import { serve } from './serve.js';
-import { createReplicationToken, promoteFolder, replicaOfOption, revokeReplicationToken } from './replica.js';
-import { reposDir } from './adminTarget.js';
-import { addTagCommands } from './tagCommands.js';
-import { addRollbackCommands } from './rollbackCommands.js';
-import { addGroupCommands, readPasswordLines } from './groupCommands.js';
-import { addClientCommands } from './clientCommands.js';
-import { addAccessCommands } from './accessCommands.js';
+import { resolveServeOptions } from '../server/serveConfig.js';
+import { administrationFor, reposOption, withTarget } from './remote/adminTarget.js';
+import { addAdminTokenCommands } from './commands/adminTokenCommands.js';
+import { serve } from '../server/serve.js';
+import { createReplicationToken, promoteFolder, replicaOfOption, revokeReplicationToken } from '../server/replica.js';
+import { reposDir } from './remote/adminTarget.js';
+import { addTagCommands } from './commands/tagCommands.js';
+import { addRollbackCommands } from './commands/rollbackCommands.js';
+import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js';
+import { addClientCommands } from './commands/clientCommands.js';
+import { addAccessCommands } from './commands/accessCommands.js';
 import { FolderError } from '../disk/errors.js';
 import { ErrorCode } from '../domain/errors.js';
 

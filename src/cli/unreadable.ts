@@ -2,7 +2,7 @@
  * How `cfghub repo list` names the repositories it leaves out of its records because they cannot
  * be read: one stderr line each, with what is wrong and, when known, the file and commit to mend.
  */
-import type { UnreadableRecord } from '../service/listing.js';
+import type { UnreadableRecord } from '../service/read/listing.js';
 
 export function unreadableLines(unreadable: readonly UnreadableRecord[]): string[] {
   return unreadable.map((record) => {

@@ -6,18 +6,18 @@
  *   for await (const answer of client.watch('acme/app', { context: 'Production;web;node1' })) apply(answer.body);
  *   await client.push('acme/app').set('db.host', 'db2', { context: 'Production;*;*' }).send('Move the database');
  *
- * Push bodies are typed from the zod schemas the server checks them with (http/pushSchema.ts)
+ * Push bodies are typed from the zod schemas the server checks them with (http/schemas/pushSchema.ts)
  * and checked with them before they are sent; answers are checked against client/answers.ts.
  * Needs only `fetch` (Node 18 and later, or any fetch passed in).
  */
-import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInput } from '../http/pushSchema.js';
+import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInput } from '../http/schemas/pushSchema.js';
 import type { PullFormat } from '../domain/renderings.js';
 import { diffSchema, errorSchema, exportSchema, historySchema, pullBodySchema, type DiffAnswer, type HistoryAnswer, type PullBody } from './answers.js';
 import { backOff, type BackOff } from './backOff.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
 export type { DiffAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
-export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/pushSchema.js';
+export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/schemas/pushSchema.js';
 export type { PullFormat } from '../domain/renderings.js';
 
 export interface ClientOptions {

@@ -10,7 +10,7 @@ import { fsyncFolder, writeFileAtomic } from './durableFs.js';
 import { BLOB_MODE, encodeObject, serializeCommit, serializeTree, type Signature } from '../git/gitObjects.js';
 import { BRANCH_REF, serializeSettings, SETTINGS_FILE } from '../layout/layout.js';
 import { makeFolders } from './folders.js';
-import { ObjectStore } from './objectStore.js';
+import { ObjectStore } from './objects/objectStore.js';
 import { RepositoryExistsError } from './errors.js';
 
 const GIT_CONFIG = `[core]

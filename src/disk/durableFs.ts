@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
-import { secondsSince, telemetry } from './telemetry.js';
+import { secondsSince, telemetry } from '../lib/telemetry.js';
 import { callsInline, closeFile, createExclusive, renameFile } from './fileCalls.js';
 
 /**

@@ -19,9 +19,9 @@ import { applyDelta } from '../git/delta.js';
 import type { ObjectType } from '../git/gitObjects.js';
 import { PackIndex } from '../git/packIndex.js';
 import { inflateObject } from '../git/objectCompression.js';
-import { PackBases } from './deltaBases.js';
+import { PackBases } from './objects/deltaBases.js';
 import { PackFormatError } from '../git/errors.js';
-import { ownBytes } from '../layout/ownCopies.js';
+import { ownBytes } from '../lib/ownCopies.js';
 
 export interface StoredObject {
   readonly type: ObjectType;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { isValidName } from '../domain/names.js';
 import { GitRepository } from './repository.js';
 import { AmbiguousRepositoryError } from './errors.js';
-import { PushJournal } from './pushJournal.js';
+import { PushJournal } from './journal/pushJournal.js';
 
 export interface RepositoryLocation {
   readonly account: string;

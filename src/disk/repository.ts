@@ -8,21 +8,21 @@ import { writeStarted } from './fileCalls.js';
 import { statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
-import { branchesAndTags, readRef, RefLock, type RefUpdate } from './refs.js';
+import { branchesAndTags, readRef, RefLock, type RefUpdate } from './refs/refs.js';
 import { faultPoint } from './faultPoints.js';
-import { ChangeWatch } from './changeWatch.js';
+import { ChangeWatch } from './refs/changeWatch.js';
 import { BRANCH_REF } from '../layout/layout.js';
-import { Maintenance } from './maintenance.js';
-import { ObjectStore } from './objectStore.js';
+import { Maintenance } from './objects/maintenance.js';
+import { ObjectStore } from './objects/objectStore.js';
 import { readSnapshot } from '../layout/readSnapshot.js';
-import { secondsSince, telemetry } from './telemetry.js';
+import { secondsSince, telemetry } from '../lib/telemetry.js';
 import { RepositoryCaches } from '../layout/repositoryCaches.js';
 import type { Snapshot } from '../layout/snapshot.js';
 import type { StagedCommit } from '../layout/stageCommit.js';
 import { asDamagedCommit, asStorageFault } from './storageFaults.js';
 import { LayoutError } from '../layout/errors.js';
 import { RepositoryGoneError } from './errors.js';
-import type { JournalFile, PushJournal } from './pushJournal.js';
+import type { JournalFile, PushJournal } from './journal/pushJournal.js';
 import type { Pack } from '../git/packWriter.js';
 
 export interface RepositoryOptions {

@@ -13,9 +13,9 @@
  */
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { removeLeftovers } from './consolidatePacks.js';
-import { ageOnFsClock } from './fsClock.js';
-import { removeIfStale, STALE_LOCK_MS } from './refs.js';
+import { removeLeftovers } from './objects/consolidatePacks.js';
+import { ageOnFsClock } from './refs/fsClock.js';
+import { removeIfStale, STALE_LOCK_MS } from './refs/refs.js';
 import { problemOf } from './storageFaults.js';
 
 export interface RecoveryFinding {

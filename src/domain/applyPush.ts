@@ -18,7 +18,7 @@ import { isValidKeyName, keyId } from './names.js';
 import { MAX_VALUES_PER_KEY, type FileElement, type KeyElement, type PushRequest } from './pushRequest.js';
 import { deepestEmbedProblem } from './embedDepth.js';
 import { shown } from './reasons.js';
-import { runSteps, type Steps } from './steps.js';
+import { runSteps, type Steps } from '../lib/steps.js';
 import { MAX_EMBED_DEPTH } from './renderLimits.js';
 import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
 import {

@@ -2,7 +2,7 @@
  * Whether a change of one key can change what a context reads of it: its entry in a pull (the
  * resolved value, with the key's type, comment, deprecation and security group) and what a
  * template naming it renders. The watch and the read cache use it to know, without making the
- * answer, that a push left a context's answer as it was (service/changeReach.ts).
+ * answer, that a push left a context's answer as it was (service/answers/changeReach.ts).
  */
 import type { KeyRecord, StoredValue } from './model.js';
 import { resolveValue, type RequestContext } from './resolve.js';

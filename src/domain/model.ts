@@ -40,7 +40,7 @@ export interface KeyRecord {
   readonly push: boolean;
   /**
    * The security group the key belongs to, if any. Its values are then stored sealed (see
-   * service/sealing.ts); the push works on them opened, for the groups the pusher unlocked.
+   * service/security/sealing.ts); the push works on them opened, for the groups the pusher unlocked.
    */
   readonly securityGroup?: string;
   /** Sorted by context identity. */

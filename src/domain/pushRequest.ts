@@ -2,8 +2,8 @@
  * A push request after its shape has been checked (seed sections 2.2–2.5). Values of fields are
  * not yet checked against the repository: that is applyPush's work.
  */
-import { jsonSteps } from './jsonSteps.js';
-import { runSteps, type Steps } from './steps.js';
+import { jsonSteps } from '../lib/jsonSteps.js';
+import { runSteps, type Steps } from '../lib/steps.js';
 
 export interface ValueElement {
   readonly context?: string;

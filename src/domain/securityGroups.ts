@@ -5,7 +5,7 @@
 import type { SecurityGroup } from './model.js';
 import { nameProblem } from './names.js';
 
-/** How a sealed value begins (see service/sealing.ts). */
+/** How a sealed value begins (see service/security/sealing.ts). */
 export const SEALED_PREFIX = 'enc:v1:';
 /** The first line of a secured file's blob in git. A file in no group may not begin with it. */
 export const ENCRYPTED_FILE_MARK = 'cfghub-encrypted-file: v1';

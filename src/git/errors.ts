@@ -1,7 +1,7 @@
 /**
  * Errors of git's formats (see src/domain/errors.ts for the taxonomy): bytes that break a pack,
  * a pack index, a delta or an object. All are GitFormatErrors, which the object store
- * (src/disk/objectStore.ts) reports as damage of the repository it read them from, by name.
+ * (src/disk/objects/objectStore.ts) reports as damage of the repository it read them from, by name.
  */
 import { CfghubError, ErrorCode } from '../domain/errors.js';
 

@@ -1,7 +1,7 @@
 /**
  * The entries of a pack as they are stored, read through its index (packIndex.ts, the one index
  * parser), to copy into another pack as they are: no inflating, no deflating. What the pack
- * merge (disk/consolidatePacks.ts) feeds to the pack writer.
+ * merge (disk/objects/consolidatePacks.ts) feeds to the pack writer.
  */
 import { PackIndex } from './packIndex.js';
 import { runSteps, type PackEntry, type Steps } from './packWriter.js';
@@ -22,7 +22,7 @@ export function readPackEntries(pack: Buffer, indexBytes: Buffer): PackEntry[] |
 }
 
 /**
- * readPackEntries as steps (src/domain/steps.ts): a pause is safe after each run of entries, so the
+ * readPackEntries as steps (src/lib/steps.ts): a pause is safe after each run of entries, so the
  * merge of a pack of 27,000 entries (8 MiB), 45 to 90 ms of one piece, is served in slices.
  */
 export function* readPackEntriesSteps(pack: Buffer, indexBytes: Buffer): Steps<PackEntry[] | undefined> {

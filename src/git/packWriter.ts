@@ -9,7 +9,7 @@ import type { EncodedObject, ObjectType } from './gitObjects.js';
 import { compressObject } from './objectCompression.js';
 
 /**
- * Work in steps, the shape of src/domain/steps.ts (src/git imports only itself): the generator
+ * Work in steps, the shape of src/lib/steps.ts (src/git imports only itself): the generator
  * yields where a pause is safe, and the server drives it in time slices.
  */
 export type Steps<T> = Generator<void, T, void>;
@@ -85,7 +85,7 @@ export function buildPack(objects: readonly EncodedObject[]): Pack {
 }
 
 /**
- * buildPack as steps (src/domain/steps.ts): a pause is safe after each object framed and each
+ * buildPack as steps (src/lib/steps.ts): a pause is safe after each object framed and each
  * run of entries hashed, so the 60,000 objects of the largest allowed push are packed in slices.
  */
 export function* buildPackSteps(objects: readonly EncodedObject[]): Steps<Pack> {

@@ -11,76 +11,76 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { AppContext } from './context.js';
-import { answerError } from './errorAnswer.js';
-import { HttpError } from './errors.js';
-import { sendJson } from './headers.js';
-import { adminRoutes } from './adminRoutes.js';
-import { answerGitError, gitRoutes } from './gitRoutes.js';
-import { infoRoutes } from './infoRoutes.js';
-import { historyRoutes } from './historyRoutes.js';
-import { pushRoutes } from './pushRoutes.js';
-import { pushFront } from './pushFront.js';
-import { readRoutes } from './readRoutes.js';
+import type { HttpDeps } from './deps.js';
+import { answerError } from './answer/errorAnswer.js';
+import { HttpError } from './answer/errors.js';
+import { sendJson } from './answer/headers.js';
+import { adminRoutes } from './routes/adminRoutes.js';
+import { answerGitError, gitRoutes } from './routes/gitRoutes.js';
+import { infoRoutes } from './routes/infoRoutes.js';
+import { historyRoutes } from './routes/historyRoutes.js';
+import { pushRoutes } from './routes/pushRoutes.js';
+import { pushFront } from './routes/pushFront.js';
+import { readRoutes } from './routes/readRoutes.js';
 import { replicaFront } from './replicaFront.js';
-import { replicationRoutes } from './replicationRoutes.js';
-import { rollbackRoutes } from './rollbackRoutes.js';
-import { uiRoutes } from './uiRoutes.js';
-import { explainRoutes } from './explainRoutes.js';
+import { replicationRoutes } from './routes/replicationRoutes.js';
+import { rollbackRoutes } from './routes/rollbackRoutes.js';
+import { uiRoutes } from './routes/uiRoutes.js';
+import { explainRoutes } from './routes/explainRoutes.js';
 import { answerMetrics } from './metrics.js';
-import { answerReadiness } from './readiness.js';
+import { answerReadiness } from './routes/readiness.js';
 import { openApiDocument } from './openapi.js';
 import { beginRequest } from './requestLog.js';
 import { springRoutes } from './routes/spring.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 
 /** The express application: everything but the read endpoints. */
-export function createApp(ctx: AppContext): express.Express {
+export function createApp(deps: HttpDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are commit ids or refusal reasons, set by the routes
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.locals.requestId = beginRequest(ctx, req, res, () => (res.locals.refusal ? { refusal: res.locals.refusal } : {}));
+    res.locals.requestId = beginRequest(deps, req, res, () => (res.locals.refusal ? { refusal: res.locals.refusal } : {}));
     next();
   });
 
   app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
-  app.get('/readyz', (req, res) => answerReadiness(ctx, req, res));
-  app.get('/metrics', (req, res) => answerMetrics(ctx, req, res));
+  app.get('/readyz', (req, res) => answerReadiness(deps, req, res));
+  app.get('/metrics', (req, res) => answerMetrics(deps, req, res));
   app.get('/openapi.json', (req, res) => sendJson(req, res, 200, openApiDocument()));
-  app.use(gitRoutes(ctx)); // before anything reads a body: git's requests stream into git untouched
-  app.use(infoRoutes(ctx));
-  app.use(replicationRoutes(ctx)); // issue 21: state and change feed for replicas
-  app.use(pushRoutes(ctx));
-  app.use(historyRoutes(ctx));
-  app.use(rollbackRoutes(ctx));
-  app.use(uiRoutes(ctx)); // the web console: GET / and /ui/…
-  app.use(explainRoutes(ctx));
-  app.use(adminRoutes(ctx));
+  app.use(gitRoutes(deps)); // before anything reads a body: git's requests stream into git untouched
+  app.use(infoRoutes(deps));
+  app.use(replicationRoutes(deps)); // issue 21: state and change feed for replicas
+  app.use(pushRoutes(deps));
+  app.use(historyRoutes(deps));
+  app.use(rollbackRoutes(deps));
+  app.use(uiRoutes(deps)); // the web console: GET / and /ui/…
+  app.use(explainRoutes(deps));
+  app.use(adminRoutes(deps));
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (res.locals.gitProtocolRoute) answerGitError(ctx, res, res.locals.requestId as string, error);
-    else answerError(ctx, req, res, res.locals.requestId as string, error);
+    if (res.locals.gitProtocolRoute) answerGitError(deps, res, res.locals.requestId as string, error);
+    else answerError(deps, req, res, res.locals.requestId as string, error);
   });
   return app;
 }
 
 /** The server's request listener: the read endpoints first, then the express application. */
-export function createRequestListener(ctx: AppContext): RequestListener & { closeWatches(): void } {
-  const app = createApp(ctx);
-  const reads = readRoutes(ctx);
-  const pushes = pushFront(ctx); // pushes skip express too (issue 22)
-  const spring = springRoutes(ctx); // Spring Cloud Config's reads, under /spring/
-  const ofrep = ofrepRoutes(ctx); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
+export function createRequestListener(deps: HttpDeps): RequestListener & { closeWatches(): void } {
+  const app = createApp(deps);
+  const reads = readRoutes(deps);
+  const pushes = pushFront(deps); // pushes skip express too (issue 22)
+  const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
+  const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
-  return ctx.replica ? Object.assign(replicaFront(ctx, ctx.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;
+  return deps.replica ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;
 }

@@ -1,6 +1,6 @@
 /**
  * `GET /metrics` in Prometheus' text format (issue 19), made with prom-client. Per server (one
- * registry per AppContext): requests by route and status, latency per route, pushes by outcome
+ * registry per HttpDeps): requests by route and status, latency per route, pushes by outcome
  * and refusals by reason class, repositories, tokens, watchers. Process-wide, from the telemetry
  * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
  * misses; open HTTP connections; and prom-client's default process metrics (event-loop delay,
@@ -18,14 +18,14 @@ import { promises as fs } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
-import { AdminTokenService } from '../service/adminTokens.js';
-import { AdminTokenStore } from '../disk/adminTokenStore.js';
-import { listen } from '../disk/telemetry.js';
-import { heldPackBytes, heldPacksBudget } from '../disk/heldPacks.js';
-import type { AppContext } from './context.js';
-import { replicationOriginOf } from './replicationRoutes.js';
-import { HttpError } from './errors.js';
-import { header, sendBytes } from './headers.js';
+import { AdminTokenService } from '../service/admin/adminTokens.js';
+import { AdminTokenStore } from '../disk/records/adminTokenStore.js';
+import { listen } from '../lib/telemetry.js';
+import { heldPackBytes, heldPacksBudget } from '../disk/objects/heldPacks.js';
+import type { HttpDeps } from './deps.js';
+import { replicationOriginOf } from './routes/replicationRoutes.js';
+import { HttpError } from './answer/errors.js';
+import { header, sendBytes } from './answer/headers.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const DISK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
@@ -71,7 +71,7 @@ export class Metrics {
   private readonly refusals = new Counter({ name: 'cfghub_push_refusals_total', help: 'Refused pushes by reason class', labelNames: ['reason'], registers: [this.registry] });
   private readonly stopListening: () => void;
 
-  constructor(ctx: AppContext) {
+  constructor(deps: HttpDeps) {
     collectDefaultMetrics({ register: this.registry, prefix: '' });
     for (const name of PER_HANDLE_METRICS) this.registry.removeSingleMetric(name);
     for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
@@ -89,18 +89,18 @@ export class Metrics {
       readCache: (result) => cache.inc({ result }),
     });
 
-    const adminTokens = new AdminTokenService(new AdminTokenStore(ctx.registry.root));
+    const adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root));
     new Gauge({
       name: 'cfghub_repositories', aggregator: 'max', help: 'Repositories in the repositories folder', registers: [this.registry],
       collect() {
-        this.set(ctx.registry.locations().length);
+        this.set(deps.registry.locations().length);
       },
     });
     new Gauge({
       name: 'cfghub_client_tokens', aggregator: 'max', help: 'Active (not revoked, not expired) client tokens', registers: [this.registry],
       collect() {
         let total = 0;
-        for (const count of ctx.tokens.activeCounts().values()) total += count;
+        for (const count of deps.tokens.activeCounts().values()) total += count;
         this.set(total);
       },
     });
@@ -113,19 +113,19 @@ export class Metrics {
     new Gauge({
       name: 'cfghub_replication_refused', aggregator: 'max', help: 'On a read replica: 1 while it refuses its primary\'s state (another folder, a lower generation, too many removals), else 0', registers: [this.registry],
       collect() {
-        this.set(ctx.replica?.status().refused ? 1 : 0);
+        this.set(deps.replica?.status().refused ? 1 : 0);
       },
     });
     new Gauge({
       name: 'cfghub_replication_rewinds_refused', aggregator: 'max', help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were', registers: [this.registry],
       collect() {
-        this.set(ctx.replica?.status().rewindsRefused.length ?? 0);
+        this.set(deps.replica?.status().rewindsRefused.length ?? 0);
       },
     });
     new Gauge({
       name: 'cfghub_replication_newer_generation', aggregator: 'max', help: 'The primary generation a replica reported above this server\'s own (another server was promoted since), else 0', registers: [this.registry],
       collect() {
-        this.set(replicationOriginOf(ctx)?.newerGeneration() ?? 0);
+        this.set(replicationOriginOf(deps)?.newerGeneration() ?? 0);
       },
     });
     const self = this;
@@ -186,24 +186,24 @@ export class Metrics {
   }
 }
 
-const perContext = new WeakMap<AppContext, Metrics>();
+const perContext = new WeakMap<HttpDeps, Metrics>();
 
 /** The metrics of a server (made on first use). */
-export function metricsOf(ctx: AppContext): Metrics {
-  let metrics = perContext.get(ctx);
-  if (!metrics) perContext.set(ctx, (metrics = new Metrics(ctx)));
+export function metricsOf(deps: HttpDeps): Metrics {
+  let metrics = perContext.get(deps);
+  if (!metrics) perContext.set(deps, (metrics = new Metrics(deps)));
   return metrics;
 }
 
 /** Tells the metrics how many watchers are open (for the watch of issue 18). */
-export function watcherCount(ctx: AppContext, count: () => number, answersMade: () => number = () => 0): void {
-  metricsOf(ctx).watchers = count;
-  metricsOf(ctx).watchAnswersMade = answersMade;
+export function watcherCount(deps: HttpDeps, count: () => number, answersMade: () => number = () => 0): void {
+  metricsOf(deps).watchers = count;
+  metricsOf(deps).watchAnswersMade = answersMade;
 }
 
 /** Tells the metrics how many HTTP connections are open (src/http/server.ts counts them). */
-export function connectionCount(ctx: AppContext, count: () => number): void {
-  metricsOf(ctx).connections = count;
+export function connectionCount(deps: HttpDeps, count: () => number): void {
+  metricsOf(deps).connections = count;
 }
 
 function sameSecret(presented: string, expected: string): boolean {
@@ -213,17 +213,17 @@ function sameSecret(presented: string, expected: string): boolean {
 }
 
 /** `GET /metrics`; with a metrics token configured, only with `Authorization: Bearer <it>`. */
-export async function answerMetrics(ctx: AppContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (ctx.metricsToken !== undefined) {
+export async function answerMetrics(deps: HttpDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (deps.metricsToken !== undefined) {
     const presented = /^Bearer +(\S+)$/i.exec(header(req, 'Authorization') ?? '')?.[1];
-    if (presented === undefined || !sameSecret(presented, ctx.metricsToken)) {
+    if (presented === undefined || !sameSecret(presented, deps.metricsToken)) {
       throw new HttpError(401, 'unauthorized', 'the metrics need the metrics token: Authorization: Bearer <token>');
     }
   }
-  const metrics = metricsOf(ctx);
+  const metrics = metricsOf(deps);
   // A worker of `serve --workers N` answers every worker's figures summed (clusterWorker.ts).
-  if (ctx.clusterMetrics) {
-    sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await ctx.clusterMetrics(), 'utf8'));
+  if (deps.clusterMetrics) {
+    sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await deps.clusterMetrics(), 'utf8'));
     return;
   }
   sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await metrics.registry.metrics(), 'utf8'));

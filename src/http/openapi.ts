@@ -7,12 +7,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ADMIN_ROUTES } from './adminRoutes.js';
-import { errorBody, repositoryRecord } from './adminSchemas.js';
-import { pushBodyDescription } from './pushSchema.js';
-import { READ_ENDPOINTS } from './readRoutes.js';
-import { feedSchema } from './replicationRoutes.js';
-import { rollbackBodySchema } from './rollbackRoutes.js';
+import { ADMIN_ROUTES } from './routes/adminRoutes.js';
+import { errorBody, repositoryRecord } from './schemas/adminSchemas.js';
+import { pushBodyDescription } from './schemas/pushSchema.js';
+import { READ_ENDPOINTS } from './routes/readRoutes.js';
+import { feedSchema } from './routes/replicationRoutes.js';
+import { rollbackBodySchema } from './routes/rollbackRoutes.js';
 
 /** Every request header a route reads, with what it means. */
 const HEADERS: Record<string, string> = {

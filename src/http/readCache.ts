@@ -6,7 +6,7 @@
  * exports), least recently used first out.
  */
 import { createHash } from 'node:crypto';
-import { ownBytes } from '../layout/ownCopies.js';
+import { ownBytes } from '../lib/ownCopies.js';
 
 export interface CachedAnswer {
   /** The encoded body, sent as it is: no string is encoded again per request. */

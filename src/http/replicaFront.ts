@@ -13,9 +13,9 @@
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
-import type { AppContext } from './context.js';
-import { HttpError } from './errors.js';
-import { sendJson } from './headers.js';
+import type { HttpDeps } from './deps.js';
+import { HttpError } from './answer/errors.js';
+import { sendJson } from './answer/headers.js';
 import { beginRequest } from './requestLog.js';
 
 /** A forwarded write the primary has not answered within this long is cut with a 504. */
@@ -37,11 +37,11 @@ export function lagHeader(replica: ReplicaLink): string {
   return lag === undefined ? 'unknown' : lag.toFixed(1);
 }
 
-export function replicaFront(ctx: AppContext, replica: ReplicaLink, next: RequestListener): RequestListener {
+export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: RequestListener): RequestListener {
   return (req, res) => {
     res.setHeader('Replica-Lag', lagHeader(replica));
     if (!isWrite(req)) return next(req, res);
-    forward(ctx, replica.primary, req, res);
+    forward(deps, replica.primary, req, res);
   };
 }
 
@@ -53,8 +53,8 @@ function forwardedHeaders(req: IncomingMessage): IncomingHttpHeaders {
   return headers;
 }
 
-function forward(ctx: AppContext, primary: string, req: IncomingMessage, res: ServerResponse): void {
-  const requestId = beginRequest(ctx, req, res, () => ({ forwardedTo: 'primary' }));
+function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: ServerResponse): void {
+  const requestId = beginRequest(deps, req, res, () => ({ forwardedTo: 'primary' }));
   const path = req.url ?? '/';
   // Only a path, appended to the primary's URL: an absolute-form target (`POST http://elsewhere/…`)
   // or `//elsewhere/…` must never choose where the replica sends the request.
@@ -79,7 +79,7 @@ function forward(ctx: AppContext, primary: string, req: IncomingMessage, res: Se
   upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
   upstream.on('error', (error) => {
     const timedOut = error.message === 'timeout';
-    ctx.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (error as NodeJS.ErrnoException).code ?? 'error' });
+    deps.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (error as NodeJS.ErrnoException).code ?? 'error' });
     fail(
       timedOut
         ? new HttpError(504, 'primary_timeout', `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`)

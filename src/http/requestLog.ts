@@ -1,7 +1,7 @@
 /** The request id (taken from `X-Request-Id` when well formed) and one log line per request. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { AppContext } from './context.js';
+import type { HttpDeps } from './deps.js';
 import { metricsOf } from './metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -10,17 +10,17 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * Gives the request its id (also sent back as `X-Request-Id`) and logs it when answered, with
  * the fields `extra` gives then (a refused push adds its reason). Returns the id.
  */
-export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, extra?: () => object, route?: string): string {
+export function beginRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, extra?: () => object, route?: string): string {
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.setHeader('X-Request-Id', requestId);
-  countRequest(ctx, req, res, route);
-  if (!ctx.logger.isLevelEnabled('info')) return requestId; // no line to write: no timing, no listener
+  countRequest(deps, req, res, route);
+  if (!deps.logger.isLevelEnabled('info')) return requestId; // no line to write: no timing, no listener
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const url = req.url ?? '';
     const query = url.indexOf('?');
-    ctx.logger.info({
+    deps.logger.info({
       reqId: requestId,
       method: req.method,
       path: query === -1 ? url : url.slice(0, query),
@@ -36,8 +36,8 @@ export function beginRequest(ctx: AppContext, req: IncomingMessage, res: ServerR
  * Counts the request in the metrics when answered: by `route`, else the express route pattern it
  * matched, with a push's outcome and refusal (set in `res.locals` by the push route).
  */
-function countRequest(ctx: AppContext, req: IncomingMessage, res: ServerResponse, route: string | undefined): void {
-  const metrics = metricsOf(ctx);
+function countRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, route: string | undefined): void {
+  const metrics = metricsOf(deps);
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const matched = route ?? (req as { route?: { path?: unknown } }).route?.path;

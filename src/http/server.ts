@@ -2,10 +2,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestListener } from './app.js';
-import type { AppContext } from './context.js';
-import { continueWhenRead } from './lingeringClose.js';
+import type { HttpDeps } from './deps.js';
+import { continueWhenRead } from './body/lingeringClose.js';
 import { connectionCount } from './metrics.js';
-import { endFeeds } from './replicationRoutes.js';
+import { endFeeds } from './routes/replicationRoutes.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -26,8 +26,8 @@ export interface ServerTimeouts {
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 60_000 };
 
-export function startServer(ctx: AppContext, port: number, host: string, timeouts = DEFAULT_TIMEOUTS): Promise<RunningServer> {
-  const listener = createRequestListener(ctx);
+export function startServer(deps: HttpDeps, port: number, host: string, timeouts = DEFAULT_TIMEOUTS): Promise<RunningServer> {
+  const listener = createRequestListener(deps);
   return new Promise((resolve, reject) => {
     const server = createServer(
       {
@@ -45,7 +45,7 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
       connections++;
       socket.once('close', () => connections--);
     });
-    connectionCount(ctx, () => connections);
+    connectionCount(deps, () => connections);
     // Expect: 100-continue: the 100 when a route reads the body, so an early refusal replaces it.
     server.on('checkContinue', (req, res) => {
       continueWhenRead(req, res);
@@ -63,7 +63,7 @@ export function startServer(ctx: AppContext, port: number, host: string, timeout
         url: `http://${shown}:${address.port}`,
         close: () =>
           (closing ??= new Promise<void>((done) => {
-            endFeeds(ctx); // replicas waiting on the change feed get their answer now, not at the drain's end
+            endFeeds(deps); // replicas waiting on the change feed get their answer now, not at the drain's end
             const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
             // A keep-alive connection turns idle when its in-flight request ends: close it then,
             // rather than waiting for its keep-alive timeout.

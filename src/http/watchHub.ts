@@ -11,7 +11,7 @@
  * - A watcher is answered only when that answer's ETag (content-derived, see readRoutes.ts) is
  *   not one it holds, so a commit that changes nothing for a context wakes none of its watchers.
  * - A group whose answer the change cannot reach is not even made again: the route tells that
- *   from what changed between the heads (`mayDiffer`, service/changeReach.ts), so a push that
+ *   from what changed between the heads (`mayDiffer`, service/answers/changeReach.ts), so a push that
  *   changes one context of 1,000 watched makes one answer, not 1,000.
  * - A held watcher is a plain record: no promise, timer or closure of its own. Wait ends come from
  *   one timing wheel (deadlineWheel.ts), a closed connection from one shared listener, and every
@@ -31,10 +31,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RECHECK_MS } from '../disk/changeWatch.js';
+import { RECHECK_MS } from '../disk/refs/changeWatch.js';
 import type { GitRepository } from '../disk/repository.js';
 import { DeadlineWheel } from './deadlineWheel.js';
-import { HttpError } from './errors.js';
+import { HttpError } from './answer/errors.js';
 import type { CachedAnswer } from './readCache.js';
 
 /** Longest wait a request may ask for, in seconds. */

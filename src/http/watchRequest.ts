@@ -1,8 +1,8 @@
 /** The `Wait` of a watch (issue 18, item 1): a header, or the `wait` query parameter, in whole seconds. */
 import type { IncomingMessage } from 'node:http';
-import { badRequest } from './errors.js';
-import { header } from './headers.js';
-import { queryParameter } from './pullFormat.js';
+import { badRequest } from './answer/errors.js';
+import { header } from './answer/headers.js';
+import { queryParameter } from './answer/pullFormat.js';
 import { MAX_WAIT_SECONDS } from './watchHub.js';
 
 /** The wait asked for, in milliseconds, or undefined when the request asks for none. */

@@ -26,7 +26,7 @@ import { ENCRYPTED_FILE_MARK } from '../domain/securityGroups.js';
 import { isValueType, VALUE_TYPES, type ValueType } from '../domain/valueTypes.js';
 import { lineField as field, readYamlString, yamlFlowString, yamlNullableString, yamlString } from './yamlScalars.js';
 import { LayoutError } from './errors.js';
-import { ownString } from './ownCopies.js';
+import { ownString } from '../lib/ownCopies.js';
 import { sha1Hex } from '../git/sha1.js';
 import { storedContext } from './storedContexts.js';
 import { parseCanonicalSettings } from './canonicalSettings.js';

@@ -6,7 +6,7 @@
  */
 import type { RepoSettings } from '../domain/model.js';
 import { isTreeEntry, parseTree } from '../git/gitObjects.js';
-import { commitInfo } from './history.js';
+import { commitInfo } from './timeTravel.js';
 import { parseSettings, SETTINGS_FILE } from './layout.js';
 import type { RepositoryReader } from './objectReader.js';
 import { LayoutError } from './errors.js';

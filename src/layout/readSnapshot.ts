@@ -8,7 +8,7 @@ import { isTreeEntry, parseCommit, parseTree, type TreeEntry } from '../git/gitO
 import { decodeFilePath, FILES_FOLDER, INACTIVE_FILES_FOLDER, KEYS_FOLDER, keyPath, parseContextFolderName, parseFileContent, parseKey, parseSecurityGroups, parseSettings, SECURITY_GROUPS_FILE, SETTINGS_FILE } from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
 import type { ObjectReader } from './objectReader.js';
-import { TimeSlices } from './timeSlices.js';
+import { TimeSlices } from '../lib/timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 import { LayoutError } from './errors.js';
 

@@ -9,8 +9,8 @@ import type { RuleSet } from '../domain/accessRules.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
 import type { SerializedTree, TreeEntry } from '../git/gitObjects.js';
 import { keyShard } from './layout.js';
-import { sortSteps } from '../domain/sortSteps.js';
-import type { Steps } from '../domain/steps.js';
+import { sortSteps } from '../lib/sortSteps.js';
+import type { Steps } from '../lib/steps.js';
 
 export interface KeyEntry {
   /** The blob's name in its shard tree. */

@@ -5,7 +5,7 @@
  * and then moves the ref.
  */
 import { inStorageOrder } from '../domain/context.js';
-import { runSteps, type Steps } from '../domain/steps.js';
+import { runSteps, type Steps } from '../lib/steps.js';
 import type { FileRecord, PushChanges } from '../domain/model.js';
 import {
   BLOB_MODE,
@@ -56,7 +56,7 @@ export function stageCommit(base: Snapshot, changes: PushChanges, info: CommitIn
 }
 
 /**
- * stageCommit as steps (src/domain/steps.ts): a pause is safe after each key document, shard,
+ * stageCommit as steps (src/lib/steps.ts): a pause is safe after each key document, shard,
  * file and folder serialized and hashed, so a push of 10,000 keys is staged in slices.
  */
 export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: CommitInfo): Steps<StagedCommit> {

@@ -10,7 +10,7 @@
  * whichever array holds it, so starting again only costs the sharing, never correctness).
  */
 import type { Context } from '../domain/context.js';
-import { ownString } from './ownCopies.js';
+import { ownString } from '../lib/ownCopies.js';
 
 export const CONTEXTS_KEPT = 16_384;
 

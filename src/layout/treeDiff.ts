@@ -29,8 +29,8 @@ import type { ObjectReader, RepositoryReader } from './objectReader.js';
 import type { RepositoryCaches } from './repositoryCaches.js';
 import type { Snapshot } from './snapshot.js';
 import { changedEntries, type EntryPair } from '../git/treePairs.js';
-import { TimeSlices } from './timeSlices.js';
-import { sortSteps } from '../domain/sortSteps.js';
+import { TimeSlices } from '../lib/timeSlices.js';
+import { sortSteps } from '../lib/sortSteps.js';
 
 export interface KeyChange {
   /** The key's id (lower-cased name). */

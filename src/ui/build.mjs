@@ -1,5 +1,5 @@
 // Bundles the web console (src/ui) into dist/ui: one script, one style sheet and the page, all
-// served by cfghub itself (src/http/uiRoutes.ts). Run by `npm run build`.
+// served by cfghub itself (src/http/routes/uiRoutes.ts). Run by `npm run build`.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The cfghub web console: a single page served at /ui/ (src/http/uiRoutes.ts). Navigation is in
+ * The cfghub web console: a single page served at /ui/ (src/http/routes/uiRoutes.ts). Navigation is in
  * the URL's fragment (`#/r/acme/app/keys`), which holds repository names only, never a token.
  */
 import { render } from 'preact';

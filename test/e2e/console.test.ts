@@ -13,7 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDemoRepository } from '../../src/service/demo.js';
+import { ensureDemoRepository } from '../../src/service/admin/demo.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
 import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';

@@ -11,14 +11,14 @@ import pino from 'pino';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.js';
-import type { AppContext } from '../../src/http/context.js';
+import type { HttpDeps } from '../../src/http/deps.js';
 import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
-import { READ_ENDPOINTS } from '../../src/http/readRoutes.js';
+import { READ_ENDPOINTS } from '../../src/http/routes/readRoutes.js';
 import { startServer } from '../../src/http/server.js';
-import { TokenService } from '../../src/service/tokens.js';
+import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { TokenStore } from '../../src/disk/tokenStore.js';
-import { HELD_PACKS_BYTES } from '../../src/disk/heldPacks.js';
+import { TokenStore } from '../../src/disk/records/tokenStore.js';
+import { HELD_PACKS_BYTES } from '../../src/disk/objects/heldPacks.js';
 import { cliOk, getJson, pushTo, serverForFile } from '../support/harness.js';
 
 const REPO = 'acme/ops';
@@ -94,8 +94,8 @@ describe('GET /metrics', () => {
   });
 
   it('answers only with the metrics token when one is set', async () => {
-    const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
-    const running = await startServer(ctx, 0, '127.0.0.1');
+    const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
+    const running = await startServer(deps, 0, '127.0.0.1');
     try {
       const refused = await getJson(running.url, '/metrics');
       expect(refused.status).toBe(401);
@@ -104,8 +104,8 @@ describe('GET /metrics', () => {
       expect((await scrape(running.url, { Authorization: 'Bearer s3cret-metrics' })).length).toBeGreaterThan(0);
     } finally {
       await running.close();
-      ctx.registry.close();
-      ctx.tokens.close();
+      deps.registry.close();
+      deps.tokens.close();
     }
   });
 });
@@ -143,8 +143,8 @@ describe('GET /readyz', () => {
 
   it('is 503 while start-up work is not finished', async () => {
     let starting: string | undefined = 'start-up recovery is not finished';
-    const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
-    const running = await startServer(ctx, 0, '127.0.0.1');
+    const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
+    const running = await startServer(deps, 0, '127.0.0.1');
     try {
       const early = await getJson(running.url, '/readyz');
       expect(early.status).toBe(503);
@@ -153,16 +153,16 @@ describe('GET /readyz', () => {
       expect((await getJson(running.url, '/readyz')).status).toBe(200);
     } finally {
       await running.close();
-      ctx.registry.close();
-      ctx.tokens.close();
+      deps.registry.close();
+      deps.tokens.close();
     }
   });
 });
 
 /** The routes the express application registers, as `METHOD path`, read from its router. */
 function registeredRoutes(): string[] {
-  const ctx: AppContext = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
-  const app = createApp(ctx) as unknown as { router: { stack: Layer[] } };
+  const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
+  const app = createApp(deps) as unknown as { router: { stack: Layer[] } };
   interface Layer {
     route?: { path: string | string[]; methods: Record<string, boolean> };
     handle?: { stack?: Layer[] };
@@ -177,8 +177,8 @@ function registeredRoutes(): string[] {
     }
   };
   walk(app.router.stack);
-  ctx.registry.close();
-  ctx.tokens.close();
+  deps.registry.close();
+  deps.tokens.close();
   return found;
 }
 

@@ -1,6 +1,6 @@
 /**
  * A pull right after a push: the contexts the push did not reach are served the answer they had,
- * carried over without being made again (src/http/readRoutes.ts, service/changeReach.ts); those
+ * carried over without being made again (src/http/routes/readRoutes.ts, service/answers/changeReach.ts); those
  * it reached get theirs made anew. Counted by `cfghub_read_cache_lookups_total` (hit, miss: made,
  * carried), checked against what a read gives, also across a commit of plain git and a git gc. The
  * real server, real bare repositories, the real git CLI.
@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { keyPath, keyYaml, metricOf, plainGitCommit } from '../support/reads.js';
 import { until } from '../support/poll.js';
-import { VALUES_WEIGHED } from '../../src/service/changeReach.js';
+import { VALUES_WEIGHED } from '../../src/service/answers/changeReach.js';
 
 const REPO = 'acme/carried';
 const fixture = serverForFile();

@@ -1,5 +1,5 @@
 /**
- * How the read endpoints, served without express (src/http/readRoutes.ts), are reached: paths
+ * How the read endpoints, served without express (src/http/routes/readRoutes.ts), are reached: paths
  * without regard to case and with a final slash, HEAD, every answer with a request id and a UTF-8
  * content type, malformed URLs answered 400, other methods and near-miss paths left to the rest of
  * the server; and the registry's memory of found repositories never outlives them on disk.

@@ -1,7 +1,7 @@
 /**
  * A held watch whose answer a push may change is answered, however the change reaches its
  * context: the watch makes the answers only of the contexts a push's changes can reach
- * (service/changeReach.ts, domain/keyReach.ts), and these are the ways a change reaches a context
+ * (service/answers/changeReach.ts, domain/keyReach.ts), and these are the ways a change reaches a context
  * other than a value of that very context: a wildcard value, a value of a context group holding
  * the context's item, a change of the context groups themselves, a key's own fields, a value
  * removed so that a wider one wins, and a key going that a template names (the template lists an

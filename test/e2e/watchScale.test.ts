@@ -3,7 +3,7 @@
  * many watchers makes each distinct answer (context, format, options) once, however many watchers
  * hold it, and writes the same bytes to each; watchers whose answer did not change are not
  * answered, and the answers of contexts the push's changes cannot reach are not even made
- * (service/changeReach.ts). Counted in /metrics: the watch's answers made (one per group of
+ * (service/answers/changeReach.ts). Counted in /metrics: the watch's answers made (one per group of
  * watchers sharing an answer, per new head that reaches it), and the read cache's misses (an
  * answer is resolved, serialised and hashed exactly when it is not found there).
  */

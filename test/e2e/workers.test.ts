@@ -14,7 +14,7 @@ import { cliOk, git, gitdirOf, tempDir } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
-import { HELD_PACKS_BYTES } from '../../src/disk/heldPacks.js';
+import { HELD_PACKS_BYTES } from '../../src/disk/objects/heldPacks.js';
 
 const REPO = 'acme/shared';
 let dir: ReturnType<typeof tempDir>;

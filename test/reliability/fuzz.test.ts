@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LONE_SURROGATE } from '../../src/domain/filePath.js';
 import { referencedKeys } from '../../src/domain/names.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { anyText } from '../support/arbitraries.js';
 import { recordFigures } from '../support/figures.js';

@@ -1,5 +1,5 @@
 /**
- * The push journal (src/disk/pushJournal.ts, journalReplay.ts): a 200 is durable through the
+ * The push journal (src/disk/journal/pushJournal.ts, journalReplay.ts): a 200 is durable through the
  * journal's one fdatasync, and what a power cut takes of the push's own files is restored at the
  * next start. A power cut is played on the real server process and real repositories: the server
  * is killed with SIGKILL after its 200, then the files the push wrote without fsyncs are taken
@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, git, gitdirOf, headOf, keysAtHead, pushTo, tempDir } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
 import { until } from '../support/poll.js';
-import { PushJournal } from '../../src/disk/pushJournal.js';
-import { listen } from '../../src/disk/telemetry.js';
+import { PushJournal } from '../../src/disk/journal/pushJournal.js';
+import { listen } from '../../src/lib/telemetry.js';
 
 let dir: ReturnType<typeof tempDir>;
 beforeAll(() => {

@@ -9,11 +9,11 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
+import { DEFAULT_BODY_LIMIT } from '../../src/http/deps.js';
 import { startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
-import { TokenService } from '../../src/service/tokens.js';
+import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { TokenStore } from '../../src/disk/tokenStore.js';
+import { TokenStore } from '../../src/disk/records/tokenStore.js';
 
 export const CLI = resolve(__dirname, '../../dist/cli/main.cjs');
 

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import type { EncodedObject, ObjectType } from '../../src/git/gitObjects.js';
-import { ObjectStore, type StoredObject } from '../../src/disk/objectStore.js';
+import { ObjectStore, type StoredObject } from '../../src/disk/objects/objectStore.js';
 import { buildPack } from '../../src/git/packWriter.js';
 import { ObjectNotFoundError } from '../../src/disk/errors.js';
 

@@ -2,12 +2,12 @@
  * Test support for replication: a read replica as the real server in this process,
  * on a loopback port, following a primary through the real replication endpoints and git fetch.
  */
-import { DEFAULT_BODY_LIMIT } from '../../src/http/context.js';
+import { DEFAULT_BODY_LIMIT } from '../../src/http/deps.js';
 import { startServer } from '../../src/http/server.js';
 import { Replicator } from '../../src/service/replication/replicator.js';
-import { TokenService } from '../../src/service/tokens.js';
+import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { TokenStore } from '../../src/disk/tokenStore.js';
+import { TokenStore } from '../../src/disk/records/tokenStore.js';
 import { capturedLogger } from './harness.js';
 
 export interface TestReplica {

@@ -1,5 +1,5 @@
 /**
- * The change watch (src/disk/changeWatch.ts) on real folders: it trusts a head read until the
+ * The change watch (src/disk/refs/changeWatch.ts) on real folders: it trusts a head read until the
  * ref file is replaced or a folder on the way to it moves, and never trusts one it cannot watch;
  * watching named entries only (the token file), it ignores the others.
  * Through GitRepository: a commit made by plain git shows on the next read once the event loop
@@ -10,8 +10,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChangeWatch, RECHECK_MS } from '../../src/disk/changeWatch.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { ChangeWatch, RECHECK_MS } from '../../src/disk/refs/changeWatch.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { pollPhase } from '../support/eventLoop.js';
 

@@ -1,16 +1,16 @@
 /**
- * Group commit (issue 22, src/service/commitBatch.ts): pushes to one repository that arrive while
+ * Group commit (issue 22, src/service/write/commitBatch.ts): pushes to one repository that arrive while
  * a commit runs are committed together: one pack and one move of the ref for all of them, yet one
  * commit per push in the order they arrived, each answered for itself. Checked with the real git
  * CLI on a real bare repository.
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parsePushBody } from '../../src/http/pushSchema.js';
+import { parsePushBody } from '../../src/http/schemas/pushSchema.js';
 import type { PushRequest } from '../../src/domain/pushRequest.js';
-import { MAX_GROUP } from '../../src/service/commitBatch.js';
-import { push, type PushCaller } from '../../src/service/push.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { MAX_GROUP } from '../../src/service/write/commitBatch.js';
+import { push, type PushCaller } from '../../src/service/write/push.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import type { GitRepository } from '../../src/disk/repository.js';
 import { tempDir } from '../support/harness.js';

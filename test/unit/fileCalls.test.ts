@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callsInline, writeStarted } from '../../src/disk/fileCalls.js';
 import { renameIntoPlace, writeTemporary } from '../../src/disk/durableFs.js';
-import { LockFile } from '../../src/disk/refs.js';
+import { LockFile } from '../../src/disk/refs/refs.js';
 
 let root: string | undefined;
 afterEach(() => {

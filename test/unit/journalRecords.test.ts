@@ -1,10 +1,10 @@
 /**
- * The push journal's byte format (src/disk/journalRecords.ts): what is written reads back; a torn
+ * The push journal's byte format (src/disk/journal/journalRecords.ts): what is written reads back; a torn
  * tail, a break in the chain of seqs, and the zeros of a preallocated file end the journal; a
  * voided record is skipped and the chain goes on past it.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeHeader, decodeRecords, encodeHeader, encodeRecord, HEADER_BYTES, voidRecordBytes, type JournalEntry } from '../../src/disk/journalRecords.js';
+import { decodeHeader, decodeRecords, encodeHeader, encodeRecord, HEADER_BYTES, voidRecordBytes, type JournalEntry } from '../../src/disk/journal/journalRecords.js';
 
 const entry = (n: number): JournalEntry => ({
   repository: 'acme/app.git',

@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, JsonTooDeep, MAX_JSON_DEPTH, parseJsonSteps, SMALL_CONTAINER } from '../../src/domain/jsonParseSteps.js';
-import { runSteps } from '../../src/domain/steps.js';
+import { JsonSyntaxError, JsonTooDeep, MAX_JSON_DEPTH, parseJsonSteps, SMALL_CONTAINER } from '../../src/lib/jsonParseSteps.js';
+import { runSteps } from '../../src/lib/steps.js';
 
 const parsed = (text: string, small: number) => runSteps(parseJsonSteps(text, small));
 

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeAfterDraining, continueWhenRead, type LingerBounds } from '../../src/http/lingeringClose.js';
+import { closeAfterDraining, continueWhenRead, type LingerBounds } from '../../src/http/body/lingeringClose.js';
 import { until } from '../support/poll.js';
 import { socketPost } from '../support/uploadClients.js';
 

@@ -1,5 +1,5 @@
 /**
- * The one lock primitive (LockFile in src/disk/refs.ts) on real files: exclusive, a fresh lock
+ * The one lock primitive (LockFile in src/disk/refs/refs.ts) on real files: exclusive, a fresh lock
  * never broken, a stale one removed and reported, the new content in place only on commit; and
  * its users beyond refs: the token files and `packed-refs`, each clearing a lock left by a dead
  * process instead of waiting on it.
@@ -10,14 +10,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LockFile, onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/disk/refs.js';
-import { holderNote, holderPath } from '../../src/disk/lockHolder.js';
-import { TokenStore } from '../../src/disk/tokenStore.js';
-import { AdminTokenStore } from '../../src/disk/adminTokenStore.js';
+import { LockFile, onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/disk/refs/refs.js';
+import { holderNote, holderPath } from '../../src/disk/refs/lockHolder.js';
+import { TokenStore } from '../../src/disk/records/tokenStore.js';
+import { AdminTokenStore } from '../../src/disk/records/adminTokenStore.js';
 import { LockBusyError } from '../../src/disk/errors.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { deleteTag } from '../../src/disk/tags.js';
+import { deleteTag } from '../../src/disk/records/tags.js';
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));

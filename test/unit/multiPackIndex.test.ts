@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks } from '../../src/disk/multiPackIndex.js';
+import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks } from '../../src/disk/objects/multiPackIndex.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 describe('multi-pack-index', () => {

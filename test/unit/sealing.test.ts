@@ -1,10 +1,10 @@
 /**
- * The cryptography of security groups (service/sealing.ts): values open only with their group's
+ * The cryptography of security groups (service/security/sealing.ts): values open only with their group's
  * key and under their own identity, a wrong password opens nothing, a token opens only what it
  * was given, and a secured file's envelope in git reads back as written.
  */
 import { describe, expect, it } from 'vitest';
-import { fileIdentity, newGroup, open, seal, unlockWithPassword, unwrapForToken, valueIdentity, wrapForToken } from '../../src/service/sealing.js';
+import { fileIdentity, newGroup, open, seal, unlockWithPassword, unwrapForToken, valueIdentity, wrapForToken } from '../../src/service/security/sealing.js';
 import { parseFileContent, parseSecurityGroups, serializeFileContent, serializeSecurityGroups } from '../../src/layout/layout.js';
 
 describe('sealing', () => {

@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/service/errors.js';
-import { coreWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/cli/serveConfig.js';
+import { coreWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/server/serveConfig.js';
 import { availableParallelism } from 'node:os';
 import { tempDir } from '../support/harness.js';
 

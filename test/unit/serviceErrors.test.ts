@@ -9,7 +9,7 @@ import { DeltaFormatError, ObjectFormatError, PackFormatError, PackIndexFormatEr
 import { LayoutError } from '../../src/layout/errors.js';
 import { LockBusyError, ObjectNotFoundError, RepositoryDamagedError, RepositoryGoneError, StorageFullError } from '../../src/disk/errors.js';
 import { asServiceError, DamagedSecretError, FAULT_EVENT_OF, ServiceError } from '../../src/service/errors.js';
-import { HTTP_CODE_OF, STATUS_OF } from '../../src/http/errors.js';
+import { HTTP_CODE_OF, STATUS_OF } from '../../src/http/answer/errors.js';
 
 function answer(error: unknown): { status: number; code: string; message: string; fields?: Readonly<Record<string, string>> } {
   const known = asServiceError(error);

@@ -17,7 +17,7 @@ import type { PushElement } from '../../src/domain/pushRequest.js';
 import { createBareRepository } from '../../src/disk/createRepository.js';
 import { encodeObject, isTreeEntry, parseTree, serializeTree, TREE_MODE, type Signature } from '../../src/git/gitObjects.js';
 import { keyPath } from '../../src/layout/layout.js';
-import { ObjectStore } from '../../src/disk/objectStore.js';
+import { ObjectStore } from '../../src/disk/objects/objectStore.js';
 import { readSnapshot } from '../../src/layout/readSnapshot.js';
 import { GitRepository } from '../../src/disk/repository.js';
 import type { Snapshot } from '../../src/layout/snapshot.js';

@@ -1,12 +1,12 @@
 /**
- * Strict UTF-8 decoding (src/domain/utf8.ts): valid text decodes unchanged, and the offset named
+ * Strict UTF-8 decoding (src/lib/utf8.ts): valid text decodes unchanged, and the offset named
  * for invalid input is the first byte where no valid sequence begins, checked against Node's own
  * validator (Buffer.isUtf8) on random bytes and across the 64 KiB chunks the search decodes by.
  */
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8Strict, firstInvalidByte } from '../../src/domain/utf8.js';
+import { decodeUtf8Strict, firstInvalidByte } from '../../src/lib/utf8.js';
 import { InvalidUtf8Error } from '../../src/domain/errors.js';
 
 /** True when `offset` is where a correct answer points: valid before it, and no sequence begins there. */

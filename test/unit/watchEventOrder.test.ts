@@ -3,7 +3,7 @@
  * comes out of the event loop's poll ahead of the head watch's inotify event. libuv's epoll is
  * level-triggered: a socket reported in one poll stays queued at its old place in the kernel's
  * ready list, so the next request on that connection is handed over before a watch event queued
- * earlier (the cause of stale pulls seen under load in test/reliability/history.test.ts). Here
+ * earlier (the cause of stale pulls seen under load in test/reliability/linearizability.test.ts). Here
  * the order is made on purpose, deterministically: while this process handles a request, plain
  * git moves the head (an inotify event is queued), then the client sends its next request on the
  * same connection, all before this process polls again. The read path waits for the watch events
@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { afterQueuedWatchEvents } from '../../src/disk/changeWatch.js';
-import { createRepository } from '../../src/service/repositories.js';
+import { afterQueuedWatchEvents } from '../../src/disk/refs/changeWatch.js';
+import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import type { GitRepository } from '../../src/disk/repository.js';
 import { pollPhase } from '../support/eventLoop.js';

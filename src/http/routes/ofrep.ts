@@ -12,13 +12,13 @@
  * ring as `/rest/pull` (protocolRead.ts); the mapping is service/protocols/ofrep.ts's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TimeSlices } from '../../layout/timeSlices.js';
+import { TimeSlices } from '../../lib/timeSlices.js';
 import { contextOfEvaluation, evaluateAllFlags, evaluateFlag, OfrepRequestError, type OfrepFailureCode } from '../../service/protocols/ofrep.js';
-import type { AppContext } from '../context.js';
-import { answerError } from '../errorAnswer.js';
-import { sendJson, header } from '../headers.js';
-import { parseJson, readPlainBody } from '../jsonBody.js';
-import { readAccess, type NamedRepository } from '../readAccess.js';
+import type { HttpDeps } from '../deps.js';
+import { answerError } from '../answer/errorAnswer.js';
+import { sendJson, header } from '../answer/headers.js';
+import { parseJson, readPlainBody } from '../body/jsonBody.js';
+import { readAccess, type NamedRepository } from '../access/readAccess.js';
 import { beginRequest } from '../requestLog.js';
 import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
@@ -48,11 +48,11 @@ function heldEtags(req: IncomingMessage): string[] {
 
 const FAILURE_STATUS: Record<OfrepFailureCode, number> = { FLAG_NOT_FOUND: 404, PARSE_ERROR: 400, TARGETING_KEY_MISSING: 400, INVALID_CONTEXT: 400, GENERAL: 400 };
 
-export function ofrepRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const access = readAccess(ctx);
+export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const access = readAccess(deps);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, named: NamedRepository, flag: string | undefined, note: ReadNote): Promise<void> => {
-    const body = await readPlainBody(req, res, Math.min(MAX_OFREP_BODY, ctx.bodyLimit));
+    const body = await readPlainBody(req, res, Math.min(MAX_OFREP_BODY, deps.bodyLimit));
     try {
       const evaluationContext = evaluationContextOf(body);
       const read = await protocolRead(access, req, named, undefined);
@@ -86,11 +86,11 @@ export function ofrepRoutes(ctx: AppContext): (req: IncomingMessage, res: Server
     if (!match) return false;
     const note: ReadNote = {};
     const route = `${match[1] === undefined ? '' : '/openfeature/:account/:repository'}/ofrep/v1/evaluate/flags${match[3] === undefined ? '' : '/:key'}`;
-    const requestId = beginRequest(ctx, req, res, () => readFields(note), route);
+    const requestId = beginRequest(deps, req, res, () => readFields(note), route);
     (async () => {
       const named: NamedRepository = { pathname, token: presentedToken(req), ...(match[1] === undefined ? {} : { account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) }) };
       await handle(req, res, named, match[3] === undefined ? undefined : decodeURIComponent(match[3]), note);
-    })().catch((error: unknown) => answerError(ctx, req, res, requestId, error));
+    })().catch((error: unknown) => answerError(deps, req, res, requestId, error));
     return true;
   };
 }

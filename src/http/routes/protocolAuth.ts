@@ -6,8 +6,8 @@
  * exactly as a `Client-Token` would (readAccess.ts); it never reaches a log.
  */
 import type { IncomingMessage } from 'node:http';
-import { badRequest } from '../errors.js';
-import { header } from '../headers.js';
+import { badRequest } from '../answer/errors.js';
+import { header } from '../answer/headers.js';
 
 export function presentedToken(req: IncomingMessage): string | undefined {
   const apiKey = header(req, 'X-API-Key'); // OFREP's ApiKeyAuth

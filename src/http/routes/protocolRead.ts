@@ -5,11 +5,11 @@
  * security groups, `Security-Profile-Auth`), giving the snapshot a read resolves against.
  */
 import type { IncomingMessage } from 'node:http';
-import type { AccessGrant } from '../../service/accessPolicy.js';
-import { resolvePoint } from '../../service/points.js';
-import type { ReadTarget } from '../../service/read.js';
-import { readerKeyRing } from '../securityProfile.js';
-import type { NamedRepository, ReadAccess } from '../readAccess.js';
+import type { AccessGrant } from '../../service/access/accessPolicy.js';
+import { resolvePoint } from '../../service/read/historyPoints.js';
+import type { ReadTarget } from '../../service/read/read.js';
+import { readerKeyRing } from '../access/securityProfile.js';
+import type { NamedRepository, ReadAccess } from '../access/readAccess.js';
 
 export interface ProtocolRead {
   readonly grant: AccessGrant;

@@ -5,8 +5,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { formatContext, type Context } from '../../domain/context.js';
-import type { AccessGrant } from '../../service/accessPolicy.js';
-import { header } from '../headers.js';
+import type { AccessGrant } from '../../service/access/accessPolicy.js';
+import { header } from '../answer/headers.js';
 
 /** Longest Application-Name kept: a log line and a record entry stay small whatever is sent. */
 export const MAX_APPLICATION_NAME = 120;

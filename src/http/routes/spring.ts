@@ -15,9 +15,9 @@
  * the other reads (see app.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { TimeSlices } from '../../layout/timeSlices.js';
+import { TimeSlices } from '../../lib/timeSlices.js';
 import { ServiceError } from '../../service/errors.js';
-import { rawFile } from '../../service/read.js';
+import { rawFile } from '../../service/read/read.js';
 import {
   contextOfProfiles,
   labelPoint,
@@ -27,14 +27,14 @@ import {
   springEnvironmentSteps,
   springPropertiesSteps,
 } from '../../service/protocols/springEnvironment.js';
-import type { AppContext } from '../context.js';
-import { answerError } from '../errorAnswer.js';
-import { badRequest } from '../errors.js';
-import { booleanHeader, sendBytes } from '../headers.js';
-import { jsonAnswer } from '../answerInSlices.js';
+import type { HttpDeps } from '../deps.js';
+import { answerError } from '../answer/errorAnswer.js';
+import { badRequest } from '../answer/errors.js';
+import { booleanHeader, sendBytes } from '../answer/headers.js';
+import { jsonAnswer } from '../answer/answerInSlices.js';
 import { answerOf } from '../readCache.js';
-import { readAccess } from '../readAccess.js';
-import { renderedPull } from '../renderedPull.js';
+import { readAccess } from '../access/readAccess.js';
+import { renderedPull } from '../answer/renderedPull.js';
 import { beginRequest } from '../requestLog.js';
 import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
@@ -77,13 +77,13 @@ function springRequestOf(rest: string): SpringRequest | undefined {
 
 const EXTENSION_FORMATS = { yml: 'yaml', yaml: 'yaml', properties: 'properties' } as const;
 
-export function springRoutes(ctx: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const access = readAccess(ctx);
+export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const access = readAccess(deps);
 
   /** The repository an application names: the first account.repository split that exists. */
   const repositoryOf = (application: string): [string, string] => {
     const candidates = repositoryCandidates(application);
-    const found = candidates.find(([account, name]) => ctx.registry.find(account, name) !== undefined);
+    const found = candidates.find(([account, name]) => deps.registry.find(account, name) !== undefined);
     if (found) return found;
     throw new ServiceError('not_found', `no application ${application}: an application is a repository, written account.repository`);
   };
@@ -120,13 +120,13 @@ export function springRoutes(ctx: AppContext): (req: IncomingMessage, res: Serve
     const pathname = query === -1 ? url : url.slice(0, query);
     if (!pathname.startsWith(SPRING_PREFIX)) return false;
     const note: ReadNote = {};
-    const requestId = beginRequest(ctx, req, res, () => readFields(note), '/spring');
+    const requestId = beginRequest(deps, req, res, () => readFields(note), '/spring');
     try {
       const asked = springRequestOf(pathname.slice(SPRING_PREFIX.length));
       if (!asked) throw new ServiceError('not_found', `no such Spring Cloud Config endpoint: ${pathname}`);
-      handle(req, res, pathname, asked, note).catch((error: unknown) => answerError(ctx, req, res, requestId, error));
+      handle(req, res, pathname, asked, note).catch((error: unknown) => answerError(deps, req, res, requestId, error));
     } catch (error) {
-      answerError(ctx, req, res, requestId, error);
+      answerError(deps, req, res, requestId, error);
     }
     return true;
   };

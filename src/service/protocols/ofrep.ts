@@ -16,9 +16,9 @@
 import { createHash } from 'node:crypto';
 import { WILDCARD, parseRequestContext, type Context } from '../../domain/context.js';
 import { keyId } from '../../domain/names.js';
-import type { Steps } from '../../domain/steps.js';
-import { KeyRing } from '../keyRing.js';
-import type { ReadTarget } from '../read.js';
+import type { Steps } from '../../lib/steps.js';
+import { KeyRing } from '../security/keyRing.js';
+import type { ReadTarget } from '../read/read.js';
 import { readerContext, resolveKey, resolvedKeys, typedValue, type ResolvedKey } from './resolvedKeys.js';
 
 export type OfrepFailureCode = 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL' | 'FLAG_NOT_FOUND';

@@ -2,17 +2,17 @@
  * The keys of a snapshot resolved for one context, as the compatibility protocols (Spring Cloud
  * Config, OpenFeature's OFREP) give them: each key's winning value with the context it was stored
  * at and that context's weight, opened when the reader's key ring holds its security group and
- * otherwise marked sealed (its text is never handed out). As steps (domain/steps.ts): a pause is
+ * otherwise marked sealed (its text is never handed out). As steps (lib/steps.ts): a pause is
  * safe after each key, so a repository of any size is resolved in time slices.
  */
 import { formatContext, type Context } from '../../domain/context.js';
 import type { KeyRecord } from '../../domain/model.js';
 import { contextWeight, requestContext, resolveValue, type RequestContext } from '../../domain/resolve.js';
-import type { Steps } from '../../domain/steps.js';
+import type { Steps } from '../../lib/steps.js';
 import type { ValueType } from '../../domain/valueTypes.js';
-import { KeyRing } from '../keyRing.js';
-import { openValue } from '../opening.js';
-import type { ReadTarget } from '../read.js';
+import { KeyRing } from '../security/keyRing.js';
+import { openValue } from '../security/unsealing.js';
+import type { ReadTarget } from '../read/read.js';
 
 export interface ResolvedKey {
   readonly key: string;

@@ -17,9 +17,9 @@
  */
 import { createHash } from 'node:crypto';
 import { WILDCARD, parseRequestContext, type Context } from '../../domain/context.js';
-import type { Steps } from '../../domain/steps.js';
+import type { Steps } from '../../lib/steps.js';
 import { ServiceError } from '../errors.js';
-import type { ReadTarget } from '../read.js';
+import type { ReadTarget } from '../read/read.js';
 import { resolvedKeys, typedValue, type ResolvedKey } from './resolvedKeys.js';
 
 /** Spring's name for "no profile", sent by clients when none is configured. */

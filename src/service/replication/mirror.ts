@@ -25,10 +25,10 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
 import { fsyncFolder } from '../../disk/durableFs.js';
-import { branchesAndTags } from '../../disk/refs.js';
-import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCommand.js';
+import { branchesAndTags } from '../../disk/refs/refs.js';
+import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
 import { BRANCH_REF } from '../../layout/layout.js';
-import { setAside } from '../repositoryDeletion.js';
+import { setAside } from '../admin/repositoryDeletion.js';
 
 /** Where mirrors are assembled: inside the repositories folder, on its file system. */
 const WORK_FOLDER = join('.cfghub', 'replica-work');

@@ -8,8 +8,8 @@
  */
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../../disk/registry.js';
-import { AdminTokenStore } from '../../disk/adminTokenStore.js';
-import type { TokenService } from '../tokens.js';
+import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
+import type { TokenService } from '../admin/tokens.js';
 import { ensureIdentity, readIdentity, type FolderIdentity } from './folderIdentity.js';
 import type { StateSource } from './state.js';
 

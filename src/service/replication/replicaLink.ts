@@ -2,7 +2,7 @@
  * What the HTTP front of a replica needs from its follower: the primary's URL, the lag, the status
  * and the `Min-Commit` wait. A single process holds the Replicator itself; a worker of
  * `serve --workers N` holds a ReplicaView of the one Replicator the cluster's primary
- * process runs, kept current over IPC (see src/cli/clusterPrimary.ts).
+ * process runs, kept current over IPC (see src/server/clusterPrimary.ts).
  */
 import type { GitRepository } from '../../disk/repository.js';
 import { isAncestor } from './mirror.js';

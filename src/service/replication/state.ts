@@ -9,11 +9,11 @@
  * state outside git.
  */
 import { createHash } from 'node:crypto';
-import type { TokenService } from '../tokens.js';
+import type { TokenService } from '../admin/tokens.js';
 import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
-import type { TokenRecord } from '../../disk/tokenStore.js';
-import type { AdminTokenRecord, AdminTokenStore } from '../../disk/adminTokenStore.js';
-import { TimeSlices } from '../../layout/timeSlices.js';
+import type { TokenRecord } from '../../disk/records/tokenStore.js';
+import type { AdminTokenRecord, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
+import { TimeSlices } from '../../lib/timeSlices.js';
 import type { FolderIdentity } from './folderIdentity.js';
 
 export interface ReplicatedRepository {

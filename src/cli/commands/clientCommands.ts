@@ -1,0 +1,11 @@
+/** The commands that are clients of a cfghub server (issue 18, item 3): pull, get, set, unset, history, diff. */
+import type { Command } from 'commander';
+import { addHistoryCommands } from './historyCommands.js';
+import { addKeyCommands } from './keyCommands.js';
+import { addPullCommand } from './pullCommands.js';
+
+export function addClientCommands(program: Command): void {
+  addPullCommand(program);
+  addKeyCommands(program);
+  addHistoryCommands(program);
+}

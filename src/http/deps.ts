@@ -1,0 +1,32 @@
+/** What the HTTP adapter needs from the rest of the program. */
+import type { Logger } from 'pino';
+import type { RepositoryRegistry } from '../disk/registry.js';
+import type { TokenService } from '../service/admin/tokens.js';
+import type { ReplicaLink } from '../service/replication/replicaLink.js';
+
+export interface HttpDeps {
+  readonly registry: RepositoryRegistry;
+  readonly tokens: TokenService;
+  readonly logger: Logger;
+  /** Largest request body accepted, in bytes (413 above it, before parsing). */
+  readonly bodyLimit: number;
+  /** Watches (`Wait`) held at once at most; over it, 503 (see watchHub.ts). */
+  readonly maxWatchers?: number;
+  /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
+  readonly hidePrivate?: boolean;
+  /** Set on a read replica (issue 21): its follower, for the lag, `Min-Commit` and the status. */
+  readonly replica?: ReplicaLink;
+  /** When set, `GET /metrics` answers only with `Authorization: Bearer <metricsToken>`. */
+  readonly metricsToken?: string;
+  /** The processes serving (`serve --workers N`, issue 22): the read cache's bound is divided among them. */
+  readonly workers?: number;
+  /**
+   * Set in a worker of `serve --workers N` (issue 22): the metrics of every worker, summed, in
+   * Prometheus' text format (see src/server/clusterWorker.ts); `GET /metrics` answers it.
+   */
+  readonly clusterMetrics?: () => Promise<string>;
+  /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
+  readonly starting?: () => string | undefined;
+}
+
+export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

@@ -1,0 +1,136 @@
+/**
+ * The primary's replication endpoints, for replication tokens only:
+ *
+ *   GET  /rest/replication/state  the folder's identity and generation, every repository with its
+ *                                 head and refs digest, every client and admin token record
+ *                                 (hashes only)
+ *   POST /rest/replication/feed   body {"refs": {"account/name": digest, …}, "tokensDigest": …,
+ *                                 "adminTokensDigest": …, "origin": {…}, "holdMs": n}: held until
+ *                                 the state differs from that, then the new state; answered as
+ *                                 NDJSON lines, `{"same":true}` once a second while nothing changed
+ *                                 (the replica's proof it is current), then `{"state":{…}}` and the
+ *                                 end. After `holdMs` (at most 60 s) the state is sent anyway: the
+ *                                 replica's periodic full check.
+ *
+ * A replica sends the generation it follows in `Replica-Generation` (see origin.ts). Any server
+ * answers them from its own folder, so a replica can be followed by another.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { ServiceError } from '../../service/errors.js';
+import { FeedHub, MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
+import { folderIdentitySchema } from '../../service/replication/folderIdentity.js';
+import { ReplicationOrigin } from '../../service/replication/origin.js';
+import { currentState, MAX_REPLICATED_REPOSITORIES, openEveryRepository, type ReplicationState } from '../../service/replication/state.js';
+import type { HttpDeps } from '../deps.js';
+import { HttpError } from '../answer/errors.js';
+import { header, sendJson } from '../answer/headers.js';
+import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
+
+export const HEARTBEAT_MS = 1_000;
+export const DEFAULT_HOLD_MS = 25_000;
+const MAX_HOLD_MS = 60_000;
+/** A feed request names at most MAX_REPLICATED_REPOSITORIES heads of ~150 bytes each. */
+const FEED_BODY_LIMIT = 2 * 1024 * 1024;
+
+export const feedSchema = z.strictObject({
+  refs: z.record(z.string().max(300), z.string().max(64)),
+  tokensDigest: z.string().max(64),
+  adminTokensDigest: z.string().max(64),
+  origin: folderIdentitySchema.optional(),
+  holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
+});
+
+/** The generation a replica says it follows, if it sent one. */
+function replicaGeneration(req: Request): number | undefined {
+  const text = header(req, 'Replica-Generation');
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(text)) throw new HttpError(400, 'bad_request', 'Replica-Generation must be a whole number');
+  return Number(text);
+}
+
+/** The presented token, from `Client-Token` or `Authorization: Bearer`. */
+function presentedToken(req: Request): string | undefined {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header(req, 'Authorization') ?? '');
+  return header(req, 'Client-Token') ?? bearer?.[1];
+}
+
+function requireReplicationToken(deps: HttpDeps, req: Request): void {
+  const presented = presentedToken(req);
+  if (!presented) throw new ServiceError('unauthorized', 'the replication endpoints need a replication token (cfghub token create --replication) in Client-Token');
+  if (deps.tokens.authenticate(presented).kind !== 'replication') {
+    throw new ServiceError('forbidden', 'the replication endpoints need a replication token; this is a token of one repository');
+  }
+}
+
+/** Ends every waiting feed with the current state (the server is shutting down). */
+const hubs = new WeakMap<HttpDeps, FeedHub>();
+export function endFeeds(deps: HttpDeps): void {
+  hubs.get(deps)?.close();
+}
+
+const origins = new WeakMap<HttpDeps, ReplicationOrigin>();
+/** The server's serving side of replication: its folder's identity and what its replicas report (readiness, metrics). */
+export function replicationOriginOf(deps: HttpDeps): ReplicationOrigin | undefined {
+  return origins.get(deps);
+}
+
+export function replicationRoutes(deps: HttpDeps): Router {
+  const router = express.Router();
+  const origin = new ReplicationOrigin(deps.registry, deps.tokens, deps.logger);
+  origins.set(deps, origin);
+  const hub = new FeedHub(origin);
+  hubs.set(deps, hub);
+  /** What every replication request does first: the token, the folder's identity, the generation the replica reports. */
+  const opening = async (req: Request) => {
+    requireReplicationToken(deps, req);
+    const generation = replicaGeneration(req);
+    await origin.ready();
+    if (generation !== undefined) origin.replicaReports(generation);
+  };
+  const readBody = bodyReader(FEED_BODY_LIMIT);
+
+  router.get('/rest/replication/state', async (req, res) => {
+    await opening(req);
+    await openEveryRepository(deps.registry);
+    sendJson(req, res, 200, currentState(origin));
+  });
+
+  router.post('/rest/replication/feed', async (req: Request, res: Response) => {
+    await opening(req);
+    requireJsonContentType(req, 'a replication feed request');
+    const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
+    if (!parsed.success) throw new HttpError(400, 'bad_request', `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`);
+    if (Object.keys(parsed.data.refs).length > MAX_REPLICATED_REPOSITORIES) {
+      throw new HttpError(400, 'bad_request', `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`);
+    }
+    await openEveryRepository(deps.registry);
+    if (res.destroyed) return; // the replica went away meanwhile
+    if (hub.waiting >= MAX_FEED_WAITERS) throw new ServiceError('unavailable', `${MAX_FEED_WAITERS} replicas are waiting on this server already; try again`);
+
+    res.status(200).set({ 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
+    res.flushHeaders();
+    let done = false;
+    let stop = () => undefined as void;
+    let lastBeat = performance.now();
+    const finish = (state: ReplicationState) => {
+      if (done) return;
+      done = true;
+      clearTimeout(hold);
+      stop();
+      res.end(`${JSON.stringify({ state })}\n`);
+    };
+    const hold = setTimeout(() => finish(currentState(origin)), parsed.data.holdMs ?? DEFAULT_HOLD_MS);
+    stop = hub.wait(parsed.data, finish, () => {
+      if (performance.now() - lastBeat < HEARTBEAT_MS) return;
+      lastBeat = performance.now();
+      res.write('{"same":true}\n');
+    });
+    res.on('close', () => {
+      done = true;
+      clearTimeout(hold);
+      stop();
+    });
+  });
+  return router;
+}

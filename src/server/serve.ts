@@ -1,0 +1,157 @@
+/**
+ * `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0.
+ *
+ * With `--workers 1` (the default) one process does everything, as below. With more (`auto` is
+ * one per core, issue 22) this process is the cluster's primary: it does the one-time work first (the
+ * folder, start-up recovery, the demo repository), then forks the workers that serve
+ * (clusterPrimary.ts); each worker runs `startServing` (clusterWorker.ts).
+ */
+import cluster from 'node:cluster';
+import type { Logger } from 'pino';
+import { withoutPaths } from '../domain/reasons.js';
+import { DEFAULT_BODY_LIMIT, type HttpDeps } from '../http/deps.js';
+import { ensureDemoRepository } from '../service/admin/demo.js';
+import type { ReplicaLink } from '../service/replication/replicaLink.js';
+import { TokenService } from '../service/admin/tokens.js';
+import { onStaleLockRemoved } from '../disk/refs/refs.js';
+import { RepositoryRegistry } from '../disk/registry.js';
+import { recoverAtStart } from '../disk/startupRecovery.js';
+import { replayJournals } from '../disk/journal/journalReplay.js';
+import { TokenStore } from '../disk/records/tokenStore.js';
+import { setHeldPacksBudget } from '../disk/objects/heldPacks.js';
+import { servePrimary } from './clusterPrimary.js';
+import { createLogger, type LogFormat } from './logger.js';
+import { listenError, prepareReposFolder } from './serveChecks.js';
+import { checkFolderRole, startReplicator, type ReplicaOf } from './replica.js';
+
+export interface ServeOptions {
+  readonly reposDir: string;
+  readonly port: number;
+  readonly host: string;
+  readonly demo: boolean;
+  readonly bodyLimit?: number;
+  /** Repack a repository when plain git left more loose objects than this; undefined: never. */
+  readonly looseObjectLimit?: number;
+  /** Watches held at once at most (see http/watchHub.ts). */
+  readonly maxWatchers?: number;
+  /** List and serve private repositories only to callers holding a token of theirs (issue 14, item 12). */
+  readonly hidePrivate?: boolean;
+  /** Serve as a read replica of this primary, with this replication token. */
+  readonly replicaOf?: ReplicaOf;
+  /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
+  readonly metricsToken?: string;
+  /** Processes serving requests (issue 22); 1 or undefined: this process alone. */
+  readonly workers?: number;
+  readonly logFormat?: LogFormat;
+  readonly logLevel?: string;
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  // The HTTP stack is loaded only by the processes that serve: the primary of `serve --workers N`
+  // never does: 62 to 75 MiB resident instead of 66 to 82 (issue 22's memory figure counts it).
+  if (cluster.isWorker) return (await import('./clusterWorker.js')).serveAsWorker(options);
+  const logger = createLogger(options.logLevel, options.logFormat);
+  await prepareOnce(options, logger);
+  if ((options.workers ?? 1) > 1) return servePrimary(options, logger);
+
+  const serving = await startServing(options, logger, {});
+  logger.info({ event: 'listening', url: serving.url });
+  exitOnUncaughtException(logger);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ event: 'shutting-down', signal });
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await serving.stop();
+  logger.info({ event: 'stopped' });
+}
+
+/**
+ * What is done once, before anything serves (and, with workers, before they are forked): the
+ * folder made and named, what crashed writers left cleaned (startupRecovery.ts), the demo made.
+ */
+async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void> {
+  const created = prepareReposFolder(options.reposDir);
+  // The folder is named at start (issue 15): `./repos` depends on where the server was started.
+  logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
+  onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
+  // Pushes whose files a power cut took are restored from the push journals (journalReplay.ts),
+  // then what crashed writers left is cleaned (or reported), before the first request (startupRecovery.ts).
+  await replayJournalsLogged(options.reposDir, logger);
+  await checkFolderRole(options.reposDir, options.replicaOf, logger);
+  for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
+  if (options.demo && !options.replicaOf) {
+    const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
+    try {
+      if (await ensureDemoRepository(registry)) logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
+    } finally {
+      registry.close();
+    }
+  }
+}
+
+/** Replays the push journals of processes that are gone (journalReplay.ts), logging what it found; at start, and when a worker dies. */
+export async function replayJournalsLogged(reposDir: string, logger: Logger): Promise<void> {
+  for (const finding of await replayJournals(reposDir)) {
+    const level = finding.problem || finding.refMoved || finding.packsRestored > 0 ? 'warn' : 'info';
+    logger[level]({ event: 'journal-replayed', ...finding });
+  }
+}
+
+export interface Serving {
+  readonly url: string;
+  readonly deps: HttpDeps;
+  /** Drains the server (in-flight requests finish, watches answer), then closes what it holds. */
+  stop(): Promise<void>;
+}
+
+/**
+ * One process's server: its registry, tokens and listener. `replica`: the follower's view a worker
+ * is given (the follower itself runs in the primary process); a single process starts its own.
+ * `extra`: what a worker adds to the context (the cluster's metrics, its share of the caches).
+ */
+export async function startServing(options: ServeOptions, logger: Logger, extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers'>): Promise<Serving> {
+  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit, journal: true });
+  setHeldPacksBudget(extra.workers); // this process's share of the server's budget for open packs
+  // A single process registered this in prepareOnce; a worker is a process of its own.
+  if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
+  const tokens = new TokenService(new TokenStore(options.reposDir));
+  const follower = extra.replica ? undefined : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
+  const deps: HttpDeps = {
+    registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate,
+    replica: extra.replica ?? follower, metricsToken: options.metricsToken, clusterMetrics: extra.clusterMetrics, workers: extra.workers,
+  };
+  const { startServer } = await import('../http/server.js');
+  const running = await startServer(
+    deps,
+    options.port,
+    options.host,
+  ).catch(async (error: unknown) => {
+    await follower?.stop();
+    registry.close();
+    tokens.close();
+    throw listenError(error, options);
+  });
+  return {
+    url: running.url,
+    deps,
+    async stop() {
+      await running.close();
+      await follower?.stop();
+      await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
+      await registry.flushJournal();
+      registry.close();
+      tokens.close();
+    },
+  };
+}
+
+export function exitOnUncaughtException(logger: Logger): void {
+  process.on('uncaughtException', (error) => {
+    logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });
+    process.exit(1);
+  });
+}

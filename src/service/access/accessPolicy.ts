@@ -1,0 +1,142 @@
+/**
+ * Who may read, write or clone a repository (contract sections 6 and 7): the one place that
+ * decides it, for every route. The adapters only say which repository the request names (by its
+ * path, or by its token when the path names none), which token it presented, and the operation;
+ * they map the answer (a grant, or a refusal with its reason and status class) to their protocol.
+ *
+ * - read (pull, the other read endpoints, history, diff) and clone (git over HTTP): a token of the
+ *   repository, or none when the repository is not private and allows token-free pull.
+ * - write (push, revert, restore): a token of the repository that is not read-only, or none when
+ *   the repository allows token-free push. Which elements a token of a rule set may change is
+ *   decided per element when the write is planned (domain/accessRules.ts); the grant carries the set.
+ *
+ * Settings are read alone when the head breaks the layout rules, so history can still show what
+ * went wrong and a restore can still repair it.
+ */
+import { afterQueuedWatchEvents } from '../../disk/refs/changeWatch.js';
+import type { RepositoryRegistry } from '../../disk/registry.js';
+import type { GitRepository } from '../../disk/repository.js';
+import { readSettings, settingsAt, settingsWithoutSnapshot } from '../../layout/readSettings.js';
+import type { TokenRecord } from '../../disk/records/tokenStore.js';
+import { ServiceError } from '../errors.js';
+import { requireRepository } from '../admin/repositories.js';
+import type { GroupKey } from '../security/sealing.js';
+import type { TokenService } from '../admin/tokens.js';
+import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from '../admin/tokens.js';
+import { ErrorCode } from '../../domain/errors.js';
+
+export type AccessOperation = 'read' | 'write' | 'clone';
+
+export interface AccessRequest {
+  readonly operation: AccessOperation;
+  /** The repository the path names; absent on the token form (`/rest/push`), where the token names it. */
+  readonly account?: string;
+  readonly repository?: string;
+  /** The token the request presented, if any. */
+  readonly token?: string;
+  /** How the request is named in a refusal (`POST /rest/push`). */
+  readonly what: string;
+  /** The read needs no key of the head (history): its settings are then read without building its snapshot. */
+  readonly settingsOnly?: boolean;
+}
+
+export interface AccessGrant {
+  readonly allowed: true;
+  readonly repository: GitRepository;
+  /** The head as read once for this request. */
+  readonly head: string;
+  /** The token's record, when one was presented. */
+  readonly token?: TokenRecord;
+  /** Keys of the security groups the token is bound to. */
+  readonly groupKeys?: readonly GroupKey[];
+}
+
+/** The status class of a refusal; the HTTP adapter maps it to 401, 403 or 404, git's route to a 401 challenge. */
+export type RefusalClass = 'unauthorized' | 'forbidden' | 'not_found';
+
+export interface AccessRefusal {
+  readonly allowed: false;
+  readonly status: RefusalClass;
+  readonly reason: string;
+}
+
+export type AccessDecision = AccessGrant | AccessRefusal;
+
+const refuse = (status: RefusalClass, reason: string): AccessRefusal => ({ allowed: false, status, reason });
+
+/** How a token is given on each route: named in refusals so the user knows what to send. */
+const CREDENTIAL: Record<AccessOperation, string> = {
+  read: 'a Client-Token',
+  write: 'a Client-Token',
+  clone: 'a token (as the password)',
+};
+
+export class AccessPolicy {
+  constructor(
+    private readonly registry: RepositoryRegistry,
+    private readonly tokens: TokenService,
+  ) {}
+
+  /** The decision for one request. Faults (a repository that cannot be read) are thrown, not refused. */
+  async decide(request: AccessRequest): Promise<AccessDecision> {
+    try {
+      return await this.decideOrThrow(request);
+    } catch (error) {
+      if (error instanceof ServiceError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.NotFound)) {
+        return refuse(error.code, error.message);
+      }
+      throw error;
+    }
+  }
+
+  /** The grant, or a ServiceError with the refusal's class and reason: for adapters that answer errors by throwing. */
+  async require(request: AccessRequest): Promise<AccessGrant> {
+    const decision = await this.decide(request);
+    if (!decision.allowed) throw new ServiceError(decision.status, decision.reason);
+    return decision;
+  }
+
+  private async decideOrThrow(request: AccessRequest): Promise<AccessDecision> {
+    const { operation } = request;
+    // The token file and the head are trusted unread while their watches are quiet: first let
+    // every watch event queued before this request arrived be handed over (changeWatch.ts).
+    await afterQueuedWatchEvents();
+    if (request.account === undefined || request.repository === undefined) {
+      if (!request.token) return refuse('unauthorized', `${request.what} needs a Client-Token header`);
+      const token = this.tokens.authenticate(request.token);
+      const repository = tokenRepository(this.registry, token);
+      return this.withToken(operation, repository, token, request.token);
+    }
+    const repository = requireRepository(this.registry, request.account, request.repository);
+    if (request.token) {
+      const token = this.tokens.authenticate(request.token);
+      // A replica's token (issue 21) clones every repository, and does nothing else.
+      if (token.kind === 'replication' && operation === 'clone') return { allowed: true, repository, head: repository.head() };
+      if (!tokenBelongsTo(token, repository)) return refuse('forbidden', `the ${operation === 'clone' ? 'token' : 'Client-Token'} is not a token of ${repository.fullName}`);
+      return this.withToken(operation, repository, token, request.token);
+    }
+    const head = repository.head();
+    // A clone reads the settings alone: it need not wait for every key to be parsed, nor fail on a broken key file.
+    const settings =
+      operation === 'clone'
+        ? (await readSettings(repository, head)).settings
+        : request.settingsOnly
+          ? await settingsWithoutSnapshot(repository, head)
+          : await settingsAt(repository, head);
+    if (operation === 'write') {
+      if (!settings.tokenFreePush) return refuse('forbidden', `repository ${repository.fullName} does not allow push without a Client-Token`);
+      return { allowed: true, repository, head };
+    }
+    if (settings.isPrivate) return refuse('unauthorized', `repository ${repository.fullName} is private: reading it needs ${CREDENTIAL[operation]} of its own`);
+    if (!settings.tokenFreePull) return refuse('forbidden', `repository ${repository.fullName} does not allow reads without ${CREDENTIAL[operation]}`);
+    return { allowed: true, repository, head };
+  }
+
+  private withToken(operation: AccessOperation, repository: GitRepository, token: TokenRecord, presented: string): AccessDecision {
+    // No rule can widen a read-only token (issue 17).
+    if (operation === 'write' && token.readOnly) {
+      return refuse('forbidden', `token ${token.label} of ${repository.fullName} is read-only: it cannot push, revert or restore`);
+    }
+    return { allowed: true, repository, head: repository.head(), token, groupKeys: tokenGroupKeys(token, presented) };
+  }
+}

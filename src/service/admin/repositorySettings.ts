@@ -1,0 +1,61 @@
+/**
+ * Changing a repository's settings (`cfghub repo settings`, `PATCH /rest/admin/repositories/…`,
+ * issue 19): one commit that rewrites `repository.yaml`, made like a push (commitOnHead). The
+ * context levels never change (every value is stored under its context), and a switch that would
+ * strand content is refused, naming it: value data types off while a key has a type other than
+ * Text, security groups off while a group exists.
+ */
+import type { RepoSettings } from '../../domain/model.js';
+import type { GitRepository } from '../../disk/repository.js';
+import { commitOnHead } from '../write/commitOnHead.js';
+import { ServiceError } from '../errors.js';
+
+/** The settings that may change; each absent one stays as it is. */
+export interface SettingsChange {
+  readonly description?: string;
+  readonly isPrivate?: boolean;
+  readonly isPersonal?: boolean;
+  readonly accessControlsEnabled?: boolean;
+  readonly vdtEnabled?: boolean;
+  readonly securityEnabled?: boolean;
+  readonly contextGroupsEnabled?: boolean;
+  readonly tokenFreePush?: boolean;
+  readonly tokenFreePull?: boolean;
+}
+
+export const CHANGEABLE_SETTINGS = [
+  'description', 'isPrivate', 'isPersonal', 'accessControlsEnabled', 'vdtEnabled', 'securityEnabled', 'contextGroupsEnabled', 'tokenFreePush', 'tokenFreePull',
+] as const satisfies readonly (keyof SettingsChange)[];
+
+const MAX_DESCRIPTION = 1000;
+
+/** Applies the change; `applied` when a commit was made, `unchanged` when the settings already were so. */
+export async function changeSettings(repository: GitRepository, change: SettingsChange): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
+  if (change.description !== undefined && (change.description.length > MAX_DESCRIPTION || change.description.includes('\u0000'))) {
+    throw new ServiceError('invalid_argument', `the description must be at most ${MAX_DESCRIPTION} characters, without NUL`);
+  }
+  const result = await commitOnHead(repository, (base) => {
+    const before = base.settings;
+    const fields: Record<string, unknown> = { ...before };
+    const changed: string[] = [];
+    for (const field of CHANGEABLE_SETTINGS) {
+      const value = change[field];
+      if (value === undefined || value === before[field]) continue;
+      fields[field] = value;
+      changed.push(field === 'description' ? 'description' : `${field}: ${String(before[field])} -> ${String(value)}`);
+    }
+    const after = fields as unknown as RepoSettings;
+    if (before.vdtEnabled && !after.vdtEnabled) {
+      for (const key of base.keys()) {
+        if (key.vdt !== 'Text') throw new ServiceError('conflict', `value data types cannot be turned off: key ${key.key} is of type ${key.vdt}`);
+      }
+    }
+    if (before.securityEnabled && !after.securityEnabled && base.securityGroups.length > 0) {
+      throw new ServiceError('conflict', `security groups cannot be turned off: the repository has security group ${base.securityGroups[0].name}; delete its groups first`);
+    }
+    const message = `Change the settings of repository ${repository.fullName}\n\n${changed.join('\n')}\n`;
+    return { ok: true, changes: { keys: new Map(), files: new Map(), settings: after }, message };
+  });
+  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
+  return { commit: result.commitId, outcome: result.kind };
+}
