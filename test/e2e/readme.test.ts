@@ -23,11 +23,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/harness.js';
 import { documentationPages, FRONT_PAGE, fencedBlocks, isRun, selected, shows, stepsOf, withPorts, type ReadmeStep } from '../support/readmeBlocks.js';
+import { reservedPorts } from '../support/ports.js';
 
 const ROOT = resolve(__dirname, '../..');
 /** The whole session's time limit; a step that waits forever ends here. */
@@ -44,24 +44,6 @@ function selectedSteps(): ReadmeStep[] {
     .flatMap(stepsOf);
 }
 
-/** Distinct free ports on loopback, each probed while the others are still held. */
-async function freePorts(count: number): Promise<number[]> {
-  const probes = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((done, fail) => {
-          const probe = createServer();
-          probe.once('error', fail);
-          probe.listen(0, '127.0.0.1', () => done(probe));
-        }),
-    ),
-  );
-  const ports = probes.map((probe) => (probe.address() as { port: number }).port);
-  await Promise.all(probes.map((probe) => new Promise<void>((done) => probe.close(() => done()))));
-  return ports;
-}
-
 interface StepResult {
   readonly status: number | undefined;
   readonly output: string;
@@ -74,7 +56,7 @@ let serverStopped = false;
 const dir = tempDir('cfghub-readme-');
 
 beforeAll(async () => {
-  const ports = await freePorts(EXAMPLE_PORTS);
+  const ports = await reservedPorts(EXAMPLE_PORTS);
   const port = ports[0];
   const clone = join(dir.path, 'cfghub');
   const home = join(dir.path, 'home');

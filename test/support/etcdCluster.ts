@@ -6,23 +6,12 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './harness.js';
 import { until } from './poll.js';
+import { reservedPorts } from './ports.js';
 
 export const etcdInstalled = spawnSync('etcd', ['--version']).status === 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 interface Member {
   readonly name: string;
@@ -45,7 +34,8 @@ export class EtcdCluster {
   static async start(size = 1): Promise<EtcdCluster> {
     const members: Member[] = [];
     for (let i = 0; i < size; i++) {
-      members.push({ name: `m${i}`, clientUrl: `http://127.0.0.1:${await freePort()}`, peerUrl: `http://127.0.0.1:${await freePort()}` });
+      const [client, peer] = await reservedPorts(2);
+      members.push({ name: `m${i}`, clientUrl: `http://127.0.0.1:${client}`, peerUrl: `http://127.0.0.1:${peer}` });
     }
     const cluster = new EtcdCluster(members);
     for (let i = 0; i < size; i++) cluster.spawnMember(i);
