@@ -1,4 +1,4 @@
-// The bare node:http reference of the pull scenario (issue 4): a process that answers every
+// The bare node:http reference of the pull scenario: a process that answers every
 // request with the bytes of the file named by its argument, with the headers a JSON answer needs
 // and nothing else. Prints its port on stdout once listening; stopped by its pid.
 import { createServer } from 'node:http';

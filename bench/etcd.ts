@@ -1,5 +1,5 @@
 /**
- * etcd, the reference for durable multi-key transactions (issue 4): Debian's `etcd-server`
+ * etcd, the reference for durable multi-key transactions: Debian's `etcd-server`
  * (bench/install-tools.sh installs it), started by the bench as a single member on loopback with a
  * temporary data folder and its default durability (the write-ahead log is fsynced before a
  * transaction is answered), reached through its HTTP gateway (`POST /v3/kv/txn`,

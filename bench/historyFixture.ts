@@ -1,5 +1,5 @@
 /**
- * The history fixture (issue 6): a cfghub repository of 1,000 keys with 10,000 commits on top of
+ * The history fixture: a cfghub repository of 1,000 keys with 10,000 commits on top of
  * its seed, each changing one to three keys' values, as pushes do. The commits are written by one
  * `git fast-import` (seconds, where 10,000 durable pushes would take minutes), from the workload's
  * own model, so every key document is exactly what cfghub itself writes; history reads them back

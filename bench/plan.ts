@@ -2,7 +2,7 @@
  * How much to measure. `--quick` keeps the whole run under two minutes (fewer rounds, shorter and
  * fewer load slices, fewer restarts; the listing fixture is reused from bench/.fixtures/); the
  * full run gives p99 figures that rest on a few hundred samples. The watch scenario holds its
- * 10,000 watchers in both (the issue 18 target is about that many), with fewer pushes in a quick
+ * 10,000 watchers in both (the watch target is about that many), with fewer pushes in a quick
  * run; opening and closing them adds about two minutes.
  */
 
@@ -36,7 +36,7 @@ export interface Plan {
   readonly watch: WatchPlan;
 }
 
-/** Watchers held at once and woken by pushes (issue 18). */
+/** Watchers held at once and woken by pushes. */
 export interface WatchPlan {
   readonly watchers: number;
   /** Contexts of one repository the watchers are spread over. */
@@ -48,7 +48,7 @@ export interface WatchPlan {
   readonly allRounds: number;
 }
 
-/** History of the last 50 commits on a repository with 10,000 commits (issue 6). */
+/** History of the last 50 commits on a repository with 10,000 commits. */
 export interface HistoryPlan {
   readonly commits: number;
   /** First requests of new server instances. */
@@ -61,7 +61,7 @@ export interface HistoryPlan {
   readonly afterPush: number;
 }
 
-/** Many clients pushing at once (issue 4). */
+/** Many clients pushing at once. */
 export interface ConcurrentPlan {
   readonly clients: number;
   readonly warmupSeconds: number;
@@ -70,13 +70,13 @@ export interface ConcurrentPlan {
   readonly sliceSeconds: number;
 }
 
-/** Resident memory with many repositories loaded (issue 4). */
+/** Resident memory with many repositories loaded. */
 export interface MemoryPlan {
   readonly repositories: number;
   readonly keyCount: number;
 }
 
-/** Clone over HTTP against clone from disk (issue 6). */
+/** Clone over HTTP against clone from disk. */
 export interface ClonePlan {
   readonly keyCount: number;
   readonly commits: number;
@@ -87,7 +87,7 @@ export interface ClonePlan {
   readonly rounds: number;
 }
 
-/** Pull throughput against a static endpoint on the same server (issue 3). */
+/** Pull throughput against a static endpoint on the same server. */
 export interface PullPlan {
   readonly keyCount: number;
   /** Characters per value: sized so the pulled context's JSON is about 60 KB. */
@@ -100,7 +100,7 @@ export interface PullPlan {
   readonly sliceSeconds: number;
 }
 
-/** The first pull after a restart of `cfghub serve` (issue 3). */
+/** The first pull after a restart of `cfghub serve`. */
 export interface RestartPlan {
   readonly keyCount: number;
   readonly repetitions: number;

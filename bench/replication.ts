@@ -1,5 +1,5 @@
 /**
- * Replication bench (issue 21): `npm run build && node --import tsx bench/replication.ts [--quick]`.
+ * Replication bench: `npm run build && node --import tsx bench/replication.ts [--quick]`.
  *
  * One primary and two replicas, each the real `cfghub serve` in its own process on loopback, with
  * a repository of 1,000 keys. Measures:

@@ -20,7 +20,7 @@ export function requireBuiltCli(): void {
 }
 
 /**
- * `extraArgs`: e.g. `['--workers', '1']`; without, the default (one process; `auto` is one worker per core, issue 22).
+ * `extraArgs`: e.g. `['--workers', '1']`; without, the default (one process; `auto` is one worker per core).
  * `nodeArgs`: options for node itself (e.g. `--cpu-prof` to profile the server).
  */
 export function spawnServe(reposRoot: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): ServeProcess {
@@ -34,7 +34,7 @@ export function spawnServe(reposRoot: string, extraArgs: readonly string[] = [],
 }
 
 /**
- * A process's resident memory with its children's (the workers of `serve --workers N`, issue 22),
+ * A process's resident memory with its children's (the workers of `serve --workers N`),
  * from /proc (Linux), in MiB.
  */
 export function residentMiBOf(pid: number): number {
@@ -108,7 +108,7 @@ export async function serveInChild(reposRoot: string, extraArgs: readonly string
 }
 
 /**
- * `cfghub serve` with a number of workers (issue 22) without request logs
+ * `cfghub serve` with a number of workers without request logs
  * (LOG_LEVEL=warn), as the pull scenario's in-bench servers run silent: the throughput measured is
  * the service's, not that of a log line per request into a pipe. Without the listening line, it
  * listens on a port found free just before, and is ready once /metrics counts every worker.

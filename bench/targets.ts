@@ -106,18 +106,15 @@ function lastWatcherWithin(limitMs: number): Check {
 export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] {
   const push1 = pushScenarioId(1, 10_000);
   return [
-    // Issue 2
     on(results, push1, 'push of 1 key into 10,000 keys, in-process, p50 under 5 ms', p50Under(IN_PROCESS, 5)),
     on(results, push1, 'push of 1 key into 10,000 keys, in-process, at least 10x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 10)),
     on(results, pushScenarioId(100, 1_000), 'push of 100 keys into 1,000 keys, in-process, at least 2x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2)),
     on(results, pushScenarioId(100, 10_000), 'push of 100 keys into 10,000 keys, in-process, at least 2x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2)),
-    // Issues 2 and 4
+    // Listing
     on(results, LISTING_WARM, 'GET /rest/info/all with 1,000 repositories, warm, p50 under 20 ms', p50Under('cfghub HTTP', 20)),
-    // Issue 3
     on(results, pullScenarioId(1), 'pull of 1,000 keys, 1 connection, at least half the requests per second of static bytes from the same server', ratioAtLeast(PULL, STATIC, 0.5)),
     on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least half the requests per second of static bytes from the same server', ratioAtLeast(PULL, STATIC, 0.5)),
     firstPullWithin(results, 1000, 'first pull of a 10,000-key repository within 1 s of the restarted server listening'),
-    // Issue 4
     on(results, push1, 'push of 1 key into 10,000 keys over HTTP, at least the transactions per second of etcd', ratioAtLeast(OVER_HTTP, ETCD_TXN, 1)),
     on(results, push1, 'push of 1 key into 10,000 keys over HTTP, at least 10x git plumbing', ratioAtLeast(OVER_HTTP, GIT_PLUMBING, 10)),
     on(results, CONCURRENT, '16 clients pushing into 16 repositories, at least the transactions per second of etcd with 16 clients', ratioAtLeast(INTO_MANY, ETCD_CLIENTS, 1)),
@@ -127,7 +124,6 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
     ]),
     on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least half the requests per second of a bare node:http server', ratioAtLeast(PULL, BARE_HTTP, 0.5)),
     on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least 20x etcd\'s range read of the same values', ratioAtLeast(PULL, ETCD_RANGE, 20)),
-    // Issue 22
     on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, `cfghub serve --workers auto` (one worker per core) at least the requests per second of a bare node:http process', ratioAtLeast(PULL_WORKERS, BARE_HTTP, 1)),
     ...([[MEMORY, 'one process, --workers 1'], [MEMORY_WORKERS, '--workers auto, one worker per core, all processes together, each resident page counted once']] as const).map(([id, mode]) =>
       on(results, id, `resident memory with 100 repositories of 1,000 keys loaded, under 500 MB (${mode})`, (result) => ({
@@ -135,12 +131,10 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
         measured: `${result.residentMiB} MiB (${Math.round(result.residentMiB! * 1.048576)} MB)`,
       })),
     ),
-    // Issue 6
     on(results, HISTORY_WARM, 'GET /rest/history of the last 50 of 10,000 commits, warm, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_AFTER_PUSH, 'GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_FRESH, 'GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
     on(results, HISTORY_COLD, 'GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
-    // Issue 18
     on(results, WATCH_ALL_LAST, 'a push waking 10,000 watchers, p99 under 1 s from its 200 to the last watcher\'s answer', lastWatcherWithin(1000)),
     on(results, WATCH_ALL, 'a push waking 10,000 watchers, p99 under 1 s from its 200 to each watcher\'s answer', (result) => {
       if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };

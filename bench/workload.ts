@@ -89,7 +89,7 @@ export interface WorkloadOptions {
   /**
    * Characters per value. The push scenarios keep the default (their figures stay comparable from
    * run to run); the pull scenario uses longer values, so the JSON of a context of 1,000 keys is
-   * about 60 KB, the size issue 3 names.
+   * about 60 KB, the size of a typical configuration answer.
    */
   readonly valueLength?: number;
 }

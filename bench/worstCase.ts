@@ -1,5 +1,5 @@
 /**
- * `npm run bench:worst`: the worst requests the limits allow (issue 14), each while two other
+ * `npm run bench:worst`: the worst requests the limits allow, each while two other
  * clients keep asking: one `GET /healthz` after another, and one cached pull (a small repository,
  * its answer warm) after another. Target: no request of those clients waits more than 50 ms.
  *

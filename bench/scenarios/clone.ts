@@ -1,5 +1,5 @@
 /**
- * Clone over HTTP (issue 6): `git clone --bare http://…/git/bench/clone.git` from cfghub's HTTP
+ * Clone over HTTP: `git clone --bare http://…/git/bench/clone.git` from cfghub's HTTP
  * server against `git clone --bare --no-local <path>` of the same bare repository on disk,
  * interleaved round by round in rotating order. Bare, because the checkout of 10,000 files is the
  * same work after either transfer and would only blur the comparison (and its file creation is

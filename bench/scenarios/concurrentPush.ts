@@ -1,5 +1,5 @@
 /**
- * 16 clients pushing at once (issue 4), each one 1-key push after another over HTTP, against the
+ * 16 clients pushing at once, each one 1-key push after another over HTTP, against the
  * real `cfghub serve` in its own process: into 16 repositories (one per client) and into one
  * repository (all clients, each its own key: every push a commit of its own, serialised by the
  * repository's queue and ref lock), against etcd with 16 clients each putting its own key in one
@@ -27,7 +27,7 @@ import { CONTEXT_LEVELS, KeyWorkload } from '../workload.js';
 export const CONCURRENT = 'push-concurrent';
 export const INTO_MANY = 'cfghub, 16 repositories';
 export const INTO_ONE = 'cfghub, one repository';
-/** The same into 16 repositories through `serve --workers auto` (issue 22: what the workers add). */
+/** The same into 16 repositories through `serve --workers auto` (what the workers add). */
 export const INTO_MANY_WORKERS = 'cfghub, 16 repositories, --workers auto';
 export const ETCD_CLIENTS = 'etcd txn, 16 clients';
 const KEYS = 1_000;

@@ -1,5 +1,5 @@
 /**
- * `GET /rest/history` of the last 50 commits on a repository with 10,000 commits (issue 6: under
+ * `GET /rest/history` of the last 50 commits on a repository with 10,000 commits (under
  * 50 ms), over HTTP, three ways:
  *
  * Cold: the first request of a new server instance (new registry, so no commit parsed and no

@@ -1,10 +1,10 @@
 /**
- * Resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded (issue 4): one
+ * Resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded: one
  * repository is seeded and copied 99 times, the real server is started as a user starts it, every
  * repository is pulled once (its snapshot parsed and its answer cached) and the listing read once;
  * then the process's resident set is read from /proc.
  *
- * Twice (issue 22): with `--workers 1` (one process: issue 4's figure), and with `--workers auto` (one per core),
+ * Twice: with `--workers 1` (one process), and with `--workers auto` (one per core),
  * one worker per core, where each repository is pulled once through every worker (each pull on a
  * connection of its own, which node:cluster hands to the next worker) as polling clients would
  * have it after a while; the figure is the primary's and the workers' resident memory together,

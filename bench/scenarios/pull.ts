@@ -1,9 +1,9 @@
 /**
- * Pull throughput (issues 3 and 4): `GET /rest/pull` of a 1,000-key repository for a fully
+ * Pull throughput: `GET /rest/pull` of a 1,000-key repository for a fully
  * qualified context, against three references serving the same data:
- *  - `GET /static` answering the very same bytes from the same server process (issue 3);
- *  - a bare node:http server in a process of its own answering those bytes (issue 4);
- *  - an etcd range read of the same resolved values through etcd's HTTP gateway (issue 4), when
+ *  - `GET /static` answering the very same bytes from the same server process;
+ *  - a bare node:http server in a process of its own answering those bytes;
+ *  - an etcd range read of the same resolved values through etcd's HTTP gateway, when
  *    etcd is installed.
  * Loaded by wrk or the Node fallback (load.ts) with 1 and with 16 keep-alive connections.
  *
@@ -25,7 +25,7 @@ import type { Measurement, ScenarioResult } from '../results.js';
 import { median, mergeHistograms, summarizeLoad } from '../stats.js';
 
 export const PULL = 'cfghub pull';
-/** The same pull from `cfghub serve` as a user starts it: its default, one worker per core (issue 22). */
+/** The same pull from `cfghub serve` as a user starts it: its default, one worker per core. */
 export const PULL_WORKERS = `cfghub pull, serve --workers auto (${coreWorkers()} workers)`;
 export const STATIC = 'static bytes, same server';
 export const BARE_HTTP = 'bare node:http process';

@@ -1,5 +1,5 @@
 /**
- * The first pull after a restart (issue 3): `cfghub serve` as a user runs it (the built CLI,
+ * The first pull after a restart: `cfghub serve` as a user runs it (the built CLI,
  * `node dist/cli/main.cjs serve --port 0 --repos DIR`) in a new child process, over a 10,000-key
  * repository; as soon as its `"event":"listening"` log line appears on its stdout, one token-free
  * pull of the whole repository for a fully qualified context. That first answer needs the

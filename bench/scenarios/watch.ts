@@ -1,5 +1,5 @@
 /**
- * The scale of the watch (issue 18, item 2): `plan.watchers` concurrent watchers (10,000 in a full
+ * The scale of the watch: `plan.watchers` concurrent watchers (10,000 in a full
  * run) on one `cfghub serve` process, spread over `plan.contexts` contexts (100) of one
  * repository, each a `GET /rest/pull` with `If-None-Match` and `Wait: 300` held by the server.
  * Measures:

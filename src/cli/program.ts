@@ -1,5 +1,5 @@
 /**
- * The `cfghub` command (contract section 3). Exit status 0 on success, 2 on a usage error or an
+ * The `cfghub` command. Exit status 0 on success, 2 on a usage error or an
  * invalid argument value, 1 on any other error; errors are one line on stderr.
  */
 import { Command, CommanderError } from 'commander';
@@ -136,7 +136,7 @@ export function buildProgram(): Command {
       }),
     );
   });
-  // `repo settings` (issue 19) and its alias `repo set` (issue 17): one command, one service
+  // `repo settings` and its alias `repo set`: one command, one service
   // function. A switch is given bare (`--private`), negated (`--no-private`) or with a value
   // (`--private true|false`), so both issues' spellings work.
   const settingSwitches: readonly (readonly [string, string, keyof SettingsChange, string?])[] = [

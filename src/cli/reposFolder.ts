@@ -1,6 +1,6 @@
 /**
  * The repositories folder of a command: `--repos DIR`, else `CFGHUB_REPOS`, else `./repos` of the
- * current folder (issue 15). A command that reads repositories refuses a folder that is missing or
+ * current folder. A command that reads repositories refuses a folder that is missing or
  * is a file, naming the folder and where its name came from, since `./repos` depends on the folder
  * the command runs in. Messages of the command line may name paths: they are the user's own.
  */

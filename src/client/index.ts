@@ -1,5 +1,5 @@
 /**
- * The TypeScript client of a cfghub server (issue 18, item 4): `import { Client } from 'cfghub/client'`.
+ * The TypeScript client of a cfghub server: `import { Client } from 'cfghub/client'`.
  *
  *   const client = new Client({ server: 'http://127.0.0.1:8080', token: process.env.CFGHUB_TOKEN });
  *   const { body } = await client.pull('acme/app', { context: 'Production;web;node1' });

@@ -92,7 +92,7 @@ export async function renameIntoPlace(temporary: string, path: string): Promise<
 /**
  * renameIntoPlace as a small file call (fileCalls.ts: at once while one write is in flight): for
  * the second of two renames made one after the other (a pack's index after its data), where a
- * round trip each was a tenth of one client's push's time to its answer (issue 22).
+ * round trip each was a tenth of one client's push's time to its answer.
  */
 export async function renameIntoPlaceNext(temporary: string, path: string): Promise<void> {
   try {

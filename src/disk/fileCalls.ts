@@ -1,7 +1,7 @@
 /**
  * The small file calls of a push (create a file, write a few hundred bytes, close, rename, unlink),
  * one owner for how they are made: synchronously while this process has one write in flight, in
- * libuv's thread pool while it has more (issue 22).
+ * libuv's thread pool while it has more.
  *
  * Synchronously, a call is a few microseconds of kernel work instead of a round trip to the thread
  * pool (a thread's wake-up, a promise, a turn of the loop): one client's push made about 14 such

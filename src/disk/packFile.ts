@@ -7,7 +7,7 @@
  * Small packs are read into memory whole at open. Larger ones, up to IN_MEMORY_LIMIT, are read in
  * windows of 64 KiB as entries need them, each window kept once read: the first history page of a
  * new server reads about 400 KiB of a repacked 6.5 MiB pack, where reading it whole took
- * milliseconds (issue 22). Larger packs still are read entry by entry. Windowed and entry-by-entry
+ * milliseconds. Larger packs still are read entry by entry. Windowed and entry-by-entry
  * packs keep their file open, so a pack removed by a merge or `git repack` stays readable until
  * closed (and a pack named again by another repack cannot be mixed up with it). What a pack holds
  * (`heldBytes`, and each window as it is read) counts against the process's budget for open
@@ -212,7 +212,7 @@ export class PackFile {
   /**
    * The object, or undefined when this pack does not hold it. A tree read is kept as a delta base
    * too: walking history newest first, each older version of a tree (the `keys` tree, a shard) is
-   * most often stored as a delta of the newer one just read (issue 22: with this, and reads that
+   * most often stored as a delta of the newer one just read (with this, and reads that
    * find an object kept as a base, a history page of a repacked repository inflated 534 pack
    * entries, not 761).
    */

@@ -1,5 +1,5 @@
 /**
- * The start-up recovery pass (issue 16 item 6), as etcd does at boot: what crashed writers left
+ * The start-up recovery pass, as etcd does at boot: what crashed writers left
  * in the repositories folder is cleaned when the server starts, not left to `git gc` or to the
  * next writer of that repository. Each removal follows the rule its owner already uses, so the
  * pass never takes away something a live writer (another cfghub process, plain git) still uses:

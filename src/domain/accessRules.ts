@@ -1,5 +1,5 @@
 /**
- * Access rules (issue 17), ConfigHub's model: a named rule set that tokens are assigned to holds
+ * Access rules, ConfigHub's model: a named rule set that tokens are assigned to holds
  * rules in priority order (the first is the highest). A rule targets keys by name (`Is`,
  * `StartsWith`, `EndsWith`, `Contains`, without regard to case) or values by context
  * (`Resolves`, `DoesNotResolve`, `ContainsAny`, `ContainsAll`, `DoesNotContain`) and says whether

@@ -1,7 +1,7 @@
 /**
  * The push transaction as pure logic: applies the elements of a push, in array order, to the
  * state the push starts from, and either returns every change or refuses the whole push with a
- * reason that names the element (contract section 6). No I/O: the store writes the result.
+ * reason that names the element. No I/O: the store writes the result.
  */
 import { contextId, formatContext, parseContext, type Context } from './context.js';
 import { LONE_SURROGATE, normalizeFilePath, PathIndex } from './filePath.js';

@@ -1,7 +1,7 @@
 /**
  * The commit message of a push: its change comment, then git trailers recording who pushed
  * (`git log --format='%(trailers)'` reads them back). Without a change comment the message holds
- * only the trailer lines (contract section 6); git then shows the first of them as the title.
+ * only the trailer lines; git then shows the first of them as the title.
  */
 
 export interface PushProvenance {

@@ -1,5 +1,5 @@
 /**
- * Context groups (issue 17), ConfigHub's model: with `contextGroupsEnabled`, an item of a level
+ * Context groups, ConfigHub's model: with `contextGroupsEnabled`, an item of a level
  * may be a group of other items of the same level. No group holds a group; an item may be in
  * several groups. A value whose context names a group applies to the group's members; a group
  * scores just below a single item of its level (a member's own value wins) and above a wildcard.

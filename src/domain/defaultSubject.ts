@@ -1,7 +1,7 @@
 /**
- * The subject line of a push sent without a `changeComment` (issue 15): `Push: ` and the names of
+ * The subject line of a push sent without a `changeComment`: `Push: ` and the names of
  * the first keys and files it sends, so `git log --oneline` and the history never show an empty
- * title (contract section 6 left such a message with the trailers alone, which git then showed
+ * title (a message of the trailers alone, which git then showed
  * as the title).
  */
 import type { PushElement } from './pushRequest.js';

@@ -1,5 +1,5 @@
 /**
- * The embed depth a push can create, known from the files and FileEmbed values alone (issue 14):
+ * The embed depth a push can create, known from the files and FileEmbed values alone:
  * a file embeds the files that any value of a FileEmbed key it references names, in any context.
  * That over-approximates what one context renders, so a push is refused (304) only where some
  * chain of paths is deeper than MAX_EMBED_DEPTH. An edge that closes a cycle counts nothing here:

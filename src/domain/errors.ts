@@ -1,5 +1,5 @@
 /**
- * The error taxonomy (issue 16): every error cfghub raises on purpose is a CfghubError with a
+ * The error taxonomy: every error cfghub raises on purpose is a CfghubError with a
  * `code` from ErrorCode, and each layer keeps its errors in one module: this one (the base, the
  * codes and the domain's own errors), src/git/errors.ts (git's formats), src/layout/errors.ts (the
  * configuration layout), src/disk/errors.ts (the disk and the repository's content) and

@@ -1,5 +1,5 @@
 /**
- * File path rules (contract section 6): one leading `/` dropped; refused if empty, with `.`, `..`
+ * File path rules: one leading `/` dropped; refused if empty, with `.`, `..`
  * or empty segments, a backslash, a control character, a `.git` segment in any case, or longer
  * than 1,024 characters. Paths are case-sensitive.
  *

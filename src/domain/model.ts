@@ -98,7 +98,7 @@ export interface PushChanges {
   readonly files: ReadonlyMap<string, FileRecord | null>;
   /** The new list of security groups, when it changes. */
   readonly securityGroups?: readonly SecurityGroup[];
-  /** The new access rule sets, context groups or settings, when they change (issue 17). */
+  /** The new access rule sets, context groups or settings, when they change. */
   readonly ruleSets?: readonly RuleSet[];
   readonly contextGroups?: readonly ContextGroup[];
   readonly settings?: RepoSettings;

@@ -1,5 +1,5 @@
 /**
- * Naming rules for accounts, repositories, token labels and keys (contract sections 3 and 6).
+ * Naming rules for accounts, repositories, token labels and keys.
  * Pure functions: no I/O.
  */
 

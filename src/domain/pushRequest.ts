@@ -1,5 +1,5 @@
 /**
- * A push request after its shape has been checked (seed sections 2.2–2.5). Values of fields are
+ * A push request after its shape has been checked . Values of fields are
  * not yet checked against the repository: that is applyPush's work.
  */
 import { jsonSteps } from '../lib/jsonSteps.js';
@@ -46,11 +46,11 @@ export interface PushRequest {
   readonly data: readonly PushElement[];
 }
 
-/** Limits of contract section 6. */
+/** Limits of a push. */
 export const MAX_ELEMENTS = 10_000;
 export const MAX_VALUE_BYTES = 1024 * 1024;
 /**
- * Values (contexts) one key may hold, and values one push may carry (issue 14): the work and the
+ * Values (contexts) one key may hold, and values one push may carry: the work and the
  * memory of a push, and of every later read of the key, grow with them, not with elements.
  */
 export const MAX_VALUES_PER_KEY = 1000;

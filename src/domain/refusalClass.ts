@@ -1,5 +1,5 @@
 /**
- * The class of a push's refusal reason, for the metrics' `reason` label (issue 19): a handful of
+ * The class of a push's refusal reason, for the metrics' `reason` label: a handful of
  * fixed values, never the reason itself, whose text names keys and values a client sent.
  * Matched by fixed substrings of the reasons applyPush and push write, first match wins.
  */

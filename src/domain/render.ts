@@ -4,7 +4,7 @@
  * names. A key without a value for the context renders as MISSING_VALUE and is reported, so a
  * client can tell; a chain of embedded files that comes back to itself is a ReferenceCycleError.
  *
- * Bounded work (issue 14): a Renderer renders each path once (its answers are memoized by path,
+ * Bounded work: a Renderer renders each path once (its answers are memoized by path,
  * and one Renderer serves one context), without recursion (an explicit stack of files being
  * rendered), and never builds a string beyond MAX_RENDERED_FILE_CHARS nor embeds deeper than
  * MAX_EMBED_DEPTH (renderLimits.ts): a RenderLimitError naming the file instead.

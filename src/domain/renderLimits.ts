@@ -1,5 +1,5 @@
 /**
- * Limits on rendering file templates (issue 14): a template of a few KB that embeds a file ten
+ * Limits on rendering file templates: a template of a few KB that embeds a file ten
  * times per level could otherwise make one pull hundreds of MB, and a chain of embeds thousands
  * of levels deep. Checked while rendering (never building a string beyond them), and the embed
  * depth also at push time, where it can be known from the files and FileEmbed values alone.

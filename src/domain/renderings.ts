@@ -1,5 +1,5 @@
 /**
- * Plain-text renderings of a pull's properties (issue 18, item 5), for tools that do not speak
+ * Plain-text renderings of a pull's properties, for tools that do not speak
  * JSON: Java properties, YAML, and dotenv. Pure: each takes the resolved properties, by name in
  * the pull's order, and returns the text.
  *

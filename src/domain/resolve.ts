@@ -1,5 +1,5 @@
 /**
- * Context resolution (contract section 7): a value qualifies for a requested context when, at
+ * Context resolution: a value qualifies for a requested context when, at
  * every level, it is a wildcard, equals the requested item without regard to case, or (with
  * context groups on) names a group holding the requested item; inactive values never qualify.
  * Among qualifying values the heaviest wins, with ConfigHub's weights: the most specific level of

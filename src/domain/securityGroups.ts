@@ -1,5 +1,5 @@
 /**
- * Rules for security groups (issue 7), pure: group names, password lengths, and finding a group
+ * Rules for security groups, pure: group names, password lengths, and finding a group
  * by name (names are matched without regard to case, like keys).
  */
 import type { SecurityGroup } from './model.js';

@@ -1,5 +1,5 @@
 /**
- * Value data types (vdt) and the strict checks of contract section 6. Every value is stored as
+ * Value data types (vdt) and their strict checks. Every value is stored as
  * text (or null); these functions decide whether a text fits a type.
  */
 

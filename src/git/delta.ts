@@ -8,7 +8,7 @@ import { DeltaFormatError } from './errors.js';
 /**
  * Copies below this many bytes are made byte by byte: `Buffer.copy` and `Uint8Array.set` each
  * make a view and check their arguments, which cost more than the copy itself for the few bytes
- * most instructions of a tree's or a key document's delta move (issue 22: a tenth of a history
+ * most instructions of a tree's or a key document's delta move (a tenth of a history
  * page read from a repacked repository).
  */
 const SHORT_COPY = 64;

@@ -102,7 +102,7 @@ export function serializeTree(entries: Iterable<TreeEntry>, idAt?: (name: string
 /**
  * A tree's serialized content with where each entry's id sits in it, so that the next tree of the
  * same names (a commit that changes a few of the `keys` tree's 256 shards) is a copy with those
- * ids written over, not a sort and serialization of every entry again (issue 22: about a tenth of
+ * ids written over, not a sort and serialization of every entry again (about a tenth of
  * a 1-key push's CPU went to serializing the `keys` tree).
  */
 export class SerializedTree {

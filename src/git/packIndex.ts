@@ -36,7 +36,7 @@ export function indexedObjectCount(start: Buffer): number {
 /**
  * The order of the id at `at` in `index` against `oid` (negative: it sorts first), byte by byte
  * in JavaScript: `Buffer.compare` with offsets checks its arguments in a native call each time,
- * which made a binary search of a 40,000-object index about a microsecond per step (issue 22: a
+ * which made a binary search of a 40,000-object index about a microsecond per step (a
  * history page looks up about 1,000 objects). Ids differ within the first bytes nearly always.
  */
 function compareId(index: Buffer, at: number, oid: Buffer): number {

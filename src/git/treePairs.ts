@@ -1,5 +1,5 @@
 /**
- * The entries that differ between two trees, read from the trees' stored bytes (issue 22).
+ * The entries that differ between two trees, read from the trees' stored bytes.
  *
  * Why not parse both trees: the `keys` tree has one entry per shard (256 of them), and a commit
  * changes one to three. Parsing made three strings for each of the 256 entries of both sides, once
@@ -46,7 +46,7 @@ class Cursor {
     this.load();
   }
 
-  /** Finds the entry's space and NUL with loops, not `indexOf`: modes and names are a few bytes, and each native call cost more than the scan (issue 22). */
+  /** Finds the entry's space and NUL with loops, not `indexOf`: modes and names are a few bytes, and each native call cost more than the scan. */
   private load(): void {
     if (this.done) return;
     const tree = this.tree;
@@ -130,7 +130,7 @@ function commonLength(x: Buffer, xAt: number, y: Buffer, yAt: number): number {
 /**
  * Moves both cursors (each at an entry's start) past the entries that are the same bytes on both
  * sides from there: a run found by native comparisons, then walked entry by entry on one side
- * only, two string searches each. Why (issue 22): a commit changes one to three of the 256
+ * only, two string searches each. Why: a commit changes one to three of the 256
  * entries of the `keys` tree, and comparing the others byte by byte in JavaScript was most of
  * the work of the first history page of a new server, before the compiler optimized the loops.
  * An entry that would not parse (no space, no NUL, no whole id) ends the run, so the entry by

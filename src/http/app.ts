@@ -1,12 +1,12 @@
 /**
  * The HTTP front: every request gets an id and one log line; the read endpoints are served by
  * readRoutes and pushes by pushFront without express, everything else by the express application,
- * and every error is mapped to a JSON answer (contract section 4).
+ * and every error is mapped to a JSON answer.
  *
  * Why reads skip express: with an answer of 60 KB from memory, a node:http server answers about
  * 20,000 requests per second on the 2-core machine the benchmarks run on, and the same answer
  * sent from an express 5 middleware about 6,000 (measured side by side, wrk, 16 connections).
- * Pulls are what polling clients do all day; pushes skip it too (issue 22, see pushFront.ts); admin
+ * Pulls are what polling clients do all day; pushes skip it too (see pushFront.ts); admin
  * routes keep express's comforts.
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -52,7 +52,7 @@ export function createApp(deps: HttpDeps): express.Express {
   app.get('/openapi.json', (req, res) => sendJson(req, res, 200, openApiDocument()));
   app.use(gitRoutes(deps)); // before anything reads a body: git's requests stream into git untouched
   app.use(infoRoutes(deps));
-  app.use(replicationRoutes(deps)); // issue 21: state and change feed for replicas
+  app.use(replicationRoutes(deps)); // State and change feed for replicas
   app.use(pushRoutes(deps));
   app.use(historyRoutes(deps));
   app.use(rollbackRoutes(deps));
@@ -75,7 +75,7 @@ export function createApp(deps: HttpDeps): express.Express {
 export function createRequestListener(deps: HttpDeps): RequestListener & { closeWatches(): void } {
   const app = createApp(deps);
   const reads = readRoutes(deps);
-  const pushes = pushFront(deps); // pushes skip express too (issue 22)
+  const pushes = pushFront(deps); // pushes skip express too
   const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
   const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
   const listener = (req: IncomingMessage, res: ServerResponse) => {

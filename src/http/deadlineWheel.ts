@@ -1,5 +1,5 @@
 /**
- * The ends of many waits with one timer (issue 18, item 2): a timing wheel of TICK_MS slots. Ten
+ * The ends of many waits with one timer: a timing wheel of TICK_MS slots. Ten
  * thousand held watches cost ten thousand entries in sets, not ten thousand Node timers with a
  * closure each; adding and removing an entry is O(1), and one interval (running only while the
  * wheel holds something) moves the hand.

@@ -14,14 +14,14 @@ export interface HttpDeps {
   readonly maxWatchers?: number;
   /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
   readonly hidePrivate?: boolean;
-  /** Set on a read replica (issue 21): its follower, for the lag, `Min-Commit` and the status. */
+  /** Set on a read replica: its follower, for the lag, `Min-Commit` and the status. */
   readonly replica?: ReplicaLink;
   /** When set, `GET /metrics` answers only with `Authorization: Bearer <metricsToken>`. */
   readonly metricsToken?: string;
-  /** The processes serving (`serve --workers N`, issue 22): the read cache's bound is divided among them. */
+  /** The processes serving (`serve --workers N`): the read cache's bound is divided among them. */
   readonly workers?: number;
   /**
-   * Set in a worker of `serve --workers N` (issue 22): the metrics of every worker, summed, in
+   * Set in a worker of `serve --workers N`: the metrics of every worker, summed, in
    * Prometheus' text format (see src/server/clusterWorker.ts); `GET /metrics` answers it.
    */
   readonly clusterMetrics?: () => Promise<string>;

@@ -1,12 +1,12 @@
 /**
- * `GET /metrics` in Prometheus' text format (issue 19), made with prom-client. Per server (one
+ * `GET /metrics` in Prometheus' text format, made with prom-client. Per server (one
  * registry per HttpDeps): requests by route and status, latency per route, pushes by outcome
  * and refusals by reason class, repositories, tokens, watchers. Process-wide, from the telemetry
  * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
  * misses; open HTTP connections; and prom-client's default process metrics (event-loop delay,
  * memory, CPU, file descriptors) but those that walk every handle (see PER_HANDLE_METRICS).
  *
- * With `serve --workers N` (issue 22) each worker counts its own, and a scrape answers the sum
+ * With `serve --workers N` each worker counts its own, and a scrape answers the sum
  * of all (prom-client's AggregatorRegistry.aggregate): counters, histograms and the watchers are
  * summed; the repository and token counts, the same in every worker, are aggregated with `max`.
  *
@@ -59,7 +59,7 @@ const GIT_PATH = /^\/git\//;
 
 export class Metrics {
   readonly registry = new Registry();
-  /** How many watchers are open; the watch (issue 18) sets it with `watcherCount`. */
+  /** How many watchers are open; the watch sets it with `watcherCount`. */
   watchers: () => number = () => 0;
   /** Answers made for groups of watchers (one per group and new head); the watch sets it with `watcherCount`. */
   watchAnswersMade: () => number = () => 0;
@@ -195,7 +195,7 @@ export function metricsOf(deps: HttpDeps): Metrics {
   return metrics;
 }
 
-/** Tells the metrics how many watchers are open (for the watch of issue 18). */
+/** Tells the metrics how many watchers are open (for the watch). */
 export function watcherCount(deps: HttpDeps, count: () => number, answersMade: () => number = () => 0): void {
   metricsOf(deps).watchers = count;
   metricsOf(deps).watchAnswersMade = answersMade;

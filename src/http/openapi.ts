@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 description of the server (issue 19), served at `GET /openapi.json`. Bodies are
+ * The OpenAPI 3.1 description of the server, served at `GET /openapi.json`. Bodies are
  * generated from the zod schemas the routes check (zod 4's `z.toJSONSchema`, JSON Schema 2020-12,
  * which OpenAPI 3.1 uses as it is); routes, headers and errors come from the tables below and
  * the admin API's own table. A test checks the description against the routes the server
@@ -144,14 +144,14 @@ const ROUTES: readonly Route[] = [
       errors: [400, 401, 403, 404, 409, 415, 503],
     }),
   ),
-  // Issue 17: which value of a key wins for a context and why; with a token, whether it could change it.
+  // Which value of a key wins for a context and why; with a token, whether it could change it.
   {
     method: 'get', path: '/rest/explain/:account/:repository', summary: 'which value of KeyName wins for Context, and why; with a Client-Token, whether that token could change it', tag: 'reads',
     headers: ['Client-Token', 'Client-Version', 'KeyName', 'Context', 'Pretty'],
     ok: { status: 200, description: 'the explanation', schema: anyObject('account, repository, head, the key, exists, values (each with why it qualifies and its weight), resolved, and with a token write') },
     errors: [400, 401, 403, 404, 409, 503],
   },
-  // Issue 21: what a read replica follows; answered only to a replication token.
+  // What a read replica follows; answered only to a replication token.
   {
     method: 'get', path: '/rest/replication/state', summary: "every repository's head and the token records (hashes only), for a read replica", tag: 'replication',
     headers: ['Authorization'],
@@ -173,7 +173,7 @@ const ROUTES: readonly Route[] = [
       errors: endpoint === 'git-receive-pack' ? [401, 403, 404] : [401, 404, 503],
     }),
   ),
-  // The web console's files (issue 20).
+  // The web console's files.
   { method: 'get', path: '/', summary: 'redirects to the web console', tag: 'console', headers: [], ok: { status: 302, description: 'to /ui/' }, errors: [] },
   { method: 'get', path: '/ui', summary: 'redirects to /ui/', tag: 'console', headers: [], ok: { status: 301, description: 'to /ui/' }, errors: [] },
   { method: 'get', path: '/ui/', summary: "the web console's page", tag: 'console', headers: [], ok: { status: 200, description: 'HTML', mediaType: 'text/html', schema: z.string() }, errors: [] },

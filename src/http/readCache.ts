@@ -20,7 +20,7 @@ export interface CachedAnswer {
 /**
  * `content`: what the ETag is made of when the body carries more than the content (a pull's
  * `generatedOn`), so the same content always has the same ETag, whichever commit or process made
- * it (issue 18: the ETag is a watch's cursor).
+ * it (the ETag is a watch's cursor).
  */
 export function answerOf(text: string, mediaType: string, content = text): CachedAnswer {
   const body = Buffer.from(text, 'utf8');
@@ -32,7 +32,7 @@ export const READ_CACHE_ENTRIES = 1000;
 export const READ_CACHE_BYTES = 64 * 1024 * 1024;
 
 /**
- * The cache of one process serving `workers` of the server's processes (issue 22): the server's
+ * The cache of one process serving `workers` of the server's processes: the server's
  * bound divided among them, so `serve --workers N` holds no more answers in all than one process.
  */
 export function readCacheOfWorker(workers = 1): ReadCache {

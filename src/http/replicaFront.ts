@@ -1,5 +1,5 @@
 /**
- * The front of a replica (issue 21): every answer carries `Replica-Lag` (seconds since the replica
+ * The front of a replica: every answer carries `Replica-Lag` (seconds since the replica
  * last confirmed it was current with its primary, `unknown` before the first time), and every
  * write is forwarded to the primary, whose answer goes back to the client unchanged.
  *

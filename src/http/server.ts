@@ -1,4 +1,4 @@
-/** Starting and stopping the HTTP server, with graceful shutdown (contract section 2). */
+/** Starting and stopping the HTTP server, with graceful shutdown. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequestListener } from './app.js';

@@ -1,5 +1,5 @@
 /**
- * Watches of `pull` and `rawFile` (issue 18, item 1): a request with `If-None-Match` and `Wait`
+ * Watches of `pull` and `rawFile`: a request with `If-None-Match` and `Wait`
  * whose answer has not changed is held here until the answer for its context would change, or
  * its wait ends, or the server shuts down.
  *

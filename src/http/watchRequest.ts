@@ -1,4 +1,4 @@
-/** The `Wait` of a watch (issue 18, item 1): a header, or the `wait` query parameter, in whole seconds. */
+/** The `Wait` of a watch: a header, or the `wait` query parameter, in whole seconds. */
 import type { IncomingMessage } from 'node:http';
 import { badRequest } from './answer/errors.js';
 import { header } from './answer/headers.js';

@@ -1,5 +1,5 @@
 /**
- * The two documents of access rules and context groups (issue 17), in the layout's style (see
+ * The two documents of access rules and context groups, in the layout's style (see
  * layout.ts): YAML at the root of the tree, written only when not empty, read strictly.
  *
  *   access-rules.yaml     rule sets: name, stopOnFirstMatch, unmatchedEditable, rules in priority order

@@ -1,6 +1,6 @@
 /**
  * `repository.yaml` read without the yaml library when it is exactly as serializeSettings writes
- * it (the key documents have the same shortcut, parseCanonicalKey). Why (issue 22): a history
+ * it (the key documents have the same shortcut, parseCanonicalKey). Why: a history
  * request's access check reads the settings of the head, and on a new server that one document
  * was the yaml library's and zod's first use, several milliseconds of a cold first page spent
  * compiling their code. Anything not in the written form (edited by hand, any other YAML) returns

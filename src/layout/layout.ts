@@ -1,5 +1,5 @@
 /**
- * What a repository looks like in git (contract section 8):
+ * What a repository looks like in git:
  *
  *   repository.yaml                            settings: context levels, description, flags, created
  *   keys/<xx>/<key>.yaml                       one file per key: metadata and values sorted by context;
@@ -159,7 +159,7 @@ export function parseYaml<T>(text: string, schema: z.ZodType<T>, what: string): 
   return parsed.data;
 }
 
-/** Module functions, not closures made per document: a history page parses hundreds (issue 22). */
+/** Module functions, not closures made per document: a history page parses hundreds. */
 function flag(text: string | undefined): boolean | undefined {
   return text === 'true' ? true : text === 'false' ? false : undefined;
 }

@@ -40,7 +40,7 @@ export async function settingsAt(repository: RepositoryReader, commitId: string)
 }
 
 /**
- * The settings at a commit without building its snapshot (issue 22): from the snapshot when it is
+ * The settings at a commit without building its snapshot: from the snapshot when it is
  * built, else read alone (and kept by commit id). For operations that read no key of the head
  * (history): the first history page of a new server need not parse every key of the head to
  * learn who may read it.

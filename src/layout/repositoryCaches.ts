@@ -28,7 +28,7 @@ const COMMIT_OVERHEAD = 200;
  * A cache bounded by its number of entries, that allocates as it fills. lru-cache's own `max`
  * allocates its tables for `max` entries when the cache is made: for the caches below, about
  * 2.3 ms of every repository a new registry opens (42,000 slots), most of the first history
- * page of a new server (issue 22). Counting each entry as 1 against `maxSize` keeps the same
+ * page of a new server. Counting each entry as 1 against `maxSize` keeps the same
  * bound without that.
  */
 function byCount<V extends {}>(max: number, options: Omit<LRUCache.Options<string, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {}): LRUCache<string, V> {

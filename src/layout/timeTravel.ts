@@ -1,5 +1,5 @@
 /**
- * Time travel (contract section 7, `Repository-Date`): the commit of `refs/heads/main` that was
+ * Time travel (`Repository-Date`): the commit of `refs/heads/main` that was
  * current at an instant, found by walking first parents from the head. What is parsed of each
  * commit (its parents and committer time) is kept per repository by commit id (bounded, in
  * repositoryCaches.ts), as commits never change, so repeated lookups walk the history in memory. The walk always starts from the head as

@@ -1,4 +1,4 @@
-/** Dates as the API writes them (contract section 4): ISO 8601, UTC, to the second. */
+/** Dates as the API writes them: ISO 8601, UTC, to the second. */
 export function isoSeconds(date: Date): string {
   return `${date.toISOString().slice(0, 19)}Z`;
 }
@@ -6,8 +6,8 @@ export function isoSeconds(date: Date): string {
 const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})(?:Z|([+-])(\d{2}):(\d{2})))?$/;
 
 /**
- * `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` or `-hh:mm` offset (contract section 7), or
- * a date alone, `YYYY-MM-DD`, read as midnight UTC (issue 15); undefined for anything else,
+ * `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` or `-hh:mm` offset, or
+ * a date alone, `YYYY-MM-DD`, read as midnight UTC; undefined for anything else,
  * including dates and times that do not exist (2021-02-30, 24:00:00).
  */
 export function parseIsoInstant(text: string): Date | undefined {

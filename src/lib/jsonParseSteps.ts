@@ -1,5 +1,5 @@
 /**
- * JSON.parse of a large text in steps (issue 14, item 3): a push body may be 16 MiB, and
+ * JSON.parse of a large text in steps: a push body may be 16 MiB, and
  * JSON.parse of one that dense (numbers in arrays) holds the event loop for 100 to 400 ms. Here
  * the text is parsed with the value JSON.parse gives, in pieces, with a pause (steps.ts) safe
  * between them:

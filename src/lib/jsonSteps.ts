@@ -1,5 +1,5 @@
 /**
- * JSON text of an answer in pieces (issue 14): the same text as `JSON.stringify(value)` or
+ * JSON text of an answer in pieces: the same text as `JSON.stringify(value)` or
  * `JSON.stringify(value, null, 2)`, produced by walking the value with an explicit stack (no
  * recursion on its depth) and yielding (steps.ts) between pieces, so the largest allowed answer
  * (8 Mi characters of rendered files, or every key of a large repository) is serialized in slices

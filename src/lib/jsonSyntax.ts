@@ -1,5 +1,5 @@
 /**
- * Where a text stops being JSON, to tell a client the line and column of its mistake (issue 15).
+ * Where a text stops being JSON, to tell a client the line and column of its mistake.
  * V8's JSON.parse names the position for most mistakes, but for an unexpected character its
  * message quotes the text instead (which could hold a secret) and gives no position: this scanner
  * finds it. It is run only after JSON.parse failed; one pass, no recursion (containers on a stack).

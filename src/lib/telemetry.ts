@@ -1,5 +1,5 @@
 /**
- * Where the layers below HTTP tell how long their work took, for the metrics (issue 19):
+ * Where the layers below HTTP tell how long their work took, for the metrics:
  * commits, fsyncs, snapshot loads, read-cache lookups. A set of listeners with no dependency,
  * so the store and services never import a metrics library; with no listener (the CLI), each
  * call costs a loop over an empty set. Process-wide: servers in one process see each other's work.

@@ -1,5 +1,5 @@
 /**
- * Long work on the event loop cut into slices (issue 14): the caller calls `pause()` between small
+ * Long work on the event loop cut into slices: the caller calls `pause()` between small
  * steps, and every `SLICE_MS` of work it yields with setImmediate, so the requests that arrived
  * meanwhile (their I/O callbacks run before immediates) are served between slices. Used where a
  * single operation's work grows with its input: building a snapshot from its objects, a large

@@ -1,5 +1,5 @@
 /**
- * The messages between the primary process of `serve --workers N` and its workers (issue 22),
+ * The messages between the primary process of `serve --workers N` and its workers,
  * over node:cluster's IPC channel. Every message carries `cfghub` (its kind), so messages of
  * node or prom-client on the same channel are told apart.
  */

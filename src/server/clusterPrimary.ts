@@ -1,5 +1,5 @@
 /**
- * The primary process of `serve --workers N` (issue 22). It has done the one-time work already
+ * The primary process of `serve --workers N`. It has done the one-time work already
  * (serve.ts: the folder, start-up recovery, the demo), then:
  *  - forks N workers (node:cluster; each re-reads the same flags, environment and config file)
  *    and logs `listening` once every one listens on the shared port; connections are handed to

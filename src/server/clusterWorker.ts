@@ -1,5 +1,5 @@
 /**
- * A worker of `serve --workers N` (issue 22): serves HTTP on the port the primary process shares
+ * A worker of `serve --workers N`: serves HTTP on the port the primary process shares
  * among the workers (node:cluster hands each new connection to one worker in turn), with its own
  * registry and caches. What it does not do, the primary does once for all: start-up recovery, the
  * demo repository, a replica's follower (the worker is sent its status), the sum of the metrics.

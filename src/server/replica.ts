@@ -66,7 +66,7 @@ export function startReplicator(
   return replicator;
 }
 
-/** `token create --replication`, on a folder or through a server (issue 19). */
+/** `token create --replication`, on a folder or through a server. */
 export async function createReplicationToken(admin: AccessAdministration, fullName: string | undefined, options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string }): Promise<void> {
   if (fullName !== undefined) throw new ServiceError('invalid_argument', 'a replication token is for every repository: leave out account/name with --replication');
   if (options.expires !== undefined || options.forceKeyPush || options.securityGroup !== undefined) {

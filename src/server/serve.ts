@@ -2,7 +2,7 @@
  * `cfghub serve`: the HTTP server until SIGINT or SIGTERM, then a graceful shutdown and exit 0.
  *
  * With `--workers 1` (the default) one process does everything, as below. With more (`auto` is
- * one per core, issue 22) this process is the cluster's primary: it does the one-time work first (the
+ * one per core) this process is the cluster's primary: it does the one-time work first (the
  * folder, start-up recovery, the demo repository), then forks the workers that serve
  * (clusterPrimary.ts); each worker runs `startServing` (clusterWorker.ts).
  */
@@ -34,13 +34,13 @@ export interface ServeOptions {
   readonly looseObjectLimit?: number;
   /** Watches held at once at most (see http/watchHub.ts). */
   readonly maxWatchers?: number;
-  /** List and serve private repositories only to callers holding a token of theirs (issue 14, item 12). */
+  /** List and serve private repositories only to callers holding a token of theirs. */
   readonly hidePrivate?: boolean;
   /** Serve as a read replica of this primary, with this replication token. */
   readonly replicaOf?: ReplicaOf;
   /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
   readonly metricsToken?: string;
-  /** Processes serving requests (issue 22); 1 or undefined: this process alone. */
+  /** Processes serving requests; 1 or undefined: this process alone. */
   readonly workers?: number;
   readonly logFormat?: LogFormat;
   readonly logLevel?: string;
@@ -48,7 +48,7 @@ export interface ServeOptions {
 
 export async function serve(options: ServeOptions): Promise<void> {
   // The HTTP stack is loaded only by the processes that serve: the primary of `serve --workers N`
-  // never does: 62 to 75 MiB resident instead of 66 to 82 (issue 22's memory figure counts it).
+  // never does: 62 to 75 MiB resident instead of 66 to 82 (the bench's memory figure counts it).
   if (cluster.isWorker) return (await import('./clusterWorker.js')).serveAsWorker(options);
   const logger = createLogger(options.logLevel, options.logFormat);
   await prepareOnce(options, logger);
@@ -75,7 +75,7 @@ export async function serve(options: ServeOptions): Promise<void> {
  */
 async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void> {
   const created = prepareReposFolder(options.reposDir);
-  // The folder is named at start (issue 15): `./repos` depends on where the server was started.
+  // The folder is named at start: `./repos` depends on where the server was started.
   logger.info({ event: 'repositories', folder: options.reposDir, ...(created ? { created: true } : {}) });
   onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   // Pushes whose files a power cut took are restored from the push journals (journalReplay.ts),

@@ -1,5 +1,5 @@
 /**
- * What `cfghub serve` checks before it serves (issue 15): the repositories folder (made when
+ * What `cfghub serve` checks before it serves: the repositories folder (made when
  * missing, refused when it is a file or cannot be made), and why it could not listen, in words
  * that say what to do.
  */

@@ -1,5 +1,5 @@
 /**
- * The settings of `cfghub serve` (issue 19): each from its flag, else its environment variable,
+ * The settings of `cfghub serve`: each from its flag, else its environment variable,
  * else the config file (`--config cfghub.yaml`, every flag as a field), else its default. The
  * file is checked strictly: an unknown field or a wrong type is an error naming it (exit 2).
  */
@@ -93,7 +93,7 @@ export function coreWorkers(): number {
 /**
  * One process unless asked: measured on 2 cores (README "Workers"), a second worker served no more
  * pulls than one process, pushes fell by half (workers take turns at a repository's lock and read
- * each other's packs), and memory doubled past issue 4's bound.
+ * each other's packs), and memory doubled past the bound of 500 MB for 100 repositories.
  */
 export const DEFAULT_WORKERS = 1;
 
@@ -112,7 +112,7 @@ export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv = 
   const port = numberSetting(flags.port, 'PORT', env, config.port, 8080, 0, 65535, 'port');
   const bodyLimit = numberSetting(flags.bodyLimit, 'CFGHUB_BODY_LIMIT', env, config.bodyLimit, 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
   const looseObjects = numberSetting(flags.looseObjects, 'CFGHUB_LOOSE_OBJECTS', env, config.looseObjects, DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
-  // Issue 22: `auto` is one worker per core (see clusterPrimary.ts); 1, the default, is the single process.
+  // `auto` is one worker per core (see clusterPrimary.ts); 1, the default, is the single process.
   const workers = numberSetting(autoWorkers(flags.workers), 'CFGHUB_WORKERS', { ...env, CFGHUB_WORKERS: autoWorkers(env.CFGHUB_WORKERS) }, config.workers === 'auto' ? coreWorkers() : config.workers, DEFAULT_WORKERS, 1, MAX_WORKERS, 'workers');
   const logFormat = pick(flags.logFormat, env.CFGHUB_LOG_FORMAT, config.logFormat) ?? 'json';
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);

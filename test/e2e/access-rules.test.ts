@@ -1,5 +1,5 @@
 /**
- * Access rules and read-only tokens end to end (issue 17): rule sets made with `cfghub rules`,
+ * Access rules and read-only tokens end to end: rule sets made with `cfghub rules`,
  * tokens assigned with `token create --rules`, checked on push, revert and restore by the real
  * server on real bare repositories; every rule change is a commit that git shows and revert undoes.
  */

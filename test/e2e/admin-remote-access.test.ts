@@ -1,6 +1,5 @@
 /**
- * Rule sets, context groups and replication tokens administered from another machine (issue 19,
- * items 1 and 2, for issue 17's and 21's commands): each command runs on a repositories folder
+ * Rule sets, context groups and replication tokens administered from another machine : each command runs on a repositories folder
  * and through a server's admin API, printing the same and exiting alike; each change is a commit
  * like any other; the admin API answers what only it can be asked with JSON errors.
  */

@@ -1,5 +1,5 @@
 /**
- * The admin API and the CLI against a remote server (issue 19, items 1 and 2): every
+ * The admin API and the CLI against a remote server: every
  * administrative command is run twice, once on a repositories folder (`--repos`) and once on a
  * server serving another folder (`--server`, admin token in CFGHUB_ADMIN_TOKEN), and the two runs
  * must print the same thing and exit alike. Then what only the API has: admin tokens (missing,
@@ -25,7 +25,7 @@ const STEPS: Step[] = [
   step(0, ['repo', 'settings', REPO, '--description', 'The app, described', '--private', '--token-free-pull']),
   step(0, ['repo', 'settings', REPO, '--private']), // already so: no commit, the same record
   step(1, ['repo', 'settings', 'acme/none', '--private']),
-  // `repo set` (issue 17's name) is the same command; its switches also take true|false.
+  // `repo set` is the same command; its switches also take true|false.
   step(0, ['repo', 'set', REPO, '--personal', 'true']),
   step(2, ['repo', 'set', REPO, '--personal', 'maybe']),
   step(0, ['repo', 'create', 'acme/gone', '--context', 'Environment']),
@@ -44,7 +44,7 @@ const STEPS: Step[] = [
   step(2, ['token', 'create', REPO, '--expires', '2001-01-01T00:00:00Z']),
   step(2, ['token', 'create', REPO, '--name', 'bad label']),
   step(0, ['token', 'create', REPO, '--expires', '2099-01-01T00:00:00Z']),
-  // Issue 17's token kinds: read-only, and assigned to a rule set (which must exist).
+  // The token kinds of access rules: read-only, and assigned to a rule set (which must exist).
   step(0, ['token', 'create', REPO, '--name', 'viewer', '--read-only']),
   step(1, ['token', 'create', REPO, '--name', 'ruled', '--rules', 'nope']),
   step(0, ['token', 'list', REPO]),

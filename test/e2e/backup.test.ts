@@ -1,5 +1,5 @@
 /**
- * Backups (issue 6, deliverable 6): `git clone --mirror` of a repository, from its folder or over
+ * Backups (deliverable 6): `git clone --mirror` of a repository, from its folder or over
  * HTTP, placed back under the repositories folder under another name, lists the same counts and
  * answers the same pulls; `git fetch --prune` in the mirror catches up with later pushes.
  * Tokens live outside the repositories, so a restored copy has none (userCount 0).

@@ -1,5 +1,5 @@
 /**
- * Bounded work on reads (issue 14, items 1 and 2), against the real server on loopback: a
+ * Bounded work on reads, against the real server on loopback: a
  * `Files-Glob` built to make a backtracking matcher run for hours answers at once and correctly,
  * and templates that multiply or chain deep answer a clear 409 naming the file (or are refused at
  * push time), never a 500, while other requests are served. The server is a child process, so

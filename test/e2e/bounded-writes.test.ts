@@ -1,5 +1,5 @@
 /**
- * Bounded work on writes and passwords (issue 14, items 3 to 5), against the real server (a child
+ * Bounded work on writes and passwords (items 3 to 5), against the real server (a child
  * process, so a frozen server fails a test by its time-out): values per key and per push (413), a
  * cold load of a large repository that lets other requests through, one key derivation per group
  * per request and a cap per push, and a body announced too large refused before it is read.

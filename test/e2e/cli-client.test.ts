@@ -1,5 +1,5 @@
 /**
- * The `cfghub` command as a client of a server (issue 18, item 3), run as a child process
+ * The `cfghub` command as a client of a server, run as a child process
  * against the real server: set/get/unset in one line each, a refused push's reason and exit 1,
  * history and diff for a terminal and as JSON, `pull --output` written atomically and kept when
  * the server is stopped, `pull --watch --exec` running its command after each change, and

@@ -1,5 +1,5 @@
 /**
- * The `cfghub` command (contract section 3), run as a child process: its output, exit statuses
+ * The `cfghub` command, run as a child process: its output, exit statuses
  * and what it leaves on disk.
  */
 import { readFileSync, statSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The TypeScript client (issue 18, item 4), imported as a user would (`cfghub/client`, the
+ * The TypeScript client, imported as a user would (`cfghub/client`, the
  * built package), against the real server: pull, push with the builder (a refusal is a
  * PushRefusedError with the reason), history, diff, and a watch that reconnects after a server
  * restart and gets the state that changed during the outage, without repeating one it had.

@@ -1,5 +1,5 @@
 /**
- * Concurrent writers lose nothing (contract section 6, "Guarantees"): pushes racing in one server,
+ * Concurrent writers lose nothing ("Guarantees"): pushes racing in one server,
  * two server processes, plain git writing the same repository, and the CLI beside them.
  */
 import { execFile } from 'node:child_process';

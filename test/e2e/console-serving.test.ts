@@ -1,5 +1,5 @@
 /**
- * How the server serves the web console (issue 20), without a browser: `/` redirects to `/ui/`,
+ * How the server serves the web console, without a browser: `/` redirects to `/ui/`,
  * the page and its assets come from this server with a Content-Security-Policy that allows this
  * origin only (no CDN), only the built files are served (nothing else is reachable through
  * `/ui/`), and the page refers to no other origin.

@@ -1,5 +1,5 @@
 /**
- * The web console (issue 20) in a real headless Chromium against the real server: sign in with a
+ * The web console in a real headless Chromium against the real server: sign in with a
  * token, browse a repository, pick a context and see what its pull gives, change a value with a
  * comment and find the commit in the history and in `git log`, see a refused push's reason beside
  * the change it names, revert the change. The same run saves screenshots of the main screens, and

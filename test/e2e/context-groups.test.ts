@@ -1,5 +1,5 @@
 /**
- * Context groups end to end (issue 17): groups made with `cfghub context-group`, used by pushes,
+ * Context groups end to end: groups made with `cfghub context-group`, used by pushes,
  * pull, rawFile, templates, diff's resolved view and /rest/info; conflicts and deletion refused;
  * every change a commit that revert undoes; explain; the export round trip; repo set and delete.
  * The real server, real bare repositories, the real `cfghub` command and the real git CLI.
@@ -190,7 +190,7 @@ describe('repo set and repo delete', () => {
   it('changes settings in one commit that the listing and access show', async () => {
     const repo = await newRepository();
     const before = head(repo);
-    // `repo set` is `repo settings` (issue 19) with switches that take true|false; it prints the record.
+    // `repo set` is `repo settings` with switches that take true|false; it prints the record.
     const out = JSON.parse(await run('repo', 'set', repo, '--description', 'Payments config', '--private', 'true', '--token-free-pull', 'false', '--vdt', 'false'));
     expect(out).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false });
     expect(git(gitdirOf(fixture.repos, repo), 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
@@ -217,7 +217,7 @@ describe('repo set and repo delete', () => {
     expect(deleted.code).toBe(0);
     expect(deleted.stderr).toContain(`repository ${repo} deleted (moved aside)`);
     expect(existsSync(gitdir)).toBe(false);
-    // Moved, by one rename, to <repos>/.cfghub/deleted/ACCOUNT/NAME.git.<time> (issue 19's layout).
+    // Moved, by one rename, to <repos>/.cfghub/deleted/ACCOUNT/NAME.git.<time> .
     const name = repo.split('/')[1];
     const moved = readdirSync(join(fixture.repos, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith(`${name}.git.`));
     expect(moved).toHaveLength(1);

@@ -1,5 +1,5 @@
 /**
- * A sealed value changed outside cfghub (issue 16 item 5): a pull by a caller holding the group's
+ * A sealed value changed outside cfghub: a pull by a caller holding the group's
  * key answers 409 repository_damaged naming the repository, the key and the group, never a 500, a path or the
  * ciphertext. The real server, a real bare repository, the real git CLI.
  */

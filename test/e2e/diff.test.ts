@@ -1,5 +1,5 @@
 /**
- * `GET /rest/diff` end to end (issue 6, item 3): the keys, values and files changed between two
+ * `GET /rest/diff` end to end: the keys, values and files changed between two
  * points (commit ids, tags, dates), and with a Context the difference a client of that context
  * sees (resolved properties, rendered files). Checked against `git diff` of the same commits.
  */

@@ -1,6 +1,6 @@
 /**
  * The largest allowed push, the largest allowed answer and the listing of many repositories never
- * read before do not hold the server's event loop in one piece (issue 14, item 3): against the real server (a child process), the longest pause of
+ * read before do not hold the server's event loop in one piece: against the real server (a child process), the longest pause of
  * its event loop during the heavy request must be a small part of the loop's busy time meanwhile.
  * The pauses are measured inside the server by a 1 ms timer preloaded into it
  * (test/support/loopPauses.cjs, which says why not the 10 ms histogram of /metrics). In one piece,

@@ -1,5 +1,5 @@
 /**
- * The rough edges of a new user's first minutes (issue 15): short commit ids wherever a commit is
+ * The rough edges of a new user's first minutes: short commit ids wherever a commit is
  * asked for (and a 400 for an ambiguous one), a JSON mistake located by line and column, a date
  * alone as midnight UTC, one error code for every malformed request, and the command line's
  * messages about the repositories folder, the port and the version. The real server, the real

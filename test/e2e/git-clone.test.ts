@@ -1,5 +1,5 @@
 /**
- * Clone and fetch over HTTP (issue 6, deliverable 1) with the stock git client: protocol v2,
+ * Clone and fetch over HTTP (deliverable 1) with the stock git client: protocol v2,
  * fetch after a REST push, push refused, the pull access rules through HTTP Basic, no traversal,
  * gzip request bodies, and a clear 503 when git is missing.
  */

@@ -1,5 +1,5 @@
 /**
- * `serve --hide-private` (issue 14, item 12): the listing shows a private repository only to a
+ * `serve --hide-private`: the listing shows a private repository only to a
  * caller holding a token of it, and a read (or push, or clone) of a private repository without one
  * answers exactly as an unknown repository does. Without the option the seed's listing of every
  * repository stays. The real server, real repositories, the real `cfghub` command and real git.
@@ -42,7 +42,7 @@ const names = async (url: string, headers: Record<string, string> = {}) => {
 /** The answer with the repository's name taken out, to compare a hidden one with an unknown one. */
 const shape = (answer: { status: number; json: any }, name: string) => ({ status: answer.status, body: JSON.stringify(answer.json).replaceAll(name, 'NAME') });
 
-describe('serve --hide-private (issue 14, item 12)', () => {
+describe('serve --hide-private', () => {
   it('without the option, the listing shows every repository (the seed\'s default)', async () => {
     expect(await names(plain.url)).toEqual(['acme/hidden', 'acme/open']);
   });

@@ -1,5 +1,5 @@
 /**
- * `GET /rest/history` end to end (issue 6, items 2 and 5): commits newest first with their
+ * `GET /rest/history` end to end: commits newest first with their
  * provenance and what each changed, paging with Limit and Before, filters by key and file,
  * commits made with plain git, content that breaks the layout rules, and the access rules of a
  * pull. The real server on loopback, real bare repositories, checked against `git log`.

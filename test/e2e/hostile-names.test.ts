@@ -1,5 +1,5 @@
 /**
- * Names that are also properties of every JavaScript object (issue 14, item 11): `__proto__`,
+ * Names that are also properties of every JavaScript object: `__proto__`,
  * `constructor`, `toString`, `hasOwnProperty` as key names and file paths round-trip through
  * every answer (pull, info, export, keyData, history, diff). The real server and real repositories.
  */
@@ -31,7 +31,7 @@ beforeAll(async () => {
 
 const own = (object: object, name: string) => Object.getOwnPropertyDescriptor(object, name)?.value;
 
-describe('names of Object.prototype round-trip through every answer (issue 14, item 11)', () => {
+describe('names of Object.prototype round-trip through every answer', () => {
   it('pull gives every such key and file', async () => {
     const answer = await read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Prod' });
     expect(answer.status).toBe(200);

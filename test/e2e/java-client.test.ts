@@ -1,6 +1,6 @@
 /**
  * The published ConfigHub Java client (ConfigHubPub/JavaAPI v1.3.0) against cfghub, on the wire
- * (issue 12): every request is written byte for byte as that client's HttpURLConnection sends it
+ *: every request is written byte for byte as that client's HttpURLConnection sends it
  * (as read from the client's published source: its User-Agent and Accept, the empty headers of a
  * pull, Cache-Control and Pragma on a push, `Client-Version: v1.3.0`, booleans as strings, Map and
  * List values as JSON, both URL forms), over a plain socket, and every answer is read the way the

@@ -1,5 +1,5 @@
 /**
- * The listing, `GET /rest/info/all` (seed section 4.1, contract section 5).
+ * The listing, `GET /rest/info/all`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ const FIELD_ORDER = [
   'securityEnabled', 'contextGroupsEnabled', 'keyCount', 'valueCount', 'userCount', 'context',
 ];
 
-/** The seed's section 2.1: every field marked "always", with its type; `description` optional. */
+/** ConfigHub's listing record: every field marked "always", with its type; `description` optional. */
 function expectSeedShape(record: Record<string, unknown>): void {
   const types: Record<string, string> = {
     account: 'string', name: 'string', isPrivate: 'boolean', isPersonal: 'boolean', created: 'string', accessControlsEnabled: 'boolean',

@@ -1,5 +1,5 @@
 /**
- * Maintenance (issue 6, deliverable 7): plain-git writers leave loose objects; once they pass the
+ * Maintenance (deliverable 7): plain-git writers leave loose objects; once they pass the
  * limit (estimated from one object folder, as `git gc --auto` does) the server repacks the
  * repository with `git repack -d` in its writers' queue, and reads, pushes and `git fsck` stay
  * correct. Below the limit nothing is repacked.

@@ -1,5 +1,5 @@
 /**
- * What an operator watches (issue 19, items 3 to 5): `/metrics` parsed with a Prometheus text
+ * What an operator watches (items 3 to 5): `/metrics` parsed with a Prometheus text
  * parser, moving with pushes and reads; `/readyz` turning 503 when the repositories folder goes
  * away and 200 when it returns; `/openapi.json` valid OpenAPI 3.1 (checked by a validator) and
  * describing exactly the routes the server registers.

@@ -1,5 +1,5 @@
 /**
- * Commits made outside the service (issue 6, deliverable 5): plain git pushed into the bare
+ * Commits made outside the service (deliverable 5): plain git pushed into the bare
  * repository is served at once, without a restart; content that breaks the layout is reported by
  * reads with the file and the commit (and left out of the listing, logged, named by `repo list`), without hiding other repositories or
  * stopping the server, and a plain-git fix is served at once too.

@@ -1,5 +1,5 @@
 /**
- * Provenance (issue 14, item 9): history attributes a push only to the token and application that
+ * Provenance: history attributes a push only to the token and application that
  * made it, whatever its change comment says. A comment that ends with trailer lines
  * (`Token: release-admin`, `Application-Name: release-bot`) stays comment text, for cfghub's
  * history and for `git log --format=%(trailers)` alike. The real server and the real git CLI.
@@ -33,7 +33,7 @@ async function historyEntry(commit: string): Promise<Record<string, unknown>> {
 
 const gitTrailers = (commit: string) => git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)', commit).trim();
 
-describe('a change comment cannot forge provenance (issue 14, item 9)', () => {
+describe('a change comment cannot forge provenance', () => {
   it('an anonymous push whose comment ends with trailer lines is attributed to no token and no application', async () => {
     const commit = await pushWith(FORGED, 'v1');
     const entry = await historyEntry(commit);

@@ -1,5 +1,5 @@
 /**
- * Every way a push is answered with a 4xx (contract sections 4 and 6): malformed bodies (400,
+ * Every way a push is answered with a 4xx: malformed bodies (400,
  * with the JSON path of each problem), wrong Content-Type (415), sizes over the limits (413),
  * Client-Version, URL traversal, tokens (401, 403), unknown repositories (404) and If-Match. Each
  * answer is a JSON `{error, message}` without a stack trace or a filesystem path, and no
@@ -527,7 +527,7 @@ describe('the repository in the URL', () => {
     expect(listing(base.path)).toEqual(outside);
   });
 
-  // A malformed percent-encoding in the URL is a malformed request (contract section 4), not a 500
+  // A malformed percent-encoding in the URL is a malformed request, not a 500
   // (express throws a URIError for it).
   it('answers 400 to a malformed percent-encoding', async () => {
     const answer = await unchanged(() => post('/rest/push/acme/%E0%A4%A', body));

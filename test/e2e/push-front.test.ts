@@ -1,5 +1,5 @@
 /**
- * The push route on plain node:http (issue 22, src/http/routes/pushFront.ts) answers as the express route
+ * The push route on plain node:http (src/http/routes/pushFront.ts) answers as the express route
  * does: a push with a gzip body still goes through express (whose body parser inflates it), and the
  * same bad request sent to both fronts gets the same status, type and body, byte for byte. The
  * real server on loopback, a real bare repository, checked with git.

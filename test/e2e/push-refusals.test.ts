@@ -1,5 +1,5 @@
 /**
- * Every way a well-formed push is refused (contract section 6, "400 or 304" and "Applied or
+ * Every way a well-formed push is refused ("400 or 304" and "Applied or
  * refused as a whole"): 304, no body, the reason in the ETag header, and nothing changed in git.
  * The real server on loopback, real bare repositories, checked with the real git CLI.
  */
@@ -758,7 +758,7 @@ describe('deleting', () => {
     await noOp({ data: [{ file: 'conf/app.properties', context: 'Nowhere;*;*', opp: 'delete' }] });
   });
 
-  // Contract section 6: "Deleting what does not exist is a no-op", also for a value of a key that
+  // "Deleting what does not exist is a no-op", also for a value of a key that
   // does not exist, whether key creation is off
   it('answers 200 without a commit for a value of a key that does not exist, key creation off', async () => {
     await noOp({ data: [{ key: 'never.existed', values: [{ context: ANY, opp: 'delete' }] }] });

@@ -60,7 +60,7 @@ describe('an applied push', () => {
     const answer = await push({ enableKeyCreation: true, data: [{ key: 'log.level', values: [{ context: '*;*;*', value: 'info' }] }] });
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('');
-    // No change comment (issue 15): a default subject naming what the push sent, never an empty one.
+    // No change comment: a default subject naming what the push sent, never an empty one.
     expect(git(gitdir(), 'log', '-1', '--format=%B').trim()).toBe('Push: log.level');
   });
 

@@ -1,5 +1,5 @@
 /**
- * Who may read what (contract sections 4 and 7, issue 3): every access rule for every read
+ * Who may read what: every access rule for every read
  * endpoint (pull, rawFile, info, keyData, export), in the token form (`/rest/<endpoint>`, the
  * token names the repository) and the path form (`/rest/<endpoint>/{account}/{repository}`);
  * bad names in the URL and bad headers. Every error is JSON without a stack trace or a path.

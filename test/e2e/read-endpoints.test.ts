@@ -1,5 +1,5 @@
 /**
- * The other read endpoints end to end (contract section 7, issue 3): `rawFile`, `keyData`, `info`
+ * The other read endpoints end to end: `rawFile`, `keyData`, `info`
  * and `export`, the export round trip (push an export into a new repository: every pull answers
  * the same), and reading the past with `Tag` and `Repository-Date` on every endpoint. The real
  * server on loopback, real bare repositories, tags made with `cfghub tag create`.

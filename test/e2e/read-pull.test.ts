@@ -1,5 +1,5 @@
 /**
- * `GET /rest/pull` end to end (contract section 7, issue 3): context resolution, the response's
+ * `GET /rest/pull` end to end: context resolution, the response's
  * shape, rendered files, and freshness (no stale answer after a push from this server, another
  * cfghub process or plain git; ETag and If-None-Match). The real server on loopback, real bare
  * repositories.

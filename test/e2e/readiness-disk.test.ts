@@ -1,5 +1,5 @@
 /**
- * `/readyz` on a disk that fills up (issue 19, item 4): the repositories folder on a small tmpfs
+ * `/readyz` on a disk that fills up: the repositories folder on a small tmpfs
  * of its own; filling it below the free-space floor turns readiness 503 naming the full disk,
  * without the folder's path, and freeing the space turns it back to 200. Skipped, with a message
  * saying why, where mounting a tmpfs is not permitted (tests usually run as root in CI here).

@@ -1,5 +1,5 @@
 /**
- * Plain-text renderings of a pull (issue 18, item 5), against the real server: each round-trips
+ * Plain-text renderings of a pull, against the real server: each round-trips
  * through a standard parser of its format (`properties`, `yaml`; env with its four readers in
  * env-rendering.test.ts) with values holding
  * new lines, `=`, `#`, `:`, backslashes, quotes, leading spaces and characters outside ASCII;

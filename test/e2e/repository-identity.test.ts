@@ -1,5 +1,5 @@
 /**
- * Repository names are unique without regard to case (issue 14, item 10; contract section 3): a
+ * Repository names are unique without regard to case: a
  * backup restored as `case/Dup.git` beside `case/dup.git` makes the server and the CLI refuse both
  * spellings (409 naming both folders relative to the repositories folder, never a disk path) until
  * one is removed, and a token is bound to one repository identity: a `case/Dup` token never acts
@@ -43,7 +43,7 @@ afterAll(() => {
   rmSync(backup(), { recursive: true, force: true });
 });
 
-describe('repository names are unique without regard to case (issue 14, item 10)', () => {
+describe('repository names are unique without regard to case', () => {
   it('a token of a repository whose folder is gone does not fall over to another spelling', async () => {
     expect((await pull('case/dup')).status).toBe(200);
     const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });

@@ -1,5 +1,5 @@
 /**
- * Revert and restore end to end (issue 6, item 4): over REST and from the command line, each a
+ * Revert and restore end to end: over REST and from the command line, each a
  * new commit made through the push's commit path, checked with the real git CLI (the commit and
  * its message in `git log`, history never rewritten, `git fsck` clean), refusals when later
  * commits conflict (naming the key or file, changing nothing), and the access rules of a push.

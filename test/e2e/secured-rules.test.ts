@@ -1,5 +1,5 @@
 /**
- * Security groups that no operation gets around (issue 14, items 6, 7 and 8), against the real
+ * Security groups that no operation gets around, against the real
  * server, real bare repositories, the real `cfghub` command and the real git CLI:
  * - restore follows a push's rules: changing, adding or deleting a secured key or file needs the
  *   group's key (403 naming the group otherwise), `security-groups.yaml` stays at the head's
@@ -43,7 +43,7 @@ async function restoreTo(repo: string, point: string, headers: Record<string, st
 
 const pullOf = (repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
 
-describe('restore follows the rules of a push (issue 14, item 6)', () => {
+describe('restore follows the rules of a push', () => {
   let repo: string;
   let empty: string;
   let beforePasswd: string;
@@ -146,7 +146,7 @@ describe('restore follows the rules of a push (issue 14, item 6)', () => {
   });
 });
 
-describe('a secured file path cannot be shadowed at another context (issue 14, item 7)', () => {
+describe('a secured file path cannot be shadowed at another context', () => {
   it('a new variant of the path needs the group\'s key; with it, it is accepted', async () => {
     const repo = await newRepository();
     await pushOk(repo, [{ file: 'secret/cert.pem', context: '*', securityGroup: 'vault', password: OLD_PASSWORD, content: 'REAL-CERT' }]);
@@ -164,7 +164,7 @@ describe('a secured file path cannot be shadowed at another context (issue 14, i
   });
 });
 
-describe('a key named x] referenced by a secured file (issue 14, item 8)', () => {
+describe('a key named x] referenced by a secured file', () => {
   it('keeps the repository readable, also by a new server on the same folder', async () => {
     const repo = await newRepository();
     await pushOk(repo, [

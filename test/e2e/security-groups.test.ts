@@ -1,5 +1,5 @@
 /**
- * Security groups end to end (issue 7): secrets are only ciphertext in git (checked in every
+ * Security groups end to end: secrets are only ciphertext in git (checked in every
  * object of a fresh `git clone` and in `git log -p`), passwords on push, decryption on pull,
  * moving between groups, password changes, templates, tokens bound to groups, the read cache's
  * isolation between callers, and the group commands. The real server, real bare repositories,
@@ -350,7 +350,7 @@ describe('templates, the read cache and tokens', () => {
 });
 
 describe('history: revert and restore', () => {
-  it('refuses to revert a commit that changed a secured key, and never restores an old password (issue 14, item 6)', async () => {
+  it('refuses to revert a commit that changed a secured key, and never restores an old password', async () => {
     const repo = newRepository();
     await createGroup(repo, 'secrets', PASSWORD);
     await pushOk(repo, [{ key: 'k', securityGroup: 'secrets', password: PASSWORD, values: [{ context: ANY, value: 'first-secret' }] }]);

@@ -1,5 +1,5 @@
 /**
- * `cfghub serve --config` and `--log-format pretty` as an operator runs them (issue 19, item 6):
+ * `cfghub serve --config` and `--log-format pretty` as an operator runs them:
  * the real command as a child process, its settings taken from the file, and a log a person
  * can read.
  */

@@ -1,5 +1,5 @@
 /**
- * `cfghub tag create|list|delete` (issue 3, item 6), run as a child process and checked with the
+ * `cfghub tag create|list|delete`, run as a child process and checked with the
  * real git CLI: annotated tag objects git accepts, refs created and deleted with git's lock
  * protocol, loose and packed tags, tags made by plain git, and tags that outlive pushes.
  */

@@ -1,5 +1,5 @@
 /**
- * The watch of pull and rawFile (issue 18, item 1), against the real server: a request with
+ * The watch of pull and rawFile, against the real server: a request with
  * If-None-Match and Wait is held until the answer for its context changes, a push that changes
  * nothing for the context wakes nobody, a plain-git commit wakes watchers, the wait ends with 304,
  * shutdown ends watches at once, and the ETag depends on the content alone.

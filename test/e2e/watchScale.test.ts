@@ -1,5 +1,5 @@
 /**
- * The shared work of the watch (issue 18, item 2), against the real server: a push that wakes
+ * The shared work of the watch, against the real server: a push that wakes
  * many watchers makes each distinct answer (context, format, options) once, however many watchers
  * hold it, and writes the same bytes to each; watchers whose answer did not change are not
  * answered, and the answers of contexts the push's changes cannot reach are not even made

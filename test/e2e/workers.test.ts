@@ -1,5 +1,5 @@
 /**
- * `cfghub serve --workers 2` (issue 22) as a real process tree: pushes handled by both workers
+ * `cfghub serve --workers 2` as a real process tree: pushes handled by both workers
  * land in order with none lost (checked with git), a watch held by one worker is woken by a push
  * another handled, /metrics answers the sum of both, SIGTERM drains both, and a worker killed is
  * replaced. Each request goes on a connection of its own (rawRequest sends `Connection: close`),

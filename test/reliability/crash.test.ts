@@ -1,5 +1,5 @@
 /**
- * SIGKILL at random moments (contract section 6, "Guarantees"): the server runs as a child
+ * SIGKILL at random moments ("Guarantees"): the server runs as a child
  * process while clients push concurrently into several repositories; it is killed outright and
  * restarted, round after round. After every restart, every push answered 200 is present with
  * exactly its content, every push left without an answer is either wholly present or wholly

@@ -1,5 +1,5 @@
 /**
- * Bad days (issue 13): a server clock far off, a full disk, a repository the server may not
+ * Bad days: a server clock far off, a full disk, a repository the server may not
  * write, damaged objects. Each gets a clear answer, not `500 internal error`, is logged once with
  * its cause, leaves no temporary file and the repository untouched.
  *
@@ -11,7 +11,7 @@
  *   skipped with a message where that is impossible): 503 naming the reason; reads still work.
  * - A flipped byte in a pack, a deleted pack, a truncated loose object, a delta that does not fit
  *   its base, a pack entry of a reserved type, a missing object: 409 `repository_damaged` naming
- *   the repository and the object, never a path (issue 16: the last three were 500s once).
+ *   the repository and the object, never a path (the last three were 500s once).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Model-based fuzzing of pushes (contract sections 6 and 8): random sequences of valid and
+ * Model-based fuzzing of pushes: random sequences of valid and
  * invalid pushes go to the real server and to a small in-memory model of keys, values and
  * files. After every step the server's export equals the model's state (and after each sequence
  * so does the export of a new server reading the disk), a refused or malformed push leaves HEAD

@@ -1,5 +1,5 @@
 /**
- * Linearizability (contract section 6): a concurrent run of pushes and pulls against two server
+ * Linearizability: a concurrent run of pushes and pulls against two server
  * processes on the same repositories folder is recorded, each operation with its start, end and
  * result, and checked per repository against the order of the commits in git:
  * - each pull shows exactly the state after some prefix of the acknowledged pushes;

@@ -1,5 +1,5 @@
 /**
- * git's own maintenance racing the server (issue 13): no push answered 200 is ever lost, and git
+ * git's own maintenance racing the server: no push answered 200 is ever lost, and git
  * can read, fsck and clone the repository afterwards.
  *
  * First the mechanisms, each made deterministic by running git at the one moment that broke:

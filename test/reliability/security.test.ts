@@ -1,5 +1,5 @@
 /**
- * Hostile input (contract sections 3, 4 and 8), tried across every endpoint: traversal and
+ * Hostile input, tried across every endpoint: traversal and
  * injection through URL segments, file paths, key names, context items and read headers;
  * symbolic links planted in the repositories folder; tokens and values that must never leak;
  * reasons in `ETag` that must stay one clean line; deeply nested JSON and slow clients. Every

@@ -1,5 +1,5 @@
 /**
- * Running an administrative command both ways (issue 19, item 2): once on a repositories folder
+ * Running an administrative command both ways: once on a repositories folder
  * (`--repos`) and once on a server serving another folder (`--server`, admin token in
  * CFGHUB_ADMIN_TOKEN); the two runs must print the same thing and exit alike.
  */

@@ -1,6 +1,6 @@
 /**
- * Test support for the read endpoints (contract section 7): GETs that keep the raw text, checks
- * that an error answer is the JSON of contract section 4 (no stack trace, no filesystem path),
+ * Test support for the read endpoints: GETs that keep the raw text, checks
+ * that an error answer is the API's JSON error (no stack trace, no filesystem path),
  * a second `cfghub serve` process, and commits made with plain git's plumbing.
  */
 import { execFileSync } from 'node:child_process';
@@ -38,7 +38,7 @@ export async function metricOf(url: string, name: string): Promise<number> {
 const LEAKS = [/\bat [^\s]+ \(/, /\n\s+at /, /\/tmp\//, /node_modules/, /\.git\b\//, /\/work\//, /\.ts:\d+/, /\.js:\d+/];
 
 /**
- * Asserts an error answer of contract section 4: the status, a JSON body `{error, message}` with
+ * Asserts an error answer of the API: the status, a JSON body `{error, message}` with
  * non-empty texts, and nothing in it that looks like a stack trace or a path on disk (`extraPaths`:
  * folders of this test, which must not show either). Returns the message.
  */
@@ -48,7 +48,7 @@ export function expectJsonError(answer: ReadAnswer, status: number, extraPaths: 
   expect(answer.json).toBeTypeOf('object');
   expect(answer.json.error).toBeTypeOf('string');
   expect(answer.json.error.length).toBeGreaterThan(0);
-  // One code per kind of problem (issue 15): every malformed request is bad_request, whoever found it.
+  // One code per kind of problem: every malformed request is bad_request, whoever found it.
   if (status === 400) expect(answer.json.error).toBe('bad_request');
   expect(answer.json.message).toBeTypeOf('string');
   expect(answer.json.message.length).toBeGreaterThan(0);

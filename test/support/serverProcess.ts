@@ -22,7 +22,7 @@ export interface ServerProcess {
 /**
  * One process by default (`CFGHUB_WORKERS=1`): the crash and fault tests kill the server as a
  * power cut would, which a single process is; pass `CFGHUB_WORKERS` in `env`, or `--workers` in
- * `extraArgs`, for the multi-process server (issue 22).
+ * `extraArgs`, for the multi-process server.
  *
  * `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
 export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = [], extraArgs: readonly string[] = []): Promise<ServerProcess> {

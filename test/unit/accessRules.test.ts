@@ -1,4 +1,4 @@
-/** Access rules and context groups as pure functions (issue 17). */
+/** Access rules and context groups as pure functions. */
 import { describe, expect, it } from 'vitest';
 import { decide, ruleProblem, type AccessRule, type RuleSet } from '../../src/domain/accessRules.js';
 import { GroupIndex, groupChangeProblem, groupConflict } from '../../src/domain/contextGroups.js';

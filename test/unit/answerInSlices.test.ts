@@ -1,5 +1,5 @@
 /**
- * Answers serialized in slices (issue 14, item 3) give the very bytes and ETag of the one-piece
+ * Answers serialized in slices give the very bytes and ETag of the one-piece
  * serialization they replace: `JSON.stringify` (compact and pretty), `answerOf`, and a pull's text
  * with `generatedOn` last and its ETag made of the content alone.
  */

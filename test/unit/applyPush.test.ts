@@ -1,5 +1,5 @@
 /**
- * The push transaction as pure logic (contract section 6): a model-based property test of key and
+ * The push transaction as pure logic: a model-based property test of key and
  * value upserts and deletes against a tiny in-memory model, and example tests of the rules about
  * order, references, files and refusals.
  */

@@ -1,5 +1,5 @@
 /**
- * Group commit (issue 22, src/service/write/commitBatch.ts): pushes to one repository that arrive while
+ * Group commit (src/service/write/commitBatch.ts): pushes to one repository that arrive while
  * a commit runs are committed together: one pack and one move of the ref for all of them, yet one
  * commit per push in the order they arrived, each answered for itself. Checked with the real git
  * CLI on a real bare repository.

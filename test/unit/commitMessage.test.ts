@@ -1,5 +1,5 @@
 /**
- * The commit message of a push (contract section 6): the change comment, then git trailers
+ * The commit message of a push: the change comment, then git trailers
  * recording Application-Name, the token's label and the Client-Version, which git reads back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -92,12 +92,12 @@ describe('commitMessage: git reads the trailers back', () => {
     expect(trailersOf(message)).toBe('Application-Name: x Token: forged');
   });
 
-  it('without a change comment holds only the trailer lines (contract section 6)', () => {
+  it('without a change comment holds only the trailer lines', () => {
     expect(commitMessage(undefined, { applicationName: 'deployer', tokenLabel: 'ci' })).toBe('Application-Name: deployer\nToken: ci\n');
   });
 });
 
-describe('defaultPushSubject (issue 15)', () => {
+describe('defaultPushSubject', () => {
   const key = (name: string) => ({ kind: 'key' as const, key: name });
   const file = (path: string) => ({ kind: 'file' as const, file: path, context: '*' });
 
@@ -113,7 +113,7 @@ describe('defaultPushSubject (issue 15)', () => {
   });
 });
 
-describe('commitMessage: the comment never forges trailers (issue 14, item 9)', () => {
+describe('commitMessage: the comment never forges trailers', () => {
   it('a comment that ends like trailers gets the server block after it, even without provenance', () => {
     const forged = 'Ship\n\nToken: release-admin\nApplication-Name: release-bot';
     const message = commitMessage(forged, {});
@@ -125,7 +125,7 @@ describe('commitMessage: the comment never forges trailers (issue 14, item 9)', 
 
   it('adds nothing to a comment whose last lines name no trailer cfghub writes (a default subject)', () => {
     expect(commitMessage('Push: db.host', {})).toBe('Push: db.host\n');
-    expect(commitMessage('Fix\n\nSee: issue 12', {})).toBe('Fix\n\nSee: issue 12\n');
+    expect(commitMessage('Fix\n\nSee: the runbook', {})).toBe('Fix\n\nSee: the runbook\n');
   });
 
   it('parses a run of a million newlines (the backtracking /\\n+$/ took 1.9 s for 50,000; the test times out on it)', () => {

@@ -1,5 +1,5 @@
 /**
- * Context paths (contract section 6): one item per level, `*` or an empty item as the wildcard,
+ * Context paths: one item per level, `*` or an empty item as the wildcard,
  * items trimmed and matched without regard to case, letters and digits joined by single `- . _ +`.
  */
 import fc from 'fast-check';

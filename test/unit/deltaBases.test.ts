@@ -1,6 +1,6 @@
 /**
  * The delta bases of all packs share one budget (deltaBases.ts); closing a pack drops its own
- * entries, and only its own, without looking through the others' (issue 22: a server stopping
+ * entries, and only its own, without looking through the others' (a server stopping
  * closes the packs of every repository it opened). A kept base holds its own bytes, not a view
  * into a larger buffer (Node's shared pool slab) that it would keep whole.
  */

@@ -1,7 +1,8 @@
 /**
  * The documentation's own promises, checked on the files: the README stays a short front door,
  * every relative link (and its #anchor) leads somewhere, the monitoring page's table names every
- * metric the code registers, and CONTRIBUTING.md says why each package is there. (The examples
+ * metric the code registers, CONTRIBUTING.md says why each package is there, and no file cites a
+ * ticket or a path of one machine. (The examples
  * themselves run in test/e2e/readme.test.ts.)
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -101,5 +102,27 @@ describe('CONTRIBUTING.md', () => {
     const section = contributing.slice(contributing.indexOf('## Dependencies'));
     const explained = new Set([...section.matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1]));
     expect(packages.filter((name) => !explained.has(name)).sort()).toEqual([]);
+  });
+});
+
+describe('the repository names rules, not tickets or machines', () => {
+  // Built from pieces, so this file does not match its own patterns.
+  const TICKET = new RegExp(['\\bissues?', ' \\d+\\b'].join(''), 'i');
+  const CONTRACT = new RegExp(['contract', ' section'].join(''), 'i');
+  const MACHINE_PATH = ['/wo', 'rk/'].join('');
+  const SOURCES = [...filesUnder('src', ''), ...filesUnder('test', '')].filter((file) => /\.(?:[cm]?[jt]sx?|cts|mjs|json|sh)$/.test(file));
+
+  it('cites no ticket ("issue N") and no section of an outside contract in src/ or test/: comments state the rule instead', () => {
+    const found = SOURCES.flatMap((file) =>
+      read(file)
+        .split('\n')
+        .flatMap((line, n) => (TICKET.test(line) || CONTRACT.test(line) ? [`${file}:${n + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+  });
+
+  it('names no path of one machine in the README, the docs, src/ or test/', () => {
+    const files = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...filesUnder('docs', '.md'), ...SOURCES];
+    expect(files.filter((file) => read(file).includes(MACHINE_PATH))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Every document cfghub writes parses back to exactly what was written (issue 14, item 8): the key
+ * Every document cfghub writes parses back to exactly what was written: the key
  * document, repository.yaml, security-groups.yaml and a secured file's envelope, for hostile names
  * and texts (YAML flow and block indicators, keywords, quotes, control characters, lone surrogates),
  * also after the round trip through UTF-8 bytes a blob makes.
@@ -45,7 +45,7 @@ const securityGroup: fc.Arbitrary<SecurityGroup> = fc.record({
   wrappedKey: anyText,
 });
 
-describe('documents parse back to exactly what was written (property, issue 14 item 8)', () => {
+describe('documents parse back to exactly what was written (property)', () => {
   it('key documents, hostile key names included', () => {
     fc.assert(
       fc.property(keyRecord, hostileKeyName, (record, name) => {

@@ -1,6 +1,6 @@
 /**
- * File path rules (contract section 6) and the PathIndex that keeps a repository's paths
- * checkable on every file system (contract section 8).
+ * File path rules and the PathIndex that keeps a repository's paths
+ * checkable on every file system.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

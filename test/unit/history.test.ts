@@ -1,5 +1,5 @@
 /**
- * Time travel (contract section 7): the commit current at an instant, on commits made with git's
+ * Time travel: the commit current at an instant, on commits made with git's
  * plumbing at known committer times; and the ISO 8601 instants `Repository-Date` accepts.
  */
 import { execFileSync } from 'node:child_process';
@@ -130,7 +130,7 @@ describe('parseIsoInstant', () => {
     ['2021-12-31T23:59:59Z', '2021-12-31T23:59:59.000Z'],
     ['1970-01-01T00:00:00Z', '1970-01-01T00:00:00.000Z'],
     ['0099-01-01T00:00:00Z', '0099-01-01T00:00:00.000Z'],
-    // A date alone is midnight UTC (issue 15).
+    // A date alone is midnight UTC.
     ['2021-01-01', '2021-01-01T00:00:00.000Z'],
     ['2020-02-29', '2020-02-29T00:00:00.000Z'],
   ])('accepts %s as %s', (text, expected) => {

@@ -1,5 +1,5 @@
 /**
- * History pages over a repository that git repacked (issue 22): its objects are deltas in chains,
+ * History pages over a repository that git repacked: its objects are deltas in chains,
  * read through the process-wide delta base cache, with zlib's output sized from each entry; the
  * trees are compared in their stored bytes. The answers must be those of the same commits read
  * from cfghub's own packs (no deltas). A page of commits never summarized gives the event loop a

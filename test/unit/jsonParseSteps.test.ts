@@ -1,5 +1,5 @@
 /**
- * A push body parsed in steps (issue 14, item 3) is exactly what JSON.parse makes of it, and a
+ * A push body parsed in steps is exactly what JSON.parse makes of it, and a
  * text that is not JSON is refused, as JSON.parse refuses it. Run with small thresholds so every
  * container takes the large path (member by member) as well as the small one (JSON.parse whole).
  */

@@ -36,7 +36,7 @@ function sourcesOf(folder: string): string[] {
 }
 
 /**
- * The HTTP adapter's error answers (issue 16 item 5): they know the service's errors alone, which
+ * The HTTP adapter's error answers: they know the service's errors alone, which
  * translates every store error (src/service/errors.ts), so they import only src/service, src/domain
  * and their own folder. (Other files of src/http still import src/disk, for types or the clone
  * endpoint; see the README's "Project layout".)

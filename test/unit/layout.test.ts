@@ -1,5 +1,5 @@
 /**
- * The repository layout in git (contract section 8): names in trees that check out on Linux,
+ * The repository layout in git: names in trees that check out on Linux,
  * macOS and Windows, and YAML documents for keys and settings that round-trip exactly.
  */
 import fc from 'fast-check';

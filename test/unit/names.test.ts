@@ -1,6 +1,6 @@
 /**
- * Naming rules: account, repository and token-label names (contract section 3) and key names,
- * key identity and template references (contract section 6).
+ * Naming rules: account, repository and token-label names and key names,
+ * key identity and template references.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

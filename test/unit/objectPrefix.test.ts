@@ -1,5 +1,5 @@
 /**
- * Objects by id prefix (issue 15: short commit ids), from packs with index version 2 and 1 and
+ * Objects by id prefix (short commit ids), from packs with index version 2 and 1 and
  * from loose objects, compared with the list `git cat-file --batch-all-objects` gives.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Refusal reasons travel in the ETag header (contract section 6): quoted, single-line,
+ * Refusal reasons travel in the ETag header: quoted, single-line,
  * printable ASCII with no `"` inside. Texts bound for logs and stderr never carry a filesystem path.
  */
 import fc from 'fast-check';
@@ -104,7 +104,7 @@ describe('withoutPaths', () => {
     ['C:\\Users\\me\\repos\\acme\\app.git is locked', '<path> is locked'],
     ['D:/data/repos/x is locked', '<path> is locked'],
     ['from /a/b to /c/d', 'from <path> to <path>'],
-    ['    at readRef (/work/main/src/disk/refs.ts:19:23)', '    at readRef (<path>:19:23)'],
+    ['    at readRef (/opt/cfghub/src/disk/refs.ts:19:23)', '    at readRef (<path>:19:23)'],
     ['/tmp/x', '<path>'],
   ])('strips the path from %j', (text, stripped) => {
     expect(withoutPaths(text)).toBe(stripped);

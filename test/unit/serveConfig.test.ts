@@ -1,5 +1,5 @@
 /**
- * `cfghub serve` settings (issue 19, item 6): each from its flag, else the environment, else the
+ * `cfghub serve` settings: each from its flag, else the environment, else the
  * config file, else the default; the file checked strictly, naming a bad field.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -87,7 +87,7 @@ describe("the production page's example config file", () => {
     expect(Object.keys(parsed).sort()).toEqual([...SERVE_CONFIG_FIELDS].sort());
   });
 
-  it('takes --workers from its flag, CFGHUB_WORKERS or the file; one process by default, auto one per core; refuses 0 (issue 22)', () => {
+  it('takes --workers from its flag, CFGHUB_WORKERS or the file; one process by default, auto one per core; refuses 0', () => {
     expect(resolveServeOptions({}, {}).workers).toBe(1);
     expect(coreWorkers()).toBe(Math.min(MAX_WORKERS, availableParallelism()));
     expect(resolveServeOptions({ workers: 'auto' }, {}).workers).toBe(coreWorkers());

@@ -1,5 +1,5 @@
 /**
- * The error taxonomy (issue 16 item 5): every error of the layers below the service becomes a
+ * The error taxonomy: every error of the layers below the service becomes a
  * ServiceError (asServiceError) with its own status class and fields, never an unknown error the
  * HTTP layer answers with a 500; messages name the repository, never a path.
  */

@@ -1,5 +1,5 @@
 /**
- * Staging a push as git objects (contract section 8), on real bare repositories on disk:
+ * Staging a push as git objects, on real bare repositories on disk:
  * what stageCommit keeps in memory is what readSnapshot reads back from git; a push of one key
  * writes a bounded number of objects whatever the repository's size; the same state always gives
  * the same tree; names in trees check out everywhere; `git fsck --strict` stays clean.

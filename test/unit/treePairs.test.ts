@@ -1,5 +1,5 @@
 /**
- * changedEntries (issue 22) compares two trees in their stored bytes; it must give exactly what
+ * changedEntries compares two trees in their stored bytes; it must give exactly what
  * parsing both trees and pairing their entries in git's order gave before, for any trees: names
  * past ASCII and not valid UTF-8 included, a file and a folder of one name, a changed mode.
  */

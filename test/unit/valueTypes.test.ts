@@ -1,5 +1,5 @@
 /**
- * Value data types (contract section 6): every vdt and its strict check, the conversion of pushed
+ * Value data types: every vdt and its strict check, the conversion of pushed
  * JSON values to stored text, and the phrases used in refusal reasons.
  */
 import fc from 'fast-check';

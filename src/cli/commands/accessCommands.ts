@@ -1,8 +1,8 @@
 /**
- * Commands of issue 17: `cfghub rules …` (access rule sets) and `cfghub context-group …`. Each
+ * The access commands: `cfghub rules …` (access rule sets) and `cfghub context-group …`. Each
  * change is one commit. Like the other administrative commands they work on a repositories folder
- * (`--repos`) or on a remote server (`--server`, issue 19) through the same Administration, so
- * they print and exit alike both ways. `repo set` is an alias of issue 19's `repo settings`
+ * (`--repos`) or on a remote server (`--server`) through the same Administration, so
+ * they print and exit alike both ways. `repo set` is an alias of `repo settings`
  * (program.ts).
  */
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * `cfghub admin-token create|list|revoke` (issue 19): the tokens that guard the admin API. Made
+ * `cfghub admin-token create|list|revoke`: the tokens that guard the admin API. Made
  * only on the server's host, on its repositories folder (never through the API: an admin token
  * cannot mint another). `create` prints the token once on stdout.
  */

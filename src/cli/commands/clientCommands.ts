@@ -1,4 +1,4 @@
-/** The commands that are clients of a cfghub server (issue 18, item 3): pull, get, set, unset, history, diff. */
+/** The commands that are clients of a cfghub server: pull, get, set, unset, history, diff. */
 import type { Command } from 'commander';
 import { addHistoryCommands } from './historyCommands.js';
 import { addKeyCommands } from './keyCommands.js';

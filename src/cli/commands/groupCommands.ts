@@ -1,5 +1,5 @@
 /**
- * `cfghub group create|list|passwd|delete` (issue 7). Passwords are read from standard input, one
+ * `cfghub group create|list|passwd|delete`. Passwords are read from standard input, one
  * per line, never from the command line, where other users of the machine could see them.
  */
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * `cfghub history` and `cfghub diff` against a server (issue 18, item 3): formatted for a
+ * `cfghub history` and `cfghub diff` against a server: formatted for a
  * terminal by default, `--json` for scripts (the server's answer as it is).
  */
 import type { Command } from 'commander';

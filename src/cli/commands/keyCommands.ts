@@ -1,5 +1,5 @@
 /**
- * `cfghub get`, `cfghub set` and `cfghub unset` against a server (issue 18, item 3): one key in
+ * `cfghub get`, `cfghub set` and `cfghub unset` against a server: one key in
  * one line, like `etcdctl get/put`. `set` and `unset` are each one push (one commit); a refused
  * push prints its reason and exits 1.
  */

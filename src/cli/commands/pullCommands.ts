@@ -1,6 +1,6 @@
 /**
  * `cfghub pull ACCOUNT/NAME --context C [--format F] [--output FILE] [--watch [--exec CMD]]`
- * (issue 18, item 3): the resolved configuration of a context, from a server, for a person or an
+ *: the resolved configuration of a context, from a server, for a person or an
  * application's start script.
  *
  * With `--output`, the file is replaced atomically (a temporary file beside it, fsynced, renamed),

@@ -1,5 +1,5 @@
 /**
- * `cfghub revert ACCOUNT/NAME COMMIT` and `cfghub restore ACCOUNT/NAME POINT` (issue 6, item 4):
+ * `cfghub revert ACCOUNT/NAME COMMIT` and `cfghub restore ACCOUNT/NAME POINT`:
  * each makes one new commit, through the same commit path as a push, safe while a server uses the
  * same folder. Prints `{"commit": …, "outcome": "applied"|"unchanged"}`; a conflict is exit 1.
  */
@@ -23,7 +23,7 @@ export function addRollbackCommands(program: Command): void {
       const admin = administrationOf(fullName, options);
       let password: string | undefined;
       if (options.securityGroup !== undefined) {
-        // Issue 14, item 6: changing secured keys and files needs the group's key, as a push does.
+        // Changing secured keys and files needs the group's key, as a push does.
         await admin.repositoryRecord(fullName); // an unknown repository is told before a password is asked for
         [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
       }

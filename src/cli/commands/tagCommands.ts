@@ -1,5 +1,5 @@
 /**
- * `cfghub tag create|list|delete` (issue 3, item 6), in the style of the other commands: JSON on
+ * `cfghub tag create|list|delete`, in the style of the other commands: JSON on
  * stdout, one-line errors, exit 0 / 2 (usage, invalid argument) / 1 (anything else).
  */
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * Rule sets, context groups and replication tokens through a server's admin API (issue 19): the
+ * Rule sets, context groups and replication tokens through a server's admin API: the
  * remote side of AccessAdministration (src/service/admin/accessAdministration.ts). Every name that
  * becomes a URL segment is checked here first, by the same checks the folder runs first, so a
  * malformed one is refused alike both ways (and `..` never reaches a URL).

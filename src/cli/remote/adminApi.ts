@@ -1,5 +1,5 @@
 /**
- * The admin API as the CLI calls it (issue 19): a server's URL and an admin token, one JSON
+ * The admin API as the CLI calls it: a server's URL and an admin token, one JSON
  * request per operation, and the server's JSON errors turned back into the ServiceErrors the
  * folder would raise, so a command prints and exits alike both ways. Passwords go only in
  * request bodies. RemoteAccessAdministration and RemoteAdministration build on it.

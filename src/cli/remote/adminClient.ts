@@ -1,5 +1,5 @@
 /**
- * The CLI against a remote server (issue 19): the same Administration as on a folder, done
+ * The CLI against a remote server: the same Administration as on a folder, done
  * through the server's admin API (src/http/routes/adminRoutes.ts) with an admin token. The server runs
  * the same operations, and its JSON errors are turned back into the same ServiceErrors, so a
  * command prints and exits alike both ways. Passwords go only in request bodies.

@@ -1,5 +1,5 @@
 /**
- * Where an administrative command works (issue 19): on a repositories folder (`--repos`, else
+ * Where an administrative command works: on a repositories folder (`--repos`, else
  * CFGHUB_REPOS, else ./repos), or on a remote server through its admin API (`--server URL`, else
  * CFGHUB_SERVER, with the admin token in CFGHUB_ADMIN_TOKEN). A flag wins over the environment:
  * `--repos` given works on that folder even when CFGHUB_SERVER is set.

@@ -1,6 +1,6 @@
 /**
- * The options every command that talks to a cfghub server shares (issue 18, item 3; reused by
- * the admin commands of issue 19): `--server URL` (else CFGHUB_SERVER) and `--token TOKEN`
+ * The options every command that talks to a cfghub server shares (reused by
+ * the admin commands): `--server URL` (else CFGHUB_SERVER) and `--token TOKEN`
  * (else CFGHUB_TOKEN, so a token never has to appear on a command line, where `ps` shows it).
  */
 import { Option, type Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * The push journal (issue 22): one `fdatasync` makes a push durable, where its own files took two
+ * The push journal: one `fdatasync` makes a push durable, where its own files took two
  * rounds of fsyncs (the pack, its index and the ref's lock; then, after the renames, the two
  * folders). etcd's write-ahead log does the same.
  *

@@ -2,7 +2,7 @@
  * Delta bases of every open pack, kept for the whole process within one budget of bytes, least
  * recently used dropped first (git's core.deltaBaseCacheLimit keeps up to 96 MiB the same way).
  *
- * Why it matters (issue 22): `git repack` and `git gc` store most versions of an object as a delta
+ * Why it matters: `git repack` and `git gc` store most versions of an object as a delta
  * of another, in chains up to git's default depth of 50. Walking history back, each version of
  * the `keys` tree (about 8 KiB for 1,000 keys) is the base of the one before it, so a page of 50
  * commits needs a few hundred bases at hand. With 128 bases kept per pack, as before, a page

@@ -6,7 +6,7 @@
  * next read lists the pack folder and opens them again, as a new server's first read does (a pack
  * of 400 KiB: well under a millisecond). The repository being read is never the one closed.
  *
- * Why (issue 22): a pack under 4 MiB is read whole when opened and was kept for the repository's
+ * Why: a pack under 4 MiB is read whole when opened and was kept for the repository's
  * life. Once a repository's snapshot is built, its pulls never read the pack again, yet each of
  * the 100 repositories of the bench's `memory` scenario kept its 450 KiB: 45 MB per process, and
  * as much again in each worker of `serve --workers N`; a server of 1,000 such repositories would

@@ -278,7 +278,7 @@ export class ObjectStore {
    * bytes just written when small, see PackFile.written) and the packs merged into it are
    * forgotten, while every other pack stays open.
    * (Forgetting them all made the next read open every pack again, reading the largest whole:
-   * after every merge of every repository taking pushes, issue 22.)
+   * after every merge of every repository taking pushes.)
    */
   packsMerged(merged: Pack, old: readonly string[]): void {
     if (!this.packs) return;

@@ -1,5 +1,5 @@
 /**
- * Annotated tags (issue 3, item 6): `refs/tags/<name>` pointing at a tag object that names the
+ * Annotated tags: `refs/tags/<name>` pointing at a tag object that names the
  * commit. Tags are found where git keeps them, loose (`refs/tags/*`) and in `packed-refs`, so tags
  * made or packed by plain git (`git tag`, `git pack-refs`, `git gc`) are listed, read and deleted
  * like cfghub's own.

@@ -22,11 +22,11 @@ export const tokenRecordSchema = z.strictObject({
   revoked: z.string().nullable(),
   /** Keys of security groups the token is bound to, each wrapped under a key derived from the token. */
   groups: z.array(z.strictObject({ group: z.string(), keyId: z.string(), wrappedKey: z.string() })).optional(),
-  /** A read-only token: no push, revert or restore, whatever rules say (issue 17). */
+  /** A read-only token: no push, revert or restore, whatever rules say. */
   readOnly: z.boolean().optional(),
-  /** The access rule set the token is assigned to (issue 17); none = full access. */
+  /** The access rule set the token is assigned to; none = full access. */
   ruleSet: z.string().optional(),
-  /** `replication`: a replica's token, read-only across every repository (issue 21); account and repository are ''. */
+  /** `replication`: a replica's token, read-only across every repository; account and repository are ''. */
   kind: z.literal('replication').optional(),
 });
 

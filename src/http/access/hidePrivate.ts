@@ -1,5 +1,5 @@
 /**
- * `serve --hide-private` (issue 14, item 12): private repositories are hidden from callers who
+ * `serve --hide-private`: private repositories are hidden from callers who
  * hold no token of them. The listing leaves them out, and a read (or push, or clone) of one without
  * a valid token of its own answers exactly as a repository that does not exist, so neither the
  * listing nor a probe tells whether the name is taken. Off by default: the seed lists everything.

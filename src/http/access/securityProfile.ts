@@ -5,7 +5,7 @@
  *
  * Each password costs a slow key derivation, so one request tries at most one password per group
  * (names compared as the repository compares them, without regard to case: `secrets` and
- * `Secrets` in one header are a 400) and names at most MAX_PROFILE_GROUPS groups (issue 14).
+ * `Secrets` in one header are a 400) and names at most MAX_PROFILE_GROUPS groups.
  */
 import type { IncomingMessage as Request } from 'node:http';
 import { groupId } from '../../domain/securityGroups.js';

@@ -1,5 +1,5 @@
 /**
- * JSON answers serialized, encoded and hashed in slices (issue 14): the text of `JSON.stringify`
+ * JSON answers serialized, encoded and hashed in slices: the text of `JSON.stringify`
  * made piece by piece (src/lib/jsonSteps.ts), encoded to UTF-8 and fed to the ETag's hash
  * every CHUNK_CHARS characters, with the event loop given to other requests every few ms
  * (TimeSlices). In one piece, the largest allowed answer (8 Mi characters of rendered files)
@@ -70,7 +70,7 @@ export async function jsonAnswer(body: unknown, pretty: boolean, slices = new Ti
 
 /**
  * A pull's answer: the JSON of `body` with `generatedOn` as its last member, its ETag made of the
- * content alone (`body` without `generatedOn`, issue 18) as `answerOf(text, type, content)` does.
+ * content alone (`body` without `generatedOn`) as `answerOf(text, type, content)` does.
  * The text is made once: the content's closing brace is held back from the answer's bytes (but
  * hashed), and `generatedOn` is written before it.
  */

@@ -1,5 +1,5 @@
 /**
- * Any error as its JSON answer (contract section 4); internal errors are logged without paths.
+ * Any error as its JSON answer; internal errors are logged without paths.
  * What an error of the layers below means to a caller is the service's to say (asServiceError
  * in src/service/errors.ts): this file imports nothing of src/disk, src/git or src/layout.
  */

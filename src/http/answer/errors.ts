@@ -1,6 +1,6 @@
 /**
  * Errors as HTTP answers: `{"error": CODE, "message": TEXT}` (plus `details` where useful) with
- * the matching status (contract section 4). Never a stack trace or a filesystem path.
+ * the matching status. Never a stack trace or a filesystem path.
  */
 import type { ServiceErrorCode } from '../../service/errors.js';
 
@@ -46,7 +46,7 @@ export const STATUS_OF: Record<ServiceErrorCode, number> = {
 
 /**
  * The `error` code of a service error over HTTP: its own, except that every malformed request is
- * `bad_request` (issue 15), whether an adapter or the service found the problem (a header, a body,
+ * `bad_request`, whether an adapter or the service found the problem (a header, a body,
  * a name, a date, a commit id).
  */
 export const HTTP_CODE_OF: Record<ServiceErrorCode, string> = {

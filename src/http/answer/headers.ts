@@ -1,5 +1,5 @@
 /**
- * Reading request headers the ConfigHub way, and writing JSON answers (contract section 4).
+ * Reading request headers the ConfigHub way, and writing JSON answers.
  * Written against node:http's request and response, so both express routes and the read
  * endpoints (served without express, see readRoutes.ts) use them.
  */
@@ -21,7 +21,7 @@ export function booleanHeader(req: IncomingMessage, name: string): boolean {
 }
 
 /**
- * `Client-Version: v<major>.<minor>` (the seed's section 9) or `v<major>.<minor>.<patch>` (what the
+ * `Client-Version: v<major>.<minor>` or `v<major>.<minor>.<patch>` (what the
  * published ConfigHub Java client sends: `v1.3.0`); absent means latest. The API is v1.x.
  * Returns the value exactly as sent, for the commit's trailer.
  */

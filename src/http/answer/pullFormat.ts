@@ -1,5 +1,5 @@
 /**
- * Which rendering of a pull a request asks for (issue 18, item 5): the `format` query parameter
+ * Which rendering of a pull a request asks for: the `format` query parameter
  * (json, yaml, properties, env) wins; else the `Accept` header's most preferred type among the
  * ones served; else JSON. `*` types never choose a text rendering, so the ConfigHub Java client
  * (`Accept: text/html, image/gif, image/jpeg, *; q=.2`) and curl keep getting JSON.

@@ -1,4 +1,4 @@
-/** A pull in one of its plain-text renderings (issue 18, item 5): the properties only, no files. */
+/** A pull in one of its plain-text renderings: the properties only, no files. */
 import type { Context } from '../../domain/context.js';
 import { MEDIA_TYPES, RENDERERS, type PullFormat, type RenderedProperty } from '../../domain/renderings.js';
 import { pullBody, type ReadTarget } from '../../service/read/read.js';

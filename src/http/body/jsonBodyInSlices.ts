@@ -1,5 +1,5 @@
 /**
- * A large JSON body parsed in slices (issue 14, item 3): a push body may be 16 MiB, and JSON.parse
+ * A large JSON body parsed in slices: a push body may be 16 MiB, and JSON.parse
  * of it in one call held every other request for up to 400 ms on a loaded machine. Bodies from
  * LARGE_BODY_BYTES on are parsed by src/lib/jsonParseSteps.ts, every few milliseconds giving
  * the event loop to other requests; smaller ones, and any text that is not JSON (for its error

@@ -1,6 +1,6 @@
 /**
- * The admin API's routes for rule sets and context groups (issue 17's `cfghub rules …` and
- * `cfghub context-group …`) and replication tokens (issue 21's `token create|revoke
+ * The admin API's routes for rule sets and context groups (`cfghub rules …` and
+ * `cfghub context-group …`) and replication tokens (`token create|revoke
  * --replication`): rows of the admin route table (adminRoutes.ts), so they get the same admin
  * token check, body checks, errors, log line and OpenAPI description. Each change is a commit
  * made by the same operation as on the folder.

@@ -1,5 +1,5 @@
 /**
- * The admin API (issue 19): `/rest/admin/…` does what the CLI does on the repositories folder,
+ * The admin API: `/rest/admin/…` does what the CLI does on the repositories folder,
  * through the same operations (LocalAdministration), so it validates and answers alike. Every
  * request needs an admin token (`Authorization: Bearer <token>`, made with `cfghub admin-token
  * create` on the server's host). Passwords travel only in JSON bodies, never in a URL, and no

@@ -1,5 +1,5 @@
 /**
- * `GET /rest/explain/{account}/{repository}` (issue 17): which value of `KeyName` wins for
+ * `GET /rest/explain/{account}/{repository}`: which value of `KeyName` wins for
  * `Context` and why, and with a `Client-Token` whether that token could change it. The access
  * rules of a read.
  */

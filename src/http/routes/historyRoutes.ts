@@ -1,5 +1,5 @@
 /**
- * `GET /rest/history` and `GET /rest/diff` (issue 6, items 2 and 3), each also as
+ * `GET /rest/history` and `GET /rest/diff`, each also as
  * `…/{account}/{repository}`, with the access rules of the other reads. Options come as headers,
  * as for the other reads, or as query parameters of the same name in lower case.
  */

@@ -1,4 +1,4 @@
-/** `GET /rest/info/all`: the listing of every repository (seed section 4.1, contract section 5). */
+/** `GET /rest/info/all`: the listing of every repository. */
 import express, { type Router } from 'express';
 import { withoutPaths } from '../../domain/reasons.js';
 import { listRepositories } from '../../service/read/listing.js';

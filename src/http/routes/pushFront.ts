@@ -1,5 +1,5 @@
 /**
- * The push route on plain node:http, as the read routes are (issue 22): a push served through
+ * The push route on plain node:http, as the read routes are: a push served through
  * express cost about 0.3 ms more of the one core than the same push served here (express's router,
  * its request and response wrappers, body-parser). The answers are those of the express route,
  * byte for byte: the same handler (pushRoutes.ts), the same body rules (jsonBody.ts), the same

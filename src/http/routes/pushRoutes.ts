@@ -2,7 +2,7 @@
  * `POST /rest/push` (token names the repository) and `POST /rest/push/{account}/{repository}`.
  * Order of checks: repository and access (404, 401, 403), Content-Type (415), body size (413),
  * JSON and shape (400), limits (413), then the push itself (200, or 304 with the reason).
- * Served without express by pushFront.ts (issue 22); express keeps the route for compressed bodies.
+ * Served without express by pushFront.ts; express keeps the route for compressed bodies.
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * ConfigHub's read endpoints (contract section 7): `pull`, `rawFile`, `info`, `keyData` and
+ * ConfigHub's read endpoints: `pull`, `rawFile`, `info`, `keyData` and
  * `export`, each as `/rest/<name>` (the `Client-Token` names the repository) and as
  * `/rest/<name>/{account}/{repository}`. Each answer is built once per commit and options (see
  * ReadCache), carries an ETag, and answers a matching `If-None-Match` with 304. The ETag of
@@ -102,7 +102,7 @@ const ENDPOINTS: Record<string, Endpoint> = {
         noProperties: booleanHeader(req, 'No-Properties'),
         noFiles: booleanHeader(req, 'No-Files'),
       }));
-      // The ETag is of the content alone: generatedOn varies without it (issue 18, item 1). Made
+      // The ETag is of the content alone: generatedOn varies without it. Made
       // in slices (answerInSlices.ts): the largest allowed answer is 8 Mi characters of files.
       return pullAnswer(body, booleanHeader(req, 'Pretty'), generatedOn, slices);
     },
@@ -272,7 +272,7 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     const minCommit = header(req, 'Min-Commit');
     const head = minCommit === undefined ? accessHead : deps.replica ? await deps.replica.awaitCommit(repository, minCommit) : await headWithCommit(repository, minCommit);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
-    res.setHeader('Commit', point.commitId); // the commit served (issue 21): the ETag names the content
+    res.setHeader('Commit', point.commitId); // the commit served: the ETag names the content
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
     const answer = made.answer;
     // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.

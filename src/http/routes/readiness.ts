@@ -1,5 +1,5 @@
 /**
- * `GET /readyz` (issue 19): 200 when the server can do its job, else 503 with the reasons —
+ * `GET /readyz`: 200 when the server can do its job, else 503 with the reasons —
  * the repositories folder missing, not a folder, or not writable; the disk (nearly) full;
  * start-up work not finished. A repository that cannot be read is named in the answer but does
  * not make the server unready: the others are served. (`/healthz` says only that the process answers.)

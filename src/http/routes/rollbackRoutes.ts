@@ -1,5 +1,5 @@
 /**
- * `POST /rest/revert` and `POST /rest/restore` (issue 6, item 4), each also as
+ * `POST /rest/revert` and `POST /rest/restore`, each also as
  * `…/{account}/{repository}`, with the access rules of a push. The commit to revert (`Commit`) or
  * the point to restore (`To`: a commit id, tag or date) and the `Change-Comment` come as headers
  * or in an optional JSON body (`{"commit"|"to": …, "changeComment": …}`). The answer is a push's:

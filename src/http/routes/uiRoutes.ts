@@ -1,5 +1,5 @@
 /**
- * The web console (issue 20): `GET /` redirects to `/ui/`, and `/ui/…` serves the files that
+ * The web console: `GET /` redirects to `/ui/`, and `/ui/…` serves the files that
  * `npm run build` bundles into `dist/ui` (src/ui/build.mjs). Every asset comes from this server
  * (no CDN), and the Content-Security-Policy says so to the browser: scripts, styles, images and
  * requests only from this origin. The console holds no power of its own: it calls the public REST

@@ -1,6 +1,6 @@
 /**
  * Bodies and answers of the admin API's rule set, context group and replication token routes
- * (issues 17, 19 and 21), in zod: the routes check request bodies with them and the OpenAPI
+ *, in zod: the routes check request bodies with them and the OpenAPI
  * description is generated from them.
  */
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /**
- * The shapes of the admin API's bodies and answers (issue 19), in zod: the routes check request
+ * The shapes of the admin API's bodies and answers, in zod: the routes check request
  * bodies with them, and the OpenAPI description (openapi.ts) is generated from them.
  */
 import { z } from 'zod';
@@ -122,7 +122,7 @@ export const restoreBody = z.strictObject({
 
 export const rollbackResult = z.object({ commit: z.string(), outcome: z.enum(['applied', 'unchanged']) });
 
-/** Every error answer (contract section 4). */
+/** Every error answer. */
 export const errorBody = z.object({
   error: z.string().describe('a code: bad_request, unauthorized, forbidden, not_found, conflict, …'),
   message: z.string(),

@@ -1,5 +1,5 @@
 /**
- * The shape of a push body (seed sections 2.2–2.5, contract section 6), checked strictly with zod:
+ * The shape of a push body, checked strictly with zod:
  * unknown fields are rejected, so a mistyped `opp` can never turn a delete into an update.
  * Booleans also accept the strings "true" and "false", as the ConfigHub Java client sends them.
  * Anything that has the right shape but the wrong content is left to the push itself (a 304).

@@ -1,5 +1,5 @@
 /**
- * Who may read, write or clone a repository (contract sections 6 and 7): the one place that
+ * Who may read, write or clone a repository: the one place that
  * decides it, for every route. The adapters only say which repository the request names (by its
  * path, or by its token when the path names none), which token it presented, and the operation;
  * they map the answer (a grant, or a refusal with its reason and status class) to their protocol.
@@ -110,7 +110,7 @@ export class AccessPolicy {
     const repository = requireRepository(this.registry, request.account, request.repository);
     if (request.token) {
       const token = this.tokens.authenticate(request.token);
-      // A replica's token (issue 21) clones every repository, and does nothing else.
+      // A replica's token clones every repository, and does nothing else.
       if (token.kind === 'replication' && operation === 'clone') return { allowed: true, repository, head: repository.head() };
       if (!tokenBelongsTo(token, repository)) return refuse('forbidden', `the ${operation === 'clone' ? 'token' : 'Client-Token'} is not a token of ${repository.fullName}`);
       return this.withToken(operation, repository, token, request.token);
@@ -133,7 +133,7 @@ export class AccessPolicy {
   }
 
   private withToken(operation: AccessOperation, repository: GitRepository, token: TokenRecord, presented: string): AccessDecision {
-    // No rule can widen a read-only token (issue 17).
+    // No rule can widen a read-only token.
     if (operation === 'write' && token.readOnly) {
       return refuse('forbidden', `token ${token.label} of ${repository.fullName} is read-only: it cannot push, revert or restore`);
     }

@@ -1,5 +1,5 @@
 /**
- * Access rule set commands (issue 17): create and delete a set, add, move and delete rules, set
+ * Access rule set commands: create and delete a set, add, move and delete rules, set
  * its switches. Each change is one commit of `access-rules.yaml`, made like a push (commitOnHead).
  */
 import { isKeyMatch, isValueMatch, MAX_RULE_SETS, MAX_RULES, ruleProblem, type AccessRule, type RuleSet } from '../../domain/accessRules.js';

@@ -1,5 +1,5 @@
 /**
- * Context group commands (issue 17): create, add a member, remove a member, delete, list. Each
+ * Context group commands: create, add a member, remove a member, delete, list. Each
  * change is one commit of `context-groups.yaml`, made like a push (commitOnHead), which refuses a
  * change that makes two values of a key conflict.
  */

@@ -1,6 +1,6 @@
 /**
- * The administration of issue 17's access rule sets and context groups and of issue 21's
- * replication tokens (issue 19: every administrative command works on a folder and through a
+ * The administration of access rule sets and context groups and of
+ * replication tokens (every administrative command works on a folder and through a
  * server). Part of the one Administration (administration.ts): the CLI runs it on a folder, the
  * admin API runs it on the server's folder, and src/cli/remote/accessAdminClient.ts sends it to a server.
  * Names that become URL segments are checked first, before the repository is looked up, so a
@@ -51,7 +51,7 @@ export interface AccessAdministration {
   addGroupMember(fullName: string, level: string, group: string, member: string): Promise<{ commit: string }>;
   removeGroupMember(fullName: string, level: string, group: string, member: string): Promise<{ commit: string }>;
   deleteContextGroup(fullName: string, level: string, group: string): Promise<{ commit: string }>;
-  /** A replica's token (issue 21): for every repository, so named by no repository. */
+  /** A replica's token: for every repository, so named by no repository. */
   createReplicationToken(label?: string): Promise<{ token: string; label: string }>;
   revokeReplicationToken(label: string): Promise<{ label: string }>;
 }

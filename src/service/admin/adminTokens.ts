@@ -1,5 +1,5 @@
 /**
- * Admin tokens (issue 19): they guard the admin API (`/rest/admin/…`), which does what the CLI
+ * Admin tokens: they guard the admin API (`/rest/admin/…`), which does what the CLI
  * does on the repositories folder. 256 random bits, shown once, stored only as a SHA-256 hash,
  * compared by hash lookup, revocable at once. Made only on the server's host
  * (`cfghub admin-token create`), never through the API.

@@ -1,5 +1,5 @@
 /**
- * What the CLI administers, as one interface (issue 19): the CLI runs it on a repositories folder
+ * What the CLI administers, as one interface: the CLI runs it on a repositories folder
  * (LocalAdministration) or against a server's admin API (src/cli/remote/adminClient.ts), and the admin
  * API runs LocalAdministration on the server's folder. One implementation of the rules, so both
  * ways validate and answer alike. Repositories are named `ACCOUNT/NAME`; every change to a
@@ -30,9 +30,9 @@ export interface NewClientToken {
   /** The group the token unlocks on its own, with the group's password. */
   readonly securityGroup?: string;
   readonly password?: string;
-  /** The token may read but never push, revert or restore (issue 17). */
+  /** The token may read but never push, revert or restore. */
   readonly readOnly?: boolean;
-  /** The access rule set the token is assigned to (issue 17); it must exist. */
+  /** The access rule set the token is assigned to; it must exist. */
   readonly ruleSet?: string;
 }
 
@@ -40,7 +40,7 @@ export interface Rollback {
   readonly comment?: string;
   /** The commits' `Application-Name`. */
   readonly applicationName?: string;
-  /** A security group whose secured keys and files a restore may change, and its password (issue 14, item 6). */
+  /** A security group whose secured keys and files a restore may change, and its password. */
   readonly securityGroup?: string;
   readonly password?: string;
 }

@@ -1,4 +1,4 @@
-/** Creating repositories and reading their records (the listing of contract section 5). */
+/** Creating repositories and reading their records (the listing). */
 import { join } from 'node:path';
 import { isValidLevelName, MAX_LEVELS, MIN_LEVELS } from '../../domain/context.js';
 import { isoSeconds } from '../../lib/dates.js';

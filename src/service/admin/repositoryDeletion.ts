@@ -1,5 +1,5 @@
 /**
- * Deleting a repository (`cfghub repo delete`, `DELETE /rest/admin/repositories/…`, issue 19).
+ * Deleting a repository (`cfghub repo delete`, `DELETE /rest/admin/repositories/…`).
  * A deletion cannot be a commit, so nothing is destroyed: the bare repository is moved, by one
  * rename, to `<repos>/.cfghub/deleted/<account>/<name>.git.<time>`, outside the listing and every
  * route, from where an operator can move it back. Its client tokens are revoked first, so a

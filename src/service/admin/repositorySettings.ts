@@ -1,6 +1,5 @@
 /**
- * Changing a repository's settings (`cfghub repo settings`, `PATCH /rest/admin/repositories/…`,
- * issue 19): one commit that rewrites `repository.yaml`, made like a push (commitOnHead). The
+ * Changing a repository's settings (`cfghub repo settings`, `PATCH /rest/admin/repositories/…`): one commit that rewrites `repository.yaml`, made like a push (commitOnHead). The
  * context levels never change (every value is stored under its context), and a switch that would
  * strand content is refused, naming it: value data types off while a key has a type other than
  * Text, security groups off while a group exists.

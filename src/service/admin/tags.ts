@@ -1,5 +1,5 @@
 /**
- * Tags of a repository (issue 3, item 6): create at the head, list, delete, resolve. Raises
+ * Tags of a repository: create at the head, list, delete, resolve. Raises
  * ServiceError: 'invalid_argument' for a bad name or comment, 'conflict' for a tag that exists (in
  * any case), 'not_found' for an unknown one, 'unavailable' when another writer holds the lock.
  */

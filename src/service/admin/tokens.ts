@@ -1,5 +1,5 @@
 /**
- * Client tokens (contract section 3): 256 random bits, shown once, stored only as a SHA-256 hash
+ * Client tokens: 256 random bits, shown once, stored only as a SHA-256 hash
  * outside git, compared in constant time, revocable at once.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,7 +24,7 @@ export interface NewToken {
   readonly forceKeyPush?: boolean;
   /** Opened keys of the security groups the token unlocks on its own. */
   readonly groupKeys?: readonly GroupKey[];
-  /** Read-only: refused on every write route (issue 17). */
+  /** Read-only: refused on every write route. */
   readonly readOnly?: boolean;
   /** The access rule set the token is assigned to (checked to exist by the caller). */
   readonly ruleSet?: string;
@@ -47,7 +47,7 @@ export interface TokenInfo {
  * A token is bound to one repository identity: the folder it was made for, spelled exactly as on
  * disk (records hold the folder's spelling, whatever case the command was given). A second
  * spelling of a name (`case/Dup.git` restored beside `case/dup.git`) is never served, and a token
- * of the one never acts on, or is listed with, the other (issue 14, item 10).
+ * of the one never acts on, or is listed with, the other.
  */
 export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): boolean {
   if (record.kind === 'replication') return false; // clones every repository over /git, reads nothing else
@@ -106,7 +106,7 @@ export class TokenService {
     return { token, label };
   }
 
-  /** A replication token (issue 21): read-only over /git for every repository, and the replication endpoints. */
+  /** A replication token: read-only over /git for every repository, and the replication endpoints. */
   async createReplication(label: string | undefined): Promise<{ token: string; label: string }> {
     if (label !== undefined) {
       const problem = nameProblem('token label', label);

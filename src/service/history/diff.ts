@@ -1,5 +1,5 @@
 /**
- * The difference between two points of a repository (issue 6, item 3): the keys, values and files
+ * The difference between two points of a repository: the keys, values and files
  * that changed, from the trees; and, for a context, what a client of that context sees change:
  * the pulls at both points (resolved properties, rendered files) compared.
  */

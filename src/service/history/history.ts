@@ -1,5 +1,5 @@
 /**
- * The history of a repository (issue 6, item 2): its commits newest first, following first
+ * The history of a repository: its commits newest first, following first
  * parents from the head as `git log --first-parent` does, each with what it changed. Commits made
  * with plain git are listed like any other. A page walks only as far back as it needs: the first
  * page of 50 reads 50 commits, whatever the length of the history.

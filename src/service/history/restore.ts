@@ -1,5 +1,5 @@
 /**
- * `restore` (issue 6, item 4): a new commit whose keys and files equal those of an earlier point
+ * `restore`: a new commit whose keys and files equal those of an earlier point
  * (a commit, a tag or a date), through the same commit path as a push. History is never rewritten:
  * the commits since stay, and the restore is one more. The repository's settings
  * (`repository.yaml`) are left as they are. Restoring the current state makes no commit.
@@ -27,7 +27,7 @@ import { LayoutError } from '../../layout/errors.js';
 
 /**
  * The point's state, as if it were the head: the head's commit, tree, settings and security groups
- * (issue 14, item 6: a restore never brings back an old password or wrapped key), the point's keys
+ * (a restore never brings back an old password or wrapped key), the point's keys
  * and files. Secured keys and files that differ need their group's key (restoreGroups.ts).
  */
 async function pointOnHead(repository: GitRepository, head: string, point: Snapshot, ring: KeyRing): Promise<Snapshot> {

@@ -1,5 +1,5 @@
 /**
- * The rules of a push for a restore (issue 14, item 6): a restore that changes, adds or deletes a
+ * The rules of a push for a restore: a restore that changes, adds or deletes a
  * secured key or file needs the key of each group involved (a password in Security-Profile-Auth,
  * or a token bound to the group), else a 403 naming the group. `security-groups.yaml` is never
  * restored: it stays at the head's version, so a restore never brings back an old password or an

@@ -1,5 +1,5 @@
 /**
- * `revert` (issue 6, item 4): a new commit that undoes one commit of the history, as `git revert`
+ * `revert`: a new commit that undoes one commit of the history, as `git revert`
  * does, through the same commit path as a push. Each key facet (field, value by context) and each
  * file variant the commit changed gets its content from before the commit again; when a later
  * commit changed it since, the revert is refused naming it, and nothing changes.
@@ -43,7 +43,7 @@ async function inHistory(repository: GitRepository, head: string, commitId: stri
 }
 
 /**
- * Secured keys and files are written only with their group's key (issue 7), which a revert does
+ * Secured keys and files are written only with their group's key, which a revert does
  * not have: it would put back ciphertexts made under a key the group may no longer hold.
  */
 function securedReason(short: string, what: string, ...records: (KeyRecord | FileRecord | null | undefined)[]): string | undefined {

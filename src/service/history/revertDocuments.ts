@@ -1,5 +1,5 @@
 /**
- * Revert of the access rules and context groups documents (issue 17): a commit that changed
+ * Revert of the access rules and context groups documents: a commit that changed
  * `access-rules.yaml` or `context-groups.yaml` is undone like a key, putting back the document of
  * its parent, when no later commit changed the document since. A writer of a rule set may not
  * revert a change of the rules themselves (it could loosen its own rules); a change of the groups

@@ -1,5 +1,5 @@
 /**
- * Explain a value (issue 17): for a key and a context, every value of the key with whether it
+ * Explain a value: for a key and a context, every value of the key with whether it
  * qualifies and its weight (groups expanded), which one won and why; and, for a token, whether
  * it could change the value at that context and which rule decides. Read-only.
  */

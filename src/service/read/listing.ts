@@ -2,7 +2,7 @@
  * The repository listing (`GET /rest/info/all`, `cfghub repo list`): one record per repository,
  * computed from its current head, sorted by account then name (lower case, by code point).
  * A repository that cannot be read (a commit made with plain git that breaks the layout, say) is
- * left out of the records (contract section 5: every record carries every field the seed marks
+ * left out of the records (every record carries every field the seed marks
  * "always", which a client reading the fields relies on), reported to `onUnreadable`, and kept
  * apart in `unreadable` with what is wrong, for the operator's tools; it never hides the others.
  */
@@ -74,7 +74,7 @@ function byAccountThenName(a: { account: string; name: string }, b: { account: s
 }
 
 export interface Listing {
-  /** The readable repositories' records, every field of the seed's section 2.1 present. */
+  /** The readable repositories' records, every field of ConfigHub's listing present. */
   readonly records: RepositoryRecord[];
   /** The repositories left out of `records`, with what is wrong, in the same order. */
   readonly unreadable: UnreadableRecord[];

@@ -1,5 +1,5 @@
 /**
- * The read operations of ConfigHub's client API (contract section 7), as bodies built from one
+ * The read operations of ConfigHub's client API, as bodies built from one
  * snapshot: pull, raw file, key data, repository info and export. Pure of I/O: the caller picks
  * the snapshot (head, tag or date) and turns the result into an answer.
  */

@@ -1,5 +1,5 @@
 /**
- * The cryptography of security groups (issue 7), with node:crypto only.
+ * The cryptography of security groups, with node:crypto only.
  *
  * - Each group has a random 256-bit data key. Secured values and files are sealed with it:
  *   AES-256-GCM, a fresh random 96-bit nonce per value, and the value's identity (key and

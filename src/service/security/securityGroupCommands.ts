@@ -1,5 +1,5 @@
 /**
- * Security group commands (issue 7): create, list, change the password, delete. Each change is
+ * Security group commands: create, list, change the password, delete. Each change is
  * one commit of the repository, made like a push (see commitOnHead).
  */
 import type { KeyRecord, FileRecord, SecurityGroup } from '../../domain/model.js';

@@ -1,5 +1,5 @@
 /**
- * Group commit of pushes (issue 22): the pushes to one repository that wait while its previous
+ * Group commit of pushes: the pushes to one repository that wait while its previous
  * commit is being made durable are committed together, as git's receive-pack and etcd's WAL do.
  * Each keeps its own commit, planned on the commit before it (the head for the first), so history
  * stays linear with one commit per push and nothing is merged or reordered; all their objects go
@@ -85,7 +85,7 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
           outcomes.push({ result: { kind: 'refused', reason: planned.reason } });
           continue;
         }
-        // In slices (issue 14): the largest allowed push checks and stages 50,000 values.
+        // In slices: the largest allowed push checks and stages 50,000 values.
         const problem = await slices.run(guardProblemSteps(current, planned.changes, waiting.writer));
         if (problem) {
           outcomes.push({ result: { kind: 'refused', reason: problem.reason, denied: problem.denied } });

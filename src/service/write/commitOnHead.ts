@@ -1,5 +1,5 @@
 /**
- * The one way the service makes a commit (contract section 6), shared by push, revert and
+ * The one way the service makes a commit, shared by push, revert and
  * restore: inside the repository's queue, plan the changes against the head, stage the commit,
  * write its objects durably and move the ref by lock and compare-and-swap. A ref moved by another
  * process (the CLI, a second server, plain git) means the plan is made again on the new head and

@@ -1,5 +1,5 @@
 /**
- * The push transaction (contract section 6): validate against the head and commit, through
+ * The push transaction: validate against the head and commit, through
  * commitInGroup (commitOnHead's rules, shared with the pushes waiting beside it: the queue, durable objects, the ref moved by compare-and-swap, retried on a new
  * head when another process moved the ref). Secured keys and files are opened for the groups the
  * pusher holds (element passwords, the token's groups) and sealed again before staging.

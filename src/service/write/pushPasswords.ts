@@ -1,5 +1,5 @@
 /**
- * Which security groups each push element's `password` is tried on (issue 14): each try is a
+ * Which security groups each push element's `password` is tried on: each try is a
  * slow key derivation (scrypt, about 0.1 s), so a push is bounded by tries, not by passwords.
  * A password is tried only on the groups its element can involve: the group the key or file has
  * at the base commit, and every group any element of the push names for the same key (by name,
