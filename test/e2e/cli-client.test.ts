@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { until } from '../support/poll.js';
 
 const REPO = 'acme/app';
 let dir: ReturnType<typeof tempDir>;
@@ -31,14 +32,6 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
     child.stderr.on('data', (chunk) => (stderr += String(chunk)));
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
   });
-}
-
-async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : '');

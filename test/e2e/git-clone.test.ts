@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { gitAsync } from '../support/gitCli.js';
 import { cliOk, headOf, pushTo, serverForFile, tempDir } from '../support/harness.js';
 import { rawRequest } from '../support/rawHttp.js';
+import { until } from '../support/poll.js';
 
 const OPEN = 'acme/open'; // token-free pull
 const CLOSED = 'acme/closed'; // needs a token
@@ -49,14 +50,6 @@ function push(fullName: string, key: string, value: string) {
     enableKeyCreation: true,
     data: [{ key, values: [{ context: '*;*', value }] }, { file: `conf/${key}.txt`, context: '*;*', content: `${key}=${value}\n` }],
   }, { 'Client-Token': tokens[fullName] });
-}
-
-/** Waits until `condition` holds, checking every 50 ms; fails after 20 s. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 50) {
-    if (waited > 20_000) throw new Error('the condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Every file under a folder, recursively. */
@@ -231,9 +224,9 @@ describe('git clone and fetch over HTTP', () => {
     });
     req.on('error', () => undefined);
     req.write('0032want '); // and never the rest: git waits for it
-    await until(() => backends() === 1);
+    await until(() => backends() === 1, 'one git http-backend running', 20_000);
     req.destroy();
-    await until(() => backends() === 0);
+    await until(() => backends() === 0, 'no git http-backend running', 20_000);
     expect(backends()).toBe(0);
   });
 

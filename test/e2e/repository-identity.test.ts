@@ -11,20 +11,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, cliWithInput, pushTo, serverForFile } from '../support/harness.js';
 import { read } from '../support/reads.js';
+import { until } from '../support/poll.js';
 
 const fixture = serverForFile();
 let upperToken: string;
 let lowerToken: string;
 const backup = () => join(fixture.repos, '..', `${fixture.repos.split('/').pop()}-backup-Dup.git`);
-
-/** Polls until `check` holds, for at most 5 s (the server trusts a folder listing for a second). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const pull = (repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
 
@@ -55,7 +47,7 @@ describe('repository names are unique without regard to case', () => {
 
   it('with a second spelling restored beside it, both are refused, by the server (within a second) and the CLI', async () => {
     execFileSync('git', ['clone', '--quiet', '--mirror', backup(), join(fixture.repos, 'case', 'Dup.git')]);
-    await eventually(async () => (await pull('case/dup')).status === 409);
+    await until(async () => (await pull('case/dup')).status === 409, 'the pull to answer 409', 5_000); // the server trusts a folder listing for a second
     for (const answer of [await pull('case/dup'), await pull('case/Dup'), await pull('CASE/DUP')]) {
       expect(answer.status).toBe(409);
       expect(answer.json.error).toBe('repository_name_conflict');
@@ -87,7 +79,7 @@ describe('repository names are unique without regard to case', () => {
 
   it('once the second spelling is removed, the first is served again, and the other token still does not act on it', async () => {
     rmSync(join(fixture.repos, 'case', 'Dup.git'), { recursive: true, force: true });
-    await eventually(async () => (await pull('case/dup')).status === 200);
+    await until(async () => (await pull('case/dup')).status === 200, 'the pull to answer 200', 5_000);
     const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });

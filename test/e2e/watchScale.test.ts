@@ -10,6 +10,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, pushTo, serverForFile } from '../support/harness.js';
 import { metricOf } from '../support/reads.js';
+import { until } from '../support/poll.js';
 
 const REPO = 'acme/fleet';
 const PER_GROUP = 10;
@@ -18,15 +19,6 @@ const fixture = serverForFile();
 const metric = (name: string) => metricOf(fixture.server.url, name);
 
 const misses = () => metric('cfghub_read_cache_lookups_total{result="miss"}');
-
-/** Polls until a condition holds, failing after a deadline. */
-async function until(condition: () => Promise<boolean> | boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 interface Held {
   readonly group: string;
