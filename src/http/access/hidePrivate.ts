@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ServiceError } from '../../service/errors.js';
-import { requireRepository } from '../../service/admin/repositories.js';
+import { requireRepository, unknownRepository } from '../../service/admin/repositories.js';
+export { unknownRepository };
 import type { RepositoryRecord } from '../../service/read/listing.js';
 import { tokenBelongsTo } from '../../service/admin/tokens.js';
 import { settingsAt } from '../../layout/readSettings.js';
@@ -14,11 +15,6 @@ import type { GitRepository } from '../../disk/repository.js';
 import type { TokenRecord } from '../../disk/records/tokenStore.js';
 import type { HttpDeps } from '../deps.js';
 import { header } from '../answer/headers.js';
-
-/** The answer for an unknown repository, word for word as requireRepository gives it. */
-export function unknownRepository(account: string, name: string): ServiceError {
-  return new ServiceError('not_found', `repository ${account}/${name} does not exist`);
-}
 
 /** Whether the repository is private (its head's settings; unreadable settings count as private). */
 async function isPrivate(repository: GitRepository): Promise<boolean> {

@@ -24,7 +24,7 @@ export interface NamedWrite {
 export type PlainWriteAccess = (req: IncomingMessage, named: NamedWrite) => Promise<PushAccess>;
 
 export function plainWriteAccess(deps: HttpDeps): PlainWriteAccess {
-  const policy = new AccessPolicy(deps.registry, deps.tokens);
+  const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
   return async (req, named) => {
     const what = `${req.method} ${named.pathname}`;
     if (named.account === undefined || named.repository === undefined) return policy.require({ operation: 'write', token: header(req, 'Client-Token'), what });

@@ -30,7 +30,7 @@ export type ReadAccess = (
 ) => Promise<AccessGrant>;
 
 export function readAccess(deps: HttpDeps): ReadAccess {
-  const policy = new AccessPolicy(deps.registry, deps.tokens);
+  const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
   return async (req, named, options) => {
     // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
     const token = named.token ?? header(req, 'Client-Token');

@@ -14,7 +14,7 @@ import { AccessPolicy } from '../../service/access/accessPolicy.js';
 
 export function explainRoutes(deps: HttpDeps): Router {
   const router = express.Router();
-  const policy = new AccessPolicy(deps.registry, deps.tokens);
+  const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
   router.get('/rest/explain/:account/:repository', async (req: Request, res: Response) => {
     clientVersion(req);
     const grant = await policy.require({

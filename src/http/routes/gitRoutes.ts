@@ -34,7 +34,7 @@ const readOnly = () =>
 
 export function gitRoutes(deps: HttpDeps): Router {
   const router = express.Router();
-  const policy = new AccessPolicy(deps.registry, deps.tokens);
+  const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
 
   // Not mounted at the prefix (express would rewrite req.url and the logged path): matched here.
   router.use(async (req: Request, res: Response, next: NextFunction) => {

@@ -2,7 +2,8 @@
  * `GET /readyz`: 200 when the server can do its job, else 503 with the reasons —
  * the repositories folder missing, not a folder, or not writable; the disk (nearly) full;
  * start-up work not finished. A repository that cannot be read is named in the answer but does
- * not make the server unready: the others are served. (`/healthz` says only that the process answers.)
+ * not make the server unready: the others are served; under `--hide-private` none is named (its
+ * settings cannot be read, so it may be private): the admin API and the log name them. (`/healthz` says only that the process answers.)
  *
  * Replication: a replica reports how it follows (`replica`: its status, see replicator.ts) and, as
  * `warnings`, a state it refuses to apply (another folder, a lower generation, too many removals)
@@ -71,7 +72,8 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
     warnings.push(`replication refused: the primary moved the branch of ${replica.rewindsRefused.join(', ')} backwards; this replica keeps its head (start it with --accept-new-primary to follow)`);
   }
   const unreadable: Readiness['unreadable'] = [];
-  if (!folder) {
+  // Under --hide-private a repository that cannot be read counts as private (hidePrivate.ts): not named to anyone here.
+  if (!folder && !deps.hidePrivate) {
     const listing = await listRepositories(deps.registry, deps.tokens, () => undefined);
     for (const record of listing.unreadable) {
       unreadable.push({ repository: `${record.account}/${record.name}`, error: record.error, message: withoutPaths(record.message) });

@@ -17,6 +17,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import { ServiceError } from '../../service/errors.js';
+import { unknownRepository } from '../../service/admin/repositories.js';
+import { ErrorCode } from '../../domain/errors.js';
 import { rawFile } from '../../service/read/read.js';
 import {
   contextOfProfiles,
@@ -85,13 +87,21 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     const candidates = repositoryCandidates(application);
     const found = candidates.find(([account, name]) => deps.registry.find(account, name) !== undefined);
     if (found) return found;
-    throw new ServiceError('not_found', `no application ${application}: an application is a repository, written account.repository`);
+    throw unknownApplication(application);
   };
+  const unknownApplication = (application: string) => new ServiceError('not_found', `no application ${application}: an application is a repository, written account.repository`);
 
   const handle = async (req: IncomingMessage, res: ServerResponse, pathname: string, asked: SpringRequest, note: ReadNote): Promise<void> => {
     const [account, repository] = repositoryOf(asked.application);
     const point = labelPoint(asked.label);
-    const read = await protocolRead(access, req, { pathname, account, repository, token: presentedToken(req) }, point);
+    let read;
+    try {
+      read = await protocolRead(access, req, { pathname, account, repository, token: presentedToken(req) }, point);
+    } catch (error) {
+      // A repository hidden from this caller (serve --hide-private) answers as an application that does not exist.
+      if (error instanceof ServiceError && error.code === ErrorCode.NotFound && error.message === unknownRepository(account, repository).message) throw unknownApplication(asked.application);
+      throw error;
+    }
     const { target, commitId } = read;
     const profiles = profileList(asked.profiles);
     const context = contextOfProfiles(profiles, target.snapshot.settings.levels);

@@ -19,7 +19,7 @@ import type { GitRepository } from '../../disk/repository.js';
 import { readSettings, settingsAt, settingsWithoutSnapshot } from '../../layout/readSettings.js';
 import type { TokenRecord } from '../../disk/records/tokenStore.js';
 import { ServiceError } from '../errors.js';
-import { requireRepository } from '../admin/repositories.js';
+import { requireRepository, unknownRepository } from '../admin/repositories.js';
 import type { GroupKey } from '../security/sealing.js';
 import type { TokenService } from '../admin/tokens.js';
 import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from '../admin/tokens.js';
@@ -71,23 +71,48 @@ const CREDENTIAL: Record<AccessOperation, string> = {
   clone: 'a token (as the password)',
 };
 
+export interface AccessPolicyOptions {
+  /**
+   * `serve --hide-private`: a refusal about a private repository (or one whose settings cannot be
+   * read) named by the path is the answer for a repository that does not exist, word for word, so
+   * no route tells a caller without a token of its own whether the name is taken.
+   */
+  readonly hidePrivate?: boolean;
+}
+
 export class AccessPolicy {
   constructor(
     private readonly registry: RepositoryRegistry,
     private readonly tokens: TokenService,
+    private readonly options: AccessPolicyOptions = {},
   ) {}
 
   /** The decision for one request. Faults (a repository that cannot be read) are thrown, not refused. */
   async decide(request: AccessRequest): Promise<AccessDecision> {
+    let decision: AccessDecision;
     try {
-      return await this.decideOrThrow(request);
+      decision = await this.decideOrThrow(request);
     } catch (error) {
-      if (error instanceof ServiceError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.NotFound)) {
-        return refuse(error.code, error.message);
-      }
-      throw error;
+      if (!(error instanceof ServiceError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.NotFound))) throw error;
+      decision = refuse(error.code, error.message);
+    }
+    if (decision.allowed || !this.options.hidePrivate || decision.status === 'not_found' || request.account === undefined || request.repository === undefined) return decision;
+    if (!(await this.isHidden(request.account, request.repository))) return decision;
+    const unknown = unknownRepository(request.account, request.repository);
+    return refuse('not_found', unknown.message);
+  }
+
+  /** Whether a refused caller must not learn the repository exists: it is private, or its settings cannot be read. */
+  private async isHidden(account: string, name: string): Promise<boolean> {
+    const repository = this.registry.find(account, name);
+    if (!repository) return false;
+    try {
+      return (await settingsWithoutSnapshot(repository, repository.head())).isPrivate;
+    } catch {
+      return true;
     }
   }
+
 
   /** The grant, or a ServiceError with the refusal's class and reason: for adapters that answer errors by throwing. */
   async require(request: AccessRequest): Promise<AccessGrant> {

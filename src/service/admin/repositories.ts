@@ -81,6 +81,11 @@ export function requireRepository(registry: RepositoryRegistry, account: string,
   const problem = nameProblem('account name', account) ?? nameProblem('repository name', name);
   if (problem) throw new ServiceError('invalid_argument', problem);
   const repository = registry.find(account, name);
-  if (!repository) throw new ServiceError('not_found', `repository ${account}/${name} does not exist`);
+  if (!repository) throw unknownRepository(account, name);
   return repository;
+}
+
+/** The answer for a repository that does not exist, by the names as the request spelled them. */
+export function unknownRepository(account: string, name: string): ServiceError {
+  return new ServiceError('not_found', `repository ${account}/${name} does not exist`);
 }
