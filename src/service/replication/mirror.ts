@@ -109,6 +109,11 @@ export async function fetchMirror(gitdir: string, source: MirrorSource, account:
   return 'fetched';
 }
 
+/** Removes what a replica stopped mid-fetch left of new mirrors (never a mirror in place): at the follower's start. */
+export async function clearUnfinishedMirrors(root: string): Promise<void> {
+  await fs.promises.rm(join(root, WORK_FOLDER), { recursive: true, force: true });
+}
+
 /** Keeps every branch of a mirror under `refs/cfghub/rewound/<stamp>/`, before a fetch that moves them backwards. */
 export async function keepRewoundHeads(gitdir: string): Promise<string> {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');

@@ -33,7 +33,7 @@ import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/admi
 import { tokenRecordSchema } from '../../disk/records/tokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
 import { folderIdentitySchema, pin, readPin, type FolderIdentity } from './folderIdentity.js';
-import { createMirror, fetchMirror, keepRewoundHeads, removeMirror, type MirrorSource } from './mirror.js';
+import { clearUnfinishedMirrors, createMirror, fetchMirror, keepRewoundHeads, removeMirror, type MirrorSource } from './mirror.js';
 import { awaitCommit, MIN_COMMIT_WAIT_MS } from './replicaLink.js';
 import { recordsDigest, type HeldState, type ReplicationState } from './state.js';
 
@@ -166,6 +166,9 @@ export class Replicator {
   }
 
   private async run(): Promise<void> {
+    await clearUnfinishedMirrors(this.options.registry.root).catch((error: unknown) => {
+      this.options.logger.warn({ event: 'replication-work-not-cleared', problem: this.describe(error) });
+    });
     let follow = false;
     let retry = RETRY_MIN_MS;
     while (!this.stopped) {
