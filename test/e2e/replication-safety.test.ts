@@ -6,13 +6,13 @@
  * (`/readyz`, its log, a metric) until it is started with `--accept-new-primary`.
  */
 import * as fs from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
 import { eventually } from '../support/replicas.js';
 import { until } from '../support/poll.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { reservedPorts } from '../support/ports.js';
 
 const APP = 'acme/app';
 const TWO = 'acme/two';
@@ -20,18 +20,6 @@ const dirs = { primary: tempDir(), replica: tempDir(), other: tempDir(), emptied
 const running = new Set<ServerProcess>();
 let token: string;
 let port: number;
-
-/** A free loopback port, for a primary restarted on the address its replicas follow. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port: found } = server.address() as { port: number };
-      server.close(() => resolve(found));
-    });
-  });
-}
 
 async function start(repos: string, options: { port?: number; follow?: string; accept?: boolean } = {}): Promise<ServerProcess> {
   const args = [...(options.port ? ['--port', String(options.port)] : []), ...(options.follow ? ['--replica-of', options.follow] : []), ...(options.accept ? ['--accept-new-primary'] : [])];
@@ -67,7 +55,7 @@ let replica: ServerProcess;
 beforeAll(async () => {
   for (const name of [APP, TWO]) cliOk(dirs.primary.path, 'repo', 'create', name, '--context', 'Env', '--token-free-push', '--token-free-pull');
   token = cliOk(dirs.primary.path, 'token', 'create', '--replication').trim();
-  port = await freePort();
+  [port] = await reservedPorts(1); // the primary restarts on the address its replicas follow
   primaryUrl = `http://127.0.0.1:${port}`;
   primary = await start(dirs.primary.path, { port });
   replica = await start(dirs.replica.path, { follow: primaryUrl });
