@@ -46,7 +46,11 @@ async function freePort(): Promise<number> {
 }
 
 async function post(url: string, body: unknown): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`etcd ${url} answered ${response.status}: ${text.slice(0, 300)}`);
   return JSON.parse(text);
@@ -68,7 +72,7 @@ export class EtcdServer {
   static async start(log: Log): Promise<EtcdServer | undefined> {
     const version = await etcdVersion();
     if (!version) {
-      log('etcd not found (bench/install-tools.sh installs Debian\'s etcd-server): its rows are skipped');
+      log("etcd not found (bench/install-tools.sh installs Debian's etcd-server): its rows are skipped");
       return undefined;
     }
     const [clientPort, peerPort] = [await freePort(), await freePort()];
@@ -76,10 +80,22 @@ export class EtcdServer {
     const peer = `http://127.0.0.1:${peerPort}`;
     const dataDir = join(makeTempFolder('etcd'), 'data');
     const args = [
-      '--name', 'bench', '--data-dir', dataDir,
-      '--listen-client-urls', url, '--advertise-client-urls', url,
-      '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer, '--initial-cluster', `bench=${peer}`,
-      '--log-level', 'error',
+      '--name',
+      'bench',
+      '--data-dir',
+      dataDir,
+      '--listen-client-urls',
+      url,
+      '--advertise-client-urls',
+      url,
+      '--listen-peer-urls',
+      peer,
+      '--initial-advertise-peer-urls',
+      peer,
+      '--initial-cluster',
+      `bench=${peer}`,
+      '--log-level',
+      'error',
     ];
     const child = track(spawn('etcd', args, { stdio: ['ignore', 'ignore', 'pipe'] }));
     let stderr = '';
@@ -108,7 +124,10 @@ export class EtcdServer {
   async txn(pairs: readonly KeyValue[]): Promise<void> {
     const success = pairs.map(({ key, value }) => ({ requestPut: { key: base64(key), value: base64(value) } }));
     const answer = (await post(`${this.url}/v3/kv/txn`, { success })) as { succeeded?: boolean };
-    if (!answer.succeeded) throw new Error(`etcd transaction of ${pairs.length} puts did not succeed: ${JSON.stringify(answer).slice(0, 300)}`);
+    if (!answer.succeeded)
+      throw new Error(
+        `etcd transaction of ${pairs.length} puts did not succeed: ${JSON.stringify(answer).slice(0, 300)}`,
+      );
   }
 
   /** Puts many pairs, in transactions of at most ETCD_MAX_TXN_OPS. */

@@ -35,7 +35,8 @@ export type Log = (message: string) => void;
 
 async function pushOrThrow(repository: GitRepository, payload: PushPayload): Promise<void> {
   const result = await push(repository, payload.request, BENCH_CALLER);
-  if (result.kind !== 'applied') throw new Error(`seeding ${repository.fullName} did not apply: ${JSON.stringify(result)}`);
+  if (result.kind !== 'applied')
+    throw new Error(`seeding ${repository.fullName} did not apply: ${JSON.stringify(result)}`);
 }
 
 // --- push fixture ------------------------------------------------------------------------------
@@ -73,7 +74,9 @@ export async function preparePushFixture(keyCount: number, log: Log): Promise<Pu
   const workload = new KeyWorkload(keyCount);
   const started = performance.now();
   await pushOrThrow(inProcess, workload.seedPayload());
-  log(`seeded ${keyCount} keys in one push in ${Math.round(performance.now() - started)} ms (mean document ${Math.round(workload.meanDocumentBytes())} B)`);
+  log(
+    `seeded ${keyCount} keys in one push in ${Math.round(performance.now() - started)} ms (mean document ${Math.round(workload.meanDocumentBytes())} B)`,
+  );
 
   const httpRepository = 'http';
   const httpGitdir = join(reposRoot, BENCH_ACCOUNT, `${httpRepository}.git`);
@@ -121,8 +124,17 @@ export async function prepareReadFixture(keyCount: number, options: WorkloadOpti
   const started = performance.now();
   await pushOrThrow(repository, workload.seedPayload());
   const context = workload.busiestContext();
-  log(`read fixture: seeded ${keyCount} keys in ${Math.round(performance.now() - started)} ms; ${context.text} resolves ${context.resolvedKeys} of them`);
-  return { keyCount, reposRoot, account: BENCH_ACCOUNT, repository: name, context, pullPath: `/rest/pull/${BENCH_ACCOUNT}/${name}` };
+  log(
+    `read fixture: seeded ${keyCount} keys in ${Math.round(performance.now() - started)} ms; ${context.text} resolves ${context.resolvedKeys} of them`,
+  );
+  return {
+    keyCount,
+    reposRoot,
+    account: BENCH_ACCOUNT,
+    repository: name,
+    context,
+    pullPath: `/rest/pull/${BENCH_ACCOUNT}/${name}`,
+  };
 }
 
 // --- listing fixture ---------------------------------------------------------------------------
@@ -154,7 +166,9 @@ export async function listingFixture(log: Log): Promise<ListingFixture> {
   }
   const started = performance.now();
   await buildListingFixture(folder, log);
-  log(`built the listing fixture (${LISTING_REPOSITORIES} repositories) in ${Math.round((performance.now() - started) / 1000)} s`);
+  log(
+    `built the listing fixture (${LISTING_REPOSITORIES} repositories) in ${Math.round((performance.now() - started) / 1000)} s`,
+  );
   const problem = await checkListingFixture(reposRoot);
   if (problem) throw new Error(`the freshly built listing fixture is wrong: ${problem}`);
   return { reposRoot, reused: false };
@@ -163,13 +177,17 @@ export async function listingFixture(log: Log): Promise<ListingFixture> {
 /** Why the fixture cannot be used (for example the layout changed since it was built), or undefined. */
 async function checkListingFixture(reposRoot: string): Promise<string | undefined> {
   const unreadable: string[] = [];
-  const { records } = await listRepositories(new RepositoryRegistry(reposRoot), new TokenService(new TokenStore(reposRoot)), (name) =>
-    unreadable.push(name),
+  const { records } = await listRepositories(
+    new RepositoryRegistry(reposRoot),
+    new TokenService(new TokenStore(reposRoot)),
+    (name) => unreadable.push(name),
   );
   if (unreadable.length > 0) return `${unreadable.length} repositories unreadable, e.g. ${unreadable[0]}`;
-  if (records.length !== LISTING_REPOSITORIES) return `${records.length} repositories instead of ${LISTING_REPOSITORIES}`;
+  if (records.length !== LISTING_REPOSITORIES)
+    return `${records.length} repositories instead of ${LISTING_REPOSITORIES}`;
   const odd = records.find((record) => !('keyCount' in record) || record.keyCount !== KEYS_PER_REPOSITORY);
-  if (odd) return `${odd.account}/${odd.name} has ${'keyCount' in odd ? odd.keyCount : 'no'} keys instead of ${KEYS_PER_REPOSITORY}`;
+  if (odd)
+    return `${odd.account}/${odd.name} has ${'keyCount' in odd ? odd.keyCount : 'no'} keys instead of ${KEYS_PER_REPOSITORY}`;
   return undefined;
 }
 
@@ -199,7 +217,9 @@ async function buildListingFixture(folder: string, log: Log): Promise<void> {
     }
     for (let i = 0; i < LISTING_REPOSITORIES; i++) {
       const account = `team${String(i % LISTING_ACCOUNTS).padStart(2, '0')}`;
-      cpSync(seeds[i % LISTING_SEEDS].gitdir, join(reposRoot, account, `config${String(i).padStart(4, '0')}.git`), { recursive: true });
+      cpSync(seeds[i % LISTING_SEEDS].gitdir, join(reposRoot, account, `config${String(i).padStart(4, '0')}.git`), {
+        recursive: true,
+      });
     }
     rmSync(join(reposRoot, 'seeds'), { recursive: true, force: true });
     log(`listing fixture: ${LISTING_REPOSITORIES} repositories from ${LISTING_SEEDS} distinct ones`);

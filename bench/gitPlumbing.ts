@@ -82,7 +82,8 @@ export class GitPlumbingRepository {
   static async cloneFrom(source: string, folder: string): Promise<GitPlumbingRepository> {
     const gitdir = join(folder, 'reference.git');
     await runGit(['clone', '--bare', '--quiet', source, gitdir]);
-    for (const [name, value] of Object.entries(GIT_DURABILITY)) await runGit(['--git-dir', gitdir, 'config', name, value]);
+    for (const [name, value] of Object.entries(GIT_DURABILITY))
+      await runGit(['--git-dir', gitdir, 'config', name, value]);
     // cfghub never packs or gcs during a push; neither may git.
     await runGit(['--git-dir', gitdir, 'config', 'gc.auto', '0']);
     const indexFile = join(folder, 'reference.index');
@@ -103,13 +104,17 @@ export class GitPlumbingRepository {
     });
     const git = ['--git-dir', this.gitdir];
     const withIndex = { GIT_INDEX_FILE: this.indexFile };
-    const oids = (await runGit([...git, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: `${paths.join('\n')}\n` }))
+    const oids = (
+      await runGit([...git, 'hash-object', '-w', '--no-filters', '--stdin-paths'], { input: `${paths.join('\n')}\n` })
+    )
       .trim()
       .split('\n');
     const indexInfo = files.map((file, i) => `100644 blob ${oids[i]}\t${file.path}\n`).join('');
     await runGit([...git, 'update-index', '--add', '--index-info'], { input: indexInfo, env: withIndex });
     const tree = (await runGit([...git, 'write-tree'], { env: withIndex })).trim();
-    const commit = (await runGit([...git, 'commit-tree', tree, '-p', this.head, '-m', message], { env: COMMIT_ENV })).trim();
+    const commit = (
+      await runGit([...git, 'commit-tree', tree, '-p', this.head, '-m', message], { env: COMMIT_ENV })
+    ).trim();
     await runGit([...git, 'update-ref', BRANCH_REF, commit, this.head]);
     this.head = commit;
     return tree;

@@ -30,7 +30,9 @@ export interface SpawnFloor {
   readonly residentMiB: number;
 }
 
-export type WorkerReply = { readonly id: number; readonly ok: true; readonly value: unknown } | { readonly id: number; readonly ok: false; readonly error: string };
+export type WorkerReply =
+  | { readonly id: number; readonly ok: true; readonly value: unknown }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 
 interface Pending {
   resolve(value: unknown): void;
@@ -60,7 +62,9 @@ export class GitPlumbingProcess {
 
   /** Starts the worker and makes the reference repository in it: a bare clone of `source` in `folder`. */
   static async cloneFrom(source: string, folder: string): Promise<GitPlumbingProcess> {
-    const worker = new GitPlumbingProcess(fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const worker = new GitPlumbingProcess(
+      fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
     try {
       await worker.call({ kind: 'clone', source, folder });
     } catch (error) {

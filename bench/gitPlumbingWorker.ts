@@ -28,6 +28,11 @@ async function handle(request: WorkerRequest): Promise<unknown> {
 process.on('message', (message: { id: number; request: WorkerRequest }) => {
   handle(message.request).then(
     (value) => process.send!({ id: message.id, ok: true, value } satisfies WorkerReply),
-    (error: unknown) => process.send!({ id: message.id, ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies WorkerReply),
+    (error: unknown) =>
+      process.send!({
+        id: message.id,
+        ok: false,
+        error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+      } satisfies WorkerReply),
   );
 });

@@ -32,7 +32,12 @@ const KEYS = 1_000;
 function commitCommand(workload: KeyWorkload, index: number, timestamp: number, from: string | undefined): string {
   const change = workload.nextChange(1 + (index % 3));
   const message = Buffer.from(`${change.message}\n\nApplication-Name: cfghub-bench\n`);
-  const lines = [`commit refs/heads/main`, `committer cfghub <cfghub@localhost> ${timestamp} +0000`, `data ${message.length}`, message.toString()];
+  const lines = [
+    `commit refs/heads/main`,
+    `committer cfghub <cfghub@localhost> ${timestamp} +0000`,
+    `data ${message.length}`,
+    message.toString(),
+  ];
   if (from) lines.push(`from ${from}`);
   for (const file of change.files) {
     const content = Buffer.from(file.content);
@@ -48,7 +53,9 @@ function commitCommand(workload: KeyWorkload, index: number, timestamp: number, 
  * samples that follow (a full collection of about 10 ms inside the very first one).
  */
 async function fastImport(gitdir: string, command: (index: number) => string | undefined): Promise<void> {
-  const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', '--date-format=raw'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn('git', ['--git-dir', gitdir, 'fast-import', '--quiet', '--date-format=raw'], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+  });
   let errors = '';
   child.stderr.setEncoding('utf8').on('data', (text: string) => (errors += text));
   const exited = new Promise<number | null>((resolve, reject) => {
@@ -77,15 +84,30 @@ export async function prepareHistoryFixture(commits: number, log: Log): Promise<
   });
   const workload = new KeyWorkload(KEYS);
   const seeded = await push(repository, workload.seedPayload().request, BENCH_CALLER);
-  if (seeded.kind !== 'applied') throw new Error(`seeding the history fixture did not apply: ${JSON.stringify(seeded)}`);
+  if (seeded.kind !== 'applied')
+    throw new Error(`seeding the history fixture did not apply: ${JSON.stringify(seeded)}`);
   const started = performance.now();
   const start = Math.floor(Date.now() / 1000) - commits;
-  await fastImport(repository.gitdir, (i) => (i < commits ? commitCommand(workload, i, start + i, i === 0 ? seeded.commitId : undefined) : undefined));
+  await fastImport(repository.gitdir, (i) =>
+    i < commits ? commitCommand(workload, i, start + i, i === 0 ? seeded.commitId : undefined) : undefined,
+  );
   // One pack with deltas recomputed, as `git gc` leaves a repository (fast-import's own pack makes
   // each version a delta of the one before, the worst order for reading recent history).
   execFileSync('git', ['--git-dir', repository.gitdir, 'repack', '-a', '-d', '-f', '-q'], { stdio: 'ignore' });
-  const count = Number(execFileSync('git', ['--git-dir', repository.gitdir, 'rev-list', '--count', 'refs/heads/main'], { encoding: 'utf8' }).trim());
+  const count = Number(
+    execFileSync('git', ['--git-dir', repository.gitdir, 'rev-list', '--count', 'refs/heads/main'], {
+      encoding: 'utf8',
+    }).trim(),
+  );
   if (count !== commits + 2) throw new Error(`the history fixture has ${count} commits, expected ${commits + 2}`);
-  log(`history fixture: ${commits} commits by git fast-import in ${Math.round(performance.now() - started)} ms on ${KEYS} keys`);
-  return { reposRoot, commits: count, historyPath: `/rest/history/${BENCH_ACCOUNT}/${name}`, pushPath: `/rest/push/${BENCH_ACCOUNT}/${name}`, workload };
+  log(
+    `history fixture: ${commits} commits by git fast-import in ${Math.round(performance.now() - started)} ms on ${KEYS} keys`,
+  );
+  return {
+    reposRoot,
+    commits: count,
+    historyPath: `/rest/history/${BENCH_ACCOUNT}/${name}`,
+    pushPath: `/rest/push/${BENCH_ACCOUNT}/${name}`,
+    workload,
+  };
 }

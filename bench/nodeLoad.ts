@@ -23,7 +23,9 @@ export interface NodeLoadRequest {
   readonly slice: LoadSlice;
 }
 
-export type NodeLoadReply = { readonly id: number; readonly ok: true; readonly value: SliceResult } | { readonly id: number; readonly ok: false; readonly error: string };
+export type NodeLoadReply =
+  | { readonly id: number; readonly ok: true; readonly value: SliceResult }
+  | { readonly id: number; readonly ok: false; readonly error: string };
 
 export class NodeLoadProcess implements LoadGenerator {
   readonly name = `Node ${process.version} client`;
@@ -33,13 +35,18 @@ export class NodeLoadProcess implements LoadGenerator {
   private constructor(private readonly child: ChildProcess) {}
 
   static async start(): Promise<NodeLoadProcess> {
-    return new NodeLoadProcess(track(fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })));
+    return new NodeLoadProcess(
+      track(fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })),
+    );
   }
 
   run(slice: LoadSlice): Promise<SliceResult> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`the Node load client did not finish a ${slice.seconds} s slice in time`)), slice.seconds * 1000 + OVERRUN_MS);
+      const timer = setTimeout(
+        () => finish(new Error(`the Node load client did not finish a ${slice.seconds} s slice in time`)),
+        slice.seconds * 1000 + OVERRUN_MS,
+      );
       const onReply = (reply: NodeLoadReply) => {
         if (reply.id !== id) return;
         if (reply.ok) finish(undefined, reply.value);

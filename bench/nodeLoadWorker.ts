@@ -12,7 +12,12 @@ import { histogramPercentile, type Histogram } from './stats.js';
 /** A hard cap per slice besides its time, so no loop can run away. */
 const MAX_REQUESTS_PER_SLICE = 500_000;
 
-function request(agent: Agent, url: string, headers: Readonly<Record<string, string>>, body?: string): Promise<{ status: number; bytes: number }> {
+function request(
+  agent: Agent,
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  body?: string,
+): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
     const method = body === undefined ? 'GET' : 'POST';
     const outgoing = httpRequest(url, { agent, headers, method }, (response) => {
@@ -47,7 +52,9 @@ async function runSlice(slice: LoadSlice): Promise<SliceResult> {
       finished = performance.now();
       if (status !== 200 || bytes < slice.bodyBytes) {
         failed = true;
-        throw new Error(`${slice.body === undefined ? "GET" : "POST"} ${slice.url} answered ${status} with ${bytes} bytes, expected 200 with at least ${slice.bodyBytes}`);
+        throw new Error(
+          `${slice.body === undefined ? 'GET' : 'POST'} ${slice.url} answered ${status} with ${bytes} bytes, expected 200 with at least ${slice.bodyBytes}`,
+        );
       }
       const micros = Math.round((finished - t0) * 1000);
       counts.set(micros, (counts.get(micros) ?? 0) + 1);
@@ -61,13 +68,25 @@ async function runSlice(slice: LoadSlice): Promise<SliceResult> {
   }
   const histogram: Histogram = [...counts.entries()].sort((a, b) => a[0] - b[0]);
   const seconds = (finished - started) / 1000;
-  return { requests, seconds, requestsPerSecond: requests / seconds, p50: histogramPercentile(histogram, 50), p99: histogramPercentile(histogram, 99), histogram };
+  return {
+    requests,
+    seconds,
+    requestsPerSecond: requests / seconds,
+    p50: histogramPercentile(histogram, 50),
+    p99: histogramPercentile(histogram, 99),
+    histogram,
+  };
 }
 
 process.on('message', (message: NodeLoadRequest) => {
   runSlice(message.slice).then(
     (value) => process.send!({ id: message.id, ok: true, value } satisfies NodeLoadReply),
-    (error: unknown) => process.send!({ id: message.id, ok: false, error: error instanceof Error ? error.message : String(error) } satisfies NodeLoadReply),
+    (error: unknown) =>
+      process.send!({
+        id: message.id,
+        ok: false,
+        error: error instanceof Error ? error.message : String(error),
+      } satisfies NodeLoadReply),
   );
 });
 process.on('disconnect', () => process.exit(0));

@@ -13,7 +13,17 @@ export interface RoundPlan {
 }
 
 /** The scenarios, in the order a run measures them; `--only` picks some. */
-export const SCENARIOS = ['push', 'concurrent', 'listing', 'pull', 'restart', 'memory', 'history', 'clone', 'watch'] as const;
+export const SCENARIOS = [
+  'push',
+  'concurrent',
+  'listing',
+  'pull',
+  'restart',
+  'memory',
+  'history',
+  'clone',
+  'watch',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Plan {
@@ -26,7 +36,12 @@ export interface Plan {
   /** Keys changed per push, with the rounds for each. */
   readonly pushes: ReadonlyArray<{ readonly keysPerPush: number } & RoundPlan>;
   /** Listings: of new server instances, untimed, timed, and each right after one push. */
-  readonly listing: { readonly cold: number; readonly warmup: number; readonly warm: number; readonly afterPush: number };
+  readonly listing: {
+    readonly cold: number;
+    readonly warmup: number;
+    readonly warm: number;
+    readonly afterPush: number;
+  };
   readonly concurrent: ConcurrentPlan;
   readonly pull: PullPlan;
   readonly restart: RestartPlan;
@@ -160,7 +175,10 @@ export function planFromArgs(args: readonly string[]): Plan {
       const value = arg === '--only' ? args[++i] : arg.slice('--only='.length);
       const names = (value ?? '').split(',').filter(Boolean);
       const unknown = names.find((name) => !(SCENARIOS as readonly string[]).includes(name));
-      if (names.length === 0 || unknown !== undefined) throw new Error(`--only takes scenario names from ${SCENARIOS.join(', ')}${unknown ? `; ${unknown} is none of them` : ''}`);
+      if (names.length === 0 || unknown !== undefined)
+        throw new Error(
+          `--only takes scenario names from ${SCENARIOS.join(', ')}${unknown ? `; ${unknown} is none of them` : ''}`,
+        );
       only = names as ScenarioName[];
     } else throw new Error(`unknown argument ${arg}; the options are --quick and --only ${SCENARIOS.join(',')}`);
   }

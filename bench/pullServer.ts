@@ -41,10 +41,13 @@ export class PullServerProcess {
   ) {}
 
   static async start(request: Omit<PullServerStart, 'kind'>): Promise<PullServerProcess> {
-    const child = track(fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+    const child = track(
+      fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    );
     try {
       const reply = await PullServerProcess.ask(child, { kind: 'start', ...request }, START_TIMEOUT_MS);
-      if (reply.kind !== 'ready') throw new Error(`the pull server did not start: ${reply.kind === 'failed' ? reply.error : reply.kind}`);
+      if (reply.kind !== 'ready')
+        throw new Error(`the pull server did not start: ${reply.kind === 'failed' ? reply.error : reply.kind}`);
       return new PullServerProcess(child, reply.url, reply.bodyBytes, reply.residentMiB);
     } catch (error) {
       await stopChild(child);
@@ -69,9 +72,13 @@ export class PullServerProcess {
 
   private static ask(child: ChildProcess, message: PullServerMessage, timeoutMs: number): Promise<PullServerReply> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => finish(new Error(`the pull server did not answer ${message.kind} within ${timeoutMs / 1000} s`)), timeoutMs);
+      const timer = setTimeout(
+        () => finish(new Error(`the pull server did not answer ${message.kind} within ${timeoutMs / 1000} s`)),
+        timeoutMs,
+      );
       const onReply = (reply: PullServerReply) => finish(undefined, reply);
-      const onExit = (code: number | null) => finish(new Error(`the pull server exited (${code}) before answering ${message.kind}`));
+      const onExit = (code: number | null) =>
+        finish(new Error(`the pull server exited (${code}) before answering ${message.kind}`));
       function finish(error: Error | undefined, reply?: PullServerReply): void {
         clearTimeout(timer);
         child.off('message', onReply);

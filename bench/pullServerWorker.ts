@@ -32,7 +32,10 @@ async function start(request: PullServerStart): Promise<PullServerReply> {
     const listening = createServer((req, res) => {
       if (req.url !== '/static') return cfghub(req, res);
       if (!staticBody) res.writeHead(503).end();
-      else res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': staticBody.length }).end(staticBody);
+      else
+        res
+          .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': staticBody.length })
+          .end(staticBody);
     }).listen(0, '127.0.0.1');
     listening.once('error', reject);
     listening.once('listening', () => resolve(listening));
@@ -47,7 +50,8 @@ async function start(request: PullServerStart): Promise<PullServerReply> {
   // builds and caches that answer, as a first client would).
   const response = await fetch(`${url}${request.pullPath}`, { headers: { Context: request.context } });
   const body = Buffer.from(await response.arrayBuffer());
-  if (response.status !== 200) throw new Error(`the first pull answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(`the first pull answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
   staticBody = body;
   return { kind: 'ready', url, bodyBytes: body.length, residentMiB: residentMiB() };
 }

@@ -33,16 +33,25 @@ function cli(repos: string, ...args: string[]): Promise<string> {
     const child = spawn(process.execPath, [CLI, ...args, '--repos', repos], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += String(chunk)));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`cfghub ${args.join(' ')} exited ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`cfghub ${args.join(' ')} exited ${code}`)),
+    );
   });
 }
 
-async function serve(repos: string, replicaOf?: { url: string; token: string }): Promise<{ url: string; child: ServeProcess }> {
+async function serve(
+  repos: string,
+  replicaOf?: { url: string; token: string },
+): Promise<{ url: string; child: ServeProcess }> {
   const child = track(
-    spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', repos, ...(replicaOf ? ['--replica-of', replicaOf.url] : [])], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, LOG_LEVEL: 'info', ...(replicaOf ? { CFGHUB_REPLICATION_TOKEN: replicaOf.token } : {}) },
-    }),
+    spawn(
+      process.execPath,
+      [CLI, 'serve', '--port', '0', '--repos', repos, ...(replicaOf ? ['--replica-of', replicaOf.url] : [])],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, LOG_LEVEL: 'info', ...(replicaOf ? { CFGHUB_REPLICATION_TOKEN: replicaOf.token } : {}) },
+      },
+    ),
   ) as ServeProcess;
   return { url: (await listening(child)).url, child };
 }
@@ -64,7 +73,8 @@ async function servedAfter(url: string, commit: string, started: number): Promis
     const answer = await fetch(`${url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'Min-Commit': commit } });
     await answer.arrayBuffer();
     if (answer.status === 200 && answer.headers.get('commit') === commit) return performance.now() - started;
-    if (answer.status === 404) await new Promise((resolve) => setTimeout(resolve, 10)); // not mirrored yet (the first push)
+    if (answer.status === 404)
+      await new Promise((resolve) => setTimeout(resolve, 10)); // not mirrored yet (the first push)
     else if (answer.status !== 503 && answer.status !== 200) throw new Error(`replica answered ${answer.status}`);
   }
 }
@@ -77,13 +87,32 @@ async function main(): Promise<void> {
   const folders = { primary: join(root, 'primary'), a: join(root, 'a'), b: join(root, 'b') };
   const generators: LoadGenerator[] = [];
   try {
-    await cli(folders.primary, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-push', '--token-free-pull');
+    await cli(
+      folders.primary,
+      'repo',
+      'create',
+      REPO,
+      '--context',
+      'Env,App',
+      '--token-free-push',
+      '--token-free-pull',
+    );
     const token = (await cli(folders.primary, 'token', 'create', '--replication')).trim();
     const primary = await serve(folders.primary);
-    const data = Array.from({ length: 1000 }, (_, i) => ({ key: `key.${i}`, values: [{ context: '*;*', value: `value number ${i} of the bench repository` }] }));
-    const seeded = await fetch(`${primary.url}/rest/push/${REPO}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ enableKeyCreation: true, data }) });
+    const data = Array.from({ length: 1000 }, (_, i) => ({
+      key: `key.${i}`,
+      values: [{ context: '*;*', value: `value number ${i} of the bench repository` }],
+    }));
+    const seeded = await fetch(`${primary.url}/rest/push/${REPO}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ enableKeyCreation: true, data }),
+    });
     if (seeded.status !== 200) throw new Error(`seeding push answered ${seeded.status}`);
-    const replicas = [await serve(folders.a, { url: primary.url, token }), await serve(folders.b, { url: primary.url, token })];
+    const replicas = [
+      await serve(folders.a, { url: primary.url, token }),
+      await serve(folders.b, { url: primary.url, token }),
+    ];
 
     // The replicas' first copy, before timing anything.
     const first = await push(primary.url, 'key.0', 'first');
@@ -96,9 +125,17 @@ async function main(): Promise<void> {
       lags.push(...(await Promise.all(replicas.map((replica) => servedAfter(replica.url, commit, started)))));
     }
 
-    const pullBytes = (await (await fetch(`${primary.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web' } })).arrayBuffer()).byteLength;
+    const pullBytes = (
+      await (await fetch(`${primary.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web' } })).arrayBuffer()
+    ).byteLength;
     for (let i = 0; i < 3; i++) generators.push(await startLoadGenerator(log));
-    const slice = (url: string, connections: number) => ({ url: `${url}/rest/pull/${REPO}`, headers: { Context: 'Prod;web' }, connections, seconds: SLICE_SECONDS, bodyBytes: pullBytes });
+    const slice = (url: string, connections: number) => ({
+      url: `${url}/rest/pull/${REPO}`,
+      headers: { Context: 'Prod;web' },
+      connections,
+      seconds: SLICE_SECONDS,
+      bodyBytes: pullBytes,
+    });
     const alone: number[] = [];
     const three: number[] = [];
     for (let i = 0; i < SLICES; i++) {
@@ -114,13 +151,23 @@ async function main(): Promise<void> {
     const memory = replicas.map((replica) => residentMiBOf(replica.child.pid!));
     const primaryMemory = residentMiBOf(primary.child.pid!);
 
-    console.log(`Measured by \`node --import tsx bench/replication.ts${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load generator: ${generators[0].name}.\n`);
+    console.log(
+      `Measured by \`node --import tsx bench/replication.ts${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load generator: ${generators[0].name}.\n`,
+    );
     console.log('| measure | p50 | p99 | value |');
     console.log('| --- | ---: | ---: | ---: |');
-    console.log(`| replication lag, push 200 on the primary to a replica serving the commit, 1,000 keys (n=${lags.length}, 2 replicas) | ${fmt(median(lags))} ms | ${fmt(percentile(lags, 99))} ms | max ${fmt(Math.max(...lags))} ms |`);
-    console.log(`| GET /rest/pull, 16 connections, one server alone (${SLICES} slices of ${SLICE_SECONDS} s) | - | - | ${Math.round(median(alone))} pulls/s |`);
-    console.log(`| GET /rest/pull, 16 connections over primary + 2 replicas, 3 processes on the same 2 cores | - | - | ${Math.round(median(three))} pulls/s (${(median(three) / median(alone)).toFixed(2)}x) |`);
-    console.log(`| resident memory of a replica (1 repository of 1,000 keys) | - | - | ${memory.join(' / ')} MiB (primary ${primaryMemory} MiB) |`);
+    console.log(
+      `| replication lag, push 200 on the primary to a replica serving the commit, 1,000 keys (n=${lags.length}, 2 replicas) | ${fmt(median(lags))} ms | ${fmt(percentile(lags, 99))} ms | max ${fmt(Math.max(...lags))} ms |`,
+    );
+    console.log(
+      `| GET /rest/pull, 16 connections, one server alone (${SLICES} slices of ${SLICE_SECONDS} s) | - | - | ${Math.round(median(alone))} pulls/s |`,
+    );
+    console.log(
+      `| GET /rest/pull, 16 connections over primary + 2 replicas, 3 processes on the same 2 cores | - | - | ${Math.round(median(three))} pulls/s (${(median(three) / median(alone)).toFixed(2)}x) |`,
+    );
+    console.log(
+      `| resident memory of a replica (1 repository of 1,000 keys) | - | - | ${memory.join(' / ')} MiB (primary ${primaryMemory} MiB) |`,
+    );
 
     for (const generator of generators) await generator.close();
     for (const server of [...replicas, primary]) await stopChild(server.child);

@@ -39,14 +39,16 @@ function memoryRow(result: ScenarioResult): string[] {
 
 function rows(results: readonly ScenarioResult[]): string[][] {
   return results.flatMap((result) =>
-    result.residentMiB !== undefined ? [memoryRow(result)] : result.measurements.map((m) => [
-      `${result.title} (n=${m.summary.samples})`,
-      m.implementation,
-      milliseconds(m.summary.p50),
-      milliseconds(m.summary.p99),
-      rate(result, m),
-      ratio(result, m),
-    ]),
+    result.residentMiB !== undefined
+      ? [memoryRow(result)]
+      : result.measurements.map((m) => [
+          `${result.title} (n=${m.summary.samples})`,
+          m.implementation,
+          milliseconds(m.summary.p50),
+          milliseconds(m.summary.p99),
+          rate(result, m),
+          ratio(result, m),
+        ]),
   );
 }
 
@@ -59,7 +61,10 @@ export function textTable(results: readonly ScenarioResult[]): string {
   const all = [HEADER, ...rows(results)];
   const widths = HEADER.map((_, c) => Math.max(...all.map((row) => row[c].length)));
   const line = (row: string[]) =>
-    row.map((cell, c) => (c > 1 && isNumeric(cell) ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd();
+    row
+      .map((cell, c) => (c > 1 && isNumeric(cell) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join('  ')
+      .trimEnd();
   return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...all.slice(1).map(line)].join('\n');
 }
 
@@ -70,7 +75,7 @@ export function markdownTable(results: readonly ScenarioResult[]): string {
 }
 
 const RATIO_LEGEND =
-  'Ratio, for each reference named in the cell: for latency rows, per round the reference\'s time divided by this implementation\'s time on the same change set, then the median over rounds; for throughput rows (pull, concurrent pushes), per pair of slices this implementation\'s operations per second divided by the reference\'s, then the median. Above 1 means faster than the reference. ops/s is operations per second of all clients together; n the number of operations.';
+  "Ratio, for each reference named in the cell: for latency rows, per round the reference's time divided by this implementation's time on the same change set, then the median over rounds; for throughput rows (pull, concurrent pushes), per pair of slices this implementation's operations per second divided by the reference's, then the median. Above 1 means faster than the reference. ops/s is operations per second of all clients together; n the number of operations.";
 
 function durabilityLine(): string {
   const git = Object.entries(GIT_DURABILITY)
@@ -80,7 +85,9 @@ function durabilityLine(): string {
 }
 
 function planLine(plan: Plan): string {
-  const pushes = plan.pushes.map((p) => `${p.rounds} rounds of ${p.keysPerPush}-key pushes after ${p.warmup} warm-up`).join(', ');
+  const pushes = plan.pushes
+    .map((p) => `${p.rounds} rounds of ${p.keysPerPush}-key pushes after ${p.warmup} warm-up`)
+    .join(', ');
   const pull = `pull: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
   const concurrent = `${plan.concurrent.clients} concurrent clients: ${plan.concurrent.slices} slices of ${plan.concurrent.sliceSeconds} s per implementation`;
   const scenarios = plan.partial ? `; scenarios: ${[...plan.only].join(', ')}` : '';
@@ -101,7 +108,12 @@ function notes(results: readonly ScenarioResult[]): string[] {
   return results.flatMap((result) => result.notes.map((note) => `${result.title}: ${note}`));
 }
 
-export function terminalReport(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+export function terminalReport(
+  results: readonly ScenarioResult[],
+  machine: Machine,
+  plan: Plan,
+  targets: readonly TargetCheck[],
+): string {
   return [
     `cfghub bench, ${machine.date}, ${machineLine(machine)}`,
     planLine(plan),
@@ -119,7 +131,12 @@ export function terminalReport(results: readonly ScenarioResult[], machine: Mach
 }
 
 /** The figures of docs/performance.md: environment, method, table, targets and notes. */
-export function performanceFigures(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+export function performanceFigures(
+  results: readonly ScenarioResult[],
+  machine: Machine,
+  plan: Plan,
+  targets: readonly TargetCheck[],
+): string {
   return [
     `Measured by \`npm run bench${plan.mode === 'quick' ? ' -- --quick' : ''}\` on ${machine.date}.`,
     '',

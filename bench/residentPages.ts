@@ -53,7 +53,8 @@ export function residentPagesOf(pids: readonly number[]): ResidentPages {
           if (!(entry & PRESENT)) continue;
           summed++;
           const frame = entry & FRAME;
-          if (frame === 0n) unknown++; // no CAP_SYS_ADMIN: frames read as 0
+          if (frame === 0n)
+            unknown++; // no CAP_SYS_ADMIN: frames read as 0
           else frames.add(frame);
         }
       }

@@ -50,6 +50,7 @@ export function measurementOf(result: ScenarioResult, implementation: string): M
 /** A measurement's speed-up over one reference; throws when it was not computed. */
 export function speedupOver(result: ScenarioResult, implementation: string, reference: string): number {
   const speedup = measurementOf(result, implementation).speedups?.[reference];
-  if (speedup === undefined) throw new Error(`scenario ${result.id} has no ratio of ${implementation} over ${reference}`);
+  if (speedup === undefined)
+    throw new Error(`scenario ${result.id} has no ratio of ${implementation} over ${reference}`);
   return speedup;
 }

@@ -68,7 +68,8 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
       // would add its own CPU time to every push it times (about 2 ms, measured on 2 cores).
       const server = await serveInChild(fixture.reposRoot);
       try {
-        for (const pushes of plan.pushes) results.push(await runPushScenario(fixture, server, etcd, pushes.keysPerPush, pushes, log));
+        for (const pushes of plan.pushes)
+          results.push(await runPushScenario(fixture, server, etcd, pushes.keysPerPush, pushes, log));
       } finally {
         await server.close();
       }
@@ -104,7 +105,12 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
   return results;
 }
 
-function saveRawResults(results: readonly ScenarioResult[], machine: Machine, plan: Plan, targets: readonly TargetCheck[]): string {
+function saveRawResults(
+  results: readonly ScenarioResult[],
+  machine: Machine,
+  plan: Plan,
+  targets: readonly TargetCheck[],
+): string {
   const folder = fileURLToPath(new URL('./results/', import.meta.url));
   mkdirSync(folder, { recursive: true });
   const path = `${folder}${new Date().toISOString().replace(/[:.]/g, '-')}-${plan.mode}.json`;

@@ -23,7 +23,11 @@ export function requireBuiltCli(): void {
  * `extraArgs`: e.g. `['--workers', '1']`; without, the default (one process; `auto` is one worker per core).
  * `nodeArgs`: options for node itself (e.g. `--cpu-prof` to profile the server).
  */
-export function spawnServe(reposRoot: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): ServeProcess {
+export function spawnServe(
+  reposRoot: string,
+  extraArgs: readonly string[] = [],
+  nodeArgs: readonly string[] = [],
+): ServeProcess {
   return track(
     spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--port', '0', '--repos', reposRoot, ...extraArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -65,8 +69,12 @@ export function listening(child: ServeProcess): Promise<{ url: string; at: numbe
   return new Promise((resolve, reject) => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => fail(new Error(`cfghub serve did not log "listening" within ${LISTEN_TIMEOUT_MS / 1000} s`)), LISTEN_TIMEOUT_MS);
-    const onExit = (code: number | null) => fail(new Error(`cfghub serve exited (${code}) before listening: ${stderr.slice(0, 1000)}`));
+    const timer = setTimeout(
+      () => fail(new Error(`cfghub serve did not log "listening" within ${LISTEN_TIMEOUT_MS / 1000} s`)),
+      LISTEN_TIMEOUT_MS,
+    );
+    const onExit = (code: number | null) =>
+      fail(new Error(`cfghub serve exited (${code}) before listening: ${stderr.slice(0, 1000)}`));
     function fail(error: Error): void {
       clearTimeout(timer);
       child.off('exit', onExit);
@@ -90,12 +98,14 @@ export function listening(child: ServeProcess): Promise<{ url: string; at: numbe
   });
 }
 
-
 /**
  * `cfghub serve` on a repositories folder in a child process, as a BenchServer: a client timing
  * requests to it shares no event loop with the server, as no real client does.
  */
-export async function serveInChild(reposRoot: string, extraArgs: readonly string[] = []): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+export async function serveInChild(
+  reposRoot: string,
+  extraArgs: readonly string[] = [],
+): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   requireBuiltCli();
   const child = spawnServe(reposRoot, extraArgs);
   try {
@@ -113,7 +123,10 @@ export async function serveInChild(reposRoot: string, extraArgs: readonly string
  * the service's, not that of a log line per request into a pipe. Without the listening line, it
  * listens on a port found free just before, and is ready once /metrics counts every worker.
  */
-export async function serveQuietInChild(reposRoot: string, workers: number): Promise<{ url: string; pid: number; close(): Promise<void> }> {
+export async function serveQuietInChild(
+  reposRoot: string,
+  workers: number,
+): Promise<{ url: string; pid: number; close(): Promise<void> }> {
   requireBuiltCli();
   const port = await new Promise<number>((resolve, reject) => {
     const probe = createServer();
@@ -124,10 +137,14 @@ export async function serveQuietInChild(reposRoot: string, workers: number): Pro
     });
   });
   const child = track(
-    spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--repos', reposRoot, '--workers', String(workers)], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    }),
+    spawn(
+      process.execPath,
+      [CLI, 'serve', '--port', String(port), '--repos', reposRoot, '--workers', String(workers)],
+      {
+        stdio: ['ignore', 'ignore', 'inherit'],
+        env: { ...process.env, LOG_LEVEL: 'warn' },
+      },
+    ),
   );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + LISTEN_TIMEOUT_MS;
@@ -139,7 +156,8 @@ export async function serveQuietInChild(reposRoot: string, workers: number): Pro
         () => 0,
       );
       if (counted === workers) break;
-      if (Date.now() > deadline) throw new Error(`cfghub serve did not serve with ${workers} workers within ${LISTEN_TIMEOUT_MS / 1000} s`);
+      if (Date.now() > deadline)
+        throw new Error(`cfghub serve did not serve with ${workers} workers within ${LISTEN_TIMEOUT_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     return { url, pid: child.pid!, close: () => stopChild(child) };

@@ -18,7 +18,11 @@ export interface BenchServer {
 export async function startBenchServer(reposRoot: string): Promise<BenchServer> {
   const registry = new RepositoryRegistry(reposRoot);
   const tokens = new TokenService(new TokenStore(reposRoot));
-  const running = await startServer({ registry, tokens, logger: pino({ level: 'silent' }), bodyLimit: DEFAULT_BODY_LIMIT }, 0, '127.0.0.1');
+  const running = await startServer(
+    { registry, tokens, logger: pino({ level: 'silent' }), bodyLimit: DEFAULT_BODY_LIMIT },
+    0,
+    '127.0.0.1',
+  );
   // Closed as `cfghub serve` closes (src/server/serve.ts): without it every instance's repositories
   // stayed open (head watches, packs, caches), and each new instance of a cold scenario paid to
   // collect the garbage of all those before it.
@@ -47,7 +51,9 @@ export async function postPush(url: string, body: string): Promise<string> {
   const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
   const text = await response.text();
   if (response.status !== 200) {
-    throw new Error(`POST ${url} answered ${response.status} ${response.headers.get('etag') ?? ''}: ${text.slice(0, 300)}`);
+    throw new Error(
+      `POST ${url} answered ${response.status} ${response.headers.get('etag') ?? ''}: ${text.slice(0, 300)}`,
+    );
   }
   return (response.headers.get('etag') ?? '').replace(/"/g, '');
 }

@@ -55,7 +55,8 @@ export type Histogram = ReadonlyArray<readonly [micros: number, count: number]>;
 /** Adds histograms bucket by bucket; the result is sorted by latency. */
 export function mergeHistograms(histograms: readonly Histogram[]): Histogram {
   const counts = new Map<number, number>();
-  for (const histogram of histograms) for (const [micros, count] of histogram) counts.set(micros, (counts.get(micros) ?? 0) + count);
+  for (const histogram of histograms)
+    for (const [micros, count] of histogram) counts.set(micros, (counts.get(micros) ?? 0) + count);
   return [...counts.entries()].sort((a, b) => a[0] - b[0]);
 }
 

@@ -78,8 +78,13 @@ function firstPullWithin(results: readonly ScenarioResult[], limitMs: number, ta
     const fromListening = measurementOf(listening, SERVE);
     const slowest = Math.max(...fromListening.samples);
     const fromSpawn = spawn && measurementOf(spawn, SERVE);
-    const spawnFigures = fromSpawn ? `; from spawn p50 ${ms(fromSpawn.summary.p50)}, slowest ${ms(Math.max(...fromSpawn.samples))}` : '';
-    return { met: slowest < limitMs, measured: `slowest of ${fromListening.samples.length} restarts: ${ms(slowest)} after listening (p50 ${ms(fromListening.summary.p50)})${spawnFigures}` };
+    const spawnFigures = fromSpawn
+      ? `; from spawn p50 ${ms(fromSpawn.summary.p50)}, slowest ${ms(Math.max(...fromSpawn.samples))}`
+      : '';
+    return {
+      met: slowest < limitMs,
+      measured: `slowest of ${fromListening.samples.length} restarts: ${ms(slowest)} after listening (p50 ${ms(fromListening.summary.p50)})${spawnFigures}`,
+    };
   });
 }
 
@@ -89,7 +94,10 @@ function cloneWithin(factor: number): Check {
     const slowdown = 1 / speedupOver(result, CLONE_HTTP, CLONE_DISK);
     const http = measurementOf(result, CLONE_HTTP).summary;
     const disk = measurementOf(result, CLONE_DISK).summary;
-    return { met: slowdown <= factor, measured: `${times(slowdown)} the time of the clone from disk (paired median; p50 ${ms(http.p50)} vs ${ms(disk.p50)})` };
+    return {
+      met: slowdown <= factor,
+      measured: `${times(slowdown)} the time of the clone from disk (paired median; p50 ${ms(http.p50)} vs ${ms(disk.p50)})`,
+    };
   };
 }
 
@@ -99,7 +107,10 @@ function lastWatcherWithin(limitMs: number): Check {
     if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };
     const { samples } = measurementOf(result, CFGHUB_WATCH);
     const { p50, p99 } = measurementOf(result, CFGHUB_WATCH).summary;
-    return { met: p99 < limitMs, measured: `p99 ${ms(p99)} over ${samples.length} pushes (p50 ${ms(p50)}, max ${ms(Math.max(...samples))})` };
+    return {
+      met: p99 < limitMs,
+      measured: `p99 ${ms(p99)} over ${samples.length} pushes (p50 ${ms(p50)}, max ${ms(Math.max(...samples))})`,
+    };
   };
 }
 
@@ -107,44 +118,166 @@ export function checkTargets(results: readonly ScenarioResult[]): TargetCheck[] 
   const push1 = pushScenarioId(1, 10_000);
   return [
     on(results, push1, 'push of 1 key into 10,000 keys, in-process, p50 under 5 ms', p50Under(IN_PROCESS, 5)),
-    on(results, push1, 'push of 1 key into 10,000 keys, in-process, at least 10x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 10)),
-    on(results, pushScenarioId(100, 1_000), 'push of 100 keys into 1,000 keys, in-process, at least 2x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2)),
-    on(results, pushScenarioId(100, 10_000), 'push of 100 keys into 10,000 keys, in-process, at least 2x git plumbing', ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2)),
-    // Listing
-    on(results, LISTING_WARM, 'GET /rest/info/all with 1,000 repositories, warm, p50 under 20 ms', p50Under('cfghub HTTP', 20)),
-    on(results, pullScenarioId(1), 'pull of 1,000 keys, 1 connection, at least half the requests per second of static bytes from the same server', ratioAtLeast(PULL, STATIC, 0.5)),
-    on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least half the requests per second of static bytes from the same server', ratioAtLeast(PULL, STATIC, 0.5)),
-    firstPullWithin(results, 1000, 'first pull of a 10,000-key repository within 1 s of the restarted server listening'),
-    on(results, push1, 'push of 1 key into 10,000 keys over HTTP, at least the transactions per second of etcd', ratioAtLeast(OVER_HTTP, ETCD_TXN, 1)),
-    on(results, push1, 'push of 1 key into 10,000 keys over HTTP, at least 10x git plumbing', ratioAtLeast(OVER_HTTP, GIT_PLUMBING, 10)),
-    on(results, CONCURRENT, '16 clients pushing into 16 repositories, at least the transactions per second of etcd with 16 clients', ratioAtLeast(INTO_MANY, ETCD_CLIENTS, 1)),
-    ...[1_000, 10_000].flatMap((keys) => [
-      on(results, pushScenarioId(100, keys), `push of 100 keys into ${keys.toLocaleString('en-US')} keys over HTTP, at least half of etcd with 100 keys per transaction`, ratioAtLeast(OVER_HTTP, ETCD_TXN, 0.5)),
-      on(results, pushScenarioId(100, keys), `push of 100 keys into ${keys.toLocaleString('en-US')} keys over HTTP, at least 2x git plumbing`, ratioAtLeast(OVER_HTTP, GIT_PLUMBING, 2)),
-    ]),
-    on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least half the requests per second of a bare node:http server', ratioAtLeast(PULL, BARE_HTTP, 0.5)),
-    on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, at least 20x etcd\'s range read of the same values', ratioAtLeast(PULL, ETCD_RANGE, 20)),
-    on(results, pullScenarioId(16), 'pull of 1,000 keys, 16 connections, `cfghub serve --workers auto` (one worker per core) at least the requests per second of a bare node:http process', ratioAtLeast(PULL_WORKERS, BARE_HTTP, 1)),
-    ...([[MEMORY, 'one process, --workers 1'], [MEMORY_WORKERS, '--workers auto, one worker per core, all processes together, each resident page counted once']] as const).map(([id, mode]) =>
-      on(results, id, `resident memory with 100 repositories of 1,000 keys loaded, under 500 MB (${mode})`, (result) => ({
-        met: result.residentMiB! * 1.048576 < 500,
-        measured: `${result.residentMiB} MiB (${Math.round(result.residentMiB! * 1.048576)} MB)`,
-      })),
+    on(
+      results,
+      push1,
+      'push of 1 key into 10,000 keys, in-process, at least 10x git plumbing',
+      ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 10),
     ),
-    on(results, HISTORY_WARM, 'GET /rest/history of the last 50 of 10,000 commits, warm, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
-    on(results, HISTORY_AFTER_PUSH, 'GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
-    on(results, HISTORY_FRESH, 'GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
-    on(results, HISTORY_COLD, 'GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms', p99Under(HISTORY_HTTP, 50)),
-    on(results, WATCH_ALL_LAST, 'a push waking 10,000 watchers, p99 under 1 s from its 200 to the last watcher\'s answer', lastWatcherWithin(1000)),
-    on(results, WATCH_ALL, 'a push waking 10,000 watchers, p99 under 1 s from its 200 to each watcher\'s answer', (result) => {
-      if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };
-      return p99Under(CFGHUB_WATCH, 1000)(result);
-    }),
+    on(
+      results,
+      pushScenarioId(100, 1_000),
+      'push of 100 keys into 1,000 keys, in-process, at least 2x git plumbing',
+      ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2),
+    ),
+    on(
+      results,
+      pushScenarioId(100, 10_000),
+      'push of 100 keys into 10,000 keys, in-process, at least 2x git plumbing',
+      ratioAtLeast(IN_PROCESS, GIT_PLUMBING, 2),
+    ),
+    // Listing
+    on(
+      results,
+      LISTING_WARM,
+      'GET /rest/info/all with 1,000 repositories, warm, p50 under 20 ms',
+      p50Under('cfghub HTTP', 20),
+    ),
+    on(
+      results,
+      pullScenarioId(1),
+      'pull of 1,000 keys, 1 connection, at least half the requests per second of static bytes from the same server',
+      ratioAtLeast(PULL, STATIC, 0.5),
+    ),
+    on(
+      results,
+      pullScenarioId(16),
+      'pull of 1,000 keys, 16 connections, at least half the requests per second of static bytes from the same server',
+      ratioAtLeast(PULL, STATIC, 0.5),
+    ),
+    firstPullWithin(
+      results,
+      1000,
+      'first pull of a 10,000-key repository within 1 s of the restarted server listening',
+    ),
+    on(
+      results,
+      push1,
+      'push of 1 key into 10,000 keys over HTTP, at least the transactions per second of etcd',
+      ratioAtLeast(OVER_HTTP, ETCD_TXN, 1),
+    ),
+    on(
+      results,
+      push1,
+      'push of 1 key into 10,000 keys over HTTP, at least 10x git plumbing',
+      ratioAtLeast(OVER_HTTP, GIT_PLUMBING, 10),
+    ),
+    on(
+      results,
+      CONCURRENT,
+      '16 clients pushing into 16 repositories, at least the transactions per second of etcd with 16 clients',
+      ratioAtLeast(INTO_MANY, ETCD_CLIENTS, 1),
+    ),
+    ...[1_000, 10_000].flatMap((keys) => [
+      on(
+        results,
+        pushScenarioId(100, keys),
+        `push of 100 keys into ${keys.toLocaleString('en-US')} keys over HTTP, at least half of etcd with 100 keys per transaction`,
+        ratioAtLeast(OVER_HTTP, ETCD_TXN, 0.5),
+      ),
+      on(
+        results,
+        pushScenarioId(100, keys),
+        `push of 100 keys into ${keys.toLocaleString('en-US')} keys over HTTP, at least 2x git plumbing`,
+        ratioAtLeast(OVER_HTTP, GIT_PLUMBING, 2),
+      ),
+    ]),
+    on(
+      results,
+      pullScenarioId(16),
+      'pull of 1,000 keys, 16 connections, at least half the requests per second of a bare node:http server',
+      ratioAtLeast(PULL, BARE_HTTP, 0.5),
+    ),
+    on(
+      results,
+      pullScenarioId(16),
+      "pull of 1,000 keys, 16 connections, at least 20x etcd's range read of the same values",
+      ratioAtLeast(PULL, ETCD_RANGE, 20),
+    ),
+    on(
+      results,
+      pullScenarioId(16),
+      'pull of 1,000 keys, 16 connections, `cfghub serve --workers auto` (one worker per core) at least the requests per second of a bare node:http process',
+      ratioAtLeast(PULL_WORKERS, BARE_HTTP, 1),
+    ),
+    ...(
+      [
+        [MEMORY, 'one process, --workers 1'],
+        [
+          MEMORY_WORKERS,
+          '--workers auto, one worker per core, all processes together, each resident page counted once',
+        ],
+      ] as const
+    ).map(([id, mode]) =>
+      on(
+        results,
+        id,
+        `resident memory with 100 repositories of 1,000 keys loaded, under 500 MB (${mode})`,
+        (result) => ({
+          met: result.residentMiB! * 1.048576 < 500,
+          measured: `${result.residentMiB} MiB (${Math.round(result.residentMiB! * 1.048576)} MB)`,
+        }),
+      ),
+    ),
+    on(
+      results,
+      HISTORY_WARM,
+      'GET /rest/history of the last 50 of 10,000 commits, warm, p99 under 50 ms',
+      p99Under(HISTORY_HTTP, 50),
+    ),
+    on(
+      results,
+      HISTORY_AFTER_PUSH,
+      'GET /rest/history of the last 50 of 10,000 commits right after a push, p99 under 50 ms',
+      p99Under(HISTORY_HTTP, 50),
+    ),
+    on(
+      results,
+      HISTORY_FRESH,
+      'GET /rest/history of 50 of 10,000 commits never summarized before, p99 under 50 ms',
+      p99Under(HISTORY_HTTP, 50),
+    ),
+    on(
+      results,
+      HISTORY_COLD,
+      'GET /rest/history of the last 50 of 10,000 commits, first request of a new server, p99 under 50 ms',
+      p99Under(HISTORY_HTTP, 50),
+    ),
+    on(
+      results,
+      WATCH_ALL_LAST,
+      "a push waking 10,000 watchers, p99 under 1 s from its 200 to the last watcher's answer",
+      lastWatcherWithin(1000),
+    ),
+    on(
+      results,
+      WATCH_ALL,
+      "a push waking 10,000 watchers, p99 under 1 s from its 200 to each watcher's answer",
+      (result) => {
+        if (!result.title.includes('10,000')) return { met: undefined, measured: `not checked: ${result.title}` };
+        return p99Under(CFGHUB_WATCH, 1000)(result);
+      },
+    ),
     on(results, WATCH_ONE, 'no unaffected watcher answered', (result) => {
       const note = result.notes.find((n) => n.startsWith('unaffected watchers answered'))!;
       const count = Number(/cfghub watch (\d+)/.exec(note)?.[1]);
       return { met: count === 0, measured: `${count} answered over every round` };
     }),
-    on(results, CLONE_SCENARIO, 'git clone over HTTP of 10,000 keys and 1,000 commits, at most 1.5 times as long as git clone from its folder on disk', cloneWithin(1.5)),
+    on(
+      results,
+      CLONE_SCENARIO,
+      'git clone over HTTP of 10,000 keys and 1,000 commits, at most 1.5 times as long as git clone from its folder on disk',
+      cloneWithin(1.5),
+    ),
   ];
 }

@@ -74,22 +74,26 @@ function answered(group: number, at: number): void {
 
 function armCfghub(url: string, path: string, watcher: Watcher): void {
   if (stopping) return;
-  const req = http.request(`${url}${path}`, { agent, headers: { Context: watcher.spec.target, 'If-None-Match': watcher.etag, Wait: '300' } }, (res) => {
-    const at = now();
-    res.resume();
-    res.on('end', () => {
-      if (res.statusCode === 304) return armCfghub(url, path, watcher); // the wait ended: hold again
-      if (res.statusCode !== 200) {
-        failures++;
-        setTimeout(() => armCfghub(url, path, watcher), 100);
-        return;
-      }
-      answered(watcher.spec.group, at);
-      watcher.etag = String(res.headers.etag ?? '');
-      if (round) rearm.push(watcher);
-      else armCfghub(url, path, watcher);
-    });
-  });
+  const req = http.request(
+    `${url}${path}`,
+    { agent, headers: { Context: watcher.spec.target, 'If-None-Match': watcher.etag, Wait: '300' } },
+    (res) => {
+      const at = now();
+      res.resume();
+      res.on('end', () => {
+        if (res.statusCode === 304) return armCfghub(url, path, watcher); // the wait ended: hold again
+        if (res.statusCode !== 200) {
+          failures++;
+          setTimeout(() => armCfghub(url, path, watcher), 100);
+          return;
+        }
+        answered(watcher.spec.group, at);
+        watcher.etag = String(res.headers.etag ?? '');
+        if (round) rearm.push(watcher);
+        else armCfghub(url, path, watcher);
+      });
+    },
+  );
   req.on('error', () => {
     // A connection refused or reset while thousands open at once (the listen backlog): again, shortly.
     failures++;
@@ -100,16 +104,20 @@ function armCfghub(url: string, path: string, watcher: Watcher): void {
 
 let created = 0;
 function armEtcd(url: string, spec: WatcherSpec): void {
-  const req = http.request(`${url}/v3/watch`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } }, (res) => {
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      const at = now();
-      // One JSON message per chunk from grpc-gateway: the creation, then events.
-      if (chunk.includes('"created":true')) send({ type: 'created', count: ++created });
-      const events = chunk.split('"events"').length - 1;
-      for (let e = 0; e < events; e++) answered(spec.group, at);
-    });
-  });
+  const req = http.request(
+    `${url}/v3/watch`,
+    { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
+    (res) => {
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const at = now();
+        // One JSON message per chunk from grpc-gateway: the creation, then events.
+        if (chunk.includes('"created":true')) send({ type: 'created', count: ++created });
+        const events = chunk.split('"events"').length - 1;
+        for (let e = 0; e < events; e++) answered(spec.group, at);
+      });
+    },
+  );
   req.on('error', () => failures++);
   req.end(JSON.stringify({ create_request: { key: Buffer.from(spec.target).toString('base64') } }));
 }
@@ -120,7 +128,10 @@ let arm: (watcher: Watcher) => void = () => undefined;
 process.on('message', async (message: ToClient) => {
   if (message.type === 'arm') {
     watchers = message.watchers.map((spec) => ({ spec, etag: spec.etag ?? '' }));
-    arm = message.kind === 'cfghub' ? (watcher) => armCfghub(message.url, message.path, watcher) : (watcher) => armEtcd(message.url, watcher.spec);
+    arm =
+      message.kind === 'cfghub'
+        ? (watcher) => armCfghub(message.url, message.path, watcher)
+        : (watcher) => armEtcd(message.url, watcher.spec);
     // Opened in slices, as clients of a real fleet arrive, rather than thousands of connects in one tick.
     for (let i = 0; i < watchers.length; i += 100) {
       for (const watcher of watchers.slice(i, i + 100)) arm(watcher);
@@ -129,7 +140,8 @@ process.on('message', async (message: ToClient) => {
     send({ type: 'armed' });
   } else if (message.type === 'round') {
     const affected = message.affected;
-    const test = affected === 'all' ? () => true : affected === 'none' ? () => false : (group: number) => affected.includes(group);
+    const test =
+      affected === 'all' ? () => true : affected === 'none' ? () => false : (group: number) => affected.includes(group);
     const expected = watchers.filter((w) => test(w.spec.group)).length;
     round = { affected: test, expected, times: [], spurious: 0 };
     send({ type: 'ready', expected });

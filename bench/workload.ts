@@ -33,14 +33,25 @@ const CONTEXTS: readonly Context[] = [
  * `node2` appear in no stored context, so they exercise the wildcard fallbacks.
  */
 const PULL_CONTEXTS: readonly Context[] = ['Production', 'Staging', 'Development'].flatMap((environment) =>
-  ['web', 'api', 'batch'].flatMap((application) => ['node1', 'node2'].map((instance) => [environment, application, instance])),
+  ['web', 'api', 'batch'].flatMap((application) =>
+    ['node1', 'node2'].map((instance) => [environment, application, instance]),
+  ),
 );
 
 /** Length of each value, in characters (the push workload's, and the default). */
 const VALUE_LENGTH = 14;
 
 const SERVICES = ['billing', 'catalog', 'checkout', 'gateway', 'identity', 'inventory', 'search', 'shipping'];
-const SETTINGS = ['db.pool-size', 'db.url', 'cache.ttl', 'http.timeout', 'feature.flags', 'retry.max', 'log.level', 'queue.name'];
+const SETTINGS = [
+  'db.pool-size',
+  'db.url',
+  'cache.ttl',
+  'http.timeout',
+  'feature.flags',
+  'retry.max',
+  'log.level',
+  'queue.name',
+];
 
 /** A push as cfghub's two entry points take it: the JSON body for HTTP, the parsed request in-process. */
 export interface PushPayload {
@@ -143,7 +154,8 @@ export class KeyWorkload {
         const value = resolveValue(record, request)?.value;
         return value === undefined ? [] : [{ key: record.key, value: String(value) }];
       });
-      if (!best || values.length > best.resolvedKeys) best = { text: formatContext(context), resolvedKeys: values.length, values };
+      if (!best || values.length > best.resolvedKeys)
+        best = { text: formatContext(context), resolvedKeys: values.length, values };
     }
     return best!;
   }

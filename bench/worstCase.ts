@@ -37,15 +37,20 @@ function cli(repos: string, ...args: string[]): void {
   if (result.status !== 0) throw new Error(`cfghub ${args.join(' ')}: ${result.stderr}`);
 }
 
-async function call(url: string, init: RequestInit & { expect?: number[] } = {}): Promise<{ status: number; bytes: number }> {
+async function call(
+  url: string,
+  init: RequestInit & { expect?: number[] } = {},
+): Promise<{ status: number; bytes: number }> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(120_000) });
   const body = await response.arrayBuffer();
-  if (!(init.expect ?? [200]).includes(response.status)) throw new Error(`${url} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
+  if (!(init.expect ?? [200]).includes(response.status))
+    throw new Error(`${url} answered ${response.status}: ${Buffer.from(body).toString().slice(0, 300)}`);
   return { status: response.status, bytes: body.byteLength };
 }
 
 const pushBody = (data: unknown[]) => JSON.stringify({ changeComment: 'bench', enableKeyCreation: true, data });
-const post = (url: string, body: string) => call(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+const post = (url: string, body: string) =>
+  call(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
 
 /**
  * The server's longest event-loop pause since the last scrape (prom-client's monitorEventLoopDelay,
@@ -90,7 +95,9 @@ interface Row {
 
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1));
 const figures = (samples: number[]) =>
-  samples.length === 0 ? 'n=0' : `n=${samples.length}: ${ms(percentile(samples, 50))} / ${ms(percentile(samples, 99))} / ${ms(Math.max(...samples))}`;
+  samples.length === 0
+    ? 'n=0'
+    : `n=${samples.length}: ${ms(percentile(samples, 50))} / ${ms(percentile(samples, 99))} / ${ms(Math.max(...samples))}`;
 
 async function timed(run: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
@@ -101,7 +108,17 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   requireBuiltCli();
   const repos = makeTempFolder('worst');
-  for (const name of ['small', 'files', 'tpl', 'many', 'push']) cli(repos, 'repo', 'create', `acme/${name}`, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
+  for (const name of ['small', 'files', 'tpl', 'many', 'push'])
+    cli(
+      repos,
+      'repo',
+      'create',
+      `acme/${name}`,
+      '--context',
+      'Environment,Application,Instance',
+      '--token-free-push',
+      '--token-free-pull',
+    );
   let child: ServeProcess = spawnServe(repos);
   let base = (await listening(child)).url;
   const rows: Row[] = [];
@@ -112,23 +129,51 @@ async function main(): Promise<void> {
   };
   try {
     log('fixtures');
-    await post(`${base}/rest/push/acme/small`, pushBody(Array.from({ length: 100 }, (_, i) => ({ key: `s.${i}`, values: [{ context: ANY, value: `v${i}` }] }))));
+    await post(
+      `${base}/rest/push/acme/small`,
+      pushBody(Array.from({ length: 100 }, (_, i) => ({ key: `s.${i}`, values: [{ context: ANY, value: `v${i}` }] }))),
+    );
     await call(`${base}/rest/pull/acme/small`, { headers: { Context: 'Prod;web;n1' } });
-    await post(`${base}/rest/push/acme/files`, pushBody(Array.from({ length: 1000 }, (_, i) => ({ file: `deep/${String(i).padStart(4, '0')}/${'a'.repeat(90)}.txt`, context: ANY, content: `f${i}` }))));
+    await post(
+      `${base}/rest/push/acme/files`,
+      pushBody(
+        Array.from({ length: 1000 }, (_, i) => ({
+          file: `deep/${String(i).padStart(4, '0')}/${'a'.repeat(90)}.txt`,
+          context: ANY,
+          content: `f${i}`,
+        })),
+      ),
+    );
     const big = 'x'.repeat(1_000_000);
     await post(
       `${base}/rest/push/acme/tpl`,
-      pushBody([{ file: 'big.txt', context: ANY, content: big }, { key: 'embed.big', vdt: 'FileEmbed', values: [{ context: ANY, value: 'big.txt' }] }, ...Array.from({ length: 7 }, (_, i) => ({ file: `copy${i}.txt`, context: ANY, content: '${ embed.big }' }))]),
+      pushBody([
+        { file: 'big.txt', context: ANY, content: big },
+        { key: 'embed.big', vdt: 'FileEmbed', values: [{ context: ANY, value: 'big.txt' }] },
+        ...Array.from({ length: 7 }, (_, i) => ({ file: `copy${i}.txt`, context: ANY, content: '${ embed.big }' })),
+      ]),
     );
-    const ladder: unknown[] = [{ file: 'm/base.txt', context: ANY, content: 'x'.repeat(10_000) }, { key: 'm.e0', vdt: 'FileEmbed', values: [{ context: ANY, value: 'm/base.txt' }] }];
+    const ladder: unknown[] = [
+      { file: 'm/base.txt', context: ANY, content: 'x'.repeat(10_000) },
+      { key: 'm.e0', vdt: 'FileEmbed', values: [{ context: ANY, value: 'm/base.txt' }] },
+    ];
     for (let level = 1; level <= 4; level++) {
       ladder.push({ file: `m/level${level}.txt`, context: ANY, content: `\${ m.e${level - 1} }`.repeat(10) });
-      if (level < 4) ladder.push({ key: `m.e${level}`, vdt: 'FileEmbed', values: [{ context: ANY, value: `m/level${level}.txt` }] });
+      if (level < 4)
+        ladder.push({ key: `m.e${level}`, vdt: 'FileEmbed', values: [{ context: ANY, value: `m/level${level}.txt` }] });
     }
     await post(`${base}/rest/push/acme/many`, pushBody(ladder));
     const pushes = quick ? 2 : 4;
     const bodies = Array.from({ length: pushes }, (_, round) =>
-      pushBody(Array.from({ length: 10_000 }, (_, i) => ({ key: `k.${i}`, values: Array.from({ length: 5 }, (_, j) => ({ context: `e${j};app;*`, value: `value ${i} ${j} round ${round}` })) }))),
+      pushBody(
+        Array.from({ length: 10_000 }, (_, i) => ({
+          key: `k.${i}`,
+          values: Array.from({ length: 5 }, (_, j) => ({
+            context: `e${j};app;*`,
+            value: `value ${i} ${j} round ${round}`,
+          })),
+        })),
+      ),
     );
     log(`push body: ${(bodies[0].length / 1e6).toFixed(1)} MB`);
     await post(`${base}/rest/push/acme/push`, bodies[0]);
@@ -136,20 +181,48 @@ async function main(): Promise<void> {
     const times = quick ? 5 : 20;
     const glob = (i: number) => `${'{*,*}'.repeat(51)}${String.fromCharCode(65 + (i % 26))}`;
     log('glob');
-    rows.push({ scenario: 'Files-Glob of 255 characters, 1,000 files (200)', ...(await during(base, () => repeat(times, (i) => call(`${base}/rest/info/acme/files`, { headers: { 'Files-Glob': glob(i) } })))) });
+    rows.push({
+      scenario: 'Files-Glob of 255 characters, 1,000 files (200)',
+      ...(await during(base, () =>
+        repeat(times, (i) => call(`${base}/rest/info/acme/files`, { headers: { 'Files-Glob': glob(i) } })),
+      )),
+    });
     log('template');
-    rows.push({ scenario: 'pull of 8 rendered files of 1,000,000 characters, the answer limit (200, 8 MB)', ...(await during(base, () => repeat(times, (i) => call(`${base}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } })))) });
-    rows.push({ scenario: 'pull of a template multiplying to 100 MB (409 at 4 Mi characters)', ...(await during(base, () => repeat(times, (i) => call(`${base}/rest/pull/acme/many`, { headers: { Context: `Prod;web;n${i}` }, expect: [409] })))) });
+    rows.push({
+      scenario: 'pull of 8 rendered files of 1,000,000 characters, the answer limit (200, 8 MB)',
+      ...(await during(base, () =>
+        repeat(times, (i) => call(`${base}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } })),
+      )),
+    });
+    rows.push({
+      scenario: 'pull of a template multiplying to 100 MB (409 at 4 Mi characters)',
+      ...(await during(base, () =>
+        repeat(times, (i) =>
+          call(`${base}/rest/pull/acme/many`, { headers: { Context: `Prod;web;n${i}` }, expect: [409] }),
+        ),
+      )),
+    });
     log('push');
-    rows.push({ scenario: 'push of 10,000 keys x 5 values (50,000 values, 3.0 MB) into 10,000 keys', ...(await during(base, () => repeat(pushes - 1, (i) => post(`${base}/rest/push/acme/push`, bodies[i + 1])))) });
+    rows.push({
+      scenario: 'push of 10,000 keys x 5 values (50,000 values, 3.0 MB) into 10,000 keys',
+      ...(await during(base, () => repeat(pushes - 1, (i) => post(`${base}/rest/push/acme/push`, bodies[i + 1])))),
+    });
     log('cold load');
-    const cold: Row = { scenario: 'first pull after a restart, 10,000 keys x 5 values (cold load)', heavy: [], healthz: [], pull: [], lag: [] };
+    const cold: Row = {
+      scenario: 'first pull after a restart, 10,000 keys x 5 values (cold load)',
+      heavy: [],
+      healthz: [],
+      pull: [],
+      lag: [],
+    };
     for (let i = 0; i < (quick ? 2 : 5); i++) {
       await stopChild(child);
       child = spawnServe(repos);
       base = (await listening(child)).url;
       await call(`${base}/rest/pull/acme/small`, { headers: { Context: 'Prod;web;n1' } });
-      const one = await during(base, async () => [await timed(() => call(`${base}/rest/pull/acme/push`, { headers: { Context: 'e1;app;n1' } }))]);
+      const one = await during(base, async () => [
+        await timed(() => call(`${base}/rest/pull/acme/push`, { headers: { Context: 'e1;app;n1' } })),
+      ]);
       cold.heavy.push(...one.heavy);
       cold.healthz.push(...one.healthz);
       cold.pull.push(...one.pull);
@@ -160,9 +233,12 @@ async function main(): Promise<void> {
     await stopChild(child);
   }
   const lines = [
-    '| worst allowed request | its time, p50 / max ms | /healthz meanwhile: n: p50 / p99 / max ms | cached pull meanwhile: n: p50 / p99 / max ms | server\'s longest event-loop pause, ms |',
+    "| worst allowed request | its time, p50 / max ms | /healthz meanwhile: n: p50 / p99 / max ms | cached pull meanwhile: n: p50 / p99 / max ms | server's longest event-loop pause, ms |",
     '| --- | ---: | ---: | ---: | ---: |',
-    ...rows.map((row) => `| ${row.scenario} | ${ms(percentile(row.heavy, 50))} / ${ms(Math.max(...row.heavy))} | ${figures(row.healthz)} | ${figures(row.pull)} | ${ms(Math.max(...row.lag))} |`),
+    ...rows.map(
+      (row) =>
+        `| ${row.scenario} | ${ms(percentile(row.heavy, 50))} / ${ms(Math.max(...row.heavy))} | ${figures(row.healthz)} | ${figures(row.pull)} | ${ms(Math.max(...row.lag))} |`,
+    ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -172,6 +248,8 @@ process.once('exit', () => {
   removeTempFolders();
 });
 main().catch((error: unknown) => {
-  process.stderr.write(`[bench:worst] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `[bench:worst] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   process.exitCode = 1;
 });

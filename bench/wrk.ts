@@ -86,12 +86,22 @@ export function parseWrkReport(text: string, bodyBytes: number): SliceResult {
   const socket = /^\s*Socket errors: (.*)$/m.exec(text);
   if (socket) throw new Error(`wrk had socket errors: ${socket[1]}`);
 
-  const totals = required(text, /^bench-summary (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$/m, 'bench-summary line (wrk-histogram.lua)').slice(1).map(Number);
+  const totals = required(
+    text,
+    /^bench-summary (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$/m,
+    'bench-summary line (wrk-histogram.lua)',
+  )
+    .slice(1)
+    .map(Number);
   const [durationMicros, requests, bytes, ...errors] = totals;
-  if (errors.some((count) => count > 0)) throw new Error(`wrk counted errors (connect, read, write, status, timeout): ${errors.join(', ')}`);
+  if (errors.some((count) => count > 0))
+    throw new Error(`wrk counted errors (connect, read, write, status, timeout): ${errors.join(', ')}`);
   // Headers come on top of the body, so fewer bytes than bodies means some answer was cut short.
-  if (bytes < requests * bodyBytes) throw new Error(`wrk read ${bytes} bytes for ${requests} answers of ${bodyBytes} bytes each`);
-  const histogram: Histogram = [...text.matchAll(/^bench-latency (\d+) (\d+)$/gm)].map((m) => [Number(m[1]), Number(m[2])] as const);
+  if (bytes < requests * bodyBytes)
+    throw new Error(`wrk read ${bytes} bytes for ${requests} answers of ${bodyBytes} bytes each`);
+  const histogram: Histogram = [...text.matchAll(/^bench-latency (\d+) (\d+)$/gm)].map(
+    (m) => [Number(m[1]), Number(m[2])] as const,
+  );
   const counted = histogram.reduce((sum, [, count]) => sum + count, 0);
   // At least one entry per answer; more when wrk added its coordinated-omission entries.
   if (counted < requests) throw new Error(`wrk's histogram holds ${counted} entries for ${requests} requests`);
@@ -116,7 +126,18 @@ export class WrkLoad implements LoadGenerator {
 
   async run(slice: LoadSlice): Promise<SliceResult> {
     const headers = Object.entries(slice.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
-    const args = ['-t1', `-c${slice.connections}`, `-d${slice.seconds}s`, '--latency', '--timeout', REQUEST_TIMEOUT, '-s', SCRIPT, ...headers, slice.url];
+    const args = [
+      '-t1',
+      `-c${slice.connections}`,
+      `-d${slice.seconds}s`,
+      '--latency',
+      '--timeout',
+      REQUEST_TIMEOUT,
+      '-s',
+      SCRIPT,
+      ...headers,
+      slice.url,
+    ];
     const { code, output } = await run(args, slice.seconds * 1000 + OVERRUN_MS, slice.body);
     if (code !== 0) throw new Error(`wrk ${args.join(' ')} exited with ${code}:\n${output.slice(0, 2000)}`);
     return parseWrkReport(output, slice.bodyBytes);

@@ -40,7 +40,13 @@ interface GitResult {
 /** Runs git without blocking this process (the HTTP server being cloned from lives in it). */
 function runGit(args: readonly string[], cwd: string, input?: string): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = track(spawn('git', args, { cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }));
+    const child = track(
+      spawn('git', args, {
+        cwd,
+        stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'],
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      }),
+    );
     let stderr = '';
     child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     child.on('error', reject);
@@ -84,12 +90,15 @@ function fastImportStream(plan: ClonePlan): string {
     tokenFreePull: true,
     created: '2026-01-01T00:00:00Z',
   };
-  const inline = (path: string, content: string) => `M 100644 inline ${path}\ndata ${Buffer.byteLength(content)}\n${content}\n`;
+  const inline = (path: string, content: string) =>
+    `M 100644 inline ${path}\ndata ${Buffer.byteLength(content)}\n${content}\n`;
   const parts: string[] = [];
   for (let commit = 0; commit < plan.commits; commit++) {
     const message = commit === 0 ? 'all keys' : `change ${plan.keysPerCommit} keys`;
     const when = 1_767_225_600 + commit * 60;
-    parts.push(`commit refs/heads/main\ncommitter cfghub <cfghub@localhost> ${when} +0000\ndata ${message.length}\n${message}\n`);
+    parts.push(
+      `commit refs/heads/main\ncommitter cfghub <cfghub@localhost> ${when} +0000\ndata ${message.length}\n${message}\n`,
+    );
     if (commit === 0) {
       parts.push(inline(SETTINGS_FILE, serializeSettings(settings)));
       for (let i = 0; i < plan.keyCount; i++) {
@@ -115,7 +124,9 @@ async function buildFixture(plan: ClonePlan, log: Log): Promise<{ folder: string
   await gitOk(['init', '--quiet', '--bare', '--initial-branch=main', gitdir], folder);
   await gitOk(['--git-dir', gitdir, 'fast-import', '--quiet'], folder, fastImportStream(plan));
   await gitOk(['--git-dir', gitdir, 'repack', '-adq'], folder);
-  log(`clone fixture: ${plan.keyCount} keys, ${plan.commits} commits, built in ${Math.round(performance.now() - started)} ms`);
+  log(
+    `clone fixture: ${plan.keyCount} keys, ${plan.commits} commits, built in ${Math.round(performance.now() - started)} ms`,
+  );
   return { folder, reposRoot, gitdir };
 }
 
@@ -157,14 +168,21 @@ export async function runCloneScenario(plan: ClonePlan, log: Log): Promise<Scena
     const httpSummary = summarize(httpSamples);
     const diskSummary = summarize(diskSamples);
     const slowdown = 1 / pairedSpeedup(diskSamples, httpSamples);
-    log(`clone: HTTP p50 ${httpSummary.p50.toFixed(0)} ms, disk p50 ${diskSummary.p50.toFixed(0)} ms, HTTP/disk ${slowdown.toFixed(2)}x`);
+    log(
+      `clone: HTTP p50 ${httpSummary.p50.toFixed(0)} ms, disk p50 ${diskSummary.p50.toFixed(0)} ms, HTTP/disk ${slowdown.toFixed(2)}x`,
+    );
     const hardlink = summarize(hardlinkSamples);
     return {
       id: CLONE_SCENARIO,
       title: `git clone --bare of ${plan.keyCount.toLocaleString('en-US')} keys, ${plan.commits.toLocaleString('en-US')} commits`,
       references: [CLONE_DISK],
       measurements: [
-        { implementation: CLONE_HTTP, samples: httpSamples, summary: httpSummary, speedups: { [CLONE_DISK]: pairedSpeedup(diskSamples, httpSamples) } },
+        {
+          implementation: CLONE_HTTP,
+          samples: httpSamples,
+          summary: httpSummary,
+          speedups: { [CLONE_DISK]: pairedSpeedup(diskSamples, httpSamples) },
+        },
         { implementation: CLONE_DISK, samples: diskSamples, summary: diskSummary },
       ],
       notes: [

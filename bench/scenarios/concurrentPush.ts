@@ -41,7 +41,11 @@ interface Slice {
 }
 
 /** `clients` loops, each one operation after another, for `seconds`. */
-async function runSlice(clients: number, seconds: number, operation: (client: number, sequence: number) => Promise<void>): Promise<Slice> {
+async function runSlice(
+  clients: number,
+  seconds: number,
+  operation: (client: number, sequence: number) => Promise<void>,
+): Promise<Slice> {
   const latencies: number[] = [];
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -66,7 +70,10 @@ async function pushOne(url: string, client: number, sequence: number): Promise<v
   });
   const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
   const text = await response.text();
-  if (response.status !== 200) throw new Error(`POST ${url} answered ${response.status} ${response.headers.get('etag') ?? ''}: ${text.slice(0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(
+      `POST ${url} answered ${response.status} ${response.headers.get('etag') ?? ''}: ${text.slice(0, 300)}`,
+    );
 }
 
 /** 17 repositories of 1,000 keys, token-free push: `many/r00`…`many/r15` and `one/shared`. */
@@ -81,13 +88,18 @@ async function fixture(log: Log): Promise<string> {
   });
   const result = await push(seed, new KeyWorkload(KEYS).seedPayload().request, BENCH_CALLER);
   if (result.kind !== 'applied') throw new Error(`seeding did not apply: ${JSON.stringify(result)}`);
-  for (let i = 0; i < 16; i++) cpSync(seed.gitdir, join(reposRoot, 'many', `r${String(i).padStart(2, '0')}.git`), { recursive: true });
+  for (let i = 0; i < 16; i++)
+    cpSync(seed.gitdir, join(reposRoot, 'many', `r${String(i).padStart(2, '0')}.git`), { recursive: true });
   cpSync(seed.gitdir, join(reposRoot, 'one', 'shared.git'), { recursive: true });
   log(`concurrent push fixture: 17 repositories of ${KEYS} keys`);
   return reposRoot;
 }
 
-export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, plan: ConcurrentPlan, log: Log): Promise<ScenarioResult> {
+export async function runConcurrentPushScenario(
+  etcd: EtcdServer | undefined,
+  plan: ConcurrentPlan,
+  log: Log,
+): Promise<ScenarioResult> {
   requireBuiltCli();
   const reposRoot = await fixture(log);
   const child = spawnServe(reposRoot);
@@ -96,17 +108,36 @@ export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, pl
     const { url } = await listening(child);
     const { url: workersUrl } = await listening(withWorkers);
     const implementations: Array<{ name: string; operation: (client: number, sequence: number) => Promise<void> }> = [
-      { name: INTO_MANY, operation: (client, sequence) => pushOne(`${url}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence) },
+      {
+        name: INTO_MANY,
+        operation: (client, sequence) =>
+          pushOne(`${url}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence),
+      },
       { name: INTO_ONE, operation: (client, sequence) => pushOne(`${url}/rest/push/one/shared`, client, sequence) },
-      { name: INTO_MANY_WORKERS, operation: (client, sequence) => pushOne(`${workersUrl}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence) },
-      ...(etcd ? [{ name: ETCD_CLIENTS, operation: (client: number, sequence: number) => etcd.txn([{ key: `/concurrent/client${client}`, value: `${VALUE}${sequence}` }]) }] : []),
+      {
+        name: INTO_MANY_WORKERS,
+        operation: (client, sequence) =>
+          pushOne(`${workersUrl}/rest/push/many/r${String(client).padStart(2, '0')}`, client, sequence),
+      },
+      ...(etcd
+        ? [
+            {
+              name: ETCD_CLIENTS,
+              operation: (client: number, sequence: number) =>
+                etcd.txn([{ key: `/concurrent/client${client}`, value: `${VALUE}${sequence}` }]),
+            },
+          ]
+        : []),
     ];
     const slices = new Map<string, Slice[]>(implementations.map((i) => [i.name, []]));
-    for (const implementation of implementations) await runSlice(plan.clients, plan.warmupSeconds, implementation.operation);
+    for (const implementation of implementations)
+      await runSlice(plan.clients, plan.warmupSeconds, implementation.operation);
     for (let round = 0; round < plan.slices; round++) {
       for (let k = 0; k < implementations.length; k++) {
         const implementation = implementations[(round + k) % implementations.length];
-        slices.get(implementation.name)!.push(await runSlice(plan.clients, plan.sliceSeconds, implementation.operation));
+        slices
+          .get(implementation.name)!
+          .push(await runSlice(plan.clients, plan.sliceSeconds, implementation.operation));
       }
     }
     const rates = (name: string) => slices.get(name)!.map((s) => s.done / s.seconds);
@@ -116,8 +147,15 @@ export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, pl
       const latencies = mine.flatMap((s) => s.latencies);
       const seconds = mine.reduce((sum, s) => sum + s.seconds, 0);
       const speedups =
-        etcd && name !== ETCD_CLIENTS ? { [ETCD_CLIENTS]: median(rates(name).map((rate, i) => rate / rates(ETCD_CLIENTS)[i])) } : undefined;
-      return { implementation: name, samples: latencies, summary: { ...summarize(latencies), opsPerSecond: latencies.length / seconds }, ...(speedups ? { speedups } : {}) };
+        etcd && name !== ETCD_CLIENTS
+          ? { [ETCD_CLIENTS]: median(rates(name).map((rate, i) => rate / rates(ETCD_CLIENTS)[i])) }
+          : undefined;
+      return {
+        implementation: name,
+        samples: latencies,
+        summary: { ...summarize(latencies), opsPerSecond: latencies.length / seconds },
+        ...(speedups ? { speedups } : {}),
+      };
     });
     log(`concurrent pushes: ${plan.slices} rounds of ${plan.sliceSeconds} s slices`);
     return {
@@ -127,7 +165,9 @@ export async function runConcurrentPushScenario(etcd: EtcdServer | undefined, pl
       measurements,
       notes: [
         `\`cfghub serve\` in its default mode (one process) except the ${INTO_MANY_WORKERS} row (a second server on the same folder, \`--workers auto\`: ${coreWorkers()} workers, one per core), default logging; each client one HTTP push after another (keep-alive, Node's fetch), each push a commit changing the client's own key; ${plan.slices} slices of ${plan.sliceSeconds} s per implementation after ${plan.warmupSeconds} s of warm-up each, in rotating order; ops/s counts every client's pushes together`,
-        etcd ? `etcd: ${plan.clients} clients each putting its own key (300-byte values) in one transaction after another, through the HTTP gateway` : 'etcd not installed (bench/install-tools.sh): no etcd row',
+        etcd
+          ? `etcd: ${plan.clients} clients each putting its own key (300-byte values) in one transaction after another, through the HTTP gateway`
+          : 'etcd not installed (bench/install-tools.sh): no etcd row',
       ],
     };
   } finally {

@@ -27,15 +27,23 @@ export const HISTORY_AFTER_PUSH = 'history-after-push';
 export const HISTORY_HTTP = 'cfghub HTTP';
 const PAGE = 50;
 
-async function timedPage(server: BenchServer, path: string, before?: string): Promise<{ ms: number; last: string; bytes: number }> {
+async function timedPage(
+  server: BenchServer,
+  path: string,
+  before?: string,
+): Promise<{ ms: number; last: string; bytes: number }> {
   const t0 = performance.now();
-  const response = await fetch(`${server.url}${path}`, { headers: { Limit: String(PAGE), ...(before ? { Before: before } : {}) } });
+  const response = await fetch(`${server.url}${path}`, {
+    headers: { Limit: String(PAGE), ...(before ? { Before: before } : {}) },
+  });
   const text = await response.text();
   const ms = performance.now() - t0;
   if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${text.slice(0, 300)}`);
   const body = JSON.parse(text) as { commits: { id: string; keys: unknown[] }[] };
   if (body.commits.length !== PAGE || body.commits.some((commit) => commit.keys.length === 0)) {
-    throw new Error(`history answered ${body.commits.length} commits (or some without their changes), expected ${PAGE}`);
+    throw new Error(
+      `history answered ${body.commits.length} commits (or some without their changes), expected ${PAGE}`,
+    );
   }
   return { ms, last: body.commits[PAGE - 1].id, bytes: Buffer.byteLength(text) };
 }
@@ -57,7 +65,11 @@ async function warmClient(): Promise<void> {
   }
 }
 
-export async function runHistoryScenario(fixture: HistoryFixture, plan: Plan['history'], log: Log): Promise<ScenarioResult[]> {
+export async function runHistoryScenario(
+  fixture: HistoryFixture,
+  plan: Plan['history'],
+  log: Log,
+): Promise<ScenarioResult[]> {
   await warmClient();
   const cold: number[] = [];
   const fresh: number[] = [];
@@ -89,7 +101,9 @@ export async function runHistoryScenario(fixture: HistoryFixture, plan: Plan['hi
     await server?.close();
   }
   const commits = `${fixture.commits.toLocaleString('en-US')} commits`;
-  log(`history: ${plan.cold} cold, ${plan.fresh} fresh and ${plan.warm} warm pages of ${PAGE} commits (${Math.round(bytes / 1024)} KiB each)`);
+  log(
+    `history: ${plan.cold} cold, ${plan.fresh} fresh and ${plan.warm} warm pages of ${PAGE} commits (${Math.round(bytes / 1024)} KiB each)`,
+  );
   const measurement = (samples: number[]) => [{ implementation: HISTORY_HTTP, samples, summary: summarize(samples) }];
   const size = `${Math.round(bytes / 1024)} KiB of JSON per page, 1 to 3 keys changed per commit, 1,000 keys`;
   return [
@@ -97,25 +111,33 @@ export async function runHistoryScenario(fixture: HistoryFixture, plan: Plan['hi
       id: HISTORY_COLD,
       title: `GET /rest/history, last ${PAGE} of ${commits}, cold (new server instance)`,
       measurements: measurement(cold),
-      notes: [`first request of ${plan.cold} new server instances in this process (nothing parsed or summarized yet; OS page cache warm; the client's fetch warmed on a plain node:http server first); ${size}`],
+      notes: [
+        `first request of ${plan.cold} new server instances in this process (nothing parsed or summarized yet; OS page cache warm; the client's fetch warmed on a plain node:http server first); ${size}`,
+      ],
     },
     {
       id: HISTORY_FRESH,
       title: `GET /rest/history, ${PAGE} of ${commits} not summarized before (paging back with Before)`,
       measurements: measurement(fresh),
-      notes: [`${plan.fresh} consecutive pages further back on one warm server, each of commits never summarized before`],
+      notes: [
+        `${plan.fresh} consecutive pages further back on one warm server, each of commits never summarized before`,
+      ],
     },
     {
       id: HISTORY_AFTER_PUSH,
       title: `GET /rest/history, last ${PAGE} of ${commits}, right after a push`,
       measurements: measurement(afterPush),
-      notes: [`${plan.afterPush} rounds on the warm server: a 1-key push over HTTP (untimed), then the first page (one commit not summarized yet)`],
+      notes: [
+        `${plan.afterPush} rounds on the warm server: a 1-key push over HTTP (untimed), then the first page (one commit not summarized yet)`,
+      ],
     },
     {
       id: HISTORY_WARM,
       title: `GET /rest/history, last ${PAGE} of ${commits}, warm`,
       measurements: measurement(warm),
-      notes: [`${plan.warm} requests of the first page after ${plan.warmup} untimed ones (change summaries cached by commit id)`],
+      notes: [
+        `${plan.warm} requests of the first page after ${plan.warmup} untimed ones (change summaries cached by commit id)`,
+      ],
     },
   ];
 }

@@ -33,10 +33,15 @@ async function timedListing(server: BenchServer): Promise<{ ms: number; body: st
 
 function checkCount(body: string): void {
   const count = (JSON.parse(body) as unknown[]).length;
-  if (count !== LISTING_REPOSITORIES) throw new Error(`the listing returned ${count} repositories, expected ${LISTING_REPOSITORIES}`);
+  if (count !== LISTING_REPOSITORIES)
+    throw new Error(`the listing returned ${count} repositories, expected ${LISTING_REPOSITORIES}`);
 }
 
-export async function runListingScenario(reposRoot: string, plan: Plan['listing'], log: Log): Promise<ScenarioResult[]> {
+export async function runListingScenario(
+  reposRoot: string,
+  plan: Plan['listing'],
+  log: Log,
+): Promise<ScenarioResult[]> {
   const cold: number[] = [];
   const warm: number[] = [];
   const afterPush: number[] = [];
@@ -61,7 +66,8 @@ export async function runListingScenario(reposRoot: string, plan: Plan['listing'
     const workload = new KeyWorkload(5, { seed: Date.now() % 1_000_000_007 });
     for (let i = 0; i < plan.afterPush; i++) {
       const result = await push(writer, workload.nextChange(1).payload.request, BENCH_CALLER);
-      if (result.kind !== 'applied') throw new Error(`the push before listing ${i} did not apply: ${JSON.stringify(result)}`);
+      if (result.kind !== 'applied')
+        throw new Error(`the push before listing ${i} did not apply: ${JSON.stringify(result)}`);
       const listing = await timedListing(server!);
       checkCount(listing.body);
       afterPush.push(listing.ms);
@@ -76,19 +82,25 @@ export async function runListingScenario(reposRoot: string, plan: Plan['listing'
       id: LISTING_WARM,
       title: `GET /rest/info/all, ${repositories}, warm`,
       measurements: [{ implementation: IMPLEMENTATION, samples: warm, summary: summarize(warm) }],
-      notes: [`${plan.warm} listings after ${1 + plan.warmup} untimed ones on the same server; ${Math.round(bytes / 1024)} KiB of JSON each`],
+      notes: [
+        `${plan.warm} listings after ${1 + plan.warmup} untimed ones on the same server; ${Math.round(bytes / 1024)} KiB of JSON each`,
+      ],
     },
     {
       id: LISTING_AFTER_PUSH,
       title: `GET /rest/info/all, ${repositories}, right after a push`,
       measurements: [{ implementation: IMPLEMENTATION, samples: afterPush, summary: summarize(afterPush) }],
-      notes: [`${plan.afterPush} listings on the warm server, each right after a 1-key push into team00/config0000 by another writer on the same folder`],
+      notes: [
+        `${plan.afterPush} listings on the warm server, each right after a 1-key push into team00/config0000 by another writer on the same folder`,
+      ],
     },
     {
       id: LISTING_COLD,
       title: `GET /rest/info/all, ${repositories}, cold (new server instance)`,
       measurements: [{ implementation: IMPLEMENTATION, samples: cold, summary: summarize(cold) }],
-      notes: [`first listing of ${plan.cold} new server instances (new registry and token service) in this process; OS page cache warm`],
+      notes: [
+        `first listing of ${plan.cold} new server instances (new registry and token service) in this process; OS page cache warm`,
+      ],
     },
   ];
 }

@@ -41,7 +41,12 @@ function getOnNewConnection(url: string, headers: Record<string, string>): Promi
 
 const mib = (kiB: number) => Math.round(kiB / 1024);
 
-async function measure(fixture: ReadFixture, names: readonly string[], workers: number, log: Log): Promise<{ atStart: number[]; loaded: number[]; pages: ResidentPages }> {
+async function measure(
+  fixture: ReadFixture,
+  names: readonly string[],
+  workers: number,
+  log: Log,
+): Promise<{ atStart: number[]; loaded: number[]; pages: ResidentPages }> {
   const child = spawnServe(fixture.reposRoot, ['--workers', String(workers)]);
   try {
     const { url } = await listening(child);
@@ -53,11 +58,14 @@ async function measure(fixture: ReadFixture, names: readonly string[], workers: 
       }
     }
     const listed = (JSON.parse(await getText(`${url}/rest/info/all`)) as unknown[]).length;
-    if (listed !== names.length + 1) throw new Error(`the listing showed ${listed} repositories, expected ${names.length + 1}`);
+    if (listed !== names.length + 1)
+      throw new Error(`the listing showed ${listed} repositories, expected ${names.length + 1}`);
     const tree = residentOfTree(child.pid!);
     const loaded = tree.map((p) => p.kiB);
     const pages = residentPagesOf(tree.map((p) => p.pid));
-    log(`memory, --workers ${workers}: ${names.length} repositories of ${fixture.keyCount} keys loaded, ${mib(pages.uniqueKiB)} MiB resident (each page once${pages.framesKnown ? '' : ': frames unknown, pages of each process summed'}); RSS ${mib(loaded.reduce((a, b) => a + b, 0))} MiB summed (${loaded.map(mib).join(' + ')})`);
+    log(
+      `memory, --workers ${workers}: ${names.length} repositories of ${fixture.keyCount} keys loaded, ${mib(pages.uniqueKiB)} MiB resident (each page once${pages.framesKnown ? '' : ': frames unknown, pages of each process summed'}); RSS ${mib(loaded.reduce((a, b) => a + b, 0))} MiB summed (${loaded.map(mib).join(' + ')})`,
+    );
     return { atStart, loaded, pages };
   } finally {
     await stopChild(child);

@@ -50,12 +50,14 @@ async function checkSameBytes(endpoints: readonly Endpoint[], headers: Record<st
     endpoints.map(async ({ name, url }) => {
       const response = await fetch(url, { headers });
       const body = Buffer.from(await response.arrayBuffer());
-      if (response.status !== 200) throw new Error(`${name} (${url}) answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
+      if (response.status !== 200)
+        throw new Error(`${name} (${url}) answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
       return body;
     }),
   );
   const digests = bodies.map((body) => createHash('sha1').update(body).digest('hex'));
-  if (new Set(digests).size !== 1) throw new Error(`the pull and static endpoints answered different bytes (${digests.join(' vs ')})`);
+  if (new Set(digests).size !== 1)
+    throw new Error(`the pull and static endpoints answered different bytes (${digests.join(' vs ')})`);
   return bodies[0];
 }
 
@@ -66,10 +68,13 @@ async function checkSameBytes(endpoints: readonly Endpoint[], headers: Record<st
 async function checkSameAnswer(endpoint: Endpoint, expected: Buffer, headers: Record<string, string>): Promise<void> {
   const response = await fetch(endpoint.url, { headers });
   const body = Buffer.from(await response.arrayBuffer());
-  if (response.status !== 200) throw new Error(`${endpoint.name} (${endpoint.url}) answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
+  if (response.status !== 200)
+    throw new Error(`${endpoint.name} (${endpoint.url}) answered ${response.status}: ${body.toString('utf8', 0, 300)}`);
   const content = (bytes: Buffer) => ({ ...(JSON.parse(bytes.toString('utf8')) as object), generatedOn: undefined });
   if (body.length !== expected.length || JSON.stringify(content(body)) !== JSON.stringify(content(expected))) {
-    throw new Error(`${endpoint.name} answered another pull than the single-process server (${body.length} vs ${expected.length} bytes)`);
+    throw new Error(
+      `${endpoint.name} answered another pull than the single-process server (${body.length} vs ${expected.length} bytes)`,
+    );
   }
 }
 
@@ -78,7 +83,8 @@ async function etcdEndpoint(etcd: EtcdServer, fixture: ReadFixture): Promise<End
   const prefix = '/pull/';
   await etcd.load(fixture.context.values.map(({ key, value }) => ({ key: `${prefix}${key}`, value })));
   const { count, bytes } = await etcd.range(prefix);
-  if (count !== fixture.context.resolvedKeys) throw new Error(`etcd's range read returned ${count} keys, expected ${fixture.context.resolvedKeys}`);
+  if (count !== fixture.context.resolvedKeys)
+    throw new Error(`etcd's range read returned ${count} keys, expected ${fixture.context.resolvedKeys}`);
   // The answer's header (revision, term) may differ by a digit from read to read.
   return { name: ETCD_RANGE, url: `${etcd.url}/v3/kv/range`, body: etcd.rangeBody(prefix), bodyBytes: bytes - 16 };
 }
@@ -87,8 +93,17 @@ function range(values: readonly number[]): string {
   return `${Math.round(Math.min(...values))}-${Math.round(Math.max(...values))}`;
 }
 
-export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | undefined, plan: PullPlan, log: Log): Promise<ScenarioResult[]> {
-  const server = await PullServerProcess.start({ reposRoot: fixture.reposRoot, pullPath: fixture.pullPath, context: fixture.context.text });
+export async function runPullScenario(
+  fixture: ReadFixture,
+  etcd: EtcdServer | undefined,
+  plan: PullPlan,
+  log: Log,
+): Promise<ScenarioResult[]> {
+  const server = await PullServerProcess.start({
+    reposRoot: fixture.reposRoot,
+    pullPath: fixture.pullPath,
+    context: fixture.context.text,
+  });
   let load: LoadGenerator | undefined;
   let bare: BareHttpServer | undefined;
   let workers: Awaited<ReturnType<typeof serveQuietInChild>> | undefined;
@@ -104,7 +119,11 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
     bare = await startBareHttpServer(body);
     const bareEndpoint: Endpoint = { name: BARE_HTTP, url: bare.url, bodyBytes: bytes };
     await checkSameBytes([pullEndpoint, bareEndpoint], headers);
-    const workersEndpoint: Endpoint = { name: PULL_WORKERS, url: `${workers.url}${fixture.pullPath}`, bodyBytes: bytes };
+    const workersEndpoint: Endpoint = {
+      name: PULL_WORKERS,
+      url: `${workers.url}${fixture.pullPath}`,
+      bodyBytes: bytes,
+    };
     await checkSameAnswer(workersEndpoint, body, headers);
     const etcdRange = etcd ? [await etcdEndpoint(etcd, fixture)] : [];
     const endpoints = [pullEndpoint, staticEndpoint, bareEndpoint, ...etcdRange, workersEndpoint];
@@ -115,7 +134,14 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
     for (const connections of plan.connections) {
       const started = performance.now();
       const slice = (endpoint: Endpoint, seconds: number) =>
-        load!.run({ url: endpoint.url, headers, connections, seconds, bodyBytes: endpoint.bodyBytes, body: endpoint.body });
+        load!.run({
+          url: endpoint.url,
+          headers,
+          connections,
+          seconds,
+          bodyBytes: endpoint.bodyBytes,
+          body: endpoint.body,
+        });
       for (const endpoint of endpoints) await slice(endpoint, plan.warmupSeconds);
       const slices = new Map<string, SliceResult[]>(endpoints.map((e) => [e.name, []]));
       for (let i = 0; i < plan.slices; i++) {
@@ -129,17 +155,32 @@ export async function runPullScenario(fixture: ReadFixture, etcd: EtcdServer | u
         const histogram = mergeHistograms(mine.map((s) => s.histogram));
         const seconds = mine.reduce((sum, s) => sum + s.seconds, 0);
         const requests = mine.reduce((sum, s) => sum + s.requests, 0);
-        const over = (mine: string, theirs: readonly string[]) => Object.fromEntries(theirs.map((reference) => [reference, median(rps(mine).map((value, k) => value / rps(reference)[k]))]));
-        const speedups = name === PULL ? over(PULL, references) : name === PULL_WORKERS ? over(PULL_WORKERS, workersReferences) : undefined;
+        const over = (mine: string, theirs: readonly string[]) =>
+          Object.fromEntries(
+            theirs.map((reference) => [reference, median(rps(mine).map((value, k) => value / rps(reference)[k]))]),
+          );
+        const speedups =
+          name === PULL
+            ? over(PULL, references)
+            : name === PULL_WORKERS
+              ? over(PULL_WORKERS, workersReferences)
+              : undefined;
         return {
           implementation: name,
           samples: [],
           summary: summarizeLoad(histogram, requests, seconds),
           ...(speedups ? { speedups } : {}),
-          load: { generator: load!.name, connections, slices: mine.map(({ histogram: _, ...figures }) => figures), histogram },
+          load: {
+            generator: load!.name,
+            connections,
+            slices: mine.map(({ histogram: _, ...figures }) => figures),
+            histogram,
+          },
         };
       });
-      log(`pull vs references, ${connections} connection(s): ${endpoints.length * (plan.slices + 1)} slices in ${Math.round((performance.now() - started) / 1000)} s`);
+      log(
+        `pull vs references, ${connections} connection(s): ${endpoints.length * (plan.slices + 1)} slices in ${Math.round((performance.now() - started) / 1000)} s`,
+      );
       const plural = connections === 1 ? '' : 's';
       results.push({
         id: pullScenarioId(connections),

@@ -46,10 +46,22 @@ function etcdKey(prefix: string, path: string): string {
   return `${prefix}${path}`;
 }
 
-function pushers(fixture: PushFixture, server: BenchServer, gitTrees: string[], etcd: EtcdServer | undefined, etcdPrefix: string): Pusher[] {
+function pushers(
+  fixture: PushFixture,
+  server: BenchServer,
+  gitTrees: string[],
+  etcd: EtcdServer | undefined,
+  etcdPrefix: string,
+): Pusher[] {
   const url = `${server.url}/rest/push/${BENCH_ACCOUNT}/${fixture.httpRepository}`;
   const etcdPusher: Pusher[] = etcd
-    ? [{ name: ETCD_TXN, push: (change) => timed(() => etcd.txn(change.files.map((f) => ({ key: etcdKey(etcdPrefix, f.path), value: f.content })))) }]
+    ? [
+        {
+          name: ETCD_TXN,
+          push: (change) =>
+            timed(() => etcd.txn(change.files.map((f) => ({ key: etcdKey(etcdPrefix, f.path), value: f.content })))),
+        },
+      ]
     : [];
   return [
     ...etcdPusher,
@@ -109,11 +121,14 @@ export async function runPushScenario(
     }
     const inProcessTree = (await fixture.inProcess.headSnapshot()).treeId;
     if (inProcessTree !== gitTrees[gitTrees.length - 1]) {
-      throw new Error(`round ${round}: cfghub wrote tree ${inProcessTree}, git plumbing ${gitTrees[gitTrees.length - 1]}: not the same commit content`);
+      throw new Error(
+        `round ${round}: cfghub wrote tree ${inProcessTree}, git plumbing ${gitTrees[gitTrees.length - 1]}: not the same commit content`,
+      );
     }
   }
   const httpTree = (await runGit(['--git-dir', fixture.httpGitdir, 'rev-parse', 'refs/heads/main^{tree}'])).trim();
-  if (httpTree !== gitTrees[gitTrees.length - 1]) throw new Error(`the HTTP repository ended at tree ${httpTree}, git plumbing at ${gitTrees[gitTrees.length - 1]}`);
+  if (httpTree !== gitTrees[gitTrees.length - 1])
+    throw new Error(`the HTTP repository ended at tree ${httpTree}, git plumbing at ${gitTrees[gitTrees.length - 1]}`);
 
   const references = [GIT_PLUMBING, ...(etcd ? [ETCD_TXN] : [])];
   const measurements: Measurement[] = implementations.map(({ name }) => {
@@ -123,7 +138,9 @@ export async function runPushScenario(
       : Object.fromEntries(references.map((reference) => [reference, pairedSpeedup(samples.get(reference)!, mine)]));
     return { implementation: name, samples: mine, summary: summarize(mine), ...(speedups ? { speedups } : {}) };
   });
-  log(`push ${keysPerPush} key(s) into ${fixture.keyCount}: ${total} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
+  log(
+    `push ${keysPerPush} key(s) into ${fixture.keyCount}: ${total} rounds in ${Math.round((performance.now() - started) / 1000)} s`,
+  );
   return {
     id: pushScenarioId(keysPerPush, fixture.keyCount),
     title: `push ${keysPerPush} key${keysPerPush === 1 ? '' : 's'} into ${fixture.keyCount.toLocaleString('en-US')} keys`,

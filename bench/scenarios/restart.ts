@@ -47,11 +47,17 @@ async function restartOnce(fixture: ReadFixture): Promise<Restart> {
     const body = await pull(pullUrl, fixture.context.text);
     const answered = performance.now();
     const properties = Object.keys((JSON.parse(body) as { properties: object }).properties).length;
-    if (properties !== fixture.context.resolvedKeys) throw new Error(`the first pull held ${properties} keys, expected ${fixture.context.resolvedKeys}`);
+    if (properties !== fixture.context.resolvedKeys)
+      throw new Error(`the first pull held ${properties} keys, expected ${fixture.context.resolvedKeys}`);
     const t0 = performance.now();
     await pull(pullUrl, fixture.context.text);
     const secondPull = performance.now() - t0;
-    return { spawnToAnswer: answered - spawned, listeningToAnswer: answered - at, secondPull, bodyBytes: Buffer.byteLength(body) };
+    return {
+      spawnToAnswer: answered - spawned,
+      listeningToAnswer: answered - at,
+      secondPull,
+      bodyBytes: Buffer.byteLength(body),
+    };
   } finally {
     await stopChild(child);
   }
@@ -64,7 +70,9 @@ export async function runRestartScenario(fixture: ReadFixture, plan: RestartPlan
   const fromListening = runs.map((r) => r.listeningToAnswer);
   const fromSpawn = runs.map((r) => r.spawnToAnswer);
   const second = summarize(runs.map((r) => r.secondPull));
-  log(`restart: ${plan.repetitions} restarts, first pull ${Math.round(Math.max(...fromListening))} ms at worst after listening`);
+  log(
+    `restart: ${plan.repetitions} restarts, first pull ${Math.round(Math.max(...fromListening))} ms at worst after listening`,
+  );
   const keys = `${fixture.keyCount.toLocaleString('en-US')} keys`;
   const what = `\`${SERVE}\` spawned as \`node dist/cli/main.cjs serve --port 0 --repos DIR\` ${plan.repetitions} times, each stopped by its pid before the next; one token-free GET ${fixture.pullPath} with \`Context: ${fixture.context.text}\` (${fixture.context.resolvedKeys} of ${keys} resolve; ${Math.round(runs[0].bodyBytes / 1024)} KiB of JSON) right after the listening line, timed to the last byte; OS page cache warm`;
   return [
@@ -72,14 +80,19 @@ export async function runRestartScenario(fixture: ReadFixture, plan: RestartPlan
       id: RESTART_LISTENING,
       title: `first pull after a restart, ${keys}, from listening`,
       measurements: [{ implementation: SERVE, samples: fromListening, summary: summarize(fromListening) }],
-      notes: [what, `a second pull right after the first, on the same server (answer cached): p50 ${second.p50.toFixed(2)} ms (p99 ${second.p99.toFixed(2)})`],
+      notes: [
+        what,
+        `a second pull right after the first, on the same server (answer cached): p50 ${second.p50.toFixed(2)} ms (p99 ${second.p99.toFixed(2)})`,
+      ],
       hideRate: true,
     },
     {
       id: RESTART_SPAWN,
       title: `first pull after a restart, ${keys}, from spawn`,
       measurements: [{ implementation: SERVE, samples: fromSpawn, summary: summarize(fromSpawn) }],
-      notes: ['the same restarts, timed from the spawn of the process: Node start, module loading, the registry, listening, then the pull'],
+      notes: [
+        'the same restarts, timed from the spawn of the process: Node start, module loading, the registry, listening, then the pull',
+      ],
       hideRate: true,
     },
   ];

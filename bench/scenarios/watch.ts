@@ -84,7 +84,12 @@ async function idle(pid: number, quietMs = 300): Promise<void> {
 // keep-alive timeout just as it is reused ("socket hang up"), and a connect costs a fraction of a millisecond.
 const agent = new http.Agent({ keepAlive: false });
 
-function request(url: string, method: string, headers: Record<string, string>, body?: string): Promise<{ status: number; etag: string; text: string; at: number }> {
+function request(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; etag: string; text: string; at: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers, agent }, (res) => {
       const at = now();
@@ -111,7 +116,9 @@ class ClientProcess {
   }
 
   static start(): ClientProcess {
-    return new ClientProcess(track(fork(CLIENT, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })));
+    return new ClientProcess(
+      track(fork(CLIENT, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })),
+    );
   }
 
   send(message: ToClient): void {
@@ -119,7 +126,10 @@ class ClientProcess {
   }
 
   /** The next message of this type (earlier ones of other types are dropped), or undefined after `timeoutMs`. */
-  async next<T extends FromClient['type']>(type: T, timeoutMs = 600_000): Promise<Extract<FromClient, { type: T }> | undefined> {
+  async next<T extends FromClient['type']>(
+    type: T,
+    timeoutMs = 600_000,
+  ): Promise<Extract<FromClient, { type: T }> | undefined> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const index = this.inbox.findIndex((m) => m.type === type);
@@ -164,16 +174,34 @@ interface Run {
 }
 
 /** Starts the client processes and splits `specs` over them; resolves once every request is sent. */
-async function startFleet(plan: WatchPlan, kind: 'cfghub' | 'etcd', url: string, path: string, specs: WatcherSpec[]): Promise<ClientProcess[]> {
+async function startFleet(
+  plan: WatchPlan,
+  kind: 'cfghub' | 'etcd',
+  url: string,
+  path: string,
+  specs: WatcherSpec[],
+): Promise<ClientProcess[]> {
   const clients = Array.from({ length: plan.clientProcesses }, () => ClientProcess.start());
-  for (const client of clients) if (!(await client.next('hello', 120_000))) throw new Error('a watch client process did not start');
-  clients.forEach((client, c) => client.send({ type: 'arm', kind, url, path, watchers: specs.filter((_, i) => i % clients.length === c) }));
-  for (const client of clients) if (!(await client.next('armed'))) throw new Error('a watch client process did not start');
+  for (const client of clients)
+    if (!(await client.next('hello', 120_000))) throw new Error('a watch client process did not start');
+  clients.forEach((client, c) =>
+    client.send({ type: 'arm', kind, url, path, watchers: specs.filter((_, i) => i % clients.length === c) }),
+  );
+  for (const client of clients)
+    if (!(await client.next('armed'))) throw new Error('a watch client process did not start');
   return clients;
 }
 
 /** One round through the fleet, ended and summarised. */
-async function measureRound(clients: ClientProcess[], affected: number[] | 'all' | 'none', push: () => Promise<number>, idleOf: () => Promise<void>, log: Log, what: string, cpu?: () => number) {
+async function measureRound(
+  clients: ClientProcess[],
+  affected: number[] | 'all' | 'none',
+  push: () => Promise<number>,
+  idleOf: () => Promise<void>,
+  log: Log,
+  what: string,
+  cpu?: () => number,
+) {
   for (const client of clients) client.send({ type: 'round', affected });
   let expected = 0;
   for (const client of clients) expected += (await client.next('ready'))!.expected;
@@ -195,7 +223,10 @@ async function measureRound(clients: ClientProcess[], affected: number[] | 'all'
     spurious += samples.spurious + samples.outside;
     failures += samples.failures;
   }
-  if (times.length < expected) log(`watch: ${what}: only ${times.length} of ${expected} affected watchers answered within ${ROUND_TIMEOUT_MS / 1000} s`);
+  if (times.length < expected)
+    log(
+      `watch: ${what}: only ${times.length} of ${expected} affected watchers answered within ${ROUND_TIMEOUT_MS / 1000} s`,
+    );
   const latencies = times.map((t) => Math.max(0, t - pushedAt));
   return { latencies, last: latencies.length ? Math.max(...latencies) : NaN, spurious, failures, cpuMs };
 }
@@ -221,10 +252,18 @@ async function heldBy(url: string, count: number, timeoutMs = 300_000): Promise<
 async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
   requireBuiltCli();
   const repos = makeTempFolder('watch-bench');
-  execFileSync(process.execPath, [CLI, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push', '--repos', repos], { stdio: 'ignore' });
+  execFileSync(
+    process.execPath,
+    [CLI, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push', '--repos', repos],
+    { stdio: 'ignore' },
+  );
   // One process (`--workers 1`): the figures are per process (memory, CPU from /proc of its pid); with
   // several workers each wakes the watchers it holds (see the README's watch section).
-  const child = spawnServe(repos, ['--workers', '1'], (process.env.WATCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean));
+  const child = spawnServe(
+    repos,
+    ['--workers', '1'],
+    (process.env.WATCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  );
   const { url } = await listening(child);
   const pid = child.pid!;
   // The server's own account of each wake (its `watch-wake` log line): from the head change to the last answer written.
@@ -233,7 +272,12 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
     if (line.includes('"watch-wake"')) wakes.push((JSON.parse(line) as { durationMs: number }).durationMs);
   });
   const push = async (data: unknown[]) => {
-    const answer = await request(`${url}/rest/push/${REPO}`, 'POST', { 'Content-Type': 'application/json' }, JSON.stringify({ changeComment: 'bench', enableKeyCreation: true, data }));
+    const answer = await request(
+      `${url}/rest/push/${REPO}`,
+      'POST',
+      { 'Content-Type': 'application/json' },
+      JSON.stringify({ changeComment: 'bench', enableKeyCreation: true, data }),
+    );
     if (answer.status !== 200) throw new Error(`push answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     return answer.at;
   };
@@ -244,23 +288,50 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
       { key: 'own', values: Array.from({ length: plan.contexts }, (_, i) => ({ context: `E${i};*`, value: 'v0' })) },
     ]);
     const etags: string[] = [];
-    for (let i = 0; i < plan.contexts; i++) etags.push((await request(`${url}/rest/pull/${REPO}`, 'GET', { Context: contextOf(i) })).etag);
+    for (let i = 0; i < plan.contexts; i++)
+      etags.push((await request(`${url}/rest/pull/${REPO}`, 'GET', { Context: contextOf(i) })).etag);
     await idle(pid);
     const before = residentKiB(pid);
-    const specs = Array.from({ length: plan.watchers }, (_, i): WatcherSpec => ({ group: i % plan.contexts, target: contextOf(i % plan.contexts), etag: etags[i % plan.contexts] }));
+    const specs = Array.from({ length: plan.watchers }, (_, i): WatcherSpec => ({
+      group: i % plan.contexts,
+      target: contextOf(i % plan.contexts),
+      etag: etags[i % plan.contexts],
+    }));
     clients = await startFleet(plan, 'cfghub', url, `/rest/pull/${REPO}`, specs);
     const held = await heldBy(url, plan.watchers);
     await idle(pid, 1000);
     const rss = residentKiB(pid);
-    log(`watch: cfghub holds ${held} watchers; RSS ${Math.round(before / 1024)} MiB before, ${Math.round(rss / 1024)} MiB with them`);
+    log(
+      `watch: cfghub holds ${held} watchers; RSS ${Math.round(before / 1024)} MiB before, ${Math.round(rss / 1024)} MiB with them`,
+    );
     const rearmed = async () => {
       await heldBy(url, plan.watchers);
       await idle(pid);
     };
-    const run: Run = { system: CFGHUB_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], serverMs: [], load: [] };
+    const run: Run = {
+      system: CFGHUB_WATCH,
+      held,
+      bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers),
+      one: [],
+      all: [],
+      oneLast: [],
+      allLast: [],
+      spurious: 0,
+      failures: 0,
+      cpuMs: [],
+      serverMs: [],
+      load: [],
+    };
     for (let r = 1; r <= plan.oneRounds; r++) {
       const target = (r * 37) % plan.contexts;
-      const round = await measureRound(clients, [target], () => push([{ key: 'own', values: [{ context: `E${target};*`, value: `v${r}` }] }]), () => idle(pid), log, `one context, round ${r}`);
+      const round = await measureRound(
+        clients,
+        [target],
+        () => push([{ key: 'own', values: [{ context: `E${target};*`, value: `v${r}` }] }]),
+        () => idle(pid),
+        log,
+        `one context, round ${r}`,
+      );
       run.one.push(...round.latencies);
       run.oneLast.push(round.last);
       run.spurious += round.spurious;
@@ -269,7 +340,15 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
     for (let r = 1; r <= plan.allRounds; r++) {
       run.load.push(loadAverage());
       wakes.length = 0;
-      const round = await measureRound(clients, 'all', () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]), () => idle(pid), log, `every context, round ${r}`, () => cpuTicks(pid));
+      const round = await measureRound(
+        clients,
+        'all',
+        () => push([{ key: 'shared', values: [{ context: '*;*', value: `all${r}` }] }]),
+        () => idle(pid),
+        log,
+        `every context, round ${r}`,
+        () => cpuTicks(pid),
+      );
       run.cpuMs.push(round.cpuMs); // the push, the answers and their log lines
       if (wakes.length > 0) run.serverMs.push(Math.max(...wakes)); // the line may come after the clients' last answer and the idle wait: rare
       run.all.push(...round.latencies);
@@ -277,10 +356,19 @@ async function cfghubWatch(plan: WatchPlan, log: Log): Promise<Run> {
       run.spurious += round.spurious;
       await rearmed();
     }
-    const nobody = await measureRound(clients, 'none', () => push([{ key: 'own', values: [{ context: 'Nobody;*', value: 'x' }] }]), () => idle(pid), log, 'nobody');
+    const nobody = await measureRound(
+      clients,
+      'none',
+      () => push([{ key: 'own', values: [{ context: 'Nobody;*', value: 'x' }] }]),
+      () => idle(pid),
+      log,
+      'nobody',
+    );
     run.spurious += nobody.spurious;
     run.load.push(loadAverage());
-    log(`watch: cfghub: last watcher of an every-context push ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; server's wake ${run.serverMs.map((ms) => Math.round(ms)).join(', ')} ms; server CPU ${run.cpuMs.join(', ')} ms; unaffected answered ${run.spurious}`);
+    log(
+      `watch: cfghub: last watcher of an every-context push ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; server's wake ${run.serverMs.map((ms) => Math.round(ms)).join(', ')} ms; server CPU ${run.cpuMs.join(', ')} ms; unaffected answered ${run.spurious}`,
+    );
     return { ...run, failures: nobody.failures };
   } finally {
     await stopAll(clients);
@@ -295,13 +383,25 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
   const pid = etcd.pid;
   const b64 = (text: string) => Buffer.from(text).toString('base64');
   const put = async (pairs: [string, string][]) =>
-    (await request(`${etcd.url}/v3/kv/txn`, 'POST', { 'Content-Type': 'application/json' }, JSON.stringify({ success: pairs.map(([key, value]) => ({ request_put: { key: b64(key), value: b64(value) } })) }))).at;
+    (
+      await request(
+        `${etcd.url}/v3/kv/txn`,
+        'POST',
+        { 'Content-Type': 'application/json' },
+        JSON.stringify({
+          success: pairs.map(([key, value]) => ({ request_put: { key: b64(key), value: b64(value) } })),
+        }),
+      )
+    ).at;
   let clients: ClientProcess[] = [];
   try {
     for (let i = 0; i < plan.contexts; i++) await put([[`/bench/ctx${i}`, 'v0']]);
     await idle(pid);
     const before = residentKiB(pid);
-    const specs = Array.from({ length: plan.watchers }, (_, i): WatcherSpec => ({ group: i % plan.contexts, target: `/bench/ctx${i % plan.contexts}` }));
+    const specs = Array.from({ length: plan.watchers }, (_, i): WatcherSpec => ({
+      group: i % plan.contexts,
+      target: `/bench/ctx${i % plan.contexts}`,
+    }));
     clients = await startFleet(plan, 'etcd', etcd.url, '/v3/watch', specs);
     const perClient = clients.map((_, c) => specs.filter((__, i) => i % clients.length === c).length);
     let held = 0;
@@ -316,11 +416,33 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
     }
     await idle(pid, 1000);
     const rss = residentKiB(pid);
-    log(`watch: etcd holds ${held} watch streams; RSS ${Math.round(before / 1024)} MiB before, ${Math.round(rss / 1024)} MiB with them`);
-    const run: Run = { system: ETCD_WATCH, held, bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers), one: [], all: [], oneLast: [], allLast: [], spurious: 0, failures: 0, cpuMs: [], serverMs: [], load: [] };
+    log(
+      `watch: etcd holds ${held} watch streams; RSS ${Math.round(before / 1024)} MiB before, ${Math.round(rss / 1024)} MiB with them`,
+    );
+    const run: Run = {
+      system: ETCD_WATCH,
+      held,
+      bytesPerWatcher: Math.round(((rss - before) * 1024) / plan.watchers),
+      one: [],
+      all: [],
+      oneLast: [],
+      allLast: [],
+      spurious: 0,
+      failures: 0,
+      cpuMs: [],
+      serverMs: [],
+      load: [],
+    };
     for (let r = 1; r <= plan.oneRounds; r++) {
       const target = (r * 37) % plan.contexts;
-      const round = await measureRound(clients, [target], () => put([[`/bench/ctx${target}`, `v${r}`]]), () => idle(pid), log, `etcd one key, round ${r}`);
+      const round = await measureRound(
+        clients,
+        [target],
+        () => put([[`/bench/ctx${target}`, `v${r}`]]),
+        () => idle(pid),
+        log,
+        `etcd one key, round ${r}`,
+      );
       run.one.push(...round.latencies);
       run.oneLast.push(round.last);
       run.spurious += round.spurious;
@@ -328,13 +450,23 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
     for (let r = 1; r <= plan.allRounds; r++) {
       run.load.push(loadAverage());
       const pairs = Array.from({ length: plan.contexts }, (_, i): [string, string] => [`/bench/ctx${i}`, `all${r}`]);
-      const round = await measureRound(clients, 'all', () => put(pairs), () => idle(pid), log, `etcd every key, round ${r}`, () => cpuTicks(pid));
+      const round = await measureRound(
+        clients,
+        'all',
+        () => put(pairs),
+        () => idle(pid),
+        log,
+        `etcd every key, round ${r}`,
+        () => cpuTicks(pid),
+      );
       run.cpuMs.push(round.cpuMs);
       run.all.push(...round.latencies);
       run.allLast.push(round.last);
       run.spurious += round.spurious;
     }
-    log(`watch: etcd: last watcher of an every-key put ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; etcd CPU ${run.cpuMs.join(', ')} ms`);
+    log(
+      `watch: etcd: last watcher of an every-key put ${run.allLast.map((ms) => Math.round(ms)).join(', ')} ms; etcd CPU ${run.cpuMs.join(', ')} ms`,
+    );
     return run;
   } finally {
     await stopAll(clients);
@@ -345,7 +477,10 @@ async function etcdWatch(plan: WatchPlan, log: Log): Promise<Run | undefined> {
 const ms = (value: number) => `${Math.round(value)} ms`;
 
 function measurement(implementation: string, samples: number[], reference?: number[]): Measurement {
-  const speedups = reference && reference.length === samples.length && samples.every((s) => s > 0) ? { [ETCD_WATCH]: pairedSpeedup(reference, samples) } : undefined;
+  const speedups =
+    reference && reference.length === samples.length && samples.every((s) => s > 0)
+      ? { [ETCD_WATCH]: pairedSpeedup(reference, samples) }
+      : undefined;
   return { implementation, samples, summary: summarize(samples), ...(speedups ? { speedups } : {}) };
 }
 
@@ -363,15 +498,26 @@ export async function runWatchScenario(plan: WatchPlan, log: Log): Promise<Scena
   const etcdSetup = etcd
     ? `etcd: ${etcd.held.toLocaleString('en-US')} watch streams through its HTTP gateway (\`POST /v3/watch\`), one key per context, held by the same client processes; a put of one key, and one transaction putting all ${plan.contexts} (etcd also wakes a watcher on a put of the same value; cfghub only when the answer changes)`
     : 'etcd not installed: its rows are missing (bench/install-tools.sh)';
-  const memory = runs.map((r) => `${r.system} ${(r.bytesPerWatcher / 1024).toFixed(1)} KiB of resident memory per held watcher (${r.held.toLocaleString('en-US')} held)`).join('; ');
-  const last = (run: Run) => `${run.system}: to the last watcher of each push p50 ${ms(percentile(run.allLast, 50))}, p99 ${ms(percentile(run.allLast, 99))}, max ${ms(Math.max(...run.allLast))}`;
+  const memory = runs
+    .map(
+      (r) =>
+        `${r.system} ${(r.bytesPerWatcher / 1024).toFixed(1)} KiB of resident memory per held watcher (${r.held.toLocaleString('en-US')} held)`,
+    )
+    .join('; ');
+  const last = (run: Run) =>
+    `${run.system}: to the last watcher of each push p50 ${ms(percentile(run.allLast, 50))}, p99 ${ms(percentile(run.allLast, 99))}, max ${ms(Math.max(...run.allLast))}`;
   const load = [...cfghub.load, ...(etcd?.load ?? [])];
   return [
     {
       id: WATCH_ONE,
       title: `watch: one context changed, its ${perContext} of ${count} watchers answered`,
       measurements: runs.map((run) => measurement(run.system, run.one)),
-      notes: [setup, etcdSetup, memory, `unaffected watchers answered: ${runs.map((r) => `${r.system} ${r.spurious}`).join(', ')} (over every round, a push to a context nobody watches included)`],
+      notes: [
+        setup,
+        etcdSetup,
+        memory,
+        `unaffected watchers answered: ${runs.map((r) => `${r.system} ${r.spurious}`).join(', ')} (over every round, a push to a context nobody watches included)`,
+      ],
       hideRate: true,
     },
     {

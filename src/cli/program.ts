@@ -25,10 +25,10 @@ import { addAccessCommands } from './commands/accessCommands.js';
 import { FolderError } from '../disk/errors.js';
 import { ErrorCode } from '../domain/errors.js';
 
-
 /** The version of package.json, for `cfghub --version` (dist/cli/ and src/cli/ are both two levels down). */
 function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 function printJson(value: unknown): void {
@@ -38,14 +38,19 @@ function printJson(value: unknown): void {
 /** `YYYY-MM-DDTHH:MM:SSZ`, or the same with a `+hh:mm` offset; a day that does not exist is refused. */
 function parseDate(text: string): Date {
   const date = parseIsoInstant(text);
-  if (!date) throw new ServiceError('invalid_argument', `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z or 2030-01-31, got ${JSON.stringify(text)}`);
+  if (!date)
+    throw new ServiceError(
+      'invalid_argument',
+      `--expires must be an ISO 8601 date like 2030-01-31T00:00:00Z or 2030-01-31, got ${JSON.stringify(text)}`,
+    );
   return date;
 }
 
 function positiveCount(text: string | undefined, name: string): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new ServiceError('invalid_argument', `${name} must be a whole number above 0`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new ServiceError('invalid_argument', `${name} must be a whole number above 0`);
   return n;
 }
 
@@ -75,29 +80,63 @@ export function buildProgram(): Command {
     .option('--host <h>', 'address to listen on (else HOST, else 127.0.0.1)')
     .option('--demo', 'create the demo repository demo/HowItWorks if it does not exist')
     .option('--body-limit <bytes>', 'largest request body (else CFGHUB_BODY_LIMIT, else 16 MiB)')
-    .option('--replica-of <url>', 'serve as a read replica of the primary at this URL (token in CFGHUB_REPLICATION_TOKEN)')
-    .option('--accept-new-primary', 'with --replica-of: apply the primary\'s next state even from another folder, a lower generation, with many removals or branches moved backwards (kept under refs/cfghub/rewound/)')
-    .option('--loose-objects <n>', 'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)')
+    .option(
+      '--replica-of <url>',
+      'serve as a read replica of the primary at this URL (token in CFGHUB_REPLICATION_TOKEN)',
+    )
+    .option(
+      '--accept-new-primary',
+      "with --replica-of: apply the primary's next state even from another folder, a lower generation, with many removals or branches moved backwards (kept under refs/cfghub/rewound/)",
+    )
+    .option(
+      '--loose-objects <n>',
+      'repack a repository when plain git left more loose objects than this; 0: never (else CFGHUB_LOOSE_OBJECTS, else 6700)',
+    )
     .option('--max-watchers <n>', 'watches (Wait) held at once; more get 503 (else CFGHUB_MAX_WATCHERS, else 20000)')
-    .option('--hide-private', 'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one')
-    .option('--metrics-token <token>', 'GET /metrics answers only with Authorization: Bearer <token> (else CFGHUB_METRICS_TOKEN; unset: open)')
-    .option('--log-format <format>', 'json (one object per line, the default) or pretty (for a terminal) (else CFGHUB_LOG_FORMAT)')
-    .option('--workers <n>', 'processes serving requests: 1 (the default) is a single process, auto one per core (else CFGHUB_WORKERS)')
-    .option('--config <file>', 'a YAML file with any of the settings above as fields; flags and environment win over it')
+    .option(
+      '--hide-private',
+      'list and serve a private repository only to callers holding a token of it; to others it answers as an unknown one',
+    )
+    .option(
+      '--metrics-token <token>',
+      'GET /metrics answers only with Authorization: Bearer <token> (else CFGHUB_METRICS_TOKEN; unset: open)',
+    )
+    .option(
+      '--log-format <format>',
+      'json (one object per line, the default) or pretty (for a terminal) (else CFGHUB_LOG_FORMAT)',
+    )
+    .option(
+      '--workers <n>',
+      'processes serving requests: 1 (the default) is a single process, auto one per core (else CFGHUB_WORKERS)',
+    )
+    .option(
+      '--config <file>',
+      'a YAML file with any of the settings above as fields; flags and environment win over it',
+    )
     .addOption(reposOption())
     .action(async (options) => {
-      if (options.acceptNewPrimary && options.replicaOf === undefined) throw new ServiceError('invalid_argument', '--accept-new-primary goes with --replica-of');
+      if (options.acceptNewPrimary && options.replicaOf === undefined)
+        throw new ServiceError('invalid_argument', '--accept-new-primary goes with --replica-of');
       await serve({
         ...resolveServeOptions(options),
         maxWatchers: positiveCount(options.maxWatchers ?? process.env.CFGHUB_MAX_WATCHERS, '--max-watchers'),
         hidePrivate: Boolean(options.hidePrivate),
-        replicaOf: options.replicaOf === undefined ? undefined : replicaOfOption(options.replicaOf, process.env.CFGHUB_REPLICATION_TOKEN, Boolean(options.acceptNewPrimary)),
+        replicaOf:
+          options.replicaOf === undefined
+            ? undefined
+            : replicaOfOption(
+                options.replicaOf,
+                process.env.CFGHUB_REPLICATION_TOKEN,
+                Boolean(options.acceptNewPrimary),
+              ),
       });
     });
 
   program
     .command('promote')
-    .description("make a stopped read replica's folder a primary's: its generation one above every one it has seen (then: cfghub serve without --replica-of)")
+    .description(
+      "make a stopped read replica's folder a primary's: its generation one above every one it has seen (then: cfghub serve without --replica-of)",
+    )
     .addOption(reposOption())
     .action(async (options: { repos?: string }) => promoteFolder(reposDir(options.repos)));
 
@@ -156,7 +195,9 @@ export function buildProgram(): Command {
     .argument('<account/name>')
     .option('--description <text>');
   for (const [, flag, , help] of settingSwitches) {
-    settings.option(`${flag} [bool]`, `turn on (or give true|false)${help ? `: ${help}` : ''}`).option(`--no-${flag.slice(2)}`, 'turn off');
+    settings
+      .option(`${flag} [bool]`, `turn on (or give true|false)${help ? `: ${help}` : ''}`)
+      .option(`--no-${flag.slice(2)}`, 'turn off');
   }
   withTarget(settings).action(async (fullName: string, options) => {
     parseFullName(fullName);
@@ -167,14 +208,18 @@ export function buildProgram(): Command {
   withTarget(
     repo
       .command('delete')
-      .description('move a repository out of service to <repos>/.cfghub/deleted/ (from where it can be moved back) and revoke its tokens')
+      .description(
+        'move a repository out of service to <repos>/.cfghub/deleted/ (from where it can be moved back) and revoke its tokens',
+      )
       .argument('<account/name>')
       .option('--yes', 'yes, delete it'),
   ).action(async (fullName: string, options) => {
     parseFullName(fullName);
     if (!options.yes) throw new ServiceError('invalid_argument', `deleting repository ${fullName} needs --yes`);
     const deleted = await administrationFor(options).deleteRepository(fullName);
-    process.stderr.write(`cfghub: repository ${deleted.repository} deleted (moved aside); ${deleted.revokedTokens} token(s) revoked\n`);
+    process.stderr.write(
+      `cfghub: repository ${deleted.repository} deleted (moved aside); ${deleted.revokedTokens} token(s) revoked\n`,
+    );
   });
   withTarget(repo.command('list').description('the records of every repository, as JSON')).action(async (options) => {
     const listing = await administrationFor(options).listRepositories();
@@ -193,12 +238,16 @@ export function buildProgram(): Command {
       .option('--name <label>', 'label of the token (else token-N)')
       .option('--expires <iso-8601>', 'when the token stops working')
       .option('--force-key-push', 'the token may write keys whose push flag is false')
-      .option('--security-group <group>', "the token reads and writes this group on its own; reads the group's password from standard input")
+      .option(
+        '--security-group <group>',
+        "the token reads and writes this group on its own; reads the group's password from standard input",
+      )
       .option('--read-only', 'the token may read but never push, revert or restore')
       .option('--rules <set>', 'the access rule set the token is assigned to (applies with access controls on)'),
   ).action(async (fullName: string | undefined, options) => {
     if (options.replication) return createReplicationToken(administrationFor(options), fullName, options);
-    if (fullName === undefined) throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
+    if (fullName === undefined)
+      throw new ServiceError('invalid_argument', 'name the repository (account/name), or give --replication');
     parseFullName(fullName);
     if (options.expires !== undefined) parseDate(options.expires);
     const admin = administrationFor(options);
@@ -220,7 +269,10 @@ export function buildProgram(): Command {
     process.stderr.write(`cfghub: token ${created.label} for ${created.repository}; it is shown only this once\n`);
   });
   withTarget(
-    token.command('list').description('label, created, expires and flags of each token; never the token').argument('<account/name>'),
+    token
+      .command('list')
+      .description('label, created, expires and flags of each token; never the token')
+      .argument('<account/name>'),
   ).action(async (fullName: string, options) => {
     parseFullName(fullName);
     printJson(await administrationFor(options).listTokens(fullName));
@@ -232,15 +284,13 @@ export function buildProgram(): Command {
       .argument('<account/name>', 'the repository (with --replication: the label)')
       .argument('[label]')
       .option('--replication', 'revoke the replication token of this label'),
-  ).action(
-    async (fullName: string, label: string | undefined, options) => {
-      if (options.replication) return revokeReplicationToken(administrationFor(options), fullName, label);
-      if (label === undefined) throw new ServiceError('invalid_argument', 'name the label of the token to revoke');
-      const { account, name } = parseFullName(fullName);
-      await administrationFor(options).revokeToken(fullName, label);
-      process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
-    },
-  );
+  ).action(async (fullName: string, label: string | undefined, options) => {
+    if (options.replication) return revokeReplicationToken(administrationFor(options), fullName, label);
+    if (label === undefined) throw new ServiceError('invalid_argument', 'name the label of the token to revoke');
+    const { account, name } = parseFullName(fullName);
+    await administrationFor(options).revokeToken(fullName, label);
+    process.stderr.write(`cfghub: token ${label} of ${account}/${name} revoked\n`);
+  });
   addAdminTokenCommands(program);
   addTagCommands(program);
   addRollbackCommands(program);
@@ -249,7 +299,9 @@ export function buildProgram(): Command {
   addAccessCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
-    command.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text) });
+    command.exitOverride().configureOutput({
+      writeErr: (text) => process.stderr.write(text.startsWith('error') ? `cfghub: ${text}` : text),
+    });
   }
   return program;
 }
@@ -266,7 +318,10 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof ServiceError) {
       // What was not found was looked for in a folder that depends on the options and the current folder: name it.
       const folder = searchedFolder();
-      const where = error.code === ErrorCode.NotFound && /^repository \S+ does not exist$/.test(error.message) && folder ? ` in the repositories folder ${folder}` : '';
+      const where =
+        error.code === ErrorCode.NotFound && /^repository \S+ does not exist$/.test(error.message) && folder
+          ? ` in the repositories folder ${folder}`
+          : '';
       process.stderr.write(`cfghub: ${error.message}${where}\n`);
       return error.code === ErrorCode.InvalidArgument ? 2 : 1;
     }

@@ -35,7 +35,10 @@ export function notAFolder(path: string, option: string | undefined): ServiceErr
   } catch {
     return undefined;
   }
-  return new ServiceError('invalid_argument', `the repositories folder ${path} (from ${source(option)}) is a file, not a folder`);
+  return new ServiceError(
+    'invalid_argument',
+    `the repositories folder ${path} (from ${source(option)}) is a file, not a folder`,
+  );
 }
 
 /** The folder's absolute path, which must be an existing folder. */

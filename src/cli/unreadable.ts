@@ -6,7 +6,9 @@ import type { UnreadableRecord } from '../service/read/listing.js';
 
 export function unreadableLines(unreadable: readonly UnreadableRecord[]): string[] {
   return unreadable.map((record) => {
-    const where = [record.file && `file ${record.file}`, record.commit && `commit ${record.commit}`].filter(Boolean).join(', ');
+    const where = [record.file && `file ${record.file}`, record.commit && `commit ${record.commit}`]
+      .filter(Boolean)
+      .join(', ');
     return `cfghub: repository ${record.account}/${record.name} is left out of the list: ${record.error}: ${record.message}${where ? ` (${where})` : ''}`;
   });
 }

@@ -44,7 +44,13 @@ export const commitSchema = z.looseObject({
   applicationName: z.string().optional(),
   token: z.string().optional(),
   author: z.looseObject({ name: z.string(), email: z.string() }),
-  keys: z.array(z.looseObject({ key: z.string(), change: changeSchema, values: z.array(z.looseObject({ context: z.string(), change: changeSchema })).optional() })),
+  keys: z.array(
+    z.looseObject({
+      key: z.string(),
+      change: changeSchema,
+      values: z.array(z.looseObject({ context: z.string(), change: changeSchema })).optional(),
+    }),
+  ),
   files: z.array(z.looseObject({ path: z.string(), context: z.string(), change: changeSchema })),
 });
 export type HistoryCommit = z.infer<typeof commitSchema>;

@@ -10,9 +10,23 @@
  * and checked with them before they are sent; answers are checked against client/answers.ts.
  * Needs only `fetch` (Node 18 and later, or any fetch passed in).
  */
-import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInput } from '../http/schemas/pushSchema.js';
+import {
+  parsePushBody,
+  type PushBodyInput,
+  type PushFileInput,
+  type PushKeyInput,
+} from '../http/schemas/pushSchema.js';
 import type { PullFormat } from '../domain/renderings.js';
-import { diffSchema, errorSchema, exportSchema, historySchema, pullBodySchema, type DiffAnswer, type HistoryAnswer, type PullBody } from './answers.js';
+import {
+  diffSchema,
+  errorSchema,
+  exportSchema,
+  historySchema,
+  pullBodySchema,
+  type DiffAnswer,
+  type HistoryAnswer,
+  type PullBody,
+} from './answers.js';
 import { backOff, type BackOff } from './backOff.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
@@ -126,7 +140,9 @@ export class PushBuilder {
       key,
       ...(options.type !== undefined ? { vdt: options.type } : {}),
       ...(options.readme !== undefined ? { readme: options.readme } : {}),
-      values: [{ context: options.context, value, ...(options.active !== undefined ? { active: options.active } : {}) }],
+      values: [
+        { context: options.context, value, ...(options.active !== undefined ? { active: options.active } : {}) },
+      ],
     });
     return this;
   }
@@ -155,13 +171,18 @@ export class PushBuilder {
   }
 
   send(comment: string, options: { ifHead?: string } = {}): Promise<PushResult> {
-    return this.client.pushBody(this.repository, { changeComment: comment, enableKeyCreation: true, data: this.data }, options);
+    return this.client.pushBody(
+      this.repository,
+      { changeComment: comment, enableKeyCreation: true, data: this.data },
+      options,
+    );
   }
 }
 
 function repositoryPath(repository: string): string {
   const parts = repository.split('/');
-  if (parts.length !== 2 || !parts[0] || !parts[1]) throw new ClientError(0, 'invalid_argument', `a repository is ACCOUNT/NAME, got ${JSON.stringify(repository)}`);
+  if (parts.length !== 2 || !parts[0] || !parts[1])
+    throw new ClientError(0, 'invalid_argument', `a repository is ACCOUNT/NAME, got ${JSON.stringify(repository)}`);
   return parts.map(encodeURIComponent).join('/');
 }
 
@@ -192,9 +213,19 @@ export class Client {
     this.fetcher = options.fetch ?? fetch;
   }
 
-  private async request(method: string, path: string, headers: Record<string, string | undefined>, body?: string, signal?: AbortSignal): Promise<Response> {
+  private async request(
+    method: string,
+    path: string,
+    headers: Record<string, string | undefined>,
+    body?: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
     const all: Record<string, string> = {};
-    for (const [name, value] of Object.entries({ 'Client-Token': this.options.token, 'Application-Name': this.options.applicationName, ...headers })) {
+    for (const [name, value] of Object.entries({
+      'Client-Token': this.options.token,
+      'Application-Name': this.options.applicationName,
+      ...headers,
+    })) {
       if (value !== undefined && value !== '') all[name] = value;
     }
     let response: Response;
@@ -202,7 +233,10 @@ export class Client {
       response = await this.fetcher(`${this.base}${path}`, { method, headers: all, body, signal, ...NO_REDIRECTS });
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw new ConnectionError(`cannot reach ${this.base}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`, { cause: error });
+      throw new ConnectionError(
+        `cannot reach ${this.base}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`,
+        { cause: error },
+      );
     }
     const redirect = redirectRefusal(response, this.base);
     if (redirect !== undefined) {
@@ -222,13 +256,21 @@ export class Client {
     }
     const error = errorSchema.safeParse(parsed);
     if (error.success) return new ClientError(response.status, error.data.error, error.data.message);
-    return new ClientError(response.status, 'http_error', `the server answered ${response.status} ${response.statusText}`.trim());
+    return new ClientError(
+      response.status,
+      'http_error',
+      `the server answered ${response.status} ${response.statusText}`.trim(),
+    );
   }
 
-  private async json<T>(response: Response, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } } }): Promise<T> {
+  private async json<T>(
+    response: Response,
+    schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { message: string } } },
+  ): Promise<T> {
     if (!response.ok) throw await this.failure(response);
     const parsed = schema.safeParse(await response.json().catch(() => undefined));
-    if (!parsed.success) throw new ConnectionError(`the server's answer is not what cfghub answers: ${parsed.error.message}`);
+    if (!parsed.success)
+      throw new ConnectionError(`the server's answer is not what cfghub answers: ${parsed.error.message}`);
     return parsed.data;
   }
 
@@ -249,13 +291,20 @@ export class Client {
     const etag = response.headers.get('etag') ?? '';
     if (format !== 'json') return { etag, text };
     const parsed = pullBodySchema.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new ConnectionError(`the server's pull answer is not what cfghub answers: ${parsed.error.message}`);
+    if (!parsed.success)
+      throw new ConnectionError(`the server's pull answer is not what cfghub answers: ${parsed.error.message}`);
     return { etag, text, body: parsed.data };
   }
 
   /** The resolved configuration of a context. */
   async pull(repository: string, options: PullOptions): Promise<PullAnswer> {
-    const response = await this.request('GET', `/rest/pull/${repositoryPath(repository)}`, this.pullHeaders(options), undefined, options.signal);
+    const response = await this.request(
+      'GET',
+      `/rest/pull/${repositoryPath(repository)}`,
+      this.pullHeaders(options),
+      undefined,
+      options.signal,
+    );
     if (!response.ok) throw await this.failure(response);
     return this.pullAnswer(response, options.format ?? 'json');
   }
@@ -276,7 +325,11 @@ export class Client {
     while (!options.signal?.aborted) {
       let answer: PullAnswer | undefined;
       try {
-        const headers = { ...this.pullHeaders(options), 'If-None-Match': etag, Wait: etag ? String(options.waitSeconds ?? 60) : undefined };
+        const headers = {
+          ...this.pullHeaders(options),
+          'If-None-Match': etag,
+          Wait: etag ? String(options.waitSeconds ?? 60) : undefined,
+        };
         const response = await this.request('GET', path, headers, undefined, options.signal);
         if (response.status === 304) {
           await response.arrayBuffer();
@@ -311,7 +364,8 @@ export class Client {
   /** Sends a whole push body; checked first with the server's own schema. */
   async pushBody(repository: string, body: PushBodyInput, options: { ifHead?: string } = {}): Promise<PushResult> {
     const parsed = parsePushBody(body);
-    if (!parsed.ok) throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+    if (!parsed.ok)
+      throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
     const response = await this.request(
       'POST',
       `/rest/push/${repositoryPath(repository)}`,
@@ -326,7 +380,10 @@ export class Client {
   }
 
   /** Commits, newest first, with what each changed; `key` or `file` keeps those that touched it. */
-  async history(repository: string, options: { key?: string; file?: string; limit?: number; before?: string } = {}): Promise<HistoryAnswer> {
+  async history(
+    repository: string,
+    options: { key?: string; file?: string; limit?: number; before?: string } = {},
+  ): Promise<HistoryAnswer> {
     const response = await this.request('GET', `/rest/history/${repositoryPath(repository)}`, {
       Key: options.key,
       File: options.file,
@@ -338,13 +395,22 @@ export class Client {
 
   /** What changed between two points (commit, tag or date; `to` defaults to the head), and for a context what it resolves to. */
   async diff(repository: string, from: string, options: { to?: string; context?: string } = {}): Promise<DiffAnswer> {
-    const response = await this.request('GET', `/rest/diff/${repositoryPath(repository)}`, { From: from, To: options.to, Context: options.context });
+    const response = await this.request('GET', `/rest/diff/${repositoryPath(repository)}`, {
+      From: from,
+      To: options.to,
+      Context: options.context,
+    });
     return this.json(response, diffSchema);
   }
 
   /** Every key with all its values (and files unless left out), as `export` gives them. */
-  async export(repository: string, options: { omitFiles?: boolean } = {}): Promise<{ data: Record<string, unknown>[] }> {
-    const response = await this.request('GET', `/rest/export/${repositoryPath(repository)}`, { 'Omit-Files': options.omitFiles ? 'true' : undefined });
+  async export(
+    repository: string,
+    options: { omitFiles?: boolean } = {},
+  ): Promise<{ data: Record<string, unknown>[] }> {
+    const response = await this.request('GET', `/rest/export/${repositoryPath(repository)}`, {
+      'Omit-Files': options.omitFiles ? 'true' : undefined,
+    });
     return this.json(response, exportSchema);
   }
 }

@@ -49,7 +49,8 @@ export async function createBareRepository(
       await fs.promises.rename(temporary, gitdir);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOTEMPTY' || code === 'EEXIST') throw new RepositoryExistsError(`repository ${name} already exists`);
+      if (code === 'ENOTEMPTY' || code === 'EEXIST')
+        throw new RepositoryExistsError(`repository ${name} already exists`);
       throw error;
     }
     await fsyncFolder(accountDir);

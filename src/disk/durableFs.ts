@@ -61,7 +61,13 @@ function unlinkQuietly(path: string): void {
  * recognises and prunes if a crash leaves one behind; object files use another (see
  * objectStore.ts), as `git gc --prune=now` would remove them while a push writes them.
  */
-export async function writeTemporary(path: string, data: Uint8Array | string, mode = 0o444, prefix = 'tmp_obj_', durable = true): Promise<string> {
+export async function writeTemporary(
+  path: string,
+  data: Uint8Array | string,
+  mode = 0o444,
+  prefix = 'tmp_obj_',
+  durable = true,
+): Promise<string> {
   const temporary = `${dirname(path)}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
   const fd = await createExclusive(temporary, mode);
   try {

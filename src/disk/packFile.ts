@@ -86,7 +86,13 @@ interface PackBytes {
 
 function inMemory(whole: Buffer): PackBytes {
   const end = whole.length - 20; // the trailing checksum
-  return { length: whole.length, holding: 'whole', from: (start) => whole.subarray(start, end), held: () => whole.length, close: () => undefined };
+  return {
+    length: whole.length,
+    holding: 'whole',
+    from: (start) => whole.subarray(start, end),
+    held: () => whole.length,
+    close: () => undefined,
+  };
 }
 
 function readRange(handle: number, start: number, end: number): Buffer {
@@ -122,7 +128,13 @@ function byWindows(handle: number, length: number, window: number, grew: Holding
 }
 
 function entryByEntry(handle: number, length: number): PackBytes {
-  return { length, holding: 'entries', from: (start, end) => readRange(handle, start, Math.min(end, length - 20)), held: () => 0, close: () => fs.closeSync(handle) };
+  return {
+    length,
+    holding: 'entries',
+    from: (start, end) => readRange(handle, start, Math.min(end, length - 20)),
+    held: () => 0,
+    close: () => fs.closeSync(handle),
+  };
 }
 
 function openBytes(path: string, reading: PackReading, grew: HoldingGrew): PackBytes {
@@ -171,9 +183,21 @@ export class PackFile {
    * merged pack stayed in memory until the next merge took it: with 16 clients pushing into two
    * repositories, the server's buffers grew with the history, to 445 MiB after 400 s.
    */
-  static written(base: string, name: string, pack: Buffer, index: Buffer, reading: PackReading = DEFAULT_READING, grew: HoldingGrew = unheeded): PackFile {
+  static written(
+    base: string,
+    name: string,
+    pack: Buffer,
+    index: Buffer,
+    reading: PackReading = DEFAULT_READING,
+    grew: HoldingGrew = unheeded,
+  ): PackFile {
     if (pack.length <= reading.wholeUpTo) return PackFile.fromBuffers(name, pack, index);
-    return new PackFile(name, new PackIndex(ownBytes(index), pack.length), openBytes(`${base}.pack`, reading, grew), reading.window);
+    return new PackFile(
+      name,
+      new PackIndex(ownBytes(index), pack.length),
+      openBytes(`${base}.pack`, reading, grew),
+      reading.window,
+    );
   }
 
   /** How this pack's bytes are held: whole in memory, by windows kept once read, or entry by entry. */
@@ -185,10 +209,20 @@ export class PackFile {
    * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. How the
    * pack is read depends on its size (`reading`: whole, by windows or entry by entry).
    */
-  static open(base: string, name: string, reading: PackReading = DEFAULT_READING, grew: HoldingGrew = unheeded): PackFile {
+  static open(
+    base: string,
+    name: string,
+    reading: PackReading = DEFAULT_READING,
+    grew: HoldingGrew = unheeded,
+  ): PackFile {
     const bytes = openBytes(`${base}.pack`, reading, grew);
     try {
-      return new PackFile(name, new PackIndex(ownBytes(fs.readFileSync(`${base}.idx`)), bytes.length), bytes, reading.window);
+      return new PackFile(
+        name,
+        new PackIndex(ownBytes(fs.readFileSync(`${base}.idx`)), bytes.length),
+        bytes,
+        reading.window,
+      );
     } catch (error) {
       bytes.close();
       throw error;
@@ -234,7 +268,10 @@ export class PackFile {
   private readAt(offset: number, readBase: BaseReader): StoredObject {
     // Held whole, an entry is sliced to the pack's end, which spares finding the next entry; read
     // entry by entry, exactly its own bytes; by windows, its header first (see inflateEntry).
-    const entry = this.bytes.from(offset, this.bytes.holding === 'entries' ? this.index.endOf(offset) : offset + HEADER_MAX);
+    const entry = this.bytes.from(
+      offset,
+      this.bytes.holding === 'entries' ? this.index.endOf(offset) : offset + HEADER_MAX,
+    );
     let byte = entry[0];
     const kind = (byte >> 4) & 7;
     // The inflated size (of the object, or of the delta), to size zlib's output (objectCompression.ts).

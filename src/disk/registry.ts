@@ -134,12 +134,19 @@ export class RepositoryRegistry {
       if (accountFolder.toLowerCase() !== wantedAccount || !isValidName(accountFolder)) continue;
       for (const entry of this.folders(join(this.root, accountFolder), fresh)) {
         if (entry.toLowerCase() !== wantedEntry) continue;
-        matches.push({ account: accountFolder, name: entry.slice(0, -SUFFIX.length), gitdir: join(this.root, accountFolder, entry) });
+        matches.push({
+          account: accountFolder,
+          name: entry.slice(0, -SUFFIX.length),
+          gitdir: join(this.root, accountFolder, entry),
+        });
       }
     }
     if (matches.length === 0) return undefined;
     if (matches.length > 1) {
-      throw new AmbiguousRepositoryError(`${account}/${name}`, matches.map((m) => `${m.account}/${m.name}${SUFFIX}`).sort());
+      throw new AmbiguousRepositoryError(
+        `${account}/${name}`,
+        matches.map((m) => `${m.account}/${m.name}${SUFFIX}`).sort(),
+      );
     }
     return this.open(matches[0]);
   }

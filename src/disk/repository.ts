@@ -60,7 +60,11 @@ export class GitRepository {
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.headWatch.onChange = () => this.headMayHaveChanged();
     const root = options.root ?? dirname(dirname(gitdir));
-    this.refsWatches = [ChangeWatch.ofHead(root, gitdir), new ChangeWatch(root, join(gitdir, 'refs', 'tags')), new ChangeWatch(root, gitdir, ['packed-refs'])];
+    this.refsWatches = [
+      ChangeWatch.ofHead(root, gitdir),
+      new ChangeWatch(root, join(gitdir, 'refs', 'tags')),
+      new ChangeWatch(root, gitdir, ['packed-refs']),
+    ];
     this.maintenance = new Maintenance(this.objects, gitdir, (work) => this.exclusive(work), options.looseObjectLimit);
   }
 
@@ -94,7 +98,9 @@ export class GitRepository {
     if (this.refsSeen !== undefined && this.refsWatches.every((watch) => watch.unchanged())) return this.refsSeen;
     for (const watch of this.refsWatches) watch.beginCheck();
     try {
-      const text = branchesAndTags(this.gitdir).map(([name, oid]) => `${oid} ${name}\n`).join('');
+      const text = branchesAndTags(this.gitdir)
+        .map(([name, oid]) => `${oid} ${name}\n`)
+        .join('');
       this.refsSeen = createHash('sha256').update(text).digest('hex');
       return this.refsSeen;
     } catch (error) {
@@ -140,7 +146,8 @@ export class GitRepository {
     // new file at once, and before Linux 6.13 stamps times to the timer tick, so a ref replaced
     // twice within a tick can come back with the stamp seen first. The content decides (41 bytes
     // read cost about what the stat does, and only when the watch cannot vouch for the head).
-    if (stamp && this.headSeen?.stamp === stamp && readRef(this.gitdir, BRANCH_REF) === this.headSeen.head) return this.headSeen.head;
+    if (stamp && this.headSeen?.stamp === stamp && readRef(this.gitdir, BRANCH_REF) === this.headSeen.head)
+      return this.headSeen.head;
     this.headSeen = undefined;
     this.gone = !(this.options.stillInPlace?.() ?? true);
     if (this.gone) {
@@ -185,7 +192,10 @@ export class GitRepository {
       pending = readSnapshot(this.objects, commitId, this.latest).catch((error: unknown) => {
         throw asDamagedCommit(error, this.fullName, commitId);
       });
-      pending.then(() => telemetry.snapshotLoad(secondsSince(started)), () => undefined);
+      pending.then(
+        () => telemetry.snapshotLoad(secondsSince(started)),
+        () => undefined,
+      );
       this.remember(commitId, pending);
       pending.then(
         (snapshot) => {
@@ -309,16 +319,31 @@ export class GitRepository {
   }
 
   /** The ref's move made durable by a journal record (RefLock.swap); the files are fsynced by the journal's checkpoint. */
-  private async swapJournaled(lock: RefLock, parent: string, journal: JournalFile, commitId: string, pack: Pack): Promise<RefUpdate> {
+  private async swapJournaled(
+    lock: RefLock,
+    parent: string,
+    journal: JournalFile,
+    commitId: string,
+    pack: Pack,
+  ): Promise<RefUpdate> {
     const update = await lock.swap(parent, ({ before, after }) =>
       journal.append({
         repository: relative(this.options.root ?? dirname(dirname(this.gitdir)), this.gitdir),
-        ref: BRANCH_REF, old: parent, new: commitId, before, after,
-        packName: pack.name, pack: pack.pack, index: pack.index,
+        ref: BRANCH_REF,
+        old: parent,
+        new: commitId,
+        before,
+        after,
+        packName: pack.name,
+        pack: pack.pack,
+        index: pack.index,
       }),
     );
     if (!update.ok) return update;
-    update.ticket?.committed([...this.objects.packPaths(pack.name), this.refPath], [this.objects.packFolder, dirname(this.refPath)]);
+    update.ticket?.committed(
+      [...this.objects.packPaths(pack.name), this.refPath],
+      [this.objects.packFolder, dirname(this.refPath)],
+    );
     return { ok: true };
   }
 

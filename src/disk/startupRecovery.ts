@@ -67,7 +67,8 @@ async function removeStaleLocks(gitdir: string, repository: string): Promise<num
   ];
   let removed = 0;
   // Reported as any stale lock is (`stale-lock-removed` in the server's log), with its age.
-  for (const lock of locks) if (await removeIfStale(join(gitdir, lock), lock.slice(0, -'.lock'.length), repository)) removed++;
+  for (const lock of locks)
+    if (await removeIfStale(join(gitdir, lock), lock.slice(0, -'.lock'.length), repository)) removed++;
   return removed;
 }
 
@@ -78,9 +79,21 @@ export async function recoverAtStart(root: string): Promise<RecoveryFinding[]> {
     const accountDir = join(root, account);
     try {
       const halfCreated = await removeHalfCreated(accountDir);
-      if (halfCreated > 0) findings.push({ repository: account, halfCreatedRemoved: halfCreated, leftoversRemoved: 0, staleLocksRemoved: 0 });
+      if (halfCreated > 0)
+        findings.push({
+          repository: account,
+          halfCreatedRemoved: halfCreated,
+          leftoversRemoved: 0,
+          staleLocksRemoved: 0,
+        });
     } catch (error) {
-      findings.push({ repository: account, halfCreatedRemoved: 0, leftoversRemoved: 0, staleLocksRemoved: 0, problem: problemOf(error) });
+      findings.push({
+        repository: account,
+        halfCreatedRemoved: 0,
+        leftoversRemoved: 0,
+        staleLocksRemoved: 0,
+        problem: problemOf(error),
+      });
     }
     for (const name of folders(accountDir).filter((folder) => folder.endsWith('.git'))) {
       const gitdir = join(accountDir, name);
@@ -89,9 +102,16 @@ export async function recoverAtStart(root: string): Promise<RecoveryFinding[]> {
         const packFolder = join(gitdir, 'objects', 'pack');
         const leftovers = fs.existsSync(packFolder) ? await removeLeftovers(packFolder) : 0;
         const locks = await removeStaleLocks(gitdir, repository);
-        if (leftovers + locks > 0) findings.push({ repository, halfCreatedRemoved: 0, leftoversRemoved: leftovers, staleLocksRemoved: locks });
+        if (leftovers + locks > 0)
+          findings.push({ repository, halfCreatedRemoved: 0, leftoversRemoved: leftovers, staleLocksRemoved: locks });
       } catch (error) {
-        findings.push({ repository, halfCreatedRemoved: 0, leftoversRemoved: 0, staleLocksRemoved: 0, problem: problemOf(error) });
+        findings.push({
+          repository,
+          halfCreatedRemoved: 0,
+          leftoversRemoved: 0,
+          staleLocksRemoved: 0,
+          problem: problemOf(error),
+        });
       }
     }
   }

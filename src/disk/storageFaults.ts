@@ -18,7 +18,11 @@ export function problemOf(error: unknown): string {
 }
 
 const FULL: Record<string, string> = { ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
-const UNWRITABLE: Record<string, string> = { EROFS: 'read-only file system', EACCES: 'permission denied', EPERM: 'operation not permitted' };
+const UNWRITABLE: Record<string, string> = {
+  EROFS: 'read-only file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+};
 
 /** `error` as a StorageFullError or RepositoryUnwritableError when it is one of those faults, else itself. */
 export function asStorageFault(error: unknown, repository: string): unknown {
@@ -35,6 +39,11 @@ export function asStorageFault(error: unknown, repository: string): unknown {
  * itself; this is for objects read whole and parsed afterwards (a commit's trees).
  */
 export function asDamagedCommit(error: unknown, repository: string, commitId: string): unknown {
-  if (error instanceof GitFormatError) return new RepositoryDamagedError(repository, commitId, `has an object that cannot be parsed among its trees (${error.message})`);
+  if (error instanceof GitFormatError)
+    return new RepositoryDamagedError(
+      repository,
+      commitId,
+      `has an object that cannot be parsed among its trees (${error.message})`,
+    );
   return error;
 }

@@ -63,7 +63,10 @@ export function describeElement(element: Element): string {
 }
 
 export function describeRule(rule: AccessRule): string {
-  const target = 'key' in rule ? `key ${rule.match} ${rule.key}` : `value ${rule.match} ${rule.context.join(rule.match === 'Resolves' || rule.match === 'DoesNotResolve' ? ';' : ',')}`;
+  const target =
+    'key' in rule
+      ? `key ${rule.match} ${rule.key}`
+      : `value ${rule.match} ${rule.context.join(rule.match === 'Resolves' || rule.match === 'DoesNotResolve' ? ';' : ',')}`;
   return `${target}, canEdit ${rule.canEdit}`;
 }
 
@@ -128,14 +131,25 @@ export function decide(set: RuleSet, element: Element, groups: GroupIndex): Rule
     const rule = set.rules[i];
     if (!ruleMatches(rule, element, groups)) continue;
     if (set.stopOnFirstMatch || !rule.canEdit) {
-      return { editable: rule.canEdit, rule: i + 1, why: `rule ${i + 1} (${describeRule(rule)}) of rule set ${set.name}` };
+      return {
+        editable: rule.canEdit,
+        rule: i + 1,
+        why: `rule ${i + 1} (${describeRule(rule)}) of rule set ${set.name}`,
+      };
     }
     lastAllow ??= i;
   }
   if (lastAllow !== undefined) {
-    return { editable: true, rule: lastAllow + 1, why: `rule ${lastAllow + 1} (${describeRule(set.rules[lastAllow])}) of rule set ${set.name}, no matching rule denies` };
+    return {
+      editable: true,
+      rule: lastAllow + 1,
+      why: `rule ${lastAllow + 1} (${describeRule(set.rules[lastAllow])}) of rule set ${set.name}, no matching rule denies`,
+    };
   }
-  return { editable: set.unmatchedEditable, why: `no rule of rule set ${set.name} matches, and its unmatchedEditable is ${set.unmatchedEditable}` };
+  return {
+    editable: set.unmatchedEditable,
+    why: `no rule of rule set ${set.name} matches, and its unmatchedEditable is ${set.unmatchedEditable}`,
+  };
 }
 
 /** ConfigHub's refusal text, then the element, the rule and the set. */
@@ -152,7 +166,8 @@ export function ruleProblem(rule: AccessRule, levels: number): string | undefine
     return undefined;
   }
   if (rule.context.length === 0 || rule.context.length > 100) return 'a value rule needs 1 to 100 context items';
-  if (rule.context.some((item) => item.length === 0 || item.length > 120)) return 'a context item of a rule is empty or longer than 120 characters';
+  if (rule.context.some((item) => item.length === 0 || item.length > 120))
+    return 'a context item of a rule is empty or longer than 120 characters';
   if ((rule.match === 'Resolves' || rule.match === 'DoesNotResolve') && rule.context.length !== levels) {
     return `${rule.match} needs a context of ${levels} item${levels === 1 ? '' : 's'}, one per level (* for any)`;
   }

@@ -21,14 +21,7 @@ import { shown } from './reasons.js';
 import { runSteps, type Steps } from '../lib/steps.js';
 import { MAX_EMBED_DEPTH } from './renderLimits.js';
 import { ENCRYPTED_FILE_MARK, findGroup, SEALED_PREFIX } from './securityGroups.js';
-import {
-  describeType,
-  fitsType,
-  isFileReferenceType,
-  isValueType,
-  valueToText,
-  VALUE_TYPES,
-} from './valueTypes.js';
+import { describeType, fitsType, isFileReferenceType, isValueType, valueToText, VALUE_TYPES } from './valueTypes.js';
 
 export interface PushOptions {
   /** The token may write keys whose `push` flag is false. */
@@ -58,7 +51,11 @@ export function applyPush(state: RepositoryState, request: PushRequest, options:
  * applyPush as steps (steps.ts): a pause is safe after each element and each key checked, so the
  * largest allowed push (50,000 values) is validated in slices on the server, not in one piece.
  */
-export function* applyPushSteps(state: RepositoryState, request: PushRequest, options: PushOptions): Steps<PushOutcome> {
+export function* applyPushSteps(
+  state: RepositoryState,
+  request: PushRequest,
+  options: PushOptions,
+): Steps<PushOutcome> {
   const tx = new Transaction(state, request, options);
   try {
     return { ok: true, changes: yield* tx.run() };
@@ -137,14 +134,16 @@ class Transaction {
       this.keyOrigin.set(id, `data[${index}]`);
       return;
     }
-    const onlyDeletesValues = element.values !== undefined && element.values.length > 0 && element.values.every((v) => v.opp === 'delete');
+    const onlyDeletesValues =
+      element.values !== undefined && element.values.length > 0 && element.values.every((v) => v.opp === 'delete');
     if (!current && onlyDeletesValues) return; // deleting values of a key that does not exist: nothing to do
     if (!current && !this.enableKeyCreation) {
       refuse(`${where}: key does not exist and key creation is off (enableKeyCreation)`);
     }
     let vdt = current?.vdt ?? 'Text';
     if (element.vdt !== undefined) {
-      if (!isValueType(element.vdt)) refuse(`${where}: unknown vdt ${shown(element.vdt)} (one of ${VALUE_TYPES.join(', ')})`);
+      if (!isValueType(element.vdt))
+        refuse(`${where}: unknown vdt ${shown(element.vdt)} (one of ${VALUE_TYPES.join(', ')})`);
       if (!this.state.settings.vdtEnabled && element.vdt !== 'Text') {
         refuse(`${where}: value data types are off in this repository, so vdt must be Text`);
       }
@@ -166,7 +165,9 @@ class Transaction {
         const converted = valueToText(value.value, vdt);
         if (!converted.ok) refuse(`${at}: ${converted.problem}`);
         if (securityGroup !== undefined && converted.text?.startsWith(SEALED_PREFIX)) {
-          refuse(`${at}: value is a sealed ciphertext (from an export made without the group's password); push the plain value`);
+          refuse(
+            `${at}: value is a sealed ciphertext (from an export made without the group's password); push the plain value`,
+          );
         }
         text = converted.text;
       }
@@ -230,7 +231,9 @@ class Transaction {
       if (!key) continue;
       yield;
       if (key.values.length > MAX_VALUES_PER_KEY) {
-        refuse(`${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`);
+        refuse(
+          `${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`,
+        );
       }
       for (const value of key.values) {
         if (!fitsType(key.vdt, value.value)) {
@@ -264,7 +267,8 @@ class Transaction {
       if (current) this.files.set(id, null);
       return;
     }
-    if (element.content !== undefined && LONE_SURROGATE.test(element.content)) refuse(`${where}: content is not valid Unicode (a lone surrogate)`);
+    if (element.content !== undefined && LONE_SURROGATE.test(element.content))
+      refuse(`${where}: content is not valid Unicode (a lone surrogate)`);
     const content = element.content ?? current?.content ?? '';
     if (securityGroup === undefined && content.startsWith(ENCRYPTED_FILE_MARK)) {
       refuse(`${where}: content may not begin with ${ENCRYPTED_FILE_MARK}, which marks an encrypted file in git`);
@@ -385,7 +389,9 @@ class Transaction {
       yield;
       for (const name of templateReferences(file)) {
         if (!this.currentKey(keyId(name))) {
-          refuse(`${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`);
+          refuse(
+            `${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`,
+          );
         }
       }
     }
@@ -397,7 +403,9 @@ class Transaction {
       for (const name of templateReferences(file)) {
         const id = keyId(name);
         if (deletedSet.has(id)) {
-          refuse(`${this.keyOrigin.get(id)} key ${this.state.key(id)!.key}: cannot delete, file ${shown(file.path)} references it`);
+          refuse(
+            `${this.keyOrigin.get(id)} key ${this.state.key(id)!.key}: cannot delete, file ${shown(file.path)} references it`,
+          );
         }
       }
     }
@@ -410,7 +418,9 @@ class Transaction {
     const problem = deepestEmbedProblem(this.finalFiles(), (id) => this.currentKey(id));
     if (!problem) return;
     const origin = [...this.fileOrigin].find(([id]) => this.files.get(id)?.path === problem.path)?.[1];
-    refuse(`${origin ? `${origin} ` : ''}file ${shown(problem.path)}: embeds files more than ${MAX_EMBED_DEPTH} levels deep (${problem.chain.map(shown).join(' -> ')})`);
+    refuse(
+      `${origin ? `${origin} ` : ''}file ${shown(problem.path)}: embeds files more than ${MAX_EMBED_DEPTH} levels deep (${problem.chain.map(shown).join(' -> ')})`,
+    );
   }
 }
 

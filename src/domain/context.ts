@@ -34,7 +34,10 @@ export function parseContext(text: string, levels: number): ContextParse {
     if (item === '' || item === WILDCARD) {
       context.push(WILDCARD);
     } else if (item.length > 120 || !ITEM.test(item)) {
-      return { ok: false, problem: `context item ${i + 1} is not letters and digits joined by single '-', '.', '_' or '+'` };
+      return {
+        ok: false,
+        problem: `context item ${i + 1} is not letters and digits joined by single '-', '.', '_' or '+'`,
+      };
     } else {
       context.push(item);
     }
@@ -89,9 +92,13 @@ export function parseRequestContext(text: string, levels: readonly string[]): Co
   }
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (item === '') return { ok: false, problem: `Context item ${i + 1} (${levels[i]}) is empty; a read needs one item per level` };
+    if (item === '')
+      return { ok: false, problem: `Context item ${i + 1} (${levels[i]}) is empty; a read needs one item per level` };
     if (item !== WILDCARD && (item.length > 120 || !ITEM.test(item))) {
-      return { ok: false, problem: `Context item ${i + 1} (${levels[i]}) is not letters and digits joined by single '-', '.', '_' or '+'` };
+      return {
+        ok: false,
+        problem: `Context item ${i + 1} (${levels[i]}) is not letters and digits joined by single '-', '.', '_' or '+'`,
+      };
     }
   }
   return { ok: true, context: items };

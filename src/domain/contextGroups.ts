@@ -79,8 +79,13 @@ const EMPTY_SET: ReadonlySet<string> = new Set();
 const EMPTY_MAP: ReadonlyMap<string, ReadonlySet<string>> = new Map();
 
 /** The index of a repository's groups; empty when groups are off, so nothing changes. */
-export function groupIndexOf(settings: { readonly levels: readonly string[]; readonly contextGroupsEnabled: boolean }, groups: readonly ContextGroup[]): GroupIndex {
-  return settings.contextGroupsEnabled && groups.length > 0 ? new GroupIndex(settings.levels, groups) : GroupIndex.EMPTY;
+export function groupIndexOf(
+  settings: { readonly levels: readonly string[]; readonly contextGroupsEnabled: boolean },
+  groups: readonly ContextGroup[],
+): GroupIndex {
+  return settings.contextGroupsEnabled && groups.length > 0
+    ? new GroupIndex(settings.levels, groups)
+    : GroupIndex.EMPTY;
 }
 
 /**
@@ -91,7 +96,9 @@ export function groupIndexOf(settings: { readonly levels: readonly string[]; rea
  */
 export function groupConflict(key: KeyRecord, index: GroupIndex): string | undefined {
   if (index === GroupIndex.EMPTY) return undefined;
-  const active = key.values.filter((v) => v.active && v.context.some((item, i) => item !== WILDCARD && index.isGroup(i, item)));
+  const active = key.values.filter(
+    (v) => v.active && v.context.some((item, i) => item !== WILDCARD && index.isGroup(i, item)),
+  );
   for (let a = 0; a < active.length; a++) {
     for (let b = a + 1; b < active.length; b++) {
       const level = conflictLevel(active[a], active[b], index);
@@ -110,19 +117,27 @@ function conflictLevel(x: StoredValue, y: StoredValue, index: GroupIndex): numbe
     const a = x.context[i];
     const b = y.context[i];
     if (a.toLowerCase() === b.toLowerCase()) continue;
-    if (a === WILDCARD || b === WILDCARD || !index.isGroup(i, a) || !index.isGroup(i, b) || !index.overlap(i, a, b)) return undefined;
+    if (a === WILDCARD || b === WILDCARD || !index.isGroup(i, a) || !index.isGroup(i, b) || !index.overlap(i, a, b))
+      return undefined;
     found ??= i;
   }
   return found;
 }
 
 /** Why a group or member name cannot be used, or undefined. */
-export function groupChangeProblem(groups: readonly ContextGroup[], level: string, group: string, member?: string): string | undefined {
+export function groupChangeProblem(
+  groups: readonly ContextGroup[],
+  level: string,
+  group: string,
+  member?: string,
+): string | undefined {
   const inLevel = groups.filter((g) => g.level.toLowerCase() === level.toLowerCase());
   if (member !== undefined) {
     if (member.toLowerCase() === group.toLowerCase()) return `group ${group} cannot be a member of itself`;
-    if (inLevel.some((g) => g.name.toLowerCase() === member.toLowerCase())) return `${member} is a group of level ${level}: a group cannot hold a group`;
-    if (inLevel.some((g) => g.members.some((m) => m.toLowerCase() === group.toLowerCase()))) return `${group} is a member of another group of level ${level}: a group cannot be a member`;
+    if (inLevel.some((g) => g.name.toLowerCase() === member.toLowerCase()))
+      return `${member} is a group of level ${level}: a group cannot hold a group`;
+    if (inLevel.some((g) => g.members.some((m) => m.toLowerCase() === group.toLowerCase())))
+      return `${group} is a member of another group of level ${level}: a group cannot be a member`;
   }
   return undefined;
 }

@@ -19,7 +19,10 @@ export interface TooDeep {
 }
 
 /** The first file whose chain of embedded files is deeper than MAX_EMBED_DEPTH, if any. */
-export function deepestEmbedProblem(files: Iterable<FileRecord>, key: (id: string) => KeyRecord | undefined): TooDeep | undefined {
+export function deepestEmbedProblem(
+  files: Iterable<FileRecord>,
+  key: (id: string) => KeyRecord | undefined,
+): TooDeep | undefined {
   const embeds = new Map<string, Set<string>>();
   for (const file of files) {
     if (!file.active) continue;
@@ -29,7 +32,8 @@ export function deepestEmbedProblem(files: Iterable<FileRecord>, key: (id: strin
       const referenced = key(keyId(name));
       if (referenced?.vdt !== 'FileEmbed') continue;
       for (const value of referenced.values) {
-        if (value.active && value.value !== null) targets.add(value.value.startsWith('/') ? value.value.slice(1) : value.value);
+        if (value.active && value.value !== null)
+          targets.add(value.value.startsWith('/') ? value.value.slice(1) : value.value);
       }
     }
   }
@@ -39,7 +43,9 @@ export function deepestEmbedProblem(files: Iterable<FileRecord>, key: (id: strin
   const onStack = new Set<string>();
   for (const root of embeds.keys()) {
     if (below.has(root)) continue;
-    const stack: { path: string; targets: Iterator<string> }[] = [{ path: root, targets: (embeds.get(root) ?? new Set()).values() }];
+    const stack: { path: string; targets: Iterator<string> }[] = [
+      { path: root, targets: (embeds.get(root) ?? new Set()).values() },
+    ];
     onStack.add(root);
     below.set(root, 0);
     while (stack.length > 0) {
@@ -66,7 +72,8 @@ export function deepestEmbedProblem(files: Iterable<FileRecord>, key: (id: strin
   for (const [path, depth] of below) {
     if (depth <= MAX_EMBED_DEPTH) continue;
     const chain = [path];
-    while (next.has(chain[chain.length - 1]) && chain.length <= MAX_EMBED_DEPTH + 1) chain.push(next.get(chain[chain.length - 1])!);
+    while (next.has(chain[chain.length - 1]) && chain.length <= MAX_EMBED_DEPTH + 1)
+      chain.push(next.get(chain[chain.length - 1])!);
     return { path, chain };
   }
   return undefined;

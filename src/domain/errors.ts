@@ -67,7 +67,10 @@ export abstract class CfghubError extends Error {
  * layout problems in their answer let it through, so it is answered 409 and never cached.
  */
 export function isRepositoryDamage(error: unknown): boolean {
-  return error instanceof CfghubError && (error.code === ErrorCode.RepositoryDamaged || error.code === ErrorCode.ObjectNotFound);
+  return (
+    error instanceof CfghubError &&
+    (error.code === ErrorCode.RepositoryDamaged || error.code === ErrorCode.ObjectNotFound)
+  );
 }
 
 /** A rendering went over a limit; names the file. Answered 409 (the repository's content, not the request, is at fault). */
@@ -96,7 +99,9 @@ export class InvalidUtf8Error extends CfghubError {
     readonly offset: number,
     readonly byte: number,
   ) {
-    super(`byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset} does not begin a valid UTF-8 sequence`);
+    super(
+      `byte 0x${byte.toString(16).toUpperCase().padStart(2, '0')} at offset ${offset} does not begin a valid UTF-8 sequence`,
+    );
   }
 }
 

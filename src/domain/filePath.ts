@@ -27,14 +27,18 @@ export const LONE_SURROGATE = /\p{Surrogate}/u;
 const GIT_RESERVED = new Set(['.git', 'git~1', '.gitmodules', 'gitmod~1', '.gitattributes', 'gitatt~1']);
 
 function gitReservedName(segment: string): string | undefined {
-  const seen = segment.replace(HFS_IGNORED, '').toLowerCase().replace(/[. ]+$/, '');
+  const seen = segment
+    .replace(HFS_IGNORED, '')
+    .toLowerCase()
+    .replace(/[. ]+$/, '');
   return GIT_RESERVED.has(seen) ? seen : undefined;
 }
 
 export function normalizeFilePath(raw: string): PathCheck {
   const path = raw.startsWith('/') ? raw.slice(1) : raw;
   if (path.length === 0) return { ok: false, problem: 'file path is empty' };
-  if (path.length > MAX_PATH_LENGTH) return { ok: false, problem: `file path is longer than ${MAX_PATH_LENGTH} characters` };
+  if (path.length > MAX_PATH_LENGTH)
+    return { ok: false, problem: `file path is longer than ${MAX_PATH_LENGTH} characters` };
   if (path.includes('\\')) return { ok: false, problem: 'file path contains a backslash' };
   if (CONTROL.test(path)) return { ok: false, problem: 'file path contains a control character' };
   if (LONE_SURROGATE.test(path)) return { ok: false, problem: 'file path is not valid Unicode (a lone surrogate)' };

@@ -161,7 +161,12 @@ export class Glob {
     const id = states.join(',');
     const known = this.dfa.get(id);
     if (known) return known;
-    const made: DfaState = { states, accepting: states.includes(this.matchState), ascii: new Array(128), other: new Map() };
+    const made: DfaState = {
+      states,
+      accepting: states.includes(this.matchState),
+      ascii: new Array(128),
+      other: new Map(),
+    };
     if (this.dfa.size < MAX_DFA_STATES) this.dfa.set(id, made);
     return made;
   }

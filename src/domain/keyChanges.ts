@@ -39,7 +39,8 @@ function valuesByContext(record: KeyRecord | null): Map<string, StoredValue> {
   return new Map((record?.values ?? []).map((value) => [contextId(value.context), value]));
 }
 
-const sameValue = (a: StoredValue, b: StoredValue) => a.value === b.value && a.active === b.active && formatContext(a.context) === formatContext(b.context);
+const sameValue = (a: StoredValue, b: StoredValue) =>
+  a.value === b.value && a.active === b.active && formatContext(a.context) === formatContext(b.context);
 const state = (value: StoredValue): ValueState => ({ value: value.value, active: value.active });
 
 export function changeOf<T>(before: T | null | undefined, after: T | null | undefined): Change {
@@ -63,7 +64,8 @@ export function summarizeKeyChange(before: KeyRecord | null, after: KeyRecord | 
   const summary: KeyChangeSummary = { key: (after ?? before)!.key, change: changeOf(before, after), values };
   if (!before || !after) return summary;
   const fields: Partial<Record<Field, { before: unknown; after: unknown }>> = {};
-  for (const field of FIELDS) if (before[field] !== after[field]) fields[field] = { before: before[field], after: after[field] };
+  for (const field of FIELDS)
+    if (before[field] !== after[field]) fields[field] = { before: before[field], after: after[field] };
   return Object.keys(fields).length ? { ...summary, fields } : summary;
 }
 
@@ -75,7 +77,10 @@ function facets(record: KeyRecord | null): Map<string, string> {
   if (!record) return out;
   for (const field of FIELDS) out.set(`field ${field}`, JSON.stringify(record[field]));
   for (const value of record.values) {
-    out.set(`value ${contextId(value.context)}`, JSON.stringify([formatContext(value.context), value.value, value.active]));
+    out.set(
+      `value ${contextId(value.context)}`,
+      JSON.stringify([formatContext(value.context), value.value, value.active]),
+    );
   }
   return out;
 }
@@ -90,7 +95,8 @@ function describeFacet(name: string, records: (KeyRecord | null)[]): string {
   return 'a value';
 }
 
-export type KeyRevert = { readonly ok: true; readonly record: KeyRecord | null } | { readonly ok: false; readonly reason: string };
+export type KeyRevert =
+  { readonly ok: true; readonly record: KeyRecord | null } | { readonly ok: false; readonly reason: string };
 
 /**
  * Undoes the change `before` → `after` on `head`: every facet the change touched gets its content
@@ -105,7 +111,10 @@ export function revertKey(before: KeyRecord | null, after: KeyRecord | null, hea
     if (b.get(facet) === a.get(facet)) continue;
     if (h.get(facet) === b.get(facet)) continue;
     if (h.get(facet) !== a.get(facet)) {
-      return { ok: false, reason: `key ${name}: ${describeFacet(facet, [head, after, before])} was changed again by a later commit` };
+      return {
+        ok: false,
+        reason: `key ${name}: ${describeFacet(facet, [head, after, before])} was changed again by a later commit`,
+      };
     }
     const restored = b.get(facet);
     if (restored === undefined) result.delete(facet);
@@ -117,7 +126,8 @@ export function revertKey(before: KeyRecord | null, after: KeyRecord | null, hea
     if (values.length > 0) return { ok: false, reason: `key ${name}: values were added to it by a later commit` };
     return { ok: true, record: null };
   }
-  if (present.length !== FIELDS.length) return { ok: false, reason: `key ${name}: was changed again by a later commit` };
+  if (present.length !== FIELDS.length)
+    return { ok: false, reason: `key ${name}: was changed again by a later commit` };
   const field = (f: Field) => JSON.parse(result.get(`field ${f}`)!);
   return {
     ok: true,

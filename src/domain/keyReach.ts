@@ -8,10 +8,17 @@ import type { KeyRecord, StoredValue } from './model.js';
 import { resolveValue, type RequestContext } from './resolve.js';
 
 const sameValue = (a: StoredValue, b: StoredValue) =>
-  a.value === b.value && a.active === b.active && a.context.length === b.context.length && a.context.every((item, i) => item === b.context[i]);
+  a.value === b.value &&
+  a.active === b.active &&
+  a.context.length === b.context.length &&
+  a.context.every((item, i) => item === b.context[i]);
 
 const sameFields = (a: KeyRecord, b: KeyRecord) =>
-  a.readme === b.readme && a.deprecated === b.deprecated && a.vdt === b.vdt && a.push === b.push && a.securityGroup === b.securityGroup;
+  a.readme === b.readme &&
+  a.deprecated === b.deprecated &&
+  a.vdt === b.vdt &&
+  a.push === b.push &&
+  a.securityGroup === b.securityGroup;
 
 /**
  * True when the key reads the same for the request before and after (null: the key does not

@@ -71,7 +71,13 @@ export interface SecurityGroup {
   readonly name: string;
   /** Names the data key; changes with every password change. */
   readonly keyId: string;
-  readonly kdf: { readonly name: 'scrypt'; readonly salt: string; readonly N: number; readonly r: number; readonly p: number };
+  readonly kdf: {
+    readonly name: 'scrypt';
+    readonly salt: string;
+    readonly N: number;
+    readonly r: number;
+    readonly p: number;
+  };
   readonly wrappedKey: string;
 }
 

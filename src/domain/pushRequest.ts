@@ -84,7 +84,10 @@ export function findLimitProblem(request: PushRequest): LimitProblem | undefined
 /** findLimitProblem as steps (steps.ts): a value may be up to 1 MiB of JSON to measure. */
 export function* findLimitProblemSteps(request: PushRequest): Steps<LimitProblem | undefined> {
   if (request.data.length > MAX_ELEMENTS) {
-    return { path: 'data', message: `a push holds at most ${MAX_ELEMENTS} elements, this one has ${request.data.length}` };
+    return {
+      path: 'data',
+      message: `a push holds at most ${MAX_ELEMENTS} elements, this one has ${request.data.length}`,
+    };
   }
   const tooLarge = `larger than ${MAX_VALUE_BYTES} bytes`;
   let values = 0;
@@ -92,10 +95,17 @@ export function* findLimitProblemSteps(request: PushRequest): Steps<LimitProblem
     const element = request.data[i];
     if (element.kind !== 'key' || !element.values) continue;
     if (element.values.length > MAX_VALUES_PER_KEY) {
-      return { path: `data[${i}].values`, message: `a key holds at most ${MAX_VALUES_PER_KEY} values, this element has ${element.values.length}` };
+      return {
+        path: `data[${i}].values`,
+        message: `a key holds at most ${MAX_VALUES_PER_KEY} values, this element has ${element.values.length}`,
+      };
     }
     values += element.values.length;
-    if (values > MAX_VALUES_PER_PUSH) return { path: `data[${i}].values`, message: `a push holds at most ${MAX_VALUES_PER_PUSH} values, this one has more by this element` };
+    if (values > MAX_VALUES_PER_PUSH)
+      return {
+        path: `data[${i}].values`,
+        message: `a push holds at most ${MAX_VALUES_PER_PUSH} values, this one has more by this element`,
+      };
   }
   for (let i = 0; i < request.data.length; i++) {
     const element = request.data[i];

@@ -3,7 +3,8 @@
  * fixed values, never the reason itself, whose text names keys and values a client sent.
  * Matched by fixed substrings of the reasons applyPush and push write, first match wins.
  */
-export type RefusalClass = 'security' | 'missing' | 'push_disabled' | 'value_type' | 'reference' | 'context' | 'invalid';
+export type RefusalClass =
+  'security' | 'missing' | 'push_disabled' | 'value_type' | 'reference' | 'context' | 'invalid';
 
 const CLASSES: readonly (readonly [string, RefusalClass])[] = [
   ['security group', 'security'],
@@ -20,7 +21,15 @@ const CLASSES: readonly (readonly [string, RefusalClass])[] = [
   ['context', 'context'],
 ];
 
-export const REFUSAL_CLASSES: readonly RefusalClass[] = ['security', 'missing', 'push_disabled', 'value_type', 'reference', 'context', 'invalid'];
+export const REFUSAL_CLASSES: readonly RefusalClass[] = [
+  'security',
+  'missing',
+  'push_disabled',
+  'value_type',
+  'reference',
+  'context',
+  'invalid',
+];
 
 export function refusalClass(reason: string): RefusalClass {
   for (const [text, refusal] of CLASSES) if (reason.includes(text)) return refusal;

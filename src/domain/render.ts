@@ -91,7 +91,11 @@ export class Renderer {
       const frame = stack[stack.length - 1];
       if (frame.next === frame.references.length) {
         append(frame, frame.content.slice(frame.textFrom));
-        const rendered = { content: frame.parts.join(''), unresolved: [...frame.unresolved], encrypted: [...frame.encrypted] };
+        const rendered = {
+          content: frame.parts.join(''),
+          unresolved: [...frame.unresolved],
+          encrypted: [...frame.encrypted],
+        };
         this.done.set(frame.path, { rendered, below: frame.below });
         rendering.delete(frame.path);
         stack.pop();
@@ -101,8 +105,10 @@ export class Renderer {
       const replacement = this.replacement(stack, match[1]);
       if (typeof replacement !== 'string') {
         // An embedded file not rendered yet: render it first, then come back to this reference.
-        if (rendering.has(replacement.path)) throw new ReferenceCycleError([...stack.map((f) => f.path), replacement.path]);
-        if (stack.length > MAX_EMBED_DEPTH) throw embedTooDeep(stack[0].path, [...stack.map((f) => f.path), replacement.path]);
+        if (rendering.has(replacement.path))
+          throw new ReferenceCycleError([...stack.map((f) => f.path), replacement.path]);
+        if (stack.length > MAX_EMBED_DEPTH)
+          throw embedTooDeep(stack[0].path, [...stack.map((f) => f.path), replacement.path]);
         stack.push(frameOf(replacement));
         rendering.add(replacement.path);
         continue;
@@ -134,7 +140,8 @@ export class Renderer {
     const done = this.done.get(path);
     if (done) {
       // Rendered before (here or for another file): its depth counts as if rendered again.
-      if (stack.length + done.below > MAX_EMBED_DEPTH) throw embedTooDeep(stack[0].path, [...stack.map((f) => f.path), path, '…']);
+      if (stack.length + done.below > MAX_EMBED_DEPTH)
+        throw embedTooDeep(stack[0].path, [...stack.map((f) => f.path), path, '…']);
       frame.below = Math.max(frame.below, done.below + 1);
       const { rendered } = done;
       for (const name of rendered.unresolved) frame.unresolved.add(name);

@@ -14,7 +14,11 @@ export const MAX_RENDERED_FILE_CHARS = 4 * 1024 * 1024;
 export const MAX_RENDERED_ANSWER_CHARS = 8 * 1024 * 1024;
 
 export function fileTooLarge(path: string): RenderLimitError {
-  return new RenderLimitError(ErrorCode.RenderTooLarge, path, `file ${path} renders to more than ${MAX_RENDERED_FILE_CHARS} characters, the limit of a rendered file`);
+  return new RenderLimitError(
+    ErrorCode.RenderTooLarge,
+    path,
+    `file ${path} renders to more than ${MAX_RENDERED_FILE_CHARS} characters, the limit of a rendered file`,
+  );
 }
 
 export function answerTooLarge(path: string): RenderLimitError {
@@ -27,5 +31,9 @@ export function answerTooLarge(path: string): RenderLimitError {
 
 export function embedTooDeep(path: string, chain: readonly string[]): RenderLimitError {
   const shownChain = chain.length > 6 ? [...chain.slice(0, 3), '…', ...chain.slice(-2)] : chain;
-  return new RenderLimitError(ErrorCode.EmbedTooDeep, path, `file ${path} embeds files more than ${MAX_EMBED_DEPTH} levels deep (${shownChain.join(' -> ')})`);
+  return new RenderLimitError(
+    ErrorCode.EmbedTooDeep,
+    path,
+    `file ${path} embeds files more than ${MAX_EMBED_DEPTH} levels deep (${shownChain.join(' -> ')})`,
+  );
 }

@@ -41,13 +41,30 @@ function escapeProperties(text: string, isKey: boolean): string {
     const c = text[i];
     const code = text.charCodeAt(i);
     switch (c) {
-      case '\\': out += '\\\\'; break;
-      case '\t': out += '\\t'; break;
-      case '\n': out += '\\n'; break;
-      case '\r': out += '\\r'; break;
-      case '\f': out += '\\f'; break;
-      case '=': case ':': case '#': case '!': out += `\\${c}`; break;
-      case ' ': out += isKey || i === 0 ? '\\ ' : ' '; break;
+      case '\\':
+        out += '\\\\';
+        break;
+      case '\t':
+        out += '\\t';
+        break;
+      case '\n':
+        out += '\\n';
+        break;
+      case '\r':
+        out += '\\r';
+        break;
+      case '\f':
+        out += '\\f';
+        break;
+      case '=':
+      case ':':
+      case '#':
+      case '!':
+        out += `\\${c}`;
+        break;
+      case ' ':
+        out += isKey || i === 0 ? '\\ ' : ' ';
+        break;
       default:
         out += code < 0x20 || code > 0x7e ? `\\u${code.toString(16).padStart(4, '0')}` : c;
     }
@@ -110,7 +127,8 @@ export function toDotenv(properties: readonly RenderedProperty[]): string {
     if (quoted === undefined) unsafe.push(p.name);
     else lines.push(`${p.name}=${quoted}\n`);
   }
-  if (unsafe.length) out += `# left out, values a shell and the dotenv readers cannot all read back as they are: ${unsafe.join(', ')}\n`;
+  if (unsafe.length)
+    out += `# left out, values a shell and the dotenv readers cannot all read back as they are: ${unsafe.join(', ')}\n`;
   return out + lines.join('');
 }
 

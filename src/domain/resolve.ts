@@ -44,13 +44,17 @@ export function contextWeight(stored: Context, request: RequestContext): number 
     if (item === WILDCARD) continue;
     const lower = item.toLowerCase();
     if (lower === request.items[i]) weight += levelWeight(i, n);
-    else if (request.items[i] !== WILDCARD && request.groups.groupsOf(i, request.items[i]).has(lower)) weight += groupWeight(i, n);
+    else if (request.items[i] !== WILDCARD && request.groups.groupsOf(i, request.items[i]).has(lower))
+      weight += groupWeight(i, n);
     else return -1;
   }
   return weight;
 }
 
-function heaviest<T extends { readonly context: Context; readonly active: boolean }>(candidates: Iterable<T>, request: RequestContext): T | undefined {
+function heaviest<T extends { readonly context: Context; readonly active: boolean }>(
+  candidates: Iterable<T>,
+  request: RequestContext,
+): T | undefined {
   let best: T | undefined;
   let bestWeight = -1;
   for (const candidate of candidates) {

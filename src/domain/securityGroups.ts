@@ -16,7 +16,8 @@ export const MAX_PASSWORD = 64;
 /** Why a password cannot be a group's password, or undefined. Never echoes the password. */
 export function passwordProblem(password: string): string | undefined {
   const length = [...password].length;
-  if (length < MIN_PASSWORD || length > MAX_PASSWORD) return `a security group password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters, this one has ${length}`;
+  if (length < MIN_PASSWORD || length > MAX_PASSWORD)
+    return `a security group password has ${MIN_PASSWORD} to ${MAX_PASSWORD} characters, this one has ${length}`;
   if (/[\u0000-\u001f\u007f]/.test(password)) return 'a security group password may not hold control characters';
   return undefined;
 }

@@ -4,7 +4,18 @@
  */
 
 export const VALUE_TYPES = [
-  'Text', 'Code', 'JSON', 'Boolean', 'Integer', 'Long', 'Float', 'Double', 'Map', 'List', 'FileRef', 'FileEmbed',
+  'Text',
+  'Code',
+  'JSON',
+  'Boolean',
+  'Integer',
+  'Long',
+  'Float',
+  'Double',
+  'Map',
+  'List',
+  'FileRef',
+  'FileEmbed',
 ] as const;
 
 export type ValueType = (typeof VALUE_TYPES)[number];
@@ -96,7 +107,8 @@ export function valueToText(value: unknown, type: ValueType): ValueConversion {
     case 'boolean':
       return { ok: true, text: String(value) };
     case 'number':
-      if (!Number.isFinite(value)) return { ok: false, problem: 'value is a number too large for a double; send it as a string' };
+      if (!Number.isFinite(value))
+        return { ok: false, problem: 'value is a number too large for a double; send it as a string' };
       // JSON numbers arrive as doubles: for a Double or Float key that is the value itself, but an
       // integer beyond 2^53 may already differ from the digits the client sent.
       if (type !== 'Double' && type !== 'Float' && Number.isInteger(value) && !Number.isSafeInteger(value)) {
@@ -105,7 +117,10 @@ export function valueToText(value: unknown, type: ValueType): ValueConversion {
       return { ok: true, text: JSON.stringify(value) };
     case 'object':
       if (!acceptsStructuredValue(type)) {
-        return { ok: false, problem: `value is a JSON ${Array.isArray(value) ? 'array' : 'object'} but the key is ${describeType(type)}` };
+        return {
+          ok: false,
+          problem: `value is a JSON ${Array.isArray(value) ? 'array' : 'object'} but the key is ${describeType(type)}`,
+        };
       }
       return { ok: true, text: JSON.stringify(value) };
     default:

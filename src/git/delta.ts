@@ -46,11 +46,13 @@ export function applyDelta(base: Buffer, delta: Buffer): Buffer {
       for (let bit = 0; bit < 4; bit++) if (op & (1 << bit)) offset += delta[at.position++] * 2 ** (8 * bit);
       for (let bit = 0; bit < 3; bit++) if (op & (0x10 << bit)) size += delta[at.position++] << (8 * bit);
       if (size === 0) size = 0x10000;
-      if (offset + size > base.length || written + size > result.length) throw new DeltaFormatError('delta copies past its base or result');
+      if (offset + size > base.length || written + size > result.length)
+        throw new DeltaFormatError('delta copies past its base or result');
       copyBytes(base, offset, size, result, written);
       written += size;
     } else if (op !== 0) {
-      if (at.position + op > delta.length || written + op > result.length) throw new DeltaFormatError('delta inserts past its end');
+      if (at.position + op > delta.length || written + op > result.length)
+        throw new DeltaFormatError('delta inserts past its end');
       copyBytes(delta, at.position, op, result, written);
       written += op;
       at.position += op;

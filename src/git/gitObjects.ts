@@ -23,7 +23,9 @@ export class EncodedObject {
 
   /** The zlib-deflated wrapped object, as stored in a loose object file. */
   get deflated(): Buffer {
-    return (this.looseForm ??= deflateSync(Buffer.concat([header(this.type, this.content), this.content]), { level: 1 }));
+    return (this.looseForm ??= deflateSync(Buffer.concat([header(this.type, this.content), this.content]), {
+      level: 1,
+    }));
   }
 }
 
@@ -210,7 +212,13 @@ export function parseCommit(content: Buffer): ParsedCommit {
 }
 
 /** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */
-export function serializeTag(fields: { object: string; type: string; tag: string; tagger: Signature; message: string }): Buffer {
+export function serializeTag(fields: {
+  object: string;
+  type: string;
+  tag: string;
+  tagger: Signature;
+  message: string;
+}): Buffer {
   const { tagger } = fields;
   const message = fields.message.replace(/\n+$/, '');
   return Buffer.from(

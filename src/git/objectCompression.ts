@@ -62,7 +62,7 @@ export function adler32(data: Buffer): number {
   const RUN = 1_024;
   let a = 1;
   let b = 0;
-  for (let i = 0; i < data.length; ) {
+  for (let i = 0; i < data.length;) {
     const end = Math.min(data.length, i + RUN);
     for (; i < end; i++) {
       a += data[i];
@@ -86,7 +86,8 @@ export function adler32(data: Buffer): number {
  */
 export function inflateObject(stream: Buffer, size?: number): Buffer {
   const stored = storedBlocks(stream);
-  if (!stored) return size === undefined ? inflateSync(stream) : inflateSync(stream, { chunkSize: Math.max(MIN_CHUNK, size + 1) }); // + 1: the output fits with room left, so zlib ends in one call
+  if (!stored)
+    return size === undefined ? inflateSync(stream) : inflateSync(stream, { chunkSize: Math.max(MIN_CHUNK, size + 1) }); // + 1: the output fits with room left, so zlib ends in one call
   const content = stored.length === 1 ? Buffer.from(stored[0]) : Buffer.concat(stored);
   const end = 2 + stored.reduce((sum, block) => sum + 5 + block.length, 0);
   if (end + 4 > stream.length || stream.readUInt32BE(end) !== adler32(content)) {
@@ -98,7 +99,8 @@ export function inflateObject(stream: Buffer, size?: number): Buffer {
 
 /** The blocks of a zlib stream made only of stored blocks (no dictionary), or undefined for any other stream. */
 function storedBlocks(stream: Buffer): Buffer[] | undefined {
-  if (stream.length < 7 || (stream[0] & 0x0f) !== 8 || stream[1] & 0x20 || ((stream[0] << 8) | stream[1]) % 31 !== 0) return undefined;
+  if (stream.length < 7 || (stream[0] & 0x0f) !== 8 || stream[1] & 0x20 || ((stream[0] << 8) | stream[1]) % 31 !== 0)
+    return undefined;
   const blocks: Buffer[] = [];
   let at = 2;
   for (;;) {

@@ -49,12 +49,16 @@ function compareId(index: Buffer, at: number, oid: Buffer): number {
 
 function layoutOf(index: Buffer): { layout: Layout; count: number } {
   if (index.length >= 8 && index.readUInt32BE(0) === V2_MAGIC) {
-    if (index.readUInt32BE(4) !== 2) throw new PackIndexFormatError(`pack index version ${index.readUInt32BE(4)} is unknown`);
+    if (index.readUInt32BE(4) !== 2)
+      throw new PackIndexFormatError(`pack index version ${index.readUInt32BE(4)} is unknown`);
     const fanout = 8;
     const count = index.readUInt32BE(fanout + FANOUT - 4);
     const ids = fanout + FANOUT;
     if (index.length < ids + count * 28 + 40) throw new PackIndexFormatError('pack index is cut short');
-    return { count, layout: { fanout, ids, idStride: 20, offsets: ids + count * 24, offsetStride: 4, largeOffsets: ids + count * 28 } };
+    return {
+      count,
+      layout: { fanout, ids, idStride: 20, offsets: ids + count * 24, offsetStride: 4, largeOffsets: ids + count * 28 },
+    };
   }
   // Version 1: the fan-out table, then (offset, id) pairs.
   if (index.length < FANOUT + 40) throw new PackIndexFormatError('pack index is cut short');
@@ -127,7 +131,8 @@ export class PackIndex {
     while (low < high) {
       const middle = (low + high) >>> 1;
       const at = ids + middle * idStride;
-      if (this.index.compare(start, 0, 20, at, at + 20) < 0) low = middle + 1; // the entry sorts before the prefix
+      if (this.index.compare(start, 0, 20, at, at + 20) < 0)
+        low = middle + 1; // the entry sorts before the prefix
       else high = middle;
     }
     const found: string[] = [];

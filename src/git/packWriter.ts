@@ -45,7 +45,8 @@ export function crc32Bytes(bytes: Uint8Array): number {
  * 100-key push into 10,000 keys packs some 270 KB (its shard trees), whose CRC in JavaScript took
  * about 0.6 ms of the push.
  */
-const crc32: (bytes: Uint8Array) => number = typeof zlib.crc32 === 'function' ? (bytes) => zlib.crc32(bytes) : crc32Bytes;
+const crc32: (bytes: Uint8Array) => number =
+  typeof zlib.crc32 === 'function' ? (bytes) => zlib.crc32(bytes) : crc32Bytes;
 
 /** The variable-length header of a pack entry: type and inflated size. */
 function entryHeader(type: ObjectType, size: number): Buffer {

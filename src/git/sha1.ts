@@ -6,4 +6,6 @@
 import crypto from 'node:crypto';
 
 export const sha1Hex: (data: string | Buffer) => string =
-  typeof crypto.hash === 'function' ? (data) => crypto.hash('sha1', data, 'hex') : (data) => crypto.createHash('sha1').update(data).digest('hex');
+  typeof crypto.hash === 'function'
+    ? (data) => crypto.hash('sha1', data, 'hex')
+    : (data) => crypto.createHash('sha1').update(data).digest('hex');

@@ -42,7 +42,9 @@ export function createApp(deps: HttpDeps): express.Express {
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.locals.requestId = beginRequest(deps, req, res, () => (res.locals.refusal ? { refusal: res.locals.refusal } : {}));
+    res.locals.requestId = beginRequest(deps, req, res, () =>
+      res.locals.refusal ? { refusal: res.locals.refusal } : {},
+    );
     next();
   });
 
@@ -82,5 +84,7 @@ export function createRequestListener(deps: HttpDeps): RequestListener & { close
     if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
-  return deps.replica ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches: reads.closeWatches }) : withWatches;
+  return deps.replica
+    ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches: reads.closeWatches })
+    : withWatches;
 }

@@ -39,7 +39,8 @@ export class DeadlineWheel<T extends Waiting> {
   /** Holds `item` until `delayMs` from now (at the latest a tick after), unless deleted first. */
   add(item: T, delayMs: number): void {
     const now = Date.now();
-    if (delayMs > (this.slots.length - 1) * this.tickMs) throw new RangeError(`a delay of ${delayMs} ms is longer than the wheel`);
+    if (delayMs > (this.slots.length - 1) * this.tickMs)
+      throw new RangeError(`a delay of ${delayMs} ms is longer than the wheel`);
     if (this.count === 0) this.start(now);
     item.tick = Math.ceil((now + delayMs) / this.tickMs);
     this.slots[item.tick % this.slots.length].add(item);

@@ -38,7 +38,13 @@ const DISK_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025
  * dropped; `process_open_fds` is counted again at a cost that does not grow (openDescriptors), and
  * `cfghub_http_connections` says how many connections are open.
  */
-const PER_HANDLE_METRICS = ['nodejs_active_handles', 'nodejs_active_handles_total', 'nodejs_active_resources', 'nodejs_active_resources_total', 'process_open_fds'];
+const PER_HANDLE_METRICS = [
+  'nodejs_active_handles',
+  'nodejs_active_handles_total',
+  'nodejs_active_resources',
+  'nodejs_active_resources_total',
+  'process_open_fds',
+];
 
 /**
  * The process's open file descriptors: the size Linux (6.2 and later) reports for /proc/self/fd,
@@ -65,10 +71,31 @@ export class Metrics {
   watchAnswersMade: () => number = () => 0;
   /** How many HTTP connections are open; the server sets it with `connectionCount`. */
   connections: () => number = () => 0;
-  private readonly requests = new Counter({ name: 'cfghub_http_requests_total', help: 'HTTP requests answered, by method, route pattern and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
-  private readonly latency = new Histogram({ name: 'cfghub_http_request_duration_seconds', help: 'Time from request to the end of its answer, by method and route pattern', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-  private readonly pushes = new Counter({ name: 'cfghub_pushes_total', help: 'Pushes by outcome: applied (a commit), unchanged (nothing to commit), refused (304)', labelNames: ['outcome'], registers: [this.registry] });
-  private readonly refusals = new Counter({ name: 'cfghub_push_refusals_total', help: 'Refused pushes by reason class', labelNames: ['reason'], registers: [this.registry] });
+  private readonly requests = new Counter({
+    name: 'cfghub_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'],
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'cfghub_http_request_duration_seconds',
+    help: 'Time from request to the end of its answer, by method and route pattern',
+    labelNames: ['method', 'route'],
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly pushes = new Counter({
+    name: 'cfghub_pushes_total',
+    help: 'Pushes by outcome: applied (a commit), unchanged (nothing to commit), refused (304)',
+    labelNames: ['outcome'],
+    registers: [this.registry],
+  });
+  private readonly refusals = new Counter({
+    name: 'cfghub_push_refusals_total',
+    help: 'Refused pushes by reason class',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   private readonly stopListening: () => void;
 
   constructor(deps: HttpDeps) {
@@ -76,10 +103,30 @@ export class Metrics {
     for (const name of PER_HANDLE_METRICS) this.registry.removeSingleMetric(name);
     for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
     for (const reason of REFUSAL_CLASSES) this.refusals.inc({ reason }, 0);
-    const commits = new Histogram({ name: 'cfghub_commit_duration_seconds', help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-    const fsyncs = new Histogram({ name: 'cfghub_fsync_duration_seconds', help: 'Time of each fsync of a file or folder (process-wide)', buckets: DISK_BUCKETS, registers: [this.registry] });
-    const snapshots = new Histogram({ name: 'cfghub_snapshot_load_duration_seconds', help: 'Snapshot loads (a commit parsed into memory) and their time (process-wide)', buckets: LATENCY_BUCKETS, registers: [this.registry] });
-    const cache = new Counter({ name: 'cfghub_read_cache_lookups_total', help: 'Read-answer cache lookups by result: hit, miss (the answer made), or carried (the answer of the commit before, which the changes since do not reach) (process-wide)', labelNames: ['result'], registers: [this.registry] });
+    const commits = new Histogram({
+      name: 'cfghub_commit_duration_seconds',
+      help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)',
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    const fsyncs = new Histogram({
+      name: 'cfghub_fsync_duration_seconds',
+      help: 'Time of each fsync of a file or folder (process-wide)',
+      buckets: DISK_BUCKETS,
+      registers: [this.registry],
+    });
+    const snapshots = new Histogram({
+      name: 'cfghub_snapshot_load_duration_seconds',
+      help: 'Snapshot loads (a commit parsed into memory) and their time (process-wide)',
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    const cache = new Counter({
+      name: 'cfghub_read_cache_lookups_total',
+      help: 'Read-answer cache lookups by result: hit, miss (the answer made), or carried (the answer of the commit before, which the changes since do not reach) (process-wide)',
+      labelNames: ['result'],
+      registers: [this.registry],
+    });
     cache.inc({ result: 'hit' }, 0);
     cache.inc({ result: 'miss' }, 0);
     this.stopListening = listen({
@@ -91,13 +138,19 @@ export class Metrics {
 
     const adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root));
     new Gauge({
-      name: 'cfghub_repositories', aggregator: 'max', help: 'Repositories in the repositories folder', registers: [this.registry],
+      name: 'cfghub_repositories',
+      aggregator: 'max',
+      help: 'Repositories in the repositories folder',
+      registers: [this.registry],
       collect() {
         this.set(deps.registry.locations().length);
       },
     });
     new Gauge({
-      name: 'cfghub_client_tokens', aggregator: 'max', help: 'Active (not revoked, not expired) client tokens', registers: [this.registry],
+      name: 'cfghub_client_tokens',
+      aggregator: 'max',
+      help: 'Active (not revoked, not expired) client tokens',
+      registers: [this.registry],
       collect() {
         let total = 0;
         for (const count of deps.tokens.activeCounts().values()) total += count;
@@ -105,64 +158,88 @@ export class Metrics {
       },
     });
     new Gauge({
-      name: 'cfghub_admin_tokens', aggregator: 'max', help: 'Active admin tokens', registers: [this.registry],
+      name: 'cfghub_admin_tokens',
+      aggregator: 'max',
+      help: 'Active admin tokens',
+      registers: [this.registry],
       collect() {
         this.set(adminTokens.activeCount());
       },
     });
     new Gauge({
-      name: 'cfghub_replication_refused', aggregator: 'max', help: 'On a read replica: 1 while it refuses its primary\'s state (another folder, a lower generation, too many removals), else 0', registers: [this.registry],
+      name: 'cfghub_replication_refused',
+      aggregator: 'max',
+      help: "On a read replica: 1 while it refuses its primary's state (another folder, a lower generation, too many removals), else 0",
+      registers: [this.registry],
       collect() {
         this.set(deps.replica?.status().refused ? 1 : 0);
       },
     });
     new Gauge({
-      name: 'cfghub_replication_rewinds_refused', aggregator: 'max', help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were', registers: [this.registry],
+      name: 'cfghub_replication_rewinds_refused',
+      aggregator: 'max',
+      help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were',
+      registers: [this.registry],
       collect() {
         this.set(deps.replica?.status().rewindsRefused.length ?? 0);
       },
     });
     new Gauge({
-      name: 'cfghub_replication_newer_generation', aggregator: 'max', help: 'The primary generation a replica reported above this server\'s own (another server was promoted since), else 0', registers: [this.registry],
+      name: 'cfghub_replication_newer_generation',
+      aggregator: 'max',
+      help: "The primary generation a replica reported above this server's own (another server was promoted since), else 0",
+      registers: [this.registry],
       collect() {
         this.set(replicationOriginOf(deps)?.newerGeneration() ?? 0);
       },
     });
     const self = this;
     new Gauge({
-      name: 'cfghub_watchers', help: 'Open watches of clients waiting for a change', registers: [this.registry],
+      name: 'cfghub_watchers',
+      help: 'Open watches of clients waiting for a change',
+      registers: [this.registry],
       collect() {
         this.set(self.watchers());
       },
     });
     new Gauge({
-      name: 'cfghub_open_pack_bytes', help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)', registers: [this.registry],
+      name: 'cfghub_open_pack_bytes',
+      help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)',
+      registers: [this.registry],
       collect() {
         this.set(heldPackBytes());
       },
     });
     new Gauge({
       // Summed over the workers of `serve --workers N`, as every gauge here: each has its share, so the sum is the server's budget.
-      name: 'cfghub_open_pack_budget_bytes', help: 'What the open packs may hold in memory before the least recently read are closed (this process\'s share of the server\'s budget)', registers: [this.registry],
+      name: 'cfghub_open_pack_budget_bytes',
+      help: "What the open packs may hold in memory before the least recently read are closed (this process's share of the server's budget)",
+      registers: [this.registry],
       collect() {
         this.set(heldPacksBudget());
       },
     });
     new Gauge({
-      name: 'cfghub_http_connections', help: 'Open HTTP connections to this server (held watches included)', registers: [this.registry],
+      name: 'cfghub_http_connections',
+      help: 'Open HTTP connections to this server (held watches included)',
+      registers: [this.registry],
       collect() {
         this.set(self.connections());
       },
     });
     new Gauge({
-      name: 'process_open_fds', help: 'Number of open file descriptors.', registers: [this.registry],
+      name: 'process_open_fds',
+      help: 'Number of open file descriptors.',
+      registers: [this.registry],
       async collect() {
         const count = await openDescriptors();
         if (count !== undefined) this.set(count);
       },
     });
     new Counter({
-      name: 'cfghub_watch_answers_made_total', help: 'Answers made for groups of watchers that share one (same context, format and options): one per group and new head, however many watchers it holds', registers: [this.registry],
+      name: 'cfghub_watch_answers_made_total',
+      help: 'Answers made for groups of watchers that share one (same context, format and options): one per group and new head, however many watchers it holds',
+      registers: [this.registry],
       collect() {
         this.reset();
         this.inc(self.watchAnswersMade());
@@ -171,7 +248,15 @@ export class Metrics {
   }
 
   /** Counts an answered request; `route` is the pattern it matched, if any. */
-  request(method: string, route: string | undefined, path: string, status: number, seconds: number, pushOutcome?: string, refusal?: string): void {
+  request(
+    method: string,
+    route: string | undefined,
+    path: string,
+    status: number,
+    seconds: number,
+    pushOutcome?: string,
+    refusal?: string,
+  ): void {
     const label = route ?? (GIT_PATH.test(path) ? '/git/:account/:repository.git/*' : 'unmatched');
     this.requests.inc({ method, route: label, status: String(status) });
     this.latency.observe({ method, route: label }, seconds);

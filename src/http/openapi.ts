@@ -38,7 +38,8 @@ const HEADERS: Record<string, string> = {
   'Omit-Files': 'export: no files',
   'If-None-Match': 'an ETag from an earlier answer: 304 when it still matches',
   Wait: 'pull: with If-None-Match, hold the answer up to this many seconds until the content changes (a watch)',
-  Accept: 'pull: application/json, application/yaml, text/x-java-properties or text/plain (dotenv); the format query parameter wins',
+  Accept:
+    'pull: application/json, application/yaml, text/x-java-properties or text/plain (dotenv); the format query parameter wins',
   'If-Match': 'the commit id the head must be (optimistic concurrency); "*" matches any',
   Commit: 'revert: the full id of the commit to undo',
   To: 'restore: the commit id, tag or ISO 8601 date to restore; diff: the newer side (default: the head)',
@@ -75,7 +76,13 @@ interface Route {
   /** Query parameters, by name. */
   readonly query?: Record<string, string>;
   readonly body?: z.ZodType;
-  readonly ok: { status: number; description: string; schema?: z.ZodType; mediaType?: string; headers?: Record<string, string> };
+  readonly ok: {
+    status: number;
+    description: string;
+    schema?: z.ZodType;
+    mediaType?: string;
+    headers?: Record<string, string>;
+  };
   readonly others?: Record<number, string>;
   readonly errors: readonly number[];
   readonly security?: 'admin' | 'metrics';
@@ -88,10 +95,23 @@ function bothForms(route: Route): Route[] {
   return [route, { ...route, path: `${route.path}/:account/:repository` }];
 }
 
-const READ_HEADERS: Record<(typeof READ_ENDPOINTS)[number], { headers: string[]; summary: string; mediaType?: string }> = {
-  pull: { headers: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Wait', 'Accept'], summary: 'the keys and files resolved for a context' },
-  rawFile: { headers: ['Context', 'File'], summary: "one file's content resolved for a context", mediaType: 'text/plain' },
-  info: { headers: ['Context-Elements', 'Context-Labels', 'Files', 'Files-Glob', 'Tags'], summary: 'what the repository holds: levels, context items, files, tags' },
+const READ_HEADERS: Record<
+  (typeof READ_ENDPOINTS)[number],
+  { headers: string[]; summary: string; mediaType?: string }
+> = {
+  pull: {
+    headers: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Wait', 'Accept'],
+    summary: 'the keys and files resolved for a context',
+  },
+  rawFile: {
+    headers: ['Context', 'File'],
+    summary: "one file's content resolved for a context",
+    mediaType: 'text/plain',
+  },
+  info: {
+    headers: ['Context-Elements', 'Context-Labels', 'Files', 'Files-Glob', 'Tags'],
+    summary: 'what the repository holds: levels, context items, files, tags',
+  },
   keyData: { headers: ['KeyName'], summary: 'one key with all its values' },
   export: { headers: ['Omit-Values', 'Omit-Files'], summary: 'everything, in the form a push takes' },
 };
@@ -99,92 +119,256 @@ const READ_HEADERS: Record<(typeof READ_ENDPOINTS)[number], { headers: string[];
 const COMMON_READ = ['Client-Token', 'Client-Version', 'Tag', 'Repository-Date', 'Pretty', 'If-None-Match'];
 
 const ROUTES: readonly Route[] = [
-  { method: 'get', path: '/healthz', summary: 'the process answers', tag: 'operations', headers: [], ok: { status: 200, description: 'ok', schema: z.object({ status: z.literal('ok') }) }, errors: [] },
   {
-    method: 'get', path: '/readyz', summary: 'whether the server can do its job; unreadable repositories are named', tag: 'operations', headers: [],
-    ok: { status: 200, description: 'ready', schema: z.object({ status: z.enum(['ready', 'unready']), problems: z.array(z.string()), unreadable: z.array(z.object({ repository: z.string(), error: z.string(), message: z.string() })) }) },
+    method: 'get',
+    path: '/healthz',
+    summary: 'the process answers',
+    tag: 'operations',
+    headers: [],
+    ok: { status: 200, description: 'ok', schema: z.object({ status: z.literal('ok') }) },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'whether the server can do its job; unreadable repositories are named',
+    tag: 'operations',
+    headers: [],
+    ok: {
+      status: 200,
+      description: 'ready',
+      schema: z.object({
+        status: z.enum(['ready', 'unready']),
+        problems: z.array(z.string()),
+        unreadable: z.array(z.object({ repository: z.string(), error: z.string(), message: z.string() })),
+      }),
+    },
     others: { 503: 'unready: the problems say why (same body as 200)' },
     errors: [],
   },
-  { method: 'get', path: '/metrics', summary: "Prometheus' text format", tag: 'operations', headers: ['Authorization'], ok: { status: 200, description: 'the metrics', mediaType: 'text/plain', schema: z.string() }, errors: [401], security: 'metrics' },
-  { method: 'get', path: '/openapi.json', summary: 'this description', tag: 'operations', headers: [], ok: { status: 200, description: 'OpenAPI 3.1', schema: anyObject('the OpenAPI document') }, errors: [] },
-  { method: 'get', path: '/rest/info/all', summary: 'the records of every repository', tag: 'reads', headers: ['Client-Version', 'Pretty'], ok: { status: 200, description: 'the records', schema: repositoryRecord.array() }, errors: [400] },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: "Prometheus' text format",
+    tag: 'operations',
+    headers: ['Authorization'],
+    ok: { status: 200, description: 'the metrics', mediaType: 'text/plain', schema: z.string() },
+    errors: [401],
+    security: 'metrics',
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'this description',
+    tag: 'operations',
+    headers: [],
+    ok: { status: 200, description: 'OpenAPI 3.1', schema: anyObject('the OpenAPI document') },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/rest/info/all',
+    summary: 'the records of every repository',
+    tag: 'reads',
+    headers: ['Client-Version', 'Pretty'],
+    ok: { status: 200, description: 'the records', schema: repositoryRecord.array() },
+    errors: [400],
+  },
   ...READ_ENDPOINTS.flatMap((name) =>
     bothForms({
-      method: 'get', path: `/rest/${name}`, summary: READ_HEADERS[name].summary, tag: 'reads', headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
+      method: 'get',
+      path: `/rest/${name}`,
+      summary: READ_HEADERS[name].summary,
+      tag: 'reads',
+      headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
       ...(name === 'pull' ? { query: { format: 'json, yaml, properties or env' } } : {}),
-      ok: { status: 200, description: 'the answer; its ETag changes with the commit read', mediaType: READ_HEADERS[name].mediaType, schema: READ_HEADERS[name].mediaType ? z.string() : anyObject('see the contract, section 7'), headers: { ETag: 'names the commit and options read' } },
+      ok: {
+        status: 200,
+        description: 'the answer; its ETag changes with the commit read',
+        mediaType: READ_HEADERS[name].mediaType,
+        schema: READ_HEADERS[name].mediaType ? z.string() : anyObject('see the contract, section 7'),
+        headers: { ETag: 'names the commit and options read' },
+      },
       others: { 304: 'If-None-Match matched' },
       errors: [400, 401, 403, 404, 409, 503],
     }),
   ),
   ...bothForms({
-    method: 'get', path: '/rest/history', summary: 'commits, newest first, with what each changed', tag: 'reads', headers: ['Client-Token', 'Client-Version', 'Limit', 'Before', 'Key', 'File', 'Pretty'],
-    query: { limit: 'as the Limit header', before: 'as the Before header', key: 'as the Key header', file: 'as the File header' },
-    ok: { status: 200, description: 'a page of history', schema: anyObject('account, repository, head, commits, next') }, errors: [400, 401, 403, 404, 409, 503],
+    method: 'get',
+    path: '/rest/history',
+    summary: 'commits, newest first, with what each changed',
+    tag: 'reads',
+    headers: ['Client-Token', 'Client-Version', 'Limit', 'Before', 'Key', 'File', 'Pretty'],
+    query: {
+      limit: 'as the Limit header',
+      before: 'as the Before header',
+      key: 'as the Key header',
+      file: 'as the File header',
+    },
+    ok: {
+      status: 200,
+      description: 'a page of history',
+      schema: anyObject('account, repository, head, commits, next'),
+    },
+    errors: [400, 401, 403, 404, 409, 503],
   }),
   ...bothForms({
-    method: 'get', path: '/rest/diff', summary: 'what changed between two points', tag: 'reads', headers: ['Client-Token', 'Client-Version', 'From', 'To', 'Context', 'Pretty'],
+    method: 'get',
+    path: '/rest/diff',
+    summary: 'what changed between two points',
+    tag: 'reads',
+    headers: ['Client-Token', 'Client-Version', 'From', 'To', 'Context', 'Pretty'],
     query: { from: 'as the From header', to: 'as the To header', context: 'as the Context header' },
-    ok: { status: 200, description: 'the changes', schema: anyObject('account, repository, from, to, keys, files') }, errors: [400, 401, 403, 404, 409, 503],
+    ok: { status: 200, description: 'the changes', schema: anyObject('account, repository, from, to, keys, files') },
+    errors: [400, 401, 403, 404, 409, 503],
   }),
   ...bothForms({
-    method: 'post', path: '/rest/push', summary: 'change keys and files in one commit', tag: 'writes', headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match'],
+    method: 'post',
+    path: '/rest/push',
+    summary: 'change keys and files in one commit',
+    tag: 'writes',
+    headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match'],
     body: pushBodyDescription,
-    ok: { status: 200, description: 'applied (or unchanged): the ETag is the new head', headers: { ETag: 'the commit id' } },
+    ok: {
+      status: 200,
+      description: 'applied (or unchanged): the ETag is the new head',
+      headers: { ETag: 'the commit id' },
+    },
     others: { 304: 'refused: the ETag holds the reason, naming the element' },
     errors: [400, 401, 403, 404, 409, 412, 413, 415, 503],
   }),
   ...(['revert', 'restore'] as const).flatMap((name) =>
     bothForms({
-      method: 'post', path: `/rest/${name}`, summary: name === 'revert' ? 'a new commit that undoes one commit' : 'a new commit whose keys and files equal those of a point', tag: 'writes',
-      headers: ['Client-Token', 'Client-Version', 'Application-Name', 'Change-Comment', name === 'revert' ? 'Commit' : 'To'],
+      method: 'post',
+      path: `/rest/${name}`,
+      summary:
+        name === 'revert'
+          ? 'a new commit that undoes one commit'
+          : 'a new commit whose keys and files equal those of a point',
+      tag: 'writes',
+      headers: [
+        'Client-Token',
+        'Client-Version',
+        'Application-Name',
+        'Change-Comment',
+        name === 'revert' ? 'Commit' : 'To',
+      ],
       body: rollbackBodySchema,
-      ok: { status: 200, description: 'the ETag is the new head (or the head, when nothing changes)', headers: { ETag: 'the commit id' } },
+      ok: {
+        status: 200,
+        description: 'the ETag is the new head (or the head, when nothing changes)',
+        headers: { ETag: 'the commit id' },
+      },
       errors: [400, 401, 403, 404, 409, 415, 503],
     }),
   ),
   // Which value of a key wins for a context and why; with a token, whether it could change it.
   {
-    method: 'get', path: '/rest/explain/:account/:repository', summary: 'which value of KeyName wins for Context, and why; with a Client-Token, whether that token could change it', tag: 'reads',
+    method: 'get',
+    path: '/rest/explain/:account/:repository',
+    summary:
+      'which value of KeyName wins for Context, and why; with a Client-Token, whether that token could change it',
+    tag: 'reads',
     headers: ['Client-Token', 'Client-Version', 'KeyName', 'Context', 'Pretty'],
-    ok: { status: 200, description: 'the explanation', schema: anyObject('account, repository, head, the key, exists, values (each with why it qualifies and its weight), resolved, and with a token write') },
+    ok: {
+      status: 200,
+      description: 'the explanation',
+      schema: anyObject(
+        'account, repository, head, the key, exists, values (each with why it qualifies and its weight), resolved, and with a token write',
+      ),
+    },
     errors: [400, 401, 403, 404, 409, 503],
   },
   // What a read replica follows; answered only to a replication token.
   {
-    method: 'get', path: '/rest/replication/state', summary: "every repository's head and the token records (hashes only), for a read replica", tag: 'replication',
+    method: 'get',
+    path: '/rest/replication/state',
+    summary: "every repository's head and the token records (hashes only), for a read replica",
+    tag: 'replication',
     headers: ['Authorization'],
-    ok: { status: 200, description: 'the state', schema: anyObject('repositories (account, name, head) and tokens (hashes only)') },
+    ok: {
+      status: 200,
+      description: 'the state',
+      schema: anyObject('repositories (account, name, head) and tokens (hashes only)'),
+    },
     errors: [401, 403],
   },
   {
-    method: 'post', path: '/rest/replication/feed', summary: 'held until a head or the token set differs from the heads sent, then the new state (heartbeat lines meanwhile)', tag: 'replication',
+    method: 'post',
+    path: '/rest/replication/feed',
+    summary:
+      'held until a head or the token set differs from the heads sent, then the new state (heartbeat lines meanwhile)',
+    tag: 'replication',
     headers: ['Authorization'],
     body: feedSchema,
-    ok: { status: 200, description: 'newline-delimited JSON: {"same": true} heartbeats, then {"state": …}', mediaType: 'application/x-ndjson', schema: z.string() },
+    ok: {
+      status: 200,
+      description: 'newline-delimited JSON: {"same": true} heartbeats, then {"state": …}',
+      mediaType: 'application/x-ndjson',
+      schema: z.string(),
+    },
     errors: [400, 401, 403, 415, 503],
   },
-  ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map(
-    (endpoint): Route => ({
-      method: endpoint === 'info/refs' ? 'get' : 'post', path: `/git/:account/:repository.git/${endpoint}`, summary: `git smart HTTP (${endpoint}): clone and fetch; the token is the HTTP Basic password`, tag: 'git',
-      headers: ['Authorization', 'Git-Protocol'],
-      ok: { status: 200, description: "git's answer", mediaType: 'application/octet-stream', schema: z.string() },
-      errors: endpoint === 'git-receive-pack' ? [401, 403, 404] : [401, 404, 503],
-    }),
-  ),
+  ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map((endpoint): Route => ({
+    method: endpoint === 'info/refs' ? 'get' : 'post',
+    path: `/git/:account/:repository.git/${endpoint}`,
+    summary: `git smart HTTP (${endpoint}): clone and fetch; the token is the HTTP Basic password`,
+    tag: 'git',
+    headers: ['Authorization', 'Git-Protocol'],
+    ok: { status: 200, description: "git's answer", mediaType: 'application/octet-stream', schema: z.string() },
+    errors: endpoint === 'git-receive-pack' ? [401, 403, 404] : [401, 404, 503],
+  })),
   // The web console's files.
-  { method: 'get', path: '/', summary: 'redirects to the web console', tag: 'console', headers: [], ok: { status: 302, description: 'to /ui/' }, errors: [] },
-  { method: 'get', path: '/ui', summary: 'redirects to /ui/', tag: 'console', headers: [], ok: { status: 301, description: 'to /ui/' }, errors: [] },
-  { method: 'get', path: '/ui/', summary: "the web console's page", tag: 'console', headers: [], ok: { status: 200, description: 'HTML', mediaType: 'text/html', schema: z.string() }, errors: [] },
-  { method: 'get', path: '/ui/:name', summary: "one of the web console's built files", tag: 'console', headers: [], ok: { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() }, errors: [404] },
-  ...ADMIN_ROUTES.map(
-    (route): Route => ({
-      method: route.method, path: route.path, summary: route.summary, tag: 'admin', headers: ['Authorization', ...(route.path.endsWith('/revert') || route.path.endsWith('/restore') ? ['Application-Name'] : [])],
-      body: route.body, ok: { status: route.status, description: 'done', schema: route.answer },
-      errors: [...new Set([400, 401, ...route.errors, 503])].sort(), security: 'admin',
-    }),
-  ),
+  {
+    method: 'get',
+    path: '/',
+    summary: 'redirects to the web console',
+    tag: 'console',
+    headers: [],
+    ok: { status: 302, description: 'to /ui/' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/ui',
+    summary: 'redirects to /ui/',
+    tag: 'console',
+    headers: [],
+    ok: { status: 301, description: 'to /ui/' },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/ui/',
+    summary: "the web console's page",
+    tag: 'console',
+    headers: [],
+    ok: { status: 200, description: 'HTML', mediaType: 'text/html', schema: z.string() },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/ui/:name',
+    summary: "one of the web console's built files",
+    tag: 'console',
+    headers: [],
+    ok: { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() },
+    errors: [404],
+  },
+  ...ADMIN_ROUTES.map((route): Route => ({
+    method: route.method,
+    path: route.path,
+    summary: route.summary,
+    tag: 'admin',
+    headers: [
+      'Authorization',
+      ...(route.path.endsWith('/revert') || route.path.endsWith('/restore') ? ['Application-Name'] : []),
+    ],
+    body: route.body,
+    ok: { status: route.status, description: 'done', schema: route.answer },
+    errors: [...new Set([400, 401, ...route.errors, 503])].sort(),
+    security: 'admin',
+  })),
 ];
 
 /** `/rest/push/:account/:repository` as OpenAPI writes it: `/rest/push/{account}/{repository}`. */
@@ -193,36 +377,85 @@ export function openApiPath(path: string): string {
 }
 
 function schemaOf(schema: z.ZodType): Record<string, unknown> {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
   delete json.$schema;
   return json;
 }
 
 function operation(route: Route): Record<string, unknown> {
-  const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-  const headers = [...route.headers, 'X-Request-Id'].map((name) => ({ name, in: 'header', required: false, description: HEADERS[name], schema: { type: 'string' } }));
-  const query = Object.entries(route.query ?? {}).map(([name, description]) => ({ name, in: 'query', required: false, description, schema: { type: 'string' } }));
+  const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+  const headers = [...route.headers, 'X-Request-Id'].map((name) => ({
+    name,
+    in: 'header',
+    required: false,
+    description: HEADERS[name],
+    schema: { type: 'string' },
+  }));
+  const query = Object.entries(route.query ?? {}).map(([name, description]) => ({
+    name,
+    in: 'query',
+    required: false,
+    description,
+    schema: { type: 'string' },
+  }));
   const requestId = { 'X-Request-Id': { description: HEADERS['X-Request-Id'], schema: { type: 'string' } } };
   const responses: Record<string, unknown> = {
     [route.ok.status]: {
       description: route.ok.description,
-      headers: { ...requestId, ...Object.fromEntries(Object.entries(route.ok.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) },
-      ...(route.ok.schema ? { content: { [route.ok.mediaType ?? 'application/json']: { schema: schemaOf(route.ok.schema) } } } : {}),
+      headers: {
+        ...requestId,
+        ...Object.fromEntries(
+          Object.entries(route.ok.headers ?? {}).map(([name, description]) => [
+            name,
+            { description, schema: { type: 'string' } },
+          ]),
+        ),
+      },
+      ...(route.ok.schema
+        ? { content: { [route.ok.mediaType ?? 'application/json']: { schema: schemaOf(route.ok.schema) } } }
+        : {}),
     },
   };
-  for (const [status, description] of Object.entries(route.others ?? {})) responses[status] = { description, headers: requestId };
+  for (const [status, description] of Object.entries(route.others ?? {}))
+    responses[status] = { description, headers: requestId };
   for (const status of route.errors) {
-    responses[status] = { description: ERROR_MEANING[status], headers: requestId, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    responses[status] = {
+      description: ERROR_MEANING[status],
+      headers: requestId,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
   }
-  responses.default = { description: ERROR_MEANING[500], content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  responses.default = {
+    description: ERROR_MEANING[500],
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  };
   return {
     operationId: `${route.method}${openApiPath(route.path).replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     summary: route.summary,
     tags: [route.tag],
     parameters: [...params, ...headers, ...query],
-    ...(route.body ? { requestBody: { required: route.tag === 'admin' || route.path.startsWith('/rest/push'), content: { 'application/json': { schema: schemaOf(route.body) } } } } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: route.tag === 'admin' || route.path.startsWith('/rest/push'),
+            content: { 'application/json': { schema: schemaOf(route.body) } },
+          },
+        }
+      : {}),
     responses,
-    ...(route.security === 'admin' ? { security: [{ adminToken: [] }] } : route.security === 'metrics' ? { security: [{}, { metricsToken: [] }] } : {}),
+    ...(route.security === 'admin'
+      ? { security: [{ adminToken: [] }] }
+      : route.security === 'metrics'
+        ? { security: [{}, { metricsToken: [] }] }
+        : {}),
   };
 }
 
@@ -236,7 +469,8 @@ let built: Record<string, unknown> | undefined;
 /** The package's version (src/http and dist/http are both two folders below package.json). */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '0.0.0';
   }
@@ -249,13 +483,21 @@ export function openApiDocument(): Record<string, unknown> {
   for (const route of ROUTES) (paths[openApiPath(route.path)] ??= {})[route.method] = operation(route);
   built = {
     openapi: '3.1.0',
-    info: { title: 'cfghub', version, description: "A configuration service where every repository is a bare git repository; speaks ConfigHub's API." },
+    info: {
+      title: 'cfghub',
+      version,
+      description: "A configuration service where every repository is a bare git repository; speaks ConfigHub's API.",
+    },
     paths,
     components: {
       schemas: { Error: schemaOf(errorBody) },
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'an admin token (cfghub admin-token create)' },
-        metricsToken: { type: 'http', scheme: 'bearer', description: 'the metrics token (serve --metrics-token), when one is set' },
+        metricsToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'the metrics token (serve --metrics-token), when one is set',
+        },
       },
     },
   };

@@ -24,7 +24,11 @@ export interface CachedAnswer {
  */
 export function answerOf(text: string, mediaType: string, content = text): CachedAnswer {
   const body = Buffer.from(text, 'utf8');
-  return { body, contentType: `${mediaType}; charset=utf-8`, etag: `"${createHash('sha1').update(mediaType).update('\0').update(content).digest('hex')}"` };
+  return {
+    body,
+    contentType: `${mediaType}; charset=utf-8`,
+    etag: `"${createHash('sha1').update(mediaType).update('\0').update(content).digest('hex')}"`,
+  };
 }
 
 /** The read cache's bound for the whole server: answers, and their bytes. */
@@ -80,7 +84,8 @@ export class ReadCache {
     // A small answer's bytes may be a view into a shared pool slab, which they would keep whole.
     this.entries.set(key, { ...answer, body: ownBytes(answer.body) });
     this.bytes += answer.body.length;
-    while (this.entries.size > this.capacity || this.bytes > this.maxBytes) this.remove(this.entries.keys().next().value!);
+    while (this.entries.size > this.capacity || this.bytes > this.maxBytes)
+      this.remove(this.entries.keys().next().value!);
   }
 
   private remove(key: string): void {

@@ -10,7 +10,13 @@
  * read served from the mirror) and the replication endpoints (served from the mirrors too, so a
  * replica can be followed in turn). The replica never writes a repository itself.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import {
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import type { HttpDeps } from './deps.js';
@@ -21,7 +27,16 @@ import { beginRequest } from './requestLog.js';
 /** A forwarded write the primary has not answered within this long is cut with a 504. */
 const FORWARD_TIMEOUT_MS = 60_000;
 /** Headers of one connection, not of the request: never forwarded (RFC 9110 section 7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'host', 'proxy-authorization']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'proxy-authorization',
+]);
 
 export function isWrite(req: IncomingMessage): boolean {
   const method = req.method ?? 'GET';
@@ -59,7 +74,11 @@ function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: Ser
   // Only a path, appended to the primary's URL: an absolute-form target (`POST http://elsewhere/…`)
   // or `//elsewhere/…` must never choose where the replica sends the request.
   if (!path.startsWith('/')) {
-    const refused = new HttpError(400, 'bad_request', 'the request target must be a path (origin form), like /rest/push');
+    const refused = new HttpError(
+      400,
+      'bad_request',
+      'the request target must be a path (origin form), like /rest/push',
+    );
     sendJson(req, res, refused.status, refused.body());
     return;
   }
@@ -69,21 +88,41 @@ function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: Ser
     if (res.headersSent) res.destroy();
     else sendJson(req, res, error.status, error.body());
   };
-  const upstream = send(target, { method: req.method, headers: { ...forwardedHeaders(req), 'x-request-id': requestId }, timeout: FORWARD_TIMEOUT_MS }, (answer) => {
-    const headers: IncomingHttpHeaders = {};
-    for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
-    res.writeHead(answer.statusCode ?? 502, headers as Record<string, string | string[]>);
-    answer.pipe(res);
-    answer.on('error', () => res.destroy());
-  });
+  const upstream = send(
+    target,
+    {
+      method: req.method,
+      headers: { ...forwardedHeaders(req), 'x-request-id': requestId },
+      timeout: FORWARD_TIMEOUT_MS,
+    },
+    (answer) => {
+      const headers: IncomingHttpHeaders = {};
+      for (const [name, value] of Object.entries(answer.headers)) if (!HOP_BY_HOP.has(name)) headers[name] = value;
+      res.writeHead(answer.statusCode ?? 502, headers as Record<string, string | string[]>);
+      answer.pipe(res);
+      answer.on('error', () => res.destroy());
+    },
+  );
   upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
   upstream.on('error', (error) => {
     const timedOut = error.message === 'timeout';
-    deps.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (error as NodeJS.ErrnoException).code ?? 'error' });
+    deps.logger.warn({
+      reqId: requestId,
+      event: 'forward-failed',
+      problem: timedOut ? 'timeout' : ((error as NodeJS.ErrnoException).code ?? 'error'),
+    });
     fail(
       timedOut
-        ? new HttpError(504, 'primary_timeout', `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`)
-        : new HttpError(503, 'primary_unavailable', 'this is a read replica and its primary cannot be reached: writes need the primary; reads are served from this replica'),
+        ? new HttpError(
+            504,
+            'primary_timeout',
+            `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`,
+          )
+        : new HttpError(
+            503,
+            'primary_unavailable',
+            'this is a read replica and its primary cannot be reached: writes need the primary; reads are served from this replica',
+          ),
     );
   });
   res.on('close', () => {

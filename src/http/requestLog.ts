@@ -10,7 +10,13 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
  * Gives the request its id (also sent back as `X-Request-Id`) and logs it when answered, with
  * the fields `extra` gives then (a refused push adds its reason). Returns the id.
  */
-export function beginRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, extra?: () => object, route?: string): string {
+export function beginRequest(
+  deps: HttpDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  extra?: () => object,
+  route?: string,
+): string {
   const incoming = req.headers['x-request-id'];
   const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
   res.setHeader('X-Request-Id', requestId);
@@ -44,6 +50,14 @@ function countRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse,
     const locals = (res as { locals?: { pushOutcome?: string; refusal?: string } }).locals;
     const url = req.url ?? '';
     const query = url.indexOf('?');
-    metrics.request(req.method ?? 'GET', typeof matched === 'string' ? matched : undefined, query === -1 ? url : url.slice(0, query), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9, locals?.pushOutcome, locals?.refusal);
+    metrics.request(
+      req.method ?? 'GET',
+      typeof matched === 'string' ? matched : undefined,
+      query === -1 ? url : url.slice(0, query),
+      res.statusCode,
+      Number(process.hrtime.bigint() - started) / 1e9,
+      locals?.pushOutcome,
+      locals?.refusal,
+    );
   });
 }

@@ -26,7 +26,12 @@ export interface ServerTimeouts {
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 60_000 };
 
-export function startServer(deps: HttpDeps, port: number, host: string, timeouts = DEFAULT_TIMEOUTS): Promise<RunningServer> {
+export function startServer(
+  deps: HttpDeps,
+  port: number,
+  host: string,
+  timeouts = DEFAULT_TIMEOUTS,
+): Promise<RunningServer> {
   const listener = createRequestListener(deps);
   return new Promise((resolve, reject) => {
     const server = createServer(

@@ -135,7 +135,8 @@ class RepositoryWatch {
       try {
         head = this.repository.head();
       } catch (error) {
-        for (const group of [...this.groups.values()]) for (const watcher of [...group.watchers]) this.hub.answer(watcher, { error });
+        for (const group of [...this.groups.values()])
+          for (const watcher of [...group.watchers]) this.hub.answer(watcher, { error });
         return;
       }
       // First every changed group's answer, then the answers out: the last watcher's answer then
@@ -173,7 +174,14 @@ class RepositoryWatch {
       }
       if (woken > 0) {
         const answersMade = this.hub.answersMade - answersBefore;
-        this.hub.whenWritten(() => this.hub.onWake?.({ repository: this.repository.fullName, answersMade, woken, ms: performance.now() - started }));
+        this.hub.whenWritten(() =>
+          this.hub.onWake?.({
+            repository: this.repository.fullName,
+            answersMade,
+            woken,
+            ms: performance.now() - started,
+          }),
+        );
       }
     } while (this.again);
   }
@@ -277,7 +285,11 @@ export class WatchHub {
     }
     if (this.count >= this.maxWatchers) {
       request.res.setHeader('Retry-After', '1');
-      throw new HttpError(503, 'too_many_watchers', `this server holds ${this.maxWatchers} watches at most; try again shortly, or poll`);
+      throw new HttpError(
+        503,
+        'too_many_watchers',
+        `this server holds ${this.maxWatchers} watches at most; try again shortly, or poll`,
+      );
     }
     let watch = this.repositories.get(request.repository);
     if (!watch) {
@@ -286,7 +298,13 @@ export class WatchHub {
     }
     let group = watch.groups.get(request.groupKey);
     if (!group) {
-      group = { key: request.groupKey, answerAt: request.answerAt, mayDiffer: request.mayDiffer, watchers: new Set(), repository: watch };
+      group = {
+        key: request.groupKey,
+        answerAt: request.answerAt,
+        mayDiffer: request.mayDiffer,
+        watchers: new Set(),
+        repository: watch,
+      };
       watch.groups.set(request.groupKey, group);
     }
     const watcher: Watcher = {
@@ -315,7 +333,8 @@ export class WatchHub {
     if (!group) return;
     watcher.group = undefined;
     group.watchers.delete(watcher);
-    if (group.watchers.size === 0 && group.repository.groups.get(group.key) === group) group.repository.groups.delete(group.key);
+    if (group.watchers.size === 0 && group.repository.groups.get(group.key) === group)
+      group.repository.groups.delete(group.key);
     this.wheel.delete(watcher);
     watcher.res.off('close', responseClosed);
     watcher.result = result;
@@ -369,7 +388,8 @@ export class WatchHub {
   close(): void {
     this.closed = true;
     for (const watch of [...this.repositories.values()]) {
-      for (const group of [...watch.groups.values()]) for (const watcher of [...group.watchers]) this.answer(watcher, undefined);
+      for (const group of [...watch.groups.values()])
+        for (const watcher of [...group.watchers]) this.answer(watcher, undefined);
     }
   }
 }

@@ -10,6 +10,7 @@ export function waitMsOf(req: IncomingMessage): number | undefined {
   const text = header(req, 'Wait') ?? queryParameter(req, 'wait');
   if (text === undefined) return undefined;
   const seconds = /^\d{1,3}$/.test(text) ? Number(text) : NaN;
-  if (!(seconds >= 1 && seconds <= MAX_WAIT_SECONDS)) throw badRequest(`Wait must be a whole number of seconds from 1 to ${MAX_WAIT_SECONDS}`);
+  if (!(seconds >= 1 && seconds <= MAX_WAIT_SECONDS))
+    throw badRequest(`Wait must be a whole number of seconds from 1 to ${MAX_WAIT_SECONDS}`);
   return seconds * 1000;
 }

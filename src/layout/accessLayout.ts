@@ -33,7 +33,8 @@ const groupsDocument = z.strictObject({
   groups: z.array(z.strictObject({ level: z.string(), name: z.string(), members: z.array(z.string()) })),
 });
 
-const byName = <T extends { name: string }>(a: T, b: T) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : 0);
+const byName = <T extends { name: string }>(a: T, b: T) =>
+  a.name.toLowerCase() < b.name.toLowerCase() ? -1 : a.name.toLowerCase() > b.name.toLowerCase() ? 1 : 0;
 
 /**
  * The order the file keeps rule sets in (by name). A commit's new snapshot holds them in this

@@ -10,7 +10,16 @@ import type { RepoSettings } from '../domain/model.js';
 import { lineField as field, readYamlString } from './yamlScalars.js';
 
 /** The flags, in the order serializeSettings writes them, after `context`, `description` and `created`. */
-const FLAGS = ['isPrivate', 'isPersonal', 'accessControlsEnabled', 'vdtEnabled', 'securityEnabled', 'contextGroupsEnabled', 'tokenFreePush', 'tokenFreePull'] as const;
+const FLAGS = [
+  'isPrivate',
+  'isPersonal',
+  'accessControlsEnabled',
+  'vdtEnabled',
+  'securityEnabled',
+  'contextGroupsEnabled',
+  'tokenFreePush',
+  'tokenFreePull',
+] as const;
 /** As settingsDocument in layout.ts: one to ten context levels. */
 const MAX_LEVELS = 10;
 /** `created` as written: ISO 8601 UTC to the second, a plain scalar the YAML core schema reads as a string. */

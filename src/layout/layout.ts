@@ -108,7 +108,8 @@ export function decodeFilePath(segments: readonly string[]): string {
  * without the blanks (a description `"  \n"` came back as `"\n"`; found by the round-trip property
  * test of security-groups.yaml).
  */
-export const stringify = (doc: unknown): string => YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0, blockQuote: false });
+export const stringify = (doc: unknown): string =>
+  YAML.stringify(doc, { lineWidth: 0, minContentWidth: 0, blockQuote: false });
 
 const keyDocument = z.strictObject({
   key: z.string(),
@@ -139,7 +140,11 @@ export function serializeKey(key: KeyRecord): string {
   if (key.values.length === 0) lines.push('values: []');
   else lines.push('values:');
   for (const v of key.values) {
-    lines.push(`  - context: ${yamlString(v.context.join(';'))}`, `    value: ${yamlNullableString(v.value)}`, `    active: ${v.active}`);
+    lines.push(
+      `  - context: ${yamlString(v.context.join(';'))}`,
+      `    value: ${yamlNullableString(v.value)}`,
+      `    active: ${v.active}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -178,7 +183,11 @@ function keptKey(read: ReadKey): KeyRecord {
     key: ownString(doc.key),
     readme: ownString(doc.readme),
     ...(securityGroup !== undefined ? { securityGroup: ownString(securityGroup) } : {}),
-    values: doc.values.map((v) => ({ context: storedContext(v.context), value: v.value === null ? null : ownString(v.value), active: v.active })),
+    values: doc.values.map((v) => ({
+      context: storedContext(v.context),
+      value: v.value === null ? null : ownString(v.value),
+      active: v.active,
+    })),
   };
 }
 
@@ -194,7 +203,14 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
   const deprecated = flag(field(lines[2], 'deprecated'));
   const vdt = field(lines[3], 'vdt');
   const push = flag(field(lines[4], 'push'));
-  if (key === undefined || readme === undefined || deprecated === undefined || push === undefined || !isValueType(vdt ?? '')) return undefined;
+  if (
+    key === undefined ||
+    readme === undefined ||
+    deprecated === undefined ||
+    push === undefined ||
+    !isValueType(vdt ?? '')
+  )
+    return undefined;
   let at = 5;
   let securityGroup: string | undefined;
   if (lines[at].startsWith('securityGroup: ')) {
@@ -216,7 +232,15 @@ export function parseCanonicalKey(text: string): KeyRecord | undefined {
   } else {
     return undefined;
   }
-  return keptKey({ key, readme, deprecated, vdt: vdt as ValueType, push, ...(securityGroup !== undefined ? { securityGroup } : {}), values });
+  return keptKey({
+    key,
+    readme,
+    deprecated,
+    vdt: vdt as ValueType,
+    push,
+    ...(securityGroup !== undefined ? { securityGroup } : {}),
+    values,
+  });
 }
 
 export function parseKey(text: string, what: string): KeyRecord {
@@ -226,7 +250,6 @@ export function parseKey(text: string, what: string): KeyRecord {
 }
 
 // --- secured files ------------------------------------------------------------------------------
-
 
 const encryptedFileDocument = z.strictObject({
   'cfghub-encrypted-file': z.literal('v1'),
@@ -248,7 +271,10 @@ export function serializeFileContent(file: FileRecord): string {
 }
 
 /** The parts of a file record its blob holds. */
-export function parseFileContent(text: string, what: string): Pick<FileRecord, 'content' | 'securityGroup' | 'references'> {
+export function parseFileContent(
+  text: string,
+  what: string,
+): Pick<FileRecord, 'content' | 'securityGroup' | 'references'> {
   if (!text.startsWith(`${ENCRYPTED_FILE_MARK}\n`)) return { content: text };
   const doc = parseYaml(text, encryptedFileDocument, what);
   return { content: doc.content, securityGroup: doc.securityGroup, references: doc.references };
@@ -261,7 +287,13 @@ const securityGroupsDocument = z.strictObject({
     z.strictObject({
       name: z.string(),
       keyId: z.string().regex(/^[0-9a-f]{16}$/),
-      kdf: z.strictObject({ name: z.literal('scrypt'), salt: z.string(), N: z.number().int(), r: z.number().int(), p: z.number().int() }),
+      kdf: z.strictObject({
+        name: z.literal('scrypt'),
+        salt: z.string(),
+        N: z.number().int(),
+        r: z.number().int(),
+        p: z.number().int(),
+      }),
       wrappedKey: z.string(),
     }),
   ),

@@ -23,9 +23,16 @@ export async function readSettings(repository: RepositoryReader, commitId: strin
   if (!entry || isTreeEntry(entry)) throw new LayoutError(`${where} has no ${SETTINGS_FILE}`, SETTINGS_FILE, commitId);
   const blob = await repository.objects.read(entry.oid);
   try {
-    return { settings: parseSettings(blob.content.toString('utf8'), `${SETTINGS_FILE} at ${where}`), blobId: entry.oid };
+    return {
+      settings: parseSettings(blob.content.toString('utf8'), `${SETTINGS_FILE} at ${where}`),
+      blobId: entry.oid,
+    };
   } catch (error) {
-    throw new LayoutError(error instanceof LayoutError ? error.message : `${SETTINGS_FILE} at ${where}: ${(error as Error).message}`, SETTINGS_FILE, commitId);
+    throw new LayoutError(
+      error instanceof LayoutError ? error.message : `${SETTINGS_FILE} at ${where}: ${(error as Error).message}`,
+      SETTINGS_FILE,
+      commitId,
+    );
   }
 }
 

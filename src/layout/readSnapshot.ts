@@ -5,14 +5,35 @@
  */
 import type { FileRecord, KeyRecord } from '../domain/model.js';
 import { isTreeEntry, parseCommit, parseTree, type TreeEntry } from '../git/gitObjects.js';
-import { decodeFilePath, FILES_FOLDER, INACTIVE_FILES_FOLDER, KEYS_FOLDER, keyPath, parseContextFolderName, parseFileContent, parseKey, parseSecurityGroups, parseSettings, SECURITY_GROUPS_FILE, SETTINGS_FILE } from './layout.js';
+import {
+  decodeFilePath,
+  FILES_FOLDER,
+  INACTIVE_FILES_FOLDER,
+  KEYS_FOLDER,
+  keyPath,
+  parseContextFolderName,
+  parseFileContent,
+  parseKey,
+  parseSecurityGroups,
+  parseSettings,
+  SECURITY_GROUPS_FILE,
+  SETTINGS_FILE,
+} from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
 import type { ObjectReader } from './objectReader.js';
 import { TimeSlices } from '../lib/timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 import { LayoutError } from './errors.js';
 
-const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+const MANAGED = new Set([
+  SETTINGS_FILE,
+  SECURITY_GROUPS_FILE,
+  ACCESS_RULES_FILE,
+  CONTEXT_GROUPS_FILE,
+  KEYS_FOLDER,
+  FILES_FOLDER,
+  INACTIVE_FILES_FOLDER,
+]);
 
 export async function readSnapshot(objects: ObjectReader, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {
@@ -32,7 +53,11 @@ export async function readSnapshot(objects: ObjectReader, commitId: string, prev
       ? []
       : previous?.securityGroupsBlobId === groupsEntry.oid
         ? previous.securityGroups
-        : reader.parse(SECURITY_GROUPS_FILE, parseSecurityGroups, await reader.object(groupsEntry.oid, 'blob', SECURITY_GROUPS_FILE));
+        : reader.parse(
+            SECURITY_GROUPS_FILE,
+            parseSecurityGroups,
+            await reader.object(groupsEntry.oid, 'blob', SECURITY_GROUPS_FILE),
+          );
 
     const rulesEntry = byName.get(ACCESS_RULES_FILE);
     if (rulesEntry && isTreeEntry(rulesEntry)) throw reader.problem(ACCESS_RULES_FILE, 'is a folder');
@@ -40,14 +65,22 @@ export async function readSnapshot(objects: ObjectReader, commitId: string, prev
       ? []
       : previous?.ruleSetsBlobId === rulesEntry.oid
         ? previous.ruleSets
-        : reader.parse(ACCESS_RULES_FILE, parseRuleSets, await reader.object(rulesEntry.oid, 'blob', ACCESS_RULES_FILE));
+        : reader.parse(
+            ACCESS_RULES_FILE,
+            parseRuleSets,
+            await reader.object(rulesEntry.oid, 'blob', ACCESS_RULES_FILE),
+          );
     const contextGroupsEntry = byName.get(CONTEXT_GROUPS_FILE);
     if (contextGroupsEntry && isTreeEntry(contextGroupsEntry)) throw reader.problem(CONTEXT_GROUPS_FILE, 'is a folder');
     const contextGroups = !contextGroupsEntry
       ? []
       : previous?.contextGroupsBlobId === contextGroupsEntry.oid
         ? previous.contextGroups
-        : reader.parse(CONTEXT_GROUPS_FILE, parseContextGroups, await reader.object(contextGroupsEntry.oid, 'blob', CONTEXT_GROUPS_FILE));
+        : reader.parse(
+            CONTEXT_GROUPS_FILE,
+            parseContextGroups,
+            await reader.object(contextGroupsEntry.oid, 'blob', CONTEXT_GROUPS_FILE),
+          );
 
     const shards = await reader.shards(byName.get(KEYS_FOLDER), levels, reusable);
     const { entries: fileEntries, treeIds } = await reader.files(
@@ -129,7 +162,10 @@ class SnapshotReader {
     try {
       return parser(content.toString('utf8'), `${path} at commit ${this.commitId.slice(0, 12)}`);
     } catch (error) {
-      const message = error instanceof LayoutError ? error.message : `${path} at commit ${this.commitId.slice(0, 12)}: ${(error as Error).message}`;
+      const message =
+        error instanceof LayoutError
+          ? error.message
+          : `${path} at commit ${this.commitId.slice(0, 12)}: ${(error as Error).message}`;
       throw new LayoutError(message, path, this.commitId);
     }
   }
@@ -168,7 +204,11 @@ class SnapshotReader {
     const where = keyPath(record.key);
     if (where !== path) throw this.problem(path, `holds key ${JSON.stringify(record.key)}, whose file is ${where}`);
     const bad = record.values.find((value) => value.context.length !== levels);
-    if (bad) throw this.problem(path, `has a value for context ${JSON.stringify(bad.context.join(';'))}, which does not have ${levels} items as the repository's levels do`);
+    if (bad)
+      throw this.problem(
+        path,
+        `has a value for context ${JSON.stringify(bad.context.join(';'))}, which does not have ${levels} items as the repository's levels do`,
+      );
     return record;
   }
 
@@ -178,28 +218,42 @@ class SnapshotReader {
     previous?: Snapshot,
   ): Promise<{ entries: Map<string, FileEntry>; treeIds: Set<string> }> {
     const previousByBlob = new Map<string, FileEntry>();
-    for (const entry of previous?.fileEntries.values() ?? []) previousByBlob.set(`${entry.blobId} ${entryKey(entry.record)}`, entry);
+    for (const entry of previous?.fileEntries.values() ?? [])
+      previousByBlob.set(`${entry.blobId} ${entryKey(entry.record)}`, entry);
     const entries = new Map<string, FileEntry>();
     const treeIds = new Set<string>();
-    const walk = async (oid: string, segments: string[], visit: (segments: string[], blob: TreeEntry) => Promise<void>) => {
+    const walk = async (
+      oid: string,
+      segments: string[],
+      visit: (segments: string[], blob: TreeEntry) => Promise<void>,
+    ) => {
       treeIds.add(oid);
       for (const entry of parseTree(await this.object(oid, 'tree', segments.join('/')))) {
         if (isTreeEntry(entry)) await walk(entry.oid, [...segments, entry.name], visit);
         else await visit([...segments, entry.name], entry);
       }
     };
-    for (const [folder, isActive] of [[active, true], [inactive, false]] as const) {
+    for (const [folder, isActive] of [
+      [active, true],
+      [inactive, false],
+    ] as const) {
       if (!folder) continue;
       if (!isTreeEntry(folder)) throw this.problem(folder.name, 'is not a folder');
       await walk(folder.oid, [folder.name], async ([, contextFolder, ...pathSegments], blob) => {
         const where = [folder.name, contextFolder, ...pathSegments].join('/');
         if (pathSegments.length === 0) throw this.problem(where, 'is not inside a context folder');
         const context = parseContextFolderName(contextFolder);
-        if (context.length !== levels) throw this.problem(where, `is in context folder ${contextFolder}, which does not have ${levels} items as the repository's levels do`);
+        if (context.length !== levels)
+          throw this.problem(
+            where,
+            `is in context folder ${contextFolder}, which does not have ${levels} items as the repository's levels do`,
+          );
         const shape = { path: decodeFilePath(pathSegments), context, active: isActive };
         const reused = previousByBlob.get(`${blob.oid} ${entryKey(shape)}`);
-        const record: FileRecord =
-          reused?.record ?? { ...shape, ...this.parse(where, parseFileContent, await this.object(blob.oid, 'blob', where)) };
+        const record: FileRecord = reused?.record ?? {
+          ...shape,
+          ...this.parse(where, parseFileContent, await this.object(blob.oid, 'blob', where)),
+        };
         entries.set(fileEntryId(record), { blobId: blob.oid, record });
       });
     }

@@ -31,7 +31,10 @@ const COMMIT_OVERHEAD = 200;
  * page of a new server. Counting each entry as 1 against `maxSize` keeps the same
  * bound without that.
  */
-function byCount<V extends {}>(max: number, options: Omit<LRUCache.Options<string, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {}): LRUCache<string, V> {
+function byCount<V extends {}>(
+  max: number,
+  options: Omit<LRUCache.Options<string, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation'> = {},
+): LRUCache<string, V> {
   return new LRUCache<string, V>({ ...options, maxSize: max, sizeCalculation: () => 1 });
 }
 
@@ -60,7 +63,8 @@ export class RepositoryCaches {
   readonly built = new Map<string, Snapshot>();
   readonly commits = new LRUCache<string, ParsedCommit>({
     maxSize: COMMIT_BYTES_KEPT,
-    sizeCalculation: (commit) => COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
+    sizeCalculation: (commit) =>
+      COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
   });
   readonly peeledTags = byCount<PeeledTag>(PEELED_TAGS_KEPT);
   /** Trees as stored (their bytes: treePairs.ts compares them where they lie). */

@@ -4,7 +4,14 @@
  * with the snapshot they were derived from.
  */
 import { contextId } from '../domain/context.js';
-import { fileId, type FileRecord, type KeyRecord, type RepoSettings, type RepositoryState, type SecurityGroup } from '../domain/model.js';
+import {
+  fileId,
+  type FileRecord,
+  type KeyRecord,
+  type RepoSettings,
+  type RepositoryState,
+  type SecurityGroup,
+} from '../domain/model.js';
 import type { RuleSet } from '../domain/accessRules.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
 import type { SerializedTree, TreeEntry } from '../git/gitObjects.js';
@@ -34,7 +41,12 @@ export interface FileEntry {
 }
 
 /** A shard; `valueCount` when the caller kept it (staging does), else counted from its keys. */
-export function makeShard(treeId: string, byId: ReadonlyMap<string, KeyEntry>, tree?: SerializedTree, valueCount = countValues(byId)): Shard {
+export function makeShard(
+  treeId: string,
+  byId: ReadonlyMap<string, KeyEntry>,
+  tree?: SerializedTree,
+  valueCount = countValues(byId),
+): Shard {
   return { treeId, byId, valueCount, tree };
 }
 

@@ -34,7 +34,14 @@ import {
   serializeSettings,
   SETTINGS_FILE,
 } from './layout.js';
-import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, contextGroupsInStoredOrder, ruleSetsInStoredOrder, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
+import {
+  ACCESS_RULES_FILE,
+  CONTEXT_GROUPS_FILE,
+  contextGroupsInStoredOrder,
+  ruleSetsInStoredOrder,
+  serializeContextGroups,
+  serializeRuleSets,
+} from './accessLayout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 export interface CommitInfo {
@@ -68,11 +75,15 @@ export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: Co
   const documents = stageDocuments(base, changes, objects);
   root.push({ name: SETTINGS_FILE, mode: BLOB_MODE, oid: documents.settingsBlobId });
   if (documents.ruleSetsBlobId) root.push({ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: documents.ruleSetsBlobId });
-  if (documents.contextGroupsBlobId) root.push({ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: documents.contextGroupsBlobId });
+  if (documents.contextGroupsBlobId)
+    root.push({ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: documents.contextGroupsBlobId });
   const securityGroups = changes.securityGroups ?? base.securityGroups;
   let securityGroupsBlobId = base.securityGroupsBlobId;
   if (changes.securityGroups) {
-    const blob = securityGroups.length === 0 ? undefined : encodeObject('blob', Buffer.from(serializeSecurityGroups(securityGroups)));
+    const blob =
+      securityGroups.length === 0
+        ? undefined
+        : encodeObject('blob', Buffer.from(serializeSecurityGroups(securityGroups)));
     if (blob && blob.oid !== base.securityGroupsBlobId) objects.push(blob);
     securityGroupsBlobId = blob?.oid;
   }
@@ -97,7 +108,13 @@ export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: Co
   objects.push(rootTree);
   const commit = encodeObject(
     'commit',
-    serializeCommit({ tree: rootTree.oid, parents: [base.commitId], author: info.author, committer: info.author, message: info.message }),
+    serializeCommit({
+      tree: rootTree.oid,
+      parents: [base.commitId],
+      author: info.author,
+      committer: info.author,
+      message: info.message,
+    }),
   );
   objects.push(commit);
   const snapshot = new Snapshot({
@@ -131,9 +148,13 @@ function stageDocuments(base: Snapshot, changes: PushChanges, objects: EncodedOb
   const contextGroups = changes.contextGroups ? contextGroupsInStoredOrder(changes.contextGroups) : base.contextGroups;
   return {
     settings,
-    settingsBlobId: changes.settings ? blob(serializeSettings(changes.settings), base.settingsBlobId)! : base.settingsBlobId,
+    settingsBlobId: changes.settings
+      ? blob(serializeSettings(changes.settings), base.settingsBlobId)!
+      : base.settingsBlobId,
     ruleSets,
-    ruleSetsBlobId: changes.ruleSets ? blob(ruleSets.length ? serializeRuleSets(ruleSets) : undefined, base.ruleSetsBlobId) : base.ruleSetsBlobId,
+    ruleSetsBlobId: changes.ruleSets
+      ? blob(ruleSets.length ? serializeRuleSets(ruleSets) : undefined, base.ruleSetsBlobId)
+      : base.ruleSetsBlobId,
     contextGroups,
     contextGroupsBlobId: changes.contextGroups
       ? blob(contextGroups.length ? serializeContextGroups(contextGroups) : undefined, base.contextGroupsBlobId)
@@ -170,7 +191,10 @@ function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject
     let shard = touched.get(name);
     if (!shard) {
       const before = base.shards.get(name);
-      touched.set(name, (shard = { byId: new Map(before?.byId), changed: [], sameNames: true, valueCount: before?.valueCount ?? 0 }));
+      touched.set(
+        name,
+        (shard = { byId: new Map(before?.byId), changed: [], sameNames: true, valueCount: before?.valueCount ?? 0 }),
+      );
     }
     const existing = shard.byId.get(id);
     shard.valueCount -= existing?.record.values.length ?? 0;
@@ -196,8 +220,13 @@ function* stageKeys(base: Snapshot, changes: PushChanges, objects: EncodedObject
     }
     const before = base.shards.get(name);
     // Values changed, no key added or removed: the shard's tree is the one before with new ids (SerializedTree).
-    const patched = sameNames && before?.tree && before.tree.object.oid === before.treeId ? before.tree.withIds(changed) : undefined;
-    const tree = patched ?? SerializedTree.of([...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })));
+    const patched =
+      sameNames && before?.tree && before.tree.object.oid === before.treeId ? before.tree.withIds(changed) : undefined;
+    const tree =
+      patched ??
+      SerializedTree.of(
+        [...byId.values()].map((entry) => ({ name: entry.fileName, mode: BLOB_MODE, oid: entry.blobId })),
+      );
     if (tree.object.oid !== before?.treeId) objects.push(tree.object);
     // The count kept as the keys changed: counting every key of the shard again walked objects
     // spread over the old generation, about 0.6 ms of a 100-key push into 10,000 keys.
@@ -223,7 +252,11 @@ interface FolderNode {
 
 const folderNode = (): FolderNode => ({ blobs: new Map(), folders: new Map() });
 
-function* stageFiles(base: Snapshot, changes: PushChanges, objects: EncodedObject[]): Steps<{ entries: Map<string, FileEntry>; treeIds: Set<string>; rootEntries: TreeEntry[] }> {
+function* stageFiles(
+  base: Snapshot,
+  changes: PushChanges,
+  objects: EncodedObject[],
+): Steps<{ entries: Map<string, FileEntry>; treeIds: Set<string>; rootEntries: TreeEntry[] }> {
   const entries = new Map<string, FileEntry>(base.fileEntries);
   for (const [id, record] of changes.files) {
     if (!record) {

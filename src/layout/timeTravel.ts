@@ -54,4 +54,3 @@ export async function commitAtOrBefore(repository: RepositoryReader, instant: Da
   }
   return null;
 }
-

@@ -97,7 +97,6 @@ function shardOf(id: string): string {
   return shard;
 }
 
-
 /**
  * Trees (their stored bytes: see treePairs.ts) and parsed key documents by object id, kept in the
  * repository's caches (repositoryCaches.ts, bounded there). Walking history newest first, the
@@ -131,14 +130,20 @@ class ParsedObjects {
     this.offer(snapshot.treeId, () => [
       ...snapshot.otherRootEntries,
       { name: SETTINGS_FILE, mode: BLOB_MODE, oid: snapshot.settingsBlobId },
-      ...(snapshot.securityGroupsBlobId ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }] : []),
+      ...(snapshot.securityGroupsBlobId
+        ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }]
+        : []),
       ...(snapshot.ruleSetsBlobId ? [{ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: snapshot.ruleSetsBlobId }] : []),
-      ...(snapshot.contextGroupsBlobId ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }] : []),
+      ...(snapshot.contextGroupsBlobId
+        ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }]
+        : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,
     ]);
     if (snapshot.keysTreeId) {
-      this.offer(snapshot.keysTreeId, () => [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })));
+      this.offer(snapshot.keysTreeId, () =>
+        [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId })),
+      );
     }
     for (const shard of snapshot.shards.values()) {
       this.offer(shard.treeId, () =>
@@ -169,7 +174,9 @@ class ParsedObjects {
 
   /** A key document; a LayoutError naming `where` when it does not parse. Failures are not kept. */
   key(oid: string, where: string): Promise<KeyRecord> {
-    return this.remember(this.keys, oid, async () => parseKey((await this.objects.read(oid)).content.toString('utf8'), where));
+    return this.remember(this.keys, oid, async () =>
+      parseKey((await this.objects.read(oid)).content.toString('utf8'), where),
+    );
   }
 
   private remember<T extends {}>(cache: LRUCache<string, Promise<T>>, oid: string, load: () => Promise<T>): Promise<T> {
@@ -191,7 +198,11 @@ class ParsedObjects {
  * thousands of keys reads and parses each of them (their reads need no thread pool, so nothing
  * else would yield).
  */
-export async function diffTrees(repository: RepositoryReader, sides: DiffSides, slices = new TimeSlices()): Promise<TreeChanges> {
+export async function diffTrees(
+  repository: RepositoryReader,
+  sides: DiffSides,
+  slices = new TimeSlices(),
+): Promise<TreeChanges> {
   const cache = new ParsedObjects(repository.objects, repository.caches);
   for (const side of [sides.before, sides.after]) if (side?.snapshot) cache.learn(side.snapshot);
   return new TreeDiff(cache, sides, slices).run();
@@ -199,7 +210,10 @@ export async function diffTrees(repository: RepositoryReader, sides: DiffSides, 
 
 class TreeDiff {
   private readonly keys: KeyChange[] = [];
-  private readonly files = new Map<string, { path: string; context: Context; before: FileSide | null; after: FileSide | null }>();
+  private readonly files = new Map<
+    string,
+    { path: string; context: Context; before: FileSide | null; after: FileSide | null }
+  >();
   private readonly problems: string[] = [];
   private readonly otherPaths: string[] = [];
   private settingsChanged = false;
@@ -226,7 +240,9 @@ class TreeDiff {
     // comparator in one call held the event loop for most of 72 ms).
     const keys = await this.slices.run(sortSteps(this.keys, (x, y) => x.id < y.id));
     const unsorted = [...this.files].map(([id, change]) => ({ id, ...change }));
-    const files = await this.slices.run(sortSteps(unsorted, (x, y) => x.path < y.path || (x.path === y.path && x.id < y.id)));
+    const files = await this.slices.run(
+      sortSteps(unsorted, (x, y) => x.path < y.path || (x.path === y.path && x.id < y.id)),
+    );
     return { keys, files, settingsChanged: this.settingsChanged, otherPaths: this.otherPaths, problems: this.problems };
   }
 
@@ -250,7 +266,10 @@ class TreeDiff {
   }
 
   private async diffKeys(before: TreeEntry | undefined, after: TreeEntry | undefined): Promise<void> {
-    const shards = await this.changed(this.folder(before, KEYS_FOLDER, 'before'), this.folder(after, KEYS_FOLDER, 'after'));
+    const shards = await this.changed(
+      this.folder(before, KEYS_FOLDER, 'before'),
+      this.folder(after, KEYS_FOLDER, 'after'),
+    );
     for (const [bs, as] of shards) {
       const shard = (bs ?? as)!.name;
       const path = `${KEYS_FOLDER}/${shard}`;
@@ -269,7 +288,12 @@ class TreeDiff {
   }
 
   /** The key document at an entry; null when absent, undefined when it breaks the layout (reported). */
-  private async key(entry: TreeEntry | undefined, path: string, shard: string, side: 'before' | 'after'): Promise<KeyRecord | null | undefined> {
+  private async key(
+    entry: TreeEntry | undefined,
+    path: string,
+    shard: string,
+    side: 'before' | 'after',
+  ): Promise<KeyRecord | null | undefined> {
     if (!entry) return null;
     const where = `${path} at ${this.at(side)}`;
     if (isTreeEntry(entry)) {
@@ -287,7 +311,9 @@ class TreeDiff {
       return record;
     } catch (error) {
       if (isRepositoryDamage(error)) throw error;
-      this.problems.push((error as Error).message.startsWith(path) ? (error as Error).message : `${where}: ${(error as Error).message}`);
+      this.problems.push(
+        (error as Error).message.startsWith(path) ? (error as Error).message : `${where}: ${(error as Error).message}`,
+      );
       return undefined;
     }
   }
@@ -307,12 +333,7 @@ class TreeDiff {
       if (!change) this.files.set(id, (change = { path, context, before: null, after: null }));
       change[side] = { active, blobId: blob.oid };
     };
-    await this.walk(
-      this.folder(before, top, 'before'),
-      this.folder(after, top, 'after'),
-      [],
-      visit,
-    );
+    await this.walk(this.folder(before, top, 'before'), this.folder(after, top, 'after'), [], visit);
   }
 
   /** Visits every blob that differs between two folders, on the side it is found. */
@@ -325,7 +346,8 @@ class TreeDiff {
     for (const [be, ae] of await this.changed(before, after)) {
       const path = [...segments, (be ?? ae)!.name];
       const folderOf = (entry: TreeEntry | undefined) => (entry && isTreeEntry(entry) ? entry.oid : undefined);
-      if (folderOf(be) !== undefined || folderOf(ae) !== undefined) await this.walk(folderOf(be), folderOf(ae), path, visit);
+      if (folderOf(be) !== undefined || folderOf(ae) !== undefined)
+        await this.walk(folderOf(be), folderOf(ae), path, visit);
       if (be && !isTreeEntry(be)) visit('before', path, be);
       if (ae && !isTreeEntry(ae)) visit('after', path, ae);
       const paused = this.slices.pause();

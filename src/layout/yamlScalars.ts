@@ -32,7 +32,10 @@ export function yamlFlowString(text: string): string {
 }
 
 function quoted(text: string): string {
-  return JSON.stringify(text).replace(NON_PRINTABLE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(text).replace(
+    NON_PRINTABLE,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function yamlNullableString(text: string | null): string {
@@ -48,7 +51,8 @@ const CONTROL_OR_NON_PRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ufeff\
 export function readYamlString(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   if (PLAIN.test(text)) return KEYWORDS.has(text.toLowerCase()) ? undefined : text;
-  if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"' || CONTROL_OR_NON_PRINTABLE.test(text)) return undefined;
+  if (text.length < 2 || text[0] !== '"' || text[text.length - 1] !== '"' || CONTROL_OR_NON_PRINTABLE.test(text))
+    return undefined;
   try {
     const value: unknown = JSON.parse(text);
     return typeof value === 'string' ? value : undefined;

@@ -13,7 +13,9 @@ const ISO_INSTANT = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})(?:Z|([+
 export function parseIsoInstant(text: string): Date | undefined {
   const match = ISO_INSTANT.exec(text);
   if (!match) return undefined;
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map((part) => (part === undefined ? 0 : Number(part)));
+  const [year, month, day, hour, minute, second] = match
+    .slice(1, 7)
+    .map((part) => (part === undefined ? 0 : Number(part)));
   const offsetHours = match[8] === undefined ? 0 : Number(match[8]);
   const offsetMinutes = match[9] === undefined ? 0 : Number(match[9]);
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;

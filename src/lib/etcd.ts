@@ -44,7 +44,12 @@ export interface EtcdKeyValue {
 
 /** One comparison of a transaction (etcd's Compare): on a key's create revision, mod revision, version or value. */
 export type EtcdCompare =
-  | { readonly key: string; readonly target: 'CREATE' | 'MOD' | 'VERSION'; readonly result?: 'EQUAL' | 'GREATER' | 'LESS' | 'NOT_EQUAL'; readonly number: number }
+  | {
+      readonly key: string;
+      readonly target: 'CREATE' | 'MOD' | 'VERSION';
+      readonly result?: 'EQUAL' | 'GREATER' | 'LESS' | 'NOT_EQUAL';
+      readonly number: number;
+    }
   | { readonly key: string; readonly target: 'VALUE'; readonly result?: 'EQUAL' | 'NOT_EQUAL'; readonly value: string };
 
 export type EtcdOperation =
@@ -193,7 +198,9 @@ export class EtcdClient {
         // A member without a quorum or a leader answers 503 or a gRPC error code; another may do better.
         problems.push(`${endpoint}: ${response.status} ${text.slice(0, 200)}`);
       } catch (error) {
-        problems.push(`${endpoint}: ${(error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message}`);
+        problems.push(
+          `${endpoint}: ${(error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message}`,
+        );
       }
     }
     throw new EtcdUnavailable(`etcd did not answer ${path}: ${problems.join('; ')}`);
@@ -219,7 +226,11 @@ export class EtcdClient {
     this.header(answer.header as never);
   }
 
-  async txn(compare: readonly EtcdCompare[], success: readonly EtcdOperation[], failure: readonly EtcdOperation[] = []): Promise<EtcdTxnResult> {
+  async txn(
+    compare: readonly EtcdCompare[],
+    success: readonly EtcdOperation[],
+    failure: readonly EtcdOperation[] = [],
+  ): Promise<EtcdTxnResult> {
     const answer = await this.post('/v3/kv/txn', {
       compare: compare.map(rawCompare),
       success: success.map(rawOperation),
@@ -237,18 +248,29 @@ export class EtcdClient {
 
   async get(key: string, options: { prefix?: boolean } = {}): Promise<{ header: EtcdHeader; kvs: EtcdKeyValue[] }> {
     const answer = await this.post('/v3/kv/range', rawRange(key, options.prefix));
-    return { header: this.header(answer.header as never), kvs: ((answer.kvs as RawKeyValue[] | undefined) ?? []).map(keyValue) };
+    return {
+      header: this.header(answer.header as never),
+      kvs: ((answer.kvs as RawKeyValue[] | undefined) ?? []).map(keyValue),
+    };
   }
 
   async put(key: string, value: string, lease?: string): Promise<EtcdHeader> {
-    const answer = await this.post('/v3/kv/put', { key: encode(key), value: encode(value), ...(lease ? { lease } : {}) });
+    const answer = await this.post('/v3/kv/put', {
+      key: encode(key),
+      value: encode(value),
+      ...(lease ? { lease } : {}),
+    });
     return this.header(answer.header as never);
   }
 
   /** etcd's status of one member (for `ha status` and health): its leader and raft term. */
   async status(): Promise<{ header: EtcdHeader; leader: string; raftTerm: number }> {
     const answer = await this.post('/v3/maintenance/status', {});
-    return { header: this.header(answer.header as never), leader: String(answer.leader ?? ''), raftTerm: Number(answer.raftTerm ?? 0) };
+    return {
+      header: this.header(answer.header as never),
+      leader: String(answer.leader ?? ''),
+      raftTerm: Number(answer.raftTerm ?? 0),
+    };
   }
 
   /**
@@ -257,14 +279,28 @@ export class EtcdClient {
    * or close()), `ended` settles and the caller watches again from the revision after the last
    * event it saw.
    */
-  watch(key: string, options: { prefix?: boolean; fromRevision?: number }, onEvent: (event: EtcdWatchEvent, revision: number) => void): EtcdWatch {
+  watch(
+    key: string,
+    options: { prefix?: boolean; fromRevision?: number },
+    onEvent: (event: EtcdWatchEvent, revision: number) => void,
+  ): EtcdWatch {
     const controller = new AbortController();
     const ended = (async () => {
       const endpoint = this.endpoints[this.preferred];
-      const request = { create_request: { ...rawRange(key, options.prefix), ...(options.fromRevision ? { start_revision: String(options.fromRevision) } : {}) } };
+      const request = {
+        create_request: {
+          ...rawRange(key, options.prefix),
+          ...(options.fromRevision ? { start_revision: String(options.fromRevision) } : {}),
+        },
+      };
       let response: Response;
       try {
-        response = await fetch(`${endpoint}/v3/watch`, { method: 'POST', body: JSON.stringify(request), signal: controller.signal, redirect: 'error' });
+        response = await fetch(`${endpoint}/v3/watch`, {
+          method: 'POST',
+          body: JSON.stringify(request),
+          signal: controller.signal,
+          redirect: 'error',
+        });
       } catch {
         this.preferred = (this.preferred + 1) % this.endpoints.length;
         return;
@@ -281,10 +317,15 @@ export class EtcdClient {
             const line = pending.slice(0, newline).trim();
             pending = pending.slice(newline + 1);
             if (!line) continue;
-            const message = JSON.parse(line) as { result?: { header?: { revision?: string }; events?: { type?: string; kv?: RawKeyValue }[] } };
+            const message = JSON.parse(line) as {
+              result?: { header?: { revision?: string }; events?: { type?: string; kv?: RawKeyValue }[] };
+            };
             const revision = Number(message.result?.header?.revision ?? 0);
             for (const event of message.result?.events ?? []) {
-              onEvent({ type: event.type === 'DELETE' ? 'DELETE' : 'PUT', kv: keyValue(event.kv ?? {}) }, Number(event.kv?.mod_revision ?? revision));
+              onEvent(
+                { type: event.type === 'DELETE' ? 'DELETE' : 'PUT', kv: keyValue(event.kv ?? {}) },
+                Number(event.kv?.mod_revision ?? revision),
+              );
             }
           }
         }

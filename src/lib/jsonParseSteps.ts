@@ -53,7 +53,7 @@ function skipSpace(text: string, at: number): number {
 
 /** The index after the string that opens at `at` (a quote). */
 function stringEnd(text: string, at: number): number {
-  for (let from = at + 1; ; ) {
+  for (let from = at + 1; ;) {
     const quote = text.indexOf('"', from);
     if (quote < 0) throw syntax();
     let backslashes = 0;
@@ -78,7 +78,7 @@ function tokenEnd(text: string, at: number): number {
 /** The index after the (small) container that opens at `at`. */
 function containerEnd(text: string, at: number): number {
   let depth = 0;
-  for (let i = at; i < text.length; ) {
+  for (let i = at; i < text.length;) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       i = stringEnd(text, i);
@@ -96,7 +96,7 @@ function* largeContainers(text: string, small: number): Steps<Map<number, number
   const ends = new Map<number, number>();
   const open: number[] = [];
   let pauseAt = SCAN_RUN;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     if (i >= pauseAt) {
       pauseAt = i + SCAN_RUN;
       yield;
@@ -123,7 +123,11 @@ function* largeContainers(text: string, small: number): Steps<Map<number, number
 /** The index after the value (small, or not a container) that starts at `at`. */
 function valueEnd(text: string, at: number): number {
   const c = text.charCodeAt(at);
-  return c === OPEN_OBJECT || c === OPEN_ARRAY ? containerEnd(text, at) : c === QUOTE ? stringEnd(text, at) : tokenEnd(text, at);
+  return c === OPEN_OBJECT || c === OPEN_ARRAY
+    ? containerEnd(text, at)
+    : c === QUOTE
+      ? stringEnd(text, at)
+      : tokenEnd(text, at);
 }
 
 function parse(text: string): unknown {
@@ -138,7 +142,8 @@ type Frame = { readonly array: unknown[] } | { readonly object: Record<string, u
 
 /** As JSON.parse does it: `__proto__` becomes an own member, not the object's prototype. */
 function setMember(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
   else object[key] = value;
 }
 

@@ -14,7 +14,14 @@ import type { Steps } from './steps.js';
 export const STRING_RUN = 64 * 1024;
 
 type Frame =
-  | { readonly kind: 'object'; readonly value: Record<string, unknown>; readonly keys: string[]; at: number; written: number; readonly depth: number }
+  | {
+      readonly kind: 'object';
+      readonly value: Record<string, unknown>;
+      readonly keys: string[];
+      at: number;
+      written: number;
+      readonly depth: number;
+    }
   | { readonly kind: 'array'; readonly value: readonly unknown[]; at: number; readonly depth: number };
 
 /** Whether `JSON.stringify` leaves this member out of an object (and writes `null` for it in an array). */
@@ -42,7 +49,13 @@ export function* jsonSteps(value: unknown, pretty: boolean, emit: (piece: string
       yield* longString(item, emit);
       return;
     }
-    if (item === null || typeof item !== 'object' || item instanceof Number || item instanceof String || item instanceof Boolean) {
+    if (
+      item === null ||
+      typeof item !== 'object' ||
+      item instanceof Number ||
+      item instanceof String ||
+      item instanceof Boolean
+    ) {
       emit(JSON.stringify(item) ?? 'null');
       return;
     }
@@ -94,7 +107,7 @@ export function* jsonSteps(value: unknown, pretty: boolean, emit: (piece: string
 
 function* longString(text: string, emit: (piece: string) => void): Steps<void> {
   emit('"');
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = Math.min(text.length, start + STRING_RUN);
     // Not between a high and a low surrogate: a pair split in two would escape as two lone halves.
     const last = text.charCodeAt(end - 1);

@@ -92,7 +92,10 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
         expect = 'after';
       } else {
         const literal = LITERALS.find((word) => text.startsWith(word, i));
-        if (!literal) return fail('unexpected character: a value was expected (a string in double quotes, a number, true, false, null, an object or an array)');
+        if (!literal)
+          return fail(
+            'unexpected character: a value was expected (a string in double quotes, a number, true, false, null, an object or an array)',
+          );
         i += literal.length;
         expect = 'after';
       }
@@ -121,7 +124,9 @@ export function jsonSyntaxProblem(text: string): JsonSyntaxProblem | undefined {
         stack.pop();
         i++;
       } else {
-        return fail(top === '{' ? "',' or '}' was expected after a property" : "',' or ']' was expected after an array element");
+        return fail(
+          top === '{' ? "',' or '}' was expected after a property" : "',' or ']' was expected after an array element",
+        );
       }
     }
   }

@@ -31,10 +31,14 @@ export type ToPrimary =
   | { readonly cfghub: 'metrics-own'; readonly gather: number; readonly metrics: MetricsJson };
 
 export function isClusterMessage<T extends { cfghub: string }>(message: unknown): message is T {
-  return typeof message === 'object' && message !== null && typeof (message as { cfghub?: unknown }).cfghub === 'string';
+  return (
+    typeof message === 'object' && message !== null && typeof (message as { cfghub?: unknown }).cfghub === 'string'
+  );
 }
 
 /** For the primary: the error a worker failed to start with, as the single process would have thrown it. */
 export function startError(failure: { readonly code?: string; readonly message: string }): Error {
-  return failure.code ? new ServiceError(failure.code as ServiceError['code'], failure.message) : new Error(failure.message);
+  return failure.code
+    ? new ServiceError(failure.code as ServiceError['code'], failure.message)
+    : new Error(failure.message);
 }

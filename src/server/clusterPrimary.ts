@@ -63,12 +63,19 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
 
   const own = new Registry();
   new Gauge({
-    name: 'cfghub_workers', help: 'Worker processes serving (serve --workers)', aggregator: 'max', registers: [own],
+    name: 'cfghub_workers',
+    help: 'Worker processes serving (serve --workers)',
+    aggregator: 'max',
+    registers: [own],
     collect() {
       this.set([...members.values()].filter((m) => m.listening).length);
     },
   });
-  const restarts = new Counter({ name: 'cfghub_worker_restarts_total', help: 'Workers replaced after they died', registers: [own] });
+  const restarts = new Counter({
+    name: 'cfghub_worker_restarts_total',
+    help: 'Workers replaced after they died',
+    registers: [own],
+  });
   restarts.inc(0);
 
   // A read replica's follower runs here, once (see replicaLink.ts for the workers' side).
@@ -77,7 +84,10 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
   let replicaTimer: NodeJS.Timeout | undefined;
   let lastStatus = '';
   if (options.replicaOf) {
-    followerStore = { registry: new RepositoryRegistry(options.reposDir), tokens: new TokenService(new TokenStore(options.reposDir)) };
+    followerStore = {
+      registry: new RepositoryRegistry(options.reposDir),
+      tokens: new TokenService(new TokenStore(options.reposDir)),
+    };
     follower = startReplicator(options.replicaOf, followerStore.registry, followerStore.tokens, logger);
     replicaTimer = setInterval(() => {
       const status = follower!.status();
@@ -126,9 +136,20 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
       case 'listening':
         if (!member) return;
         member.listening = true;
-        if (member.replaces !== undefined) logger.info({ event: 'worker-restarted', worker: worker.id, pid: worker.process.pid, replaces: member.replaces });
+        if (member.replaces !== undefined)
+          logger.info({
+            event: 'worker-restarted',
+            worker: worker.id,
+            pid: worker.process.pid,
+            replaces: member.replaces,
+          });
         else if ([...members.values()].every((m) => m.listening)) {
-          logger.info({ event: 'listening', url: message.url, workers: members.size, pids: [...members.values()].map((m) => m.worker.process.pid) });
+          logger.info({
+            event: 'listening',
+            url: message.url,
+            workers: members.size,
+            pids: [...members.values()].map((m) => m.worker.process.pid),
+          });
           started?.resolve();
         }
         break;
@@ -153,13 +174,19 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
     const member = members.get(worker.id);
     members.delete(worker.id);
     // A scrape waiting for this worker's figures sums the others' without them.
-    for (const gather of gathers.values()) if (gather.waiting.delete(worker.id) && gather.waiting.size === 0) gather.done();
+    for (const gather of gathers.values())
+      if (gather.waiting.delete(worker.id) && gather.waiting.size === 0) gather.done();
     if (stopping || !member) return;
     if (!member.listening && member.replaces === undefined) {
       started?.reject(new Error(`a worker exited (${signal ?? code}) before it served`));
       return;
     }
-    logger.warn({ event: 'worker-exited', worker: worker.id, pid: worker.process.pid, ...(signal ? { signal } : { code }) });
+    logger.warn({
+      event: 'worker-exited',
+      worker: worker.id,
+      pid: worker.process.pid,
+      ...(signal ? { signal } : { code }),
+    });
     // Its push journal is replayed now, not at the next start: the files of its last pushes are
     // made durable while the machine still has them (journalReplay.ts).
     replaying = replaying

@@ -39,7 +39,12 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
       const ask = nextAsk++;
       const timer = setTimeout(() => {
         asks.delete(ask);
-        reject(new ServiceError('unavailable', `the workers' metrics were not summed within ${METRICS_WAIT_MS / 1000} s; try again`));
+        reject(
+          new ServiceError(
+            'unavailable',
+            `the workers' metrics were not summed within ${METRICS_WAIT_MS / 1000} s; try again`,
+          ),
+        );
       }, METRICS_WAIT_MS);
       asks.set(ask, (text) => {
         clearTimeout(timer);
@@ -88,7 +93,11 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
   } catch (error) {
     // The primary reports it once for all workers, and exits with its code (program.ts).
     const code = error instanceof ServiceError ? error.code : undefined;
-    send({ cfghub: 'failed', code, message: error instanceof Error ? (code ? error.message : withoutPaths(error.message)) : String(error) });
+    send({
+      cfghub: 'failed',
+      code,
+      message: error instanceof Error ? (code ? error.message : withoutPaths(error.message)) : String(error),
+    });
     process.exit(1);
   }
   exitOnUncaughtException(logger);

@@ -12,7 +12,15 @@ export type LogFormat = 'json' | 'pretty';
 export function createLogger(level = process.env.LOG_LEVEL ?? 'info', format: LogFormat = 'json'): Logger {
   const options = { level, base: { service: 'cfghub' }, timestamp: pino.stdTimeFunctions.isoTime };
   if (format === 'pretty') {
-    return pino(options, pretty({ colorize: Boolean(process.stdout.isTTY), translateTime: 'SYS:standard', ignore: 'pid,hostname,service', sync: true }));
+    return pino(
+      options,
+      pretty({
+        colorize: Boolean(process.stdout.isTTY),
+        translateTime: 'SYS:standard',
+        ignore: 'pid,hostname,service',
+        sync: true,
+      }),
+    );
   }
   return pino(options);
 }

@@ -13,12 +13,28 @@ export function replicaOfOption(url: string, token: string | undefined, acceptNe
   try {
     parsed = new URL(url);
   } catch {
-    throw new ServiceError('invalid_argument', `--replica-of must be the primary's URL, like http://primary:8080; got ${JSON.stringify(url)}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `--replica-of must be the primary's URL, like http://primary:8080; got ${JSON.stringify(url)}`,
+    );
   }
-  if ((parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.username || parsed.password || parsed.search || parsed.hash) {
-    throw new ServiceError('invalid_argument', "--replica-of must be an http:// or https:// URL without user, query or fragment");
+  if (
+    (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
+    parsed.username ||
+    parsed.password ||
+    parsed.search ||
+    parsed.hash
+  ) {
+    throw new ServiceError(
+      'invalid_argument',
+      '--replica-of must be an http:// or https:// URL without user, query or fragment',
+    );
   }
-  if (!token) throw new ServiceError('invalid_argument', '--replica-of needs a replication token in CFGHUB_REPLICATION_TOKEN (made on the primary with: cfghub token create --replication)');
+  if (!token)
+    throw new ServiceError(
+      'invalid_argument',
+      '--replica-of needs a replication token in CFGHUB_REPLICATION_TOKEN (made on the primary with: cfghub token create --replication)',
+    );
   return { primary: parsed.origin + parsed.pathname.replace(/\/+$/, ''), token: token.trim(), acceptNewPrimary };
 }
 
@@ -34,10 +50,17 @@ export interface ReplicaOf {
  * without `--replica-of` by mistake would otherwise take writes beside the real primary, at the
  * same generation. Makes the folder's identity on its first use.
  */
-export async function checkFolderRole(reposDir: string, replicaOf: ReplicaOf | undefined, logger: Logger): Promise<void> {
+export async function checkFolderRole(
+  reposDir: string,
+  replicaOf: ReplicaOf | undefined,
+  logger: Logger,
+): Promise<void> {
   const following = readPin(reposDir);
   if (!replicaOf && following) {
-    throw new ServiceError('invalid_argument', `this repositories folder is a read replica's (it follows generation ${following.generation} of folder ${following.folder}): give --replica-of, or promote it first with: cfghub promote --repos <folder>`);
+    throw new ServiceError(
+      'invalid_argument',
+      `this repositories folder is a read replica's (it follows generation ${following.generation} of folder ${following.folder}): give --replica-of, or promote it first with: cfghub promote --repos <folder>`,
+    );
   }
   const identity = await ensureIdentity(reposDir);
   logger.info({ event: 'folder-identity', folder: identity.folder, generation: identity.generation });
@@ -60,17 +83,38 @@ export function startReplicator(
   tokens: TokenService,
   logger: Logger,
 ): Replicator {
-  const replicator = new Replicator({ source: replicaOf, registry, tokens, logger, acceptNewPrimary: replicaOf.acceptNewPrimary });
+  const replicator = new Replicator({
+    source: replicaOf,
+    registry,
+    tokens,
+    logger,
+    acceptNewPrimary: replicaOf.acceptNewPrimary,
+  });
   replicator.start();
-  logger.info({ event: 'replica-following', primary: replicaOf.primary, ...(replicaOf.acceptNewPrimary ? { acceptNewPrimary: true } : {}) });
+  logger.info({
+    event: 'replica-following',
+    primary: replicaOf.primary,
+    ...(replicaOf.acceptNewPrimary ? { acceptNewPrimary: true } : {}),
+  });
   return replicator;
 }
 
 /** `token create --replication`, on a folder or through a server. */
-export async function createReplicationToken(admin: AccessAdministration, fullName: string | undefined, options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string }): Promise<void> {
-  if (fullName !== undefined) throw new ServiceError('invalid_argument', 'a replication token is for every repository: leave out account/name with --replication');
+export async function createReplicationToken(
+  admin: AccessAdministration,
+  fullName: string | undefined,
+  options: { name?: string; expires?: string; forceKeyPush?: boolean; securityGroup?: string },
+): Promise<void> {
+  if (fullName !== undefined)
+    throw new ServiceError(
+      'invalid_argument',
+      'a replication token is for every repository: leave out account/name with --replication',
+    );
   if (options.expires !== undefined || options.forceKeyPush || options.securityGroup !== undefined) {
-    throw new ServiceError('invalid_argument', '--replication takes --name only: a replication token reads, never writes, and opens no security group');
+    throw new ServiceError(
+      'invalid_argument',
+      '--replication takes --name only: a replication token reads, never writes, and opens no security group',
+    );
   }
   const created = await admin.createReplicationToken(options.name);
   process.stdout.write(`${created.token}\n`);
@@ -78,8 +122,13 @@ export async function createReplicationToken(admin: AccessAdministration, fullNa
 }
 
 /** `token revoke --replication LABEL`: the replica holding it can no longer follow. */
-export async function revokeReplicationToken(admin: AccessAdministration, label: string, extra: string | undefined): Promise<void> {
-  if (extra !== undefined) throw new ServiceError('invalid_argument', 'token revoke --replication takes the label only');
+export async function revokeReplicationToken(
+  admin: AccessAdministration,
+  label: string,
+  extra: string | undefined,
+): Promise<void> {
+  if (extra !== undefined)
+    throw new ServiceError('invalid_argument', 'token revoke --replication takes the label only');
   await admin.revokeReplicationToken(label);
   process.stderr.write(`cfghub: replication token ${label} revoked\n`);
 }

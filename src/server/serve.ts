@@ -82,7 +82,8 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
   // then what crashed writers left is cleaned (or reported), before the first request (startupRecovery.ts).
   await replayJournalsLogged(options.reposDir, logger);
   await checkFolderRole(options.reposDir, options.replicaOf, logger);
-  for (const finding of await recoverAtStart(options.reposDir)) logger.warn({ event: 'recovered-at-start', ...finding });
+  for (const finding of await recoverAtStart(options.reposDir))
+    logger.warn({ event: 'recovered-at-start', ...finding });
   if (options.demo && !options.replicaOf) {
     const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
     try {
@@ -113,23 +114,36 @@ export interface Serving {
  * is given (the follower itself runs in the primary process); a single process starts its own.
  * `extra`: what a worker adds to the context (the cluster's metrics, its share of the caches).
  */
-export async function startServing(options: ServeOptions, logger: Logger, extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers'>): Promise<Serving> {
-  const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit, journal: true });
+export async function startServing(
+  options: ServeOptions,
+  logger: Logger,
+  extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers'>,
+): Promise<Serving> {
+  const registry = new RepositoryRegistry(options.reposDir, {
+    looseObjectLimit: options.looseObjectLimit,
+    journal: true,
+  });
   setHeldPacksBudget(extra.workers); // this process's share of the server's budget for open packs
   // A single process registered this in prepareOnce; a worker is a process of its own.
   if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   const tokens = new TokenService(new TokenStore(options.reposDir));
-  const follower = extra.replica ? undefined : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
+  const follower = extra.replica
+    ? undefined
+    : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
   const deps: HttpDeps = {
-    registry, tokens, logger, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT, maxWatchers: options.maxWatchers, hidePrivate: options.hidePrivate,
-    replica: extra.replica ?? follower, metricsToken: options.metricsToken, clusterMetrics: extra.clusterMetrics, workers: extra.workers,
+    registry,
+    tokens,
+    logger,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    maxWatchers: options.maxWatchers,
+    hidePrivate: options.hidePrivate,
+    replica: extra.replica ?? follower,
+    metricsToken: options.metricsToken,
+    clusterMetrics: extra.clusterMetrics,
+    workers: extra.workers,
   };
   const { startServer } = await import('../http/server.js');
-  const running = await startServer(
-    deps,
-    options.port,
-    options.host,
-  ).catch(async (error: unknown) => {
+  const running = await startServer(deps, options.port, options.host).catch(async (error: unknown) => {
     await follower?.stop();
     registry.close();
     tokens.close();

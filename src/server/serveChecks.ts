@@ -13,7 +13,10 @@ export function prepareReposFolder(folder: string): boolean {
     return makeFolders(folder);
   } catch (error) {
     if (error instanceof FolderError) {
-      throw new ServiceError('invalid_argument', `cannot use the repositories folder: ${error.message} (set it with --repos or CFGHUB_REPOS)`);
+      throw new ServiceError(
+        'invalid_argument',
+        `cannot use the repositories folder: ${error.message} (set it with --repos or CFGHUB_REPOS)`,
+      );
     }
     throw error;
   }
@@ -25,13 +28,22 @@ export function listenError(error: unknown, where: { readonly port: number; read
   const address = `${where.host}:${where.port}`;
   switch (code) {
     case 'EADDRINUSE':
-      return new ServiceError('unavailable', `port ${where.port} on ${where.host} is already in use (another cfghub?): stop it, or serve on another port with --port N or PORT=N`);
+      return new ServiceError(
+        'unavailable',
+        `port ${where.port} on ${where.host} is already in use (another cfghub?): stop it, or serve on another port with --port N or PORT=N`,
+      );
     case 'EACCES':
-      return new ServiceError('forbidden', `not allowed to listen on ${address}: ports below 1024 need privileges; choose another with --port N or PORT=N`);
+      return new ServiceError(
+        'forbidden',
+        `not allowed to listen on ${address}: ports below 1024 need privileges; choose another with --port N or PORT=N`,
+      );
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ServiceError('invalid_argument', `cannot listen on ${address}: ${where.host} is not an address of this machine; choose another with --host H or HOST=H`);
+      return new ServiceError(
+        'invalid_argument',
+        `cannot listen on ${address}: ${where.host} is not an address of this machine; choose another with --host H or HOST=H`,
+      );
     default:
       return error;
   }

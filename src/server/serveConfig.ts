@@ -51,7 +51,10 @@ export function readServeConfig(path: string): ServeConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ServiceError('invalid_argument', `--config: the file cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ServiceError(
+      'invalid_argument',
+      `--config: the file cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let document: unknown;
   try {
@@ -71,13 +74,31 @@ export function readServeConfig(path: string): ServeConfig {
  * A whole number within bounds from its flag, else its variable, else the config file, else the
  * default; the message names whichever was used.
  */
-function numberSetting(flag: string | undefined, variable: string, env: NodeJS.ProcessEnv, fromFile: number | undefined, fallback: number, min: number, max: number, what: string): number {
+function numberSetting(
+  flag: string | undefined,
+  variable: string,
+  env: NodeJS.ProcessEnv,
+  fromFile: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+  what: string,
+): number {
   const [name, text] =
-    flag !== undefined ? [`--${what}`, flag] : env[variable] ? [variable, env[variable]!] : fromFile !== undefined ? [`${what} in --config`, String(fromFile)] : [undefined, undefined];
+    flag !== undefined
+      ? [`--${what}`, flag]
+      : env[variable]
+        ? [variable, env[variable]!]
+        : fromFile !== undefined
+          ? [`${what} in --config`, String(fromFile)]
+          : [undefined, undefined];
   if (name === undefined) return fallback;
   const value = Number(text);
   if (!/^\d{1,15}$/.test(text!.trim()) || !Number.isInteger(value) || value < min || value > max) {
-    throw new ServiceError('invalid_argument', `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`,
+    );
   }
   return value;
 }
@@ -107,15 +128,46 @@ function pick<T>(...values: (T | undefined)[]): T | undefined {
   return values.find((value) => value !== undefined && value !== '');
 }
 
-export function resolveServeOptions(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeOptions & { logFormat: (typeof LOG_FORMATS)[number]; logLevel: string } {
+export function resolveServeOptions(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): ServeOptions & { logFormat: (typeof LOG_FORMATS)[number]; logLevel: string } {
   const config = flags.config === undefined ? {} : readServeConfig(flags.config);
   const port = numberSetting(flags.port, 'PORT', env, config.port, 8080, 0, 65535, 'port');
-  const bodyLimit = numberSetting(flags.bodyLimit, 'CFGHUB_BODY_LIMIT', env, config.bodyLimit, 16 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER, 'body-limit');
-  const looseObjects = numberSetting(flags.looseObjects, 'CFGHUB_LOOSE_OBJECTS', env, config.looseObjects, DEFAULT_LOOSE_OBJECT_LIMIT, 0, Number.MAX_SAFE_INTEGER, 'loose-objects');
+  const bodyLimit = numberSetting(
+    flags.bodyLimit,
+    'CFGHUB_BODY_LIMIT',
+    env,
+    config.bodyLimit,
+    16 * 1024 * 1024,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    'body-limit',
+  );
+  const looseObjects = numberSetting(
+    flags.looseObjects,
+    'CFGHUB_LOOSE_OBJECTS',
+    env,
+    config.looseObjects,
+    DEFAULT_LOOSE_OBJECT_LIMIT,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    'loose-objects',
+  );
   // `auto` is one worker per core (see clusterPrimary.ts); 1, the default, is the single process.
-  const workers = numberSetting(autoWorkers(flags.workers), 'CFGHUB_WORKERS', { ...env, CFGHUB_WORKERS: autoWorkers(env.CFGHUB_WORKERS) }, config.workers === 'auto' ? coreWorkers() : config.workers, DEFAULT_WORKERS, 1, MAX_WORKERS, 'workers');
+  const workers = numberSetting(
+    autoWorkers(flags.workers),
+    'CFGHUB_WORKERS',
+    { ...env, CFGHUB_WORKERS: autoWorkers(env.CFGHUB_WORKERS) },
+    config.workers === 'auto' ? coreWorkers() : config.workers,
+    DEFAULT_WORKERS,
+    1,
+    MAX_WORKERS,
+    'workers',
+  );
   const logFormat = pick(flags.logFormat, env.CFGHUB_LOG_FORMAT, config.logFormat) ?? 'json';
-  if (!(LOG_FORMATS as readonly string[]).includes(logFormat)) throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);
+  if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
+    throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);
   return {
     reposDir: resolve(pick(flags.repos, env.CFGHUB_REPOS, config.repos) ?? './repos'),
     port,

@@ -59,7 +59,9 @@ export class DamagedSecretError extends CfghubError {
     /** `account/name`, when known. */
     readonly repository: string | undefined,
   ) {
-    super(`${what}${repository ? ` of repository ${repository}` : ''} does not open with the key of security group ${group}`);
+    super(
+      `${what}${repository ? ` of repository ${repository}` : ''} does not open with the key of security group ${group}`,
+    );
   }
 }
 
@@ -86,32 +88,50 @@ function isErrno(error: unknown, codes: readonly string[]): boolean {
 export function asServiceError(error: unknown): ServiceError | undefined {
   if (error instanceof ServiceError) return error;
   // Faults of the disk and of the repository's content.
-  if (error instanceof StorageFullError) return new ServiceError(ErrorCode.OutOfStorage, error.message, { repository: error.repository });
-  if (isErrno(error, FULL_CODES)) return new ServiceError(ErrorCode.OutOfStorage, "no space left on the server's disk; nothing was changed");
-  if (error instanceof RepositoryUnwritableError) return new ServiceError(ErrorCode.ReadOnlyRepository, error.message, { repository: error.repository });
+  if (error instanceof StorageFullError)
+    return new ServiceError(ErrorCode.OutOfStorage, error.message, { repository: error.repository });
+  if (isErrno(error, FULL_CODES))
+    return new ServiceError(ErrorCode.OutOfStorage, "no space left on the server's disk; nothing was changed");
+  if (error instanceof RepositoryUnwritableError)
+    return new ServiceError(ErrorCode.ReadOnlyRepository, error.message, { repository: error.repository });
   if (isErrno(error, UNWRITABLE_CODES)) {
-    return new ServiceError(ErrorCode.ReadOnlyRepository, 'the server may not write its storage (read-only or permission denied); nothing was changed');
+    return new ServiceError(
+      ErrorCode.ReadOnlyRepository,
+      'the server may not write its storage (read-only or permission denied); nothing was changed',
+    );
   }
   if (error instanceof RepositoryDamagedError) {
-    return new ServiceError(ErrorCode.DamagedRepository, `${error.message}; ${MEND}`, { repository: error.repository, object: error.oid });
+    return new ServiceError(ErrorCode.DamagedRepository, `${error.message}; ${MEND}`, {
+      repository: error.repository,
+      object: error.oid,
+    });
   }
   if (error instanceof DamagedSecretError) {
     // A sealed text changed outside cfghub (or damaged on disk): the repository's content, not the server, is at fault.
-    return new ServiceError(ErrorCode.DamagedRepository, `${error.message}: the repository was changed outside cfghub or is damaged; ${MEND}`, error.repository ? { repository: error.repository } : undefined);
+    return new ServiceError(
+      ErrorCode.DamagedRepository,
+      `${error.message}: the repository was changed outside cfghub or is damaged; ${MEND}`,
+      error.repository ? { repository: error.repository } : undefined,
+    );
   }
   if (error instanceof GitFormatError) {
     // Parsed outside the object store and a snapshot's read (which name the repository): a tag or a restore's tree.
     return new ServiceError(ErrorCode.DamagedRepository, `a stored object is damaged (${error.message}); ${MEND}`);
   }
   if (error instanceof LayoutError) {
-    return new ServiceError(ErrorCode.InvalidContent, error.message, { ...(error.file ? { file: error.file } : {}), ...(error.commit ? { commit: error.commit } : {}) });
+    return new ServiceError(ErrorCode.InvalidContent, error.message, {
+      ...(error.file ? { file: error.file } : {}),
+      ...(error.commit ? { commit: error.commit } : {}),
+    });
   }
   if (error instanceof RenderLimitError) return new ServiceError(error.code, error.message, { file: error.file });
   // Repositories that are not there, or twice.
   if (error instanceof RepositoryGoneError) return new ServiceError(ErrorCode.NotFound, error.message);
   if (error instanceof AmbiguousRepositoryError) return new ServiceError(ErrorCode.NameConflict, error.message);
-  if (error instanceof LockBusyError) return new ServiceError(ErrorCode.Unavailable, `${error.what} is busy with other writers; try again`);
-  if (error instanceof GitUnavailableError) return new ServiceError(ErrorCode.NoGit, 'git is not installed on the server');
+  if (error instanceof LockBusyError)
+    return new ServiceError(ErrorCode.Unavailable, `${error.what} is busy with other writers; try again`);
+  if (error instanceof GitUnavailableError)
+    return new ServiceError(ErrorCode.NoGit, 'git is not installed on the server');
   return undefined;
 }
 

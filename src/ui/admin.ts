@@ -37,7 +37,8 @@ export interface AdminListing {
 }
 
 /** Every repository, private ones too, and apart the ones that cannot be read. Also proves the token at sign-in. */
-export const adminListing = (token: string) => call<AdminListing>('/rest/admin/repositories', { headers: bearer(token) }).then((a) => a.json);
+export const adminListing = (token: string) =>
+  call<AdminListing>('/rest/admin/repositories', { headers: bearer(token) }).then((a) => a.json);
 
 export interface AdminTag {
   name: string;

@@ -66,7 +66,8 @@ export const setCurrentSession = (next: Session | undefined) => {
 
 export async function call<T = unknown>(path: string, options: CallOptions = {}): Promise<Answer<T>> {
   const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
-  const token = options.token ?? (session && options.repo && sameRepo(session, options.repo) ? session.token : undefined);
+  const token =
+    options.token ?? (session && options.repo && sameRepo(session, options.repo) ? session.token : undefined);
   if (token) headers['Client-Token'] = token;
   if (options.body !== undefined) headers['Content-Type'] = 'application/json';
   let response: Response;
@@ -90,7 +91,12 @@ export async function call<T = unknown>(path: string, options: CallOptions = {})
   }
   if (response.status >= 400) {
     const body = json as { error?: string; message?: string } | undefined;
-    throw new ApiError(response.status, body?.error ?? `http_${response.status}`, body?.message ?? `${response.status} ${response.statusText}`, json);
+    throw new ApiError(
+      response.status,
+      body?.error ?? `http_${response.status}`,
+      body?.message ?? `${response.status} ${response.statusText}`,
+      json,
+    );
   }
   return { status: response.status, etag: response.headers.get('ETag'), json: json as T };
 }
@@ -142,10 +148,14 @@ export interface RepoInfo {
 }
 
 export const repoInfo = (repo: RepoRef) =>
-  call<RepoInfo>(`/rest/info/${repoPath(repo)}`, { repo, headers: { 'Context-Elements': 'true', Files: 'true', Tags: 'true' } }).then((a) => a.json);
+  call<RepoInfo>(`/rest/info/${repoPath(repo)}`, {
+    repo,
+    headers: { 'Context-Elements': 'true', Files: 'true', Tags: 'true' },
+  }).then((a) => a.json);
 
 /** Which repository a token belongs to: `/rest/info` on the token form names it. */
-export const whoseToken = (token: string) => call<{ account: string; repository: string }>('/rest/info', { token }).then((a) => a.json);
+export const whoseToken = (token: string) =>
+  call<{ account: string; repository: string }>('/rest/info', { token }).then((a) => a.json);
 
 export interface ExportedValue {
   context: string;
@@ -261,7 +271,10 @@ export interface HistoryPage {
 }
 
 export const history = (repo: RepoRef, before?: string, limit = 20) =>
-  call<HistoryPage>(`/rest/history/${repoPath(repo)}?limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ''}`, { repo }).then((a) => a.json);
+  call<HistoryPage>(
+    `/rest/history/${repoPath(repo)}?limit=${limit}${before ? `&before=${encodeURIComponent(before)}` : ''}`,
+    { repo },
+  ).then((a) => a.json);
 
 export interface ResolvedDiff {
   context: string;
@@ -311,11 +324,17 @@ export async function pushChanges(repo: RepoRef, body: unknown): Promise<PushOut
 }
 
 export async function revert(repo: RepoRef, commit: string, comment?: string): Promise<PushOutcome> {
-  const answer = await postChange(repo, `/rest/revert/${repoPath(repo)}`, { commit, ...(comment ? { changeComment: comment } : {}) });
+  const answer = await postChange(repo, `/rest/revert/${repoPath(repo)}`, {
+    commit,
+    ...(comment ? { changeComment: comment } : {}),
+  });
   return { commit: unquote(answer.etag) };
 }
 
 export async function restore(repo: RepoRef, to: string, comment?: string): Promise<PushOutcome> {
-  const answer = await postChange(repo, `/rest/restore/${repoPath(repo)}`, { to, ...(comment ? { changeComment: comment } : {}) });
+  const answer = await postChange(repo, `/rest/restore/${repoPath(repo)}`, {
+    to,
+    ...(comment ? { changeComment: comment } : {}),
+  });
   return { commit: unquote(answer.etag) };
 }

@@ -64,7 +64,15 @@ export function Empty({ children }: { children: ComponentChildren }) {
 }
 
 /** Renders a load's three states; `children` renders the data. */
-export function Loaded<T>({ load, what, children }: { load: Load<T>; what: string; children: (data: T) => ComponentChildren }) {
+export function Loaded<T>({
+  load,
+  what,
+  children,
+}: {
+  load: Load<T>;
+  what: string;
+  children: (data: T) => ComponentChildren;
+}) {
   if (load.state === 'loading') return <Loading what={what} />;
   if (load.state === 'error') return <ErrorNote error={load.error} prefix={`Could not load ${what}`} />;
   return (
@@ -101,7 +109,9 @@ function ContextFields({
   onChange,
   legend,
   control,
-}: ContextFieldsProps & { control: (level: string, i: number, id: string, set: (item: string) => void) => JSX.Element }) {
+}: ContextFieldsProps & {
+  control: (level: string, i: number, id: string, set: (item: string) => void) => JSX.Element;
+}) {
   return (
     <fieldset class="context-picker">
       <legend>{legend}</legend>
@@ -129,7 +139,11 @@ export function ContextPicker(props: ContextFieldsProps & { anyLabel?: string })
     <ContextFields
       {...props}
       control={(level, i, id, set) => (
-        <select id={id} value={value[i] ?? WILDCARD} onChange={(e) => set((e.currentTarget as HTMLSelectElement).value)}>
+        <select
+          id={id}
+          value={value[i] ?? WILDCARD}
+          onChange={(e) => set((e.currentTarget as HTMLSelectElement).value)}
+        >
           <option value={WILDCARD}>{anyLabel}</option>
           {(elements[level] ?? []).map((item) => (
             <option key={item} value={item}>
@@ -197,7 +211,17 @@ export type Column = string | { readonly label: string; readonly num?: boolean }
  * Every table of the console: scrollable in its wrapper on a narrow screen, a caption for screen
  * readers when one is given, a header row of column headings; `children` are the body's rows.
  */
-export function Table({ columns, caption, class: className, children }: { columns: Column[]; caption?: ComponentChildren; class?: string; children: ComponentChildren }) {
+export function Table({
+  columns,
+  caption,
+  class: className,
+  children,
+}: {
+  columns: Column[];
+  caption?: ComponentChildren;
+  class?: string;
+  children: ComponentChildren;
+}) {
   return (
     <div class="table-wrap">
       <table class={className}>
@@ -242,7 +266,13 @@ export function FilterBox({
   return (
     <div class="toolbar">
       <label for={id}>{label}</label>
-      <input id={id} type="search" placeholder={placeholder} value={value} onInput={(e) => onChange((e.currentTarget as HTMLInputElement).value)} />
+      <input
+        id={id}
+        type="search"
+        placeholder={placeholder}
+        value={value}
+        onInput={(e) => onChange((e.currentTarget as HTMLInputElement).value)}
+      />
       {children}
     </div>
   );
@@ -253,7 +283,17 @@ export function FilterBox({
  * unlocked (`lockedBy` names it), it is shown as locked, never as its sealed text; `children` draw
  * it otherwise. An inactive value is marked so.
  */
-export function ValueShown({ lockedBy, title, active, children }: { lockedBy?: string; title?: string; active: boolean; children: ComponentChildren }) {
+export function ValueShown({
+  lockedBy,
+  title,
+  active,
+  children,
+}: {
+  lockedBy?: string;
+  title?: string;
+  active: boolean;
+  children: ComponentChildren;
+}) {
   return (
     <>
       {lockedBy !== undefined ? (
@@ -275,7 +315,17 @@ export const matchesFilter = (filter: string, ...texts: string[]) => {
 };
 
 /** What a rollback (useRollback) came to: the commit it made (`made`: "Reverted", "Restored"), or the server's refusal. */
-export function RollbackOutcome({ done, error, made, refused }: { done?: string; error: unknown; made: string; refused: string }) {
+export function RollbackOutcome({
+  done,
+  error,
+  made,
+  refused,
+}: {
+  done?: string;
+  error: unknown;
+  made: string;
+  refused: string;
+}) {
   return (
     <>
       {done && (

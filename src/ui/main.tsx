@@ -11,7 +11,8 @@ import { RepositoriesScreen } from './screens/Repositories';
 import { RepositoryScreen, TABS, type Tab } from './screens/Repository';
 import { SignInScreen } from './screens/SignIn';
 
-type Route = { name: 'repositories' } | { name: 'signin' } | { name: 'repository'; account: string; repository: string; tab: Tab };
+type Route =
+  { name: 'repositories' } | { name: 'signin' } | { name: 'repository'; account: string; repository: string; tab: Tab };
 
 function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -132,7 +133,9 @@ function App() {
             session={session}
             admin={admin}
             pending={pending[`${route.account}/${route.repository}`.toLowerCase()] ?? []}
-            setPending={(changes) => setPending((all) => ({ ...all, [`${route.account}/${route.repository}`.toLowerCase()]: changes }))}
+            setPending={(changes) =>
+              setPending((all) => ({ ...all, [`${route.account}/${route.repository}`.toLowerCase()]: changes }))
+            }
           />
         )}
       </main>

@@ -36,7 +36,12 @@ function element(change: PendingChange): Record<string, unknown> {
     case 'delete-value':
       return { key: change.key, values: [{ context: change.context, opp: 'delete' }] };
     case 'new-key':
-      return { key: change.key, vdt: change.vdt, readme: change.readme, values: [{ context: change.context, value: change.value }] };
+      return {
+        key: change.key,
+        vdt: change.vdt,
+        readme: change.readme,
+        values: [{ context: change.context, value: change.value }],
+      };
     case 'delete-key':
       return { key: change.key, opp: 'delete' };
     case 'file':

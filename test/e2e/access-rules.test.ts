@@ -14,7 +14,18 @@ let seq = 0;
 /** A repository with access controls on and an open token-free push, so the tests can seed it. */
 function newRepository(...extra: string[]): string {
   const repo = `acme/rules${++seq}`;
-  cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--access-controls', '--token-free-pull', '--token-free-push', ...extra);
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    repo,
+    '--context',
+    LEVELS,
+    '--access-controls',
+    '--token-free-pull',
+    '--token-free-push',
+    ...extra,
+  );
   return repo;
 }
 
@@ -22,7 +33,12 @@ const value = (key: string, context: string, val: string) => ({ key, values: [{ 
 
 async function push(repo: string, data: unknown[], token?: string) {
   const headers: Record<string, string> = token ? { 'Client-Token': token } : {};
-  return pushTo(fixture.server.url, token ? '/rest/push' : `/rest/push/${repo}`, { enableKeyCreation: true, data }, headers);
+  return pushTo(
+    fixture.server.url,
+    token ? '/rest/push' : `/rest/push/${repo}`,
+    { enableKeyCreation: true, data },
+    headers,
+  );
 }
 
 /**
@@ -56,7 +72,10 @@ describe('the team lead case: Development values of payments.* keys only', () =>
     await rule(repo, 'payments', 'value', 'DoesNotContain', 'Development', '--can-edit', 'false');
     await rule(repo, 'payments', 'key', 'StartsWith', 'payments.', '--can-edit', 'true');
     token = await tokenFor(repo, '--rules', 'payments');
-    expect((await push(repo, [value('payments.url', 'Production;*', 'p0'), value('other.url', 'Development;*', 'o0')])).status).toBe(200);
+    expect(
+      (await push(repo, [value('payments.url', 'Production;*', 'p0'), value('other.url', 'Development;*', 'o0')]))
+        .status,
+    ).toBe(200);
   });
 
   it('refuses Production with 304 naming the element, the rule and the set, and changes nothing', async () => {
@@ -82,17 +101,29 @@ describe('the team lead case: Development values of payments.* keys only', () =>
   });
 
   it('refuses a whole push when one element is denied', async () => {
-    const answer = await push(repo, [value('payments.a', 'Development;*', 'x'), value('payments.b', 'Production;*', 'y')], token);
+    const answer = await push(
+      repo,
+      [value('payments.a', 'Development;*', 'x'), value('payments.b', 'Production;*', 'y')],
+      token,
+    );
     expect(answer.status).toBe(304);
     expect((await pull(repo, 'Development;eu1'))['payments.a']).toBeUndefined();
   });
 
   it('explains, for the token, whether it could change a value and which rule decides', async () => {
-    const prod = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    const prod = await read(fixture.server.url, `/rest/explain/${repo}`, {
+      Context: 'Production;eu1',
+      KeyName: 'payments.url',
+      'Client-Token': token,
+    });
     expect(prod.status, prod.text).toBe(200);
     expect(prod.json.write).toMatchObject({ ruleSet: 'payments', canChange: false, rule: 1 });
     expect(prod.json.write.decidedBy).toContain('value DoesNotContain Development');
-    const dev = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Development;eu1', KeyName: 'payments.url', 'Client-Token': token });
+    const dev = await read(fixture.server.url, `/rest/explain/${repo}`, {
+      Context: 'Development;eu1',
+      KeyName: 'payments.url',
+      'Client-Token': token,
+    });
     expect(dev.json.write).toMatchObject({ canChange: true, rule: 2 });
     expect(dev.json.resolved.context).toBe('Development;*');
     expectJsonError(await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;eu1' }), 400);
@@ -118,13 +149,19 @@ describe('rule semantics, case by case', () => {
   });
 
   /** A fresh set with these rules (each `[target, match, text, canEdit]`) and a token of it. */
-  async function setWith(name: string, rules: [string, string, string, boolean][], switches: string[] = []): Promise<string> {
+  async function setWith(
+    name: string,
+    rules: [string, string, string, boolean][],
+    switches: string[] = [],
+  ): Promise<string> {
     await run('rules', 'create', repo, name, ...switches);
-    for (const [target, match, text, canEdit] of rules) await rule(repo, name, target, match, text, '--can-edit', String(canEdit));
+    for (const [target, match, text, canEdit] of rules)
+      await rule(repo, name, target, match, text, '--can-edit', String(canEdit));
     return await tokenFor(repo, '--rules', name);
   }
 
-  const allowed = async (token: string, key: string, context: string) => (await push(repo, [value(key, context, `v${Math.random()}`)], token)).status === 200;
+  const allowed = async (token: string, key: string, context: string) =>
+    (await push(repo, [value(key, context, `v${Math.random()}`)], token)).status === 200;
 
   it('matches keys by Is, StartsWith, EndsWith and Contains, without regard to case', async () => {
     const is = await setWith('is', [['key', 'Is', 'db.URL', true]]);
@@ -177,10 +214,14 @@ describe('rule semantics, case by case', () => {
   });
 
   it('with stopOnFirstMatch false, any matching rule that denies decides', async () => {
-    const token = await setWith('all-rules', [
-      ['key', 'StartsWith', 'app.', true],
-      ['value', 'ContainsAny', 'Production', false],
-    ], ['--stop-on-first-match', 'false']);
+    const token = await setWith(
+      'all-rules',
+      [
+        ['key', 'StartsWith', 'app.', true],
+        ['value', 'ContainsAny', 'Production', false],
+      ],
+      ['--stop-on-first-match', 'false'],
+    );
     expect(await allowed(token, 'app.x', 'Test;*')).toBe(true);
     const answer = await push(repo, [value('app.x', 'Production;*', 'p')], token);
     expect(reasonOf(answer)).toContain('rule 2 (value ContainsAny Production, canEdit false) of rule set all-rules');
@@ -213,7 +254,8 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     expect((await push(repo, [value('k', 'Production;*', 'p0')])).status).toBe(200);
     const prod = (await push(repo, [value('k', 'Production;*', 'p1')])).etag!.replace(/"/g, '');
     const dev = (await push(repo, [value('k', 'Development;*', 'd1')], token)).etag!.replace(/"/g, '');
-    const post = (path: string, headers: Record<string, string>) => fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+    const post = (path: string, headers: Record<string, string>) =>
+      fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
     const deniedRevert = await post('/rest/revert', { Commit: prod });
     expect(deniedRevert.status).toBe(403);
     expect((await deniedRevert.json()).message).toContain('key k at Production;*');
@@ -239,7 +281,10 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     expect(git(gitdir, 'show', `${added}:access-rules.yaml`)).toContain('key: a');
     const history = await read(fixture.server.url, `/rest/history/${repo}`, {});
     expect(history.json.commits[0].id).toBe(added);
-    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
+    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, {
+      method: 'POST',
+      headers: { Commit: added },
+    });
     expect(reverted.status, await reverted.clone().text()).toBe(200);
     expect(git(gitdir, 'show', 'refs/heads/main:access-rules.yaml')).not.toContain('key: a');
     expect(JSON.parse(await run('rules', 'list', repo))[0].rules).toEqual([]);
@@ -251,7 +296,10 @@ describe('revert and restore follow the rules, and rule changes are history', ()
     const token = await tokenFor(repo, '--rules', 'team');
     await rule(repo, 'team', 'key', 'Is', 'a', '--can-edit', 'false');
     const change = git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
-    const answer = await fetch(`${fixture.server.url}/rest/revert`, { method: 'POST', headers: { Commit: change, 'Client-Token': token } });
+    const answer = await fetch(`${fixture.server.url}/rest/revert`, {
+      method: 'POST',
+      headers: { Commit: change, 'Client-Token': token },
+    });
     expect(answer.status).toBe(403);
   });
 });
@@ -262,12 +310,21 @@ describe('a change of the context groups is judged by the contexts whose answers
     const repo = newRepository('--context-groups');
     await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt', 'Dublin', 'Paris');
     await run('context-group', 'create', repo, 'Datacenter', 'Labs', 'Lab1', 'Lab2');
-    expect((await push(repo, [value('url', 'Production;EU', 'eu-prod'), value('url', 'Production;*', 'global'), value('lab', 'Development;Labs', 'lab-dev')])).status).toBe(200);
+    expect(
+      (
+        await push(repo, [
+          value('url', 'Production;EU', 'eu-prod'),
+          value('url', 'Production;*', 'global'),
+          value('lab', 'Development;Labs', 'lab-dev'),
+        ])
+      ).status,
+    ).toBe(200);
     await run('rules', 'create', repo, 'team');
     await rule(repo, 'team', 'value', 'DoesNotContain', 'Development', '--can-edit', 'false');
     await rule(repo, 'team', 'value', 'ContainsAny', 'Development', '--can-edit', 'true');
     const token = await tokenFor(repo, '--rules', 'team');
-    const post = (path: string, headers: Record<string, string>) => fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+    const post = (path: string, headers: Record<string, string>) =>
+      fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
     const head = () => git(gitdirOf(fixture.repos, repo), 'rev-parse', 'refs/heads/main').trim();
     return { repo, post, head };
   }
@@ -314,7 +371,9 @@ describe('read-only tokens', () => {
     await run('rules', 'create', repo, 'open', '--unmatched-editable', 'true');
     const head = (await push(repo, [value('k', '*;*', 'v')])).etag!.replace(/"/g, '');
     const token = await tokenFor(repo, '--read-only', '--rules', 'open');
-    expect((await read(fixture.server.url, '/rest/pull', { Context: 'a;b', 'Client-Token': token })).json.properties.k.val).toBe('v');
+    expect(
+      (await read(fixture.server.url, '/rest/pull', { Context: 'a;b', 'Client-Token': token })).json.properties.k.val,
+    ).toBe('v');
     for (const [path, headers] of [
       ['/rest/revert', { Commit: head }],
       [`/rest/revert/${repo}`, { Commit: head }],
@@ -323,16 +382,26 @@ describe('read-only tokens', () => {
     ] as const) {
       const answer = await read(fixture.server.url, path, {});
       expect(answer.status).not.toBe(200); // GET is not a write route
-      const posted = await fetch(`${fixture.server.url}${path}`, { method: 'POST', headers: { ...headers, 'Client-Token': token } });
+      const posted = await fetch(`${fixture.server.url}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'Client-Token': token },
+      });
       const text = await posted.text();
       expectJsonError({ status: posted.status, headers: posted.headers, text, json: JSON.parse(text) }, 403);
       expect(JSON.parse(text).message).toContain('is read-only');
     }
     for (const path of ['/rest/push', `/rest/push/${repo}`]) {
-      const answer = await pushTo(fixture.server.url, path, { data: [value('k', '*;*', 'w')] }, { 'Client-Token': token });
+      const answer = await pushTo(
+        fixture.server.url,
+        path,
+        { data: [value('k', '*;*', 'w')] },
+        { 'Client-Token': token },
+      );
       expect(answer.status).toBe(403);
       expect(answer.json.message).toContain('is read-only');
     }
-    expect(JSON.parse(cliOk(fixture.repos, 'token', 'list', repo)).find((t: { readOnly: boolean }) => t.readOnly)).toBeTruthy();
+    expect(
+      JSON.parse(cliOk(fixture.repos, 'token', 'list', repo)).find((t: { readOnly: boolean }) => t.readOnly),
+    ).toBeTruthy();
   });
 });

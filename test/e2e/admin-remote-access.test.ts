@@ -29,7 +29,19 @@ const RULES: Step[] = [
   step(1, ['rules', 'set', REPO, 'nope', '--unmatched-editable', 'true']),
   step(2, ['rules', 'set', REPO, '..', '--unmatched-editable', 'true']),
   step(0, ['rules', 'add', REPO, 'payments', 'key', 'StartsWith', 'payments.', '--can-edit', 'true']),
-  step(0, ['rules', 'add', REPO, 'payments', 'value', 'Resolves', 'Production;*', '--can-edit', 'false', '--priority', '1']),
+  step(0, [
+    'rules',
+    'add',
+    REPO,
+    'payments',
+    'value',
+    'Resolves',
+    'Production;*',
+    '--can-edit',
+    'false',
+    '--priority',
+    '1',
+  ]),
   step(0, ['rules', 'add', REPO, 'payments', 'value', 'ContainsAny', 'Development,Test', '--can-edit', 'true']),
   step(2, ['rules', 'add', REPO, 'payments', 'value', 'Resolves', 'a;b;c', '--can-edit', 'false']),
   step(2, ['rules', 'add', REPO, 'payments', 'key', 'Resolves', 'x', '--can-edit', 'true']),
@@ -108,7 +120,13 @@ describe('rules, context-group and replication token commands, on a folder and o
 
 describe('the admin API for rule sets, context groups and replication tokens', () => {
   beforeAll(async () => {
-    await admin('POST', '/rest/admin/repositories', { account: 'acme', name: 'api', context: ['Environment'], accessControlsEnabled: true, contextGroupsEnabled: true });
+    await admin('POST', '/rest/admin/repositories', {
+      account: 'acme',
+      name: 'api',
+      context: ['Environment'],
+      accessControlsEnabled: true,
+      contextGroupsEnabled: true,
+    });
   });
   const API = '/rest/admin/repositories/acme/api';
 
@@ -129,18 +147,35 @@ describe('the admin API for rule sets, context groups and replication tokens', (
     const before = commitCount(world.remote.path, 'acme/api');
     const created = await admin('POST', `${API}/rule-sets`, { name: 'team' });
     expect(created.status, created.text).toBe(201);
-    expect(created.json).toMatchObject({ ruleSet: { name: 'team', stopOnFirstMatch: true, unmatchedEditable: false, rules: [] }, commit: expect.stringMatching(/^[0-9a-f]{40}$/) });
-    const added = await admin('POST', `${API}/rule-sets/team/rules`, { match: 'Resolves', context: ['Production'], canEdit: false });
+    expect(created.json).toMatchObject({
+      ruleSet: { name: 'team', stopOnFirstMatch: true, unmatchedEditable: false, rules: [] },
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
+    const added = await admin('POST', `${API}/rule-sets/team/rules`, {
+      match: 'Resolves',
+      context: ['Production'],
+      canEdit: false,
+    });
     expect(added.status, added.text).toBe(201);
     expect(added.json.ruleSet.rules).toEqual([{ match: 'Resolves', context: ['Production'], canEdit: false }]);
     expect(git(gitdirOf(world.remote.path, 'acme/api'), 'rev-parse', 'refs/heads/main').trim()).toBe(added.json.commit);
     expect(commitCount(world.remote.path, 'acme/api')).toBe(before + 2);
 
-    const notInt = await admin('POST', `${API}/rule-sets/team/rules`, { match: 'Is', key: 'a', canEdit: true, priority: 1.5 });
+    const notInt = await admin('POST', `${API}/rule-sets/team/rules`, {
+      match: 'Is',
+      key: 'a',
+      canEdit: true,
+      priority: 1.5,
+    });
     expect(notInt.status).toBe(400);
     expect(notInt.json).toMatchObject({ error: 'bad_request' });
     expect(notInt.json.message).toContain('priority');
-    const both = await admin('POST', `${API}/rule-sets/team/rules`, { match: 'Is', key: 'a', context: ['x'], canEdit: true });
+    const both = await admin('POST', `${API}/rule-sets/team/rules`, {
+      match: 'Is',
+      key: 'a',
+      context: ['x'],
+      canEdit: true,
+    });
     expect(both.status).toBe(400);
     expect(both.json.message).toContain('not both');
     const badPriority = await admin('DELETE', `${API}/rule-sets/team/rules/first`);
@@ -150,26 +185,43 @@ describe('the admin API for rule sets, context groups and replication tokens', (
     expect(moved.status).toBe(400);
     expect(moved.json.message).toContain('from 1 to 1');
     expect(commitCount(world.remote.path, 'acme/api')).toBe(before + 2); // nothing half-written
-    const groupActs = () => world.server.logs.filter((line) => line.event === 'admin' && String(line.route).includes('context-groups')).length;
+    const groupActs = () =>
+      world.server.logs.filter((line) => line.event === 'admin' && String(line.route).includes('context-groups'))
+        .length;
     const actsBefore = groupActs();
-    const group = await admin('POST', `${API}/context-groups`, { level: 'Environment', name: 'EU', members: ['Germany'] });
+    const group = await admin('POST', `${API}/context-groups`, {
+      level: 'Environment',
+      name: 'EU',
+      members: ['Germany'],
+    });
     expect(group.status, group.text).toBe(201);
     const member = await admin('POST', `${API}/context-groups/environment/eu/members`, { member: 'France' });
     expect(member.status, member.text).toBe(200);
-    expect((await admin('GET', `${API}/context-groups`)).json).toEqual([{ level: 'Environment', name: 'EU', members: ['Germany', 'France'] }]);
+    expect((await admin('GET', `${API}/context-groups`)).json).toEqual([
+      { level: 'Environment', name: 'EU', members: ['Germany', 'France'] },
+    ]);
     // Each change is logged as an admin act, by the admin token's label.
     expect(groupActs()).toBe(actsBefore + 2);
-    expect(world.server.logs.find((line) => line.event === 'admin' && line.route === 'POST /rest/admin/repositories/:account/:repository/context-groups')).toMatchObject({ admin: 'ops' });
+    expect(
+      world.server.logs.find(
+        (line) =>
+          line.event === 'admin' && line.route === 'POST /rest/admin/repositories/:account/:repository/context-groups',
+      ),
+    ).toMatchObject({ admin: 'ops' });
   });
 
   it('makes a replication token that a replica can follow with, and revokes it', async () => {
     const made = await admin('POST', '/rest/admin/replication-tokens', { label: 'far-replica' });
     expect(made.status, made.text).toBe(201);
     expect(made.json).toMatchObject({ label: 'far-replica', token: expect.stringMatching(/^cfg_/) });
-    const state = await fetch(`${world.server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
+    const state = await fetch(`${world.server.url}/rest/replication/state`, {
+      headers: { Authorization: `Bearer ${made.json.token}` },
+    });
     expect(state.status).toBe(200);
     expect((await admin('DELETE', '/rest/admin/replication-tokens/far-replica')).status).toBe(200);
-    const refused = await fetch(`${world.server.url}/rest/replication/state`, { headers: { Authorization: `Bearer ${made.json.token}` } });
+    const refused = await fetch(`${world.server.url}/rest/replication/state`, {
+      headers: { Authorization: `Bearer ${made.json.token}` },
+    });
     expect(refused.status).toBe(401);
     const again = await admin('DELETE', '/rest/admin/replication-tokens/far-replica');
     expect(again.status).toBe(404);
@@ -180,8 +232,14 @@ describe('the admin API for rule sets, context groups and replication tokens', (
 describe('the remote form of every administrative command', () => {
   it('is offered by every command but serve and admin-token, which the command line page names with why', () => {
     const program = buildProgram();
-    const leaves = program.commands.flatMap((command) => (command.commands.length ? command.commands.map((sub) => ({ name: `${command.name()} ${sub.name()}`, command: sub })) : [{ name: command.name(), command }]));
-    const withoutServer = leaves.filter(({ command }) => !command.options.some((option) => option.long === '--server')).map(({ name }) => name);
+    const leaves = program.commands.flatMap((command) =>
+      command.commands.length
+        ? command.commands.map((sub) => ({ name: `${command.name()} ${sub.name()}`, command: sub }))
+        : [{ name: command.name(), command }],
+    );
+    const withoutServer = leaves
+      .filter(({ command }) => !command.options.some((option) => option.long === '--server'))
+      .map(({ name }) => name);
     expect(withoutServer.sort()).toEqual(['admin-token create', 'admin-token list', 'admin-token revoke', 'serve']);
     const readme = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
     const exceptions = readme.slice(readme.indexOf('Commands with no remote form, on purpose:'));

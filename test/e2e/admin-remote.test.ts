@@ -66,7 +66,13 @@ const STEPS: Step[] = [
   step(0, ['group', 'delete', REPO, 'secret']),
   step(1, ['group', 'delete', REPO, 'secret']),
   step(0, ['restore', REPO, 'v1', '--comment', 'back to v1']),
-  step(0, (repos) => ['restore', REPO, git(gitdirOf(repos, REPO), 'rev-parse', 'HEAD~1').trim(), '--comment', 'group back']),
+  step(0, (repos) => [
+    'restore',
+    REPO,
+    git(gitdirOf(repos, REPO), 'rev-parse', 'HEAD~1').trim(),
+    '--comment',
+    'group back',
+  ]),
   // A revert that would undo a security group change is refused both ways, naming the file.
   step(1, (repos) => ['revert', REPO, headOf(repos, REPO)]),
   step(1, ['revert', REPO, '0123456789012345678901234567890123456789']),
@@ -87,12 +93,17 @@ describe('every administrative command, on a folder and on a server', () => {
     for (const repos of [world.local.path, world.remote.path]) {
       const tokens = JSON.parse(readFileSync(join(repos, '.cfghub', 'tokens.json'), 'utf8')).tokens;
       expect(tokens.find((t: { label: string }) => t.label === 'orphan').revoked).not.toBeNull();
-      expect(readdirSync(join(repos, '.cfghub', 'deleted', 'acme'))).toEqual([expect.stringMatching(/^gone\.git\.\d{8}T\d{6}Z$/)]);
+      expect(readdirSync(join(repos, '.cfghub', 'deleted', 'acme'))).toEqual([
+        expect.stringMatching(/^gone\.git\.\d{8}T\d{6}Z$/),
+      ]);
     }
-    expect(git(gitdirOf(world.remote.path, REPO), 'show', 'refs/heads/main:repository.yaml')).toContain('isPrivate: true');
+    expect(git(gitdirOf(world.remote.path, REPO), 'show', 'refs/heads/main:repository.yaml')).toContain(
+      'isPrivate: true',
+    );
     expect(git(gitdirOf(world.remote.path, REPO), 'fsck', '--strict', '--no-dangling').trim()).toBe('');
     // No password reached the server's log.
-    for (const password of ['correct horse', 'battery staple', 'wrong horse']) expect(world.server.logText()).not.toContain(password);
+    for (const password of ['correct horse', 'battery staple', 'wrong horse'])
+      expect(world.server.logText()).not.toContain(password);
   }, 400_000);
 });
 
@@ -113,19 +124,33 @@ describe('the admin API', () => {
   it('makes read-only tokens and tokens assigned to a rule set, and lists them so', async () => {
     const rules = await run(['rules', 'create', REPO, 'team', '--repos', world.remote.path]);
     expect(rules.code, rules.stderr).toBe(0);
-    const ruled = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'team-member', ruleSet: 'TEAM' });
+    const ruled = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, {
+      label: 'team-member',
+      ruleSet: 'TEAM',
+    });
     expect(ruled.status, ruled.text).toBe(201);
-    const reader = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'reader-only', readOnly: true });
+    const reader = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, {
+      label: 'reader-only',
+      readOnly: true,
+    });
     expect(reader.status, reader.text).toBe(201);
     const missing = await admin('POST', `/rest/admin/repositories/${REPO}/tokens`, { label: 'lost', ruleSet: 'nope' });
     expect(missing.status).toBe(404);
     expect(missing.json).toMatchObject({ error: 'not_found' });
-    const listed = await run(['token', 'list', REPO], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
+    const listed = await run(['token', 'list', REPO], {
+      CFGHUB_SERVER: world.server.url,
+      CFGHUB_ADMIN_TOKEN: world.adminToken,
+    });
     const byLabel = new Map(JSON.parse(listed.stdout).map((t: { label: string }) => [t.label, t]));
     expect(byLabel.get('team-member')).toMatchObject({ ruleSet: 'team', readOnly: false });
     expect(byLabel.get('reader-only')).toMatchObject({ ruleSet: null, readOnly: true });
     // The read-only token reads, and is refused a push.
-    const refused = await pushTo(world.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': reader.json.token });
+    const refused = await pushTo(
+      world.server.url,
+      '/rest/push',
+      { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] },
+      { 'Client-Token': reader.json.token },
+    );
     expect(refused.status).toBe(403);
   });
 
@@ -147,7 +172,10 @@ describe('the admin API', () => {
   it('keeps admin tokens hashed beside the client tokens, outside every repository', () => {
     const stored = readFileSync(join(world.remote.path, '.cfghub', 'admin-tokens.json'), 'utf8');
     expect(stored).not.toContain(world.adminToken);
-    expect(JSON.parse(stored).adminTokens[0]).toMatchObject({ label: 'ops', hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(JSON.parse(stored).adminTokens[0]).toMatchObject({
+      label: 'ops',
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   it('answers a malformed body with 400 naming the field, and a non-JSON one with 415', async () => {
@@ -155,34 +183,60 @@ describe('the admin API', () => {
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ error: 'bad_request' });
     expect(bad.json.message).toContain('context');
-    const response = await fetch(`${world.server.url}/rest/admin/repositories`, { method: 'POST', headers: { Authorization: `Bearer ${world.adminToken}` }, body: 'x' });
+    const response = await fetch(`${world.server.url}/rest/admin/repositories`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${world.adminToken}` },
+      body: 'x',
+    });
     expect(response.status).toBe(415);
     expect(await response.json()).toMatchObject({ error: 'unsupported_media_type' });
   });
 
   it('makes a token that pushes, and a tag, from another machine', async () => {
-    const created = await run(['token', 'create', REPO, '--name', 'pusher'], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
+    const created = await run(['token', 'create', REPO, '--name', 'pusher'], {
+      CFGHUB_SERVER: world.server.url,
+      CFGHUB_ADMIN_TOKEN: world.adminToken,
+    });
     expect(created.code, created.stderr).toBe(0);
     const before = commitCount(world.remote.path, REPO);
-    const applied = async () => Number(/^cfghub_pushes_total\{outcome="applied"\} (\d+)$/m.exec(await (await fetch(`${world.server.url}/metrics`)).text())?.[1]);
+    const applied = async () =>
+      Number(
+        /^cfghub_pushes_total\{outcome="applied"\} (\d+)$/m.exec(
+          await (await fetch(`${world.server.url}/metrics`)).text(),
+        )?.[1],
+      );
     const appliedBefore = await applied();
-    const pushed = await pushTo(world.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] }, { 'Client-Token': created.stdout.trim() });
+    const pushed = await pushTo(
+      world.server.url,
+      '/rest/push',
+      { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v' }] }] },
+      { 'Client-Token': created.stdout.trim() },
+    );
     expect(pushed.status, pushed.body).toBe(200);
     expect(commitCount(world.remote.path, REPO)).toBe(before + 1);
     expect(await applied()).toBe(appliedBefore + 1); // and /metrics shows it
-    const tagged = await run(['tag', 'create', REPO, 'after-push'], { CFGHUB_SERVER: world.server.url, CFGHUB_ADMIN_TOKEN: world.adminToken });
+    const tagged = await run(['tag', 'create', REPO, 'after-push'], {
+      CFGHUB_SERVER: world.server.url,
+      CFGHUB_ADMIN_TOKEN: world.adminToken,
+    });
     expect(tagged.code, tagged.stderr).toBe(0);
-    expect(git(gitdirOf(world.remote.path, REPO), 'rev-parse', 'after-push^{commit}').trim()).toBe(headOf(world.remote.path, REPO));
+    expect(git(gitdirOf(world.remote.path, REPO), 'rev-parse', 'after-push^{commit}').trim()).toBe(
+      headOf(world.remote.path, REPO),
+    );
   });
 
   it('says so when the server cannot be reached or no admin token is given', async () => {
     const noToken = await run(['repo', 'list', '--server', world.server.url]);
     expect(noToken.code).toBe(2);
     expect(noToken.stderr).toContain('CFGHUB_ADMIN_TOKEN');
-    const unreachable = await run(['repo', 'list', '--server', 'http://127.0.0.1:1'], { CFGHUB_ADMIN_TOKEN: world.adminToken });
+    const unreachable = await run(['repo', 'list', '--server', 'http://127.0.0.1:1'], {
+      CFGHUB_ADMIN_TOKEN: world.adminToken,
+    });
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toContain('cannot reach the server');
-    const both = await run(['repo', 'list', '--server', world.server.url, '--repos', world.local.path], { CFGHUB_ADMIN_TOKEN: world.adminToken });
+    const both = await run(['repo', 'list', '--server', world.server.url, '--repos', world.local.path], {
+      CFGHUB_ADMIN_TOKEN: world.adminToken,
+    });
     expect(both.code).toBe(2);
   });
 });

@@ -26,30 +26,67 @@ async function whatClientsSee(fullName: string) {
   const { account, name, userCount, ...record } = listing.find((r) => `${r.account}/${r.name}` === fullName)!;
   const pulls: unknown[] = [];
   for (const context of CONTEXTS) {
-    const answer = await getJson(fixture.server.url, `/rest/pull/${fullName}`, { Context: context, 'Include-Comments': 'true', 'Include-Value-Context': 'true' });
+    const answer = await getJson(fixture.server.url, `/rest/pull/${fullName}`, {
+      Context: context,
+      'Include-Comments': 'true',
+      'Include-Value-Context': 'true',
+    });
     expect(answer.status).toBe(200);
     const { generatedOn, account: _account, repo: _repo, ...pull } = answer.json;
     pulls.push(pull);
   }
   const exported = await getJson(fixture.server.url, `/rest/export/${fullName}`);
   const tagged = await getJson(fixture.server.url, `/rest/pull/${fullName}`, { Context: 'Prod;web', Tag: 'v1' });
-  return { record, pulls, exported: exported.json, tagged: tagged.status === 200 ? tagged.json.properties : tagged.status };
+  return {
+    record,
+    pulls,
+    exported: exported.json,
+    tagged: tagged.status === 200 ? tagged.json.properties : tagged.status,
+  };
 }
 
 async function pushKeys(values: Record<string, string>) {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${ORIGINAL}`, {
-    changeComment: `set ${Object.keys(values).join(', ')}`,
-    enableKeyCreation: true,
-    data: [
-      ...Object.entries(values).map(([key, value]) => ({ key, readme: `about ${key}`, values: [{ context: '*;*', value }, { context: 'Prod;*', value: `${value}-prod` }] })),
-      { file: 'conf/app.properties', context: 'Prod;*', content: Object.keys(values).map((key) => `${key}=\${ ${key} }`).join('\n') },
-    ],
-  }, { 'Client-Token': token });
+  const answer = await pushTo(
+    fixture.server.url,
+    `/rest/push/${ORIGINAL}`,
+    {
+      changeComment: `set ${Object.keys(values).join(', ')}`,
+      enableKeyCreation: true,
+      data: [
+        ...Object.entries(values).map(([key, value]) => ({
+          key,
+          readme: `about ${key}`,
+          values: [
+            { context: '*;*', value },
+            { context: 'Prod;*', value: `${value}-prod` },
+          ],
+        })),
+        {
+          file: 'conf/app.properties',
+          context: 'Prod;*',
+          content: Object.keys(values)
+            .map((key) => `${key}=\${ ${key} }`)
+            .join('\n'),
+        },
+      ],
+    },
+    { 'Client-Token': token },
+  );
   expect(answer.status).toBe(200);
 }
 
 beforeAll(async () => {
-  cliOk(fixture.repos, 'repo', 'create', ORIGINAL, '--context', 'Env,App', '--token-free-pull', '--description', 'the app');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    ORIGINAL,
+    '--context',
+    'Env,App',
+    '--token-free-pull',
+    '--description',
+    'the app',
+  );
   token = cliOk(fixture.repos, 'token', 'create', ORIGINAL).trim();
   await pushKeys({ 'db.host': 'db1', 'db.port': '5432' });
   cliOk(fixture.repos, 'tag', 'create', ORIGINAL, 'v1', '--comment', 'first');
@@ -73,7 +110,10 @@ describe('backups with git clone --mirror', () => {
     const backups = tempDir('cfghub-backups-');
     try {
       const mirror = join(backups.path, 'app.git');
-      const cloned = await gitAsync(['clone', '--quiet', '--mirror', `${fixture.server.url}/git/${ORIGINAL}.git`, mirror], { cwd: backups.path });
+      const cloned = await gitAsync(
+        ['clone', '--quiet', '--mirror', `${fixture.server.url}/git/${ORIGINAL}.git`, mirror],
+        { cwd: backups.path },
+      );
       expect(cloned.code, cloned.stderr).toBe(0);
       await pushKeys({ 'db.host': 'db3', 'cache.ttl': '60' });
       const fetched = await gitAsync(['--git-dir', mirror, 'fetch', '--quiet', '--prune'], { cwd: backups.path });
@@ -84,7 +124,9 @@ describe('backups with git clone --mirror', () => {
       const copy = await whatClientsSee('restored/fromhttp');
       expect(copy).toEqual(await whatClientsSee(ORIGINAL));
       expect(copy.record).toMatchObject({ keyCount: 4 });
-      expect(git('--git-dir', gitdirOf(fixture.repos, 'restored/fromhttp'), 'fsck', '--strict', '--no-progress')).toBe('');
+      expect(git('--git-dir', gitdirOf(fixture.repos, 'restored/fromhttp'), 'fsck', '--strict', '--no-progress')).toBe(
+        '',
+      );
     } finally {
       backups.remove();
     }

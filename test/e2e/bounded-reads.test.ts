@@ -28,7 +28,9 @@ const PATIENCE_MS = 20_000;
 async function read(url: string, path: string, headers: Record<string, string> = {}): Promise<ReadAnswer> {
   const get = () => fetch(`${url}${path}`, { headers, signal: AbortSignal.timeout(PATIENCE_MS) });
   // A kept-alive connection the server closed while this process ran git synchronously: once more.
-  const response = await get().catch((error) => ((error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET' ? get() : Promise.reject(error)));
+  const response = await get().catch((error) =>
+    (error as { cause?: { code?: string } }).cause?.code === 'UND_ERR_SOCKET' ? get() : Promise.reject(error),
+  );
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, json: jsonOrUndefined(text) };
 }
@@ -55,7 +57,8 @@ async function pushOk(repo: string, data: unknown[]): Promise<void> {
 
 const embedKey = (key: string, path: string) => ({ key, vdt: 'FileEmbed', values: [{ context: ANY, value: path }] });
 const file = (path: string, content: string) => ({ file: path, context: ANY, content });
-const pull = (repo: string, headers: Record<string, string> = {}) => read(server.url, `/rest/pull/${repo}`, { Context: 'Prod;web;n1', ...headers });
+const pull = (repo: string, headers: Record<string, string> = {}) =>
+  read(server.url, `/rest/pull/${repo}`, { Context: 'Prod;web;n1', ...headers });
 
 /** Runs `slow` and, while it runs, a /healthz: both must answer (within PATIENCE_MS). */
 async function withHealthz<T>(slow: Promise<T>): Promise<T> {
@@ -77,7 +80,8 @@ function chain(prefix: string, from: number, to: number, last = 'end'): unknown[
 
 beforeAll(async () => {
   dir = tempDir();
-  for (const repo of [GLOB, MANY, CHAIN, WIDE]) cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
+  for (const repo of [GLOB, MANY, CHAIN, WIDE])
+    cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
   server = await startServerProcess(dir.path);
   await pushOk(GLOB, [
     file('conf/app.properties', 'a'),
@@ -106,13 +110,19 @@ describe('Files-Glob', () => {
     expect(matched).toEqual([`deep/${'a'.repeat(100)}X`]);
     expect(await files(`${'{*,*}'.repeat(14)}Z`)).toEqual([]);
     expect(await files('conf/{app,db}.*')).toEqual(['conf/app.properties', 'conf/db.properties']);
-    expect(await files('{conf/{a,x},deep/}*')).toEqual(['conf/app.properties', `deep/${'a'.repeat(100)}X`, `deep/${'a'.repeat(100)}Y`]);
+    expect(await files('{conf/{a,x},deep/}*')).toEqual([
+      'conf/app.properties',
+      `deep/${'a'.repeat(100)}X`,
+      `deep/${'a'.repeat(100)}Y`,
+    ]);
   });
 
   it(`refuses a pattern over ${MAX_GLOB_LENGTH} characters with a 400 naming Files-Glob`, async () => {
     expect((await files('*'.repeat(MAX_GLOB_LENGTH))).length).toBe(4);
     const answer = await read(server.url, `/rest/info/${GLOB}`, { 'Files-Glob': '*'.repeat(MAX_GLOB_LENGTH + 1) });
-    expect(expectJsonError(answer, 400, [dir.path])).toMatch(new RegExp(`Files-Glob has ${MAX_GLOB_LENGTH + 1} characters, more than the ${MAX_GLOB_LENGTH}`));
+    expect(expectJsonError(answer, 400, [dir.path])).toMatch(
+      new RegExp(`Files-Glob has ${MAX_GLOB_LENGTH + 1} characters, more than the ${MAX_GLOB_LENGTH}`),
+    );
   });
 });
 
@@ -129,7 +139,9 @@ describe('templates that multiply', () => {
 
   it('answers a pull 409 naming the file that renders over the limit, and serves /healthz meanwhile', async () => {
     const answer = await withHealthz(pull(MANY));
-    expect(expectJsonError(answer, 409, [dir.path])).toMatch(new RegExp(`file m/level3.txt renders to more than ${MAX_RENDERED_FILE_CHARS} characters`));
+    expect(expectJsonError(answer, 409, [dir.path])).toMatch(
+      new RegExp(`file m/level3.txt renders to more than ${MAX_RENDERED_FILE_CHARS} characters`),
+    );
     expect(answer.json.error).toBe('render_too_large');
     expect(answer.json.file).toBe('m/level3.txt');
     // Again (nothing cached beyond the bound, and still no 500).
@@ -140,7 +152,9 @@ describe('templates that multiply', () => {
     const answer = await read(server.url, `/rest/rawFile/${MANY}`, { Context: 'Prod;web;n1', File: 'm/level2.txt' });
     expect(answer.status).toBe(200);
     expect(answer.text).toBe('x'.repeat(1_000_000));
-    expect((await read(server.url, `/rest/rawFile/${MANY}`, { Context: 'Prod;web;n1', File: 'm/level4.txt' })).json.error).toBe('render_too_large');
+    expect(
+      (await read(server.url, `/rest/rawFile/${MANY}`, { Context: 'Prod;web;n1', File: 'm/level4.txt' })).json.error,
+    ).toBe('render_too_large');
     // Properties alone are fine.
     expect((await pull(MANY, { 'No-Files': 'true' })).status).toBe(200);
   });
@@ -152,7 +166,9 @@ describe('templates that multiply', () => {
     for (let i = 1; i <= 9; i++) data.push(file(`w/copy${i}.txt`, '${ w.big }'));
     await pushOk(WIDE, data);
     const answer = await pull(WIDE);
-    expect(expectJsonError(answer, 409, [dir.path])).toMatch(new RegExp(`render to more than ${MAX_RENDERED_ANSWER_CHARS} characters together .*w/copy8.txt`));
+    expect(expectJsonError(answer, 409, [dir.path])).toMatch(
+      new RegExp(`render to more than ${MAX_RENDERED_ANSWER_CHARS} characters together .*w/copy8.txt`),
+    );
     expect(answer.json.file).toBe('w/copy8.txt');
   });
 });
@@ -162,15 +178,23 @@ describe('chains of embedded files', () => {
     await pushOk(CHAIN, chain('c', 0, MAX_EMBED_DEPTH));
     const answer = await pull(CHAIN);
     expect(answer.status, answer.text).toBe(200);
-    expect(answer.json.files['c0000.txt'].content).toBe(`${Array.from({ length: MAX_EMBED_DEPTH }, (_, i) => `${i}<`).join('')}end${'>'.repeat(MAX_EMBED_DEPTH)}`);
+    expect(answer.json.files['c0000.txt'].content).toBe(
+      `${Array.from({ length: MAX_EMBED_DEPTH }, (_, i) => `${i}<`).join('')}end${'>'.repeat(MAX_EMBED_DEPTH)}`,
+    );
   });
 
   it('refuses at push time (304 naming the file) a chain one level deeper, and a chain of 1,200 files', async () => {
     const deeper = await push(CHAIN, chain('d', 0, MAX_EMBED_DEPTH + 1));
     expect(deeper.status).toBe(304);
-    expect(reasonOf(deeper)).toMatch(new RegExp(`file d0000.txt: embeds files more than ${MAX_EMBED_DEPTH} levels deep \\(d0000.txt -> d0001.txt`));
+    expect(reasonOf(deeper)).toMatch(
+      new RegExp(`file d0000.txt: embeds files more than ${MAX_EMBED_DEPTH} levels deep \\(d0000.txt -> d0001.txt`),
+    );
     // Made deeper by a new FileEmbed value alone: the end of the accepted chain now embeds another file.
-    const extended = await push(CHAIN, [embedKey('c.more', 'more.txt'), file('more.txt', 'more'), file(`c${String(MAX_EMBED_DEPTH).padStart(4, '0')}.txt`, '${ c.more }')]);
+    const extended = await push(CHAIN, [
+      embedKey('c.more', 'more.txt'),
+      file('more.txt', 'more'),
+      file(`c${String(MAX_EMBED_DEPTH).padStart(4, '0')}.txt`, '${ c.more }'),
+    ]);
     expect(extended.status).toBe(304);
     expect(reasonOf(extended)).toMatch(/file c0000.txt: embeds files more than/);
     const long = await withHealthz(push(CHAIN, chain('l', 0, 1200)));
@@ -183,9 +207,16 @@ describe('chains of embedded files', () => {
     const repo = 'acme/gitchain';
     cliOk(dir.path, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
     const pieces: [number, number][] = [];
-    for (let from = 0; from < 3000; from += MAX_EMBED_DEPTH + 1) pieces.push([from, Math.min(from + MAX_EMBED_DEPTH, 2999)]);
+    for (let from = 0; from < 3000; from += MAX_EMBED_DEPTH + 1)
+      pieces.push([from, Math.min(from + MAX_EMBED_DEPTH, 2999)]);
     const data: unknown[] = [];
-    for (const [from, to] of pieces) data.push(...chain('g', from, to), ...(to < 2999 ? [embedKey(`g${String(to + 1).padStart(4, '0')}.e`, `g${String(to + 1).padStart(4, '0')}.txt`)] : []));
+    for (const [from, to] of pieces)
+      data.push(
+        ...chain('g', from, to),
+        ...(to < 2999
+          ? [embedKey(`g${String(to + 1).padStart(4, '0')}.e`, `g${String(to + 1).padStart(4, '0')}.txt`)]
+          : []),
+      );
     await pushOk(repo, data);
     const gitdir = gitdirOf(dir.path, repo);
     const tree = git(gitdir, 'ls-tree', '-r', '--name-only', 'refs/heads/main').split('\n');
@@ -197,9 +228,14 @@ describe('chains of embedded files', () => {
     }
     plainGitCommit(gitdir, joins, 'join the chains');
     const answer = await withHealthz(pull(repo));
-    expect(expectJsonError(answer, 409, [dir.path])).toMatch(new RegExp(`file g0000.txt embeds files more than ${MAX_EMBED_DEPTH} levels deep`));
+    expect(expectJsonError(answer, 409, [dir.path])).toMatch(
+      new RegExp(`file g0000.txt embeds files more than ${MAX_EMBED_DEPTH} levels deep`),
+    );
     expect(answer.json.error).toBe('embed_too_deep');
-    const raw = await read(server.url, `/rest/rawFile/${repo}`, { Context: 'Prod;web;n1', File: `g${String(3000 - MAX_EMBED_DEPTH - 1).padStart(4, '0')}.txt` });
+    const raw = await read(server.url, `/rest/rawFile/${repo}`, {
+      Context: 'Prod;web;n1',
+      File: `g${String(3000 - MAX_EMBED_DEPTH - 1).padStart(4, '0')}.txt`,
+    });
     expect(raw.status, raw.text).toBe(200);
   }, 60_000);
 });

@@ -25,7 +25,10 @@ interface Run {
 /** Runs the built command without blocking this process (the server under test runs in it). */
 function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, CFGHUB_SERVER: server.url, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, CFGHUB_SERVER: server.url, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -38,7 +41,16 @@ const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : 
 
 beforeAll(async () => {
   dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-pull', '--token-free-push');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application,Instance',
+    '--token-free-pull',
+    '--token-free-push',
+  );
   server = await startTestServer(dir.path);
 });
 
@@ -49,7 +61,18 @@ afterAll(async () => {
 
 describe('set, get, unset', () => {
   it('change and read one key in one line each; a refused push prints its reason and exits 1', async () => {
-    const set = await run(['set', REPO, 'db.port', '5432', '--context', '*;*;*', '--type', 'Integer', '-m', 'the port']);
+    const set = await run([
+      'set',
+      REPO,
+      'db.port',
+      '5432',
+      '--context',
+      '*;*;*',
+      '--type',
+      'Integer',
+      '-m',
+      'the port',
+    ]);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout.trim()).toMatch(/^[0-9a-f]{40}$/);
     await run(['set', REPO, 'db.port', '6543', '--context', 'Production;*;*', '-m', 'prod port']);
@@ -70,7 +93,9 @@ describe('set, get, unset', () => {
     const token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'cli').trim();
     const ok = await run(['get', REPO, 'db.port', '--context', 'Production;web;node1'], { CFGHUB_TOKEN: token });
     expect(ok.stdout).toBe('5432\n');
-    const wrong = await run(['get', REPO, 'db.port', '--context', 'Production;web;node1'], { CFGHUB_TOKEN: 'not-a-token' });
+    const wrong = await run(['get', REPO, 'db.port', '--context', 'Production;web;node1'], {
+      CFGHUB_TOKEN: 'not-a-token',
+    });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('(401 unauthorized)');
     const none = await run(['get', REPO, 'db.port', '--context', 'a;b;c'], { CFGHUB_SERVER: '' });
@@ -86,13 +111,20 @@ describe('history and diff', () => {
     expect(history.stdout).toContain('    back to default\n');
     expect(history.stdout).toContain('    ~ key db.port  -Production;*;*\n');
     const json = JSON.parse((await run(['history', REPO, '--key', 'db.port', '--json'])).stdout);
-    expect(json.commits.map((c: { comment: string }) => c.comment)).toEqual(['back to default', 'prod port', 'the port']);
+    expect(json.commits.map((c: { comment: string }) => c.comment)).toEqual([
+      'back to default',
+      'prod port',
+      'the port',
+    ]);
     const first = json.commits[2].id;
     const diff = await run(['diff', REPO, first, '--context', 'Production;web;node1']);
     expect(diff.code, diff.stderr).toBe(0);
     expect(diff.stdout).toContain(`from ${first}`);
     expect(diff.stdout).toContain('resolved for Production;web;node1:\n  nothing this context sees changed');
-    const diffJson = JSON.parse((await run(['diff', REPO, json.commits[2].id, json.commits[1].id, '--context', 'Production;web;node1', '--json'])).stdout);
+    const diffJson = JSON.parse(
+      (await run(['diff', REPO, json.commits[2].id, json.commits[1].id, '--context', 'Production;web;node1', '--json']))
+        .stdout,
+    );
     expect(diffJson.resolved.properties.changed['db.port']).toBeDefined();
   });
 });
@@ -100,19 +132,39 @@ describe('history and diff', () => {
 describe('pull --output', () => {
   it('writes the file atomically, and keeps the last good copy when the server is stopped, saying so', async () => {
     const output = join(dir.path, 'app.env');
-    const first = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output]);
+    const first = await run([
+      'pull',
+      REPO,
+      '--context',
+      'Production;web;node1',
+      '--format',
+      'properties',
+      '--output',
+      output,
+    ]);
     expect(first.code, first.stderr).toBe(0);
-    expect(read(output)).toBe("db.port=5432\n");
+    expect(read(output)).toBe('db.port=5432\n');
     expect(statSync(output).mode & 0o777).toBe(0o600); // configuration may hold secrets
     expect(readdirSync(dir.path).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
     const port = Number(new URL(server.url).port);
     await server.close();
     try {
-      const away = await run(['pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output]);
+      const away = await run([
+        'pull',
+        REPO,
+        '--context',
+        'Production;web;node1',
+        '--format',
+        'properties',
+        '--output',
+        output,
+      ]);
       expect(away.code).toBe(1);
-      expect(away.stderr).toMatch(/^cfghub: cannot reach http:\/\/127\.0\.0\.1:\d+: .*; keeping the last good copy in .*app\.env\n$/);
-      expect(read(output)).toBe("db.port=5432\n");
+      expect(away.stderr).toMatch(
+        /^cfghub: cannot reach http:\/\/127\.0\.0\.1:\d+: .*; keeping the last good copy in .*app\.env\n$/,
+      );
+      expect(read(output)).toBe('db.port=5432\n');
     } finally {
       server = await startTestServer(dir.path, { port });
     }
@@ -125,24 +177,44 @@ describe('pull --watch --exec', () => {
     const log = join(dir.path, 'exec.log');
     const child: ChildProcess = spawn(
       process.execPath,
-      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output, '--watch', '--exec', `cat "${output}" >> "${log}"`],
+      [
+        CLI,
+        'pull',
+        REPO,
+        '--context',
+        'Production;web;node1',
+        '--format',
+        'properties',
+        '--output',
+        output,
+        '--watch',
+        '--exec',
+        `cat "${output}" >> "${log}"`,
+      ],
       { env: { ...process.env, CFGHUB_SERVER: server.url }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += String(chunk)));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     try {
-      await until(() => read(log) === "db.port=5432\n", 'the first write and command');
+      await until(() => read(log) === 'db.port=5432\n', 'the first write and command');
       const set = async (value: string, context: string) =>
-        expect((await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'watch', data: [{ key: 'db.port', values: [{ context, value }] }] })).status).toBe(200);
+        expect(
+          (
+            await pushTo(server.url, `/rest/push/${REPO}`, {
+              changeComment: 'watch',
+              data: [{ key: 'db.port', values: [{ context, value }] }],
+            })
+          ).status,
+        ).toBe(200);
       // A change of another context writes nothing; the next change of this one is written next.
       await set('7000', 'Development;*;*');
       await set('7001', 'Production;*;*');
-      await until(() => read(log) === "db.port=5432\ndb.port=7001\n", 'the second write and command');
-      expect(read(output)).toBe("db.port=7001\n");
+      await until(() => read(log) === 'db.port=5432\ndb.port=7001\n', 'the second write and command');
+      expect(read(output)).toBe('db.port=7001\n');
       await set('7002', 'Production;web;*');
-      await until(() => read(log).endsWith("db.port=7002\n"), 'the third write and command');
-      expect(read(log)).toBe("db.port=5432\ndb.port=7001\ndb.port=7002\n");
+      await until(() => read(log).endsWith('db.port=7002\n'), 'the third write and command');
+      expect(read(log)).toBe('db.port=5432\ndb.port=7001\ndb.port=7002\n');
     } finally {
       child.kill('SIGTERM');
     }
@@ -155,7 +227,20 @@ describe('pull --watch --exec', () => {
     const pullsBefore = pulls();
     const again: ChildProcess = spawn(
       process.execPath,
-      [CLI, 'pull', REPO, '--context', 'Production;web;node1', '--format', 'properties', '--output', output, '--watch', '--exec', `cat "${output}" >> "${secondLog}"`],
+      [
+        CLI,
+        'pull',
+        REPO,
+        '--context',
+        'Production;web;node1',
+        '--format',
+        'properties',
+        '--output',
+        output,
+        '--watch',
+        '--exec',
+        `cat "${output}" >> "${secondLog}"`,
+      ],
       { env: { ...process.env, CFGHUB_SERVER: server.url }, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let againErr = '';
@@ -164,10 +249,13 @@ describe('pull --watch --exec', () => {
     try {
       // Its first pull answered (the current state, already on disk), then the change.
       await until(() => pulls() > pullsBefore, 'the first pull of the second watch');
-      const pushed = await pushTo(server.url, `/rest/push/${REPO}`, { changeComment: 'watch', data: [{ key: 'db.port', values: [{ context: 'Production;web;*', value: '7003' }] }] });
+      const pushed = await pushTo(server.url, `/rest/push/${REPO}`, {
+        changeComment: 'watch',
+        data: [{ key: 'db.port', values: [{ context: 'Production;web;*', value: '7003' }] }],
+      });
       expect(pushed.status).toBe(200);
       await until(() => read(secondLog) !== '', 'the command after the change');
-      expect(read(secondLog)).toBe("db.port=7003\n");
+      expect(read(secondLog)).toBe('db.port=7003\n');
       expect(againErr.match(/wrote/g)).toHaveLength(1);
     } finally {
       again.kill('SIGTERM');

@@ -17,7 +17,18 @@ afterAll(() => dir.remove());
 
 describe('repo create', () => {
   it('creates a bare repository with a first commit holding its settings, and prints its record', () => {
-    const out = cliOk(dir.path, 'repo', 'create', 'acme/billing', '--context', 'Environment,Application', '--description', 'Billing settings', '--private', '--no-vdt');
+    const out = cliOk(
+      dir.path,
+      'repo',
+      'create',
+      'acme/billing',
+      '--context',
+      'Environment,Application',
+      '--description',
+      'Billing settings',
+      '--private',
+      '--no-vdt',
+    );
     const record = JSON.parse(out);
     expect(record).toMatchObject({
       account: 'acme',
@@ -74,7 +85,17 @@ describe('repo create', () => {
 
 describe('tokens', () => {
   it('are printed once, stored only as a hash outside git, listed without the token, and revoked', () => {
-    const token = cliOk(dir.path, 'token', 'create', 'acme/billing', '--name', 'deployer', '--expires', '2099-01-01T00:00:00Z', '--force-key-push').trim();
+    const token = cliOk(
+      dir.path,
+      'token',
+      'create',
+      'acme/billing',
+      '--name',
+      'deployer',
+      '--expires',
+      '2099-01-01T00:00:00Z',
+      '--force-key-push',
+    ).trim();
     expect(token).toMatch(/^cfg_[A-Za-z0-9_-]{43}$/);
     const second = cliOk(dir.path, 'token', 'create', 'acme/billing').trim();
     expect(second).not.toBe(token);
@@ -85,8 +106,28 @@ describe('tokens', () => {
     expect(listed).not.toContain(token);
     expect(listed).not.toContain(JSON.parse(stored).tokens[0].hash);
     expect(JSON.parse(listed)).toEqual([
-      { label: 'deployer', created: expect.any(String), expires: '2099-01-01T00:00:00Z', forceKeyPush: true, securityGroups: [], readOnly: false, ruleSet: null, revoked: null, active: true },
-      { label: 'token-2', created: expect.any(String), expires: null, forceKeyPush: false, securityGroups: [], readOnly: false, ruleSet: null, revoked: null, active: true },
+      {
+        label: 'deployer',
+        created: expect.any(String),
+        expires: '2099-01-01T00:00:00Z',
+        forceKeyPush: true,
+        securityGroups: [],
+        readOnly: false,
+        ruleSet: null,
+        revoked: null,
+        active: true,
+      },
+      {
+        label: 'token-2',
+        created: expect.any(String),
+        expires: null,
+        forceKeyPush: false,
+        securityGroups: [],
+        readOnly: false,
+        ruleSet: null,
+        revoked: null,
+        active: true,
+      },
     ]);
     expect(cli(dir.path, 'token', 'create', 'acme/billing', '--name', 'DEPLOYER').code).toBe(1);
     cliOk(dir.path, 'token', 'revoke', 'acme/billing', 'deployer');
@@ -109,7 +150,11 @@ describe('repo list', () => {
     } finally {
       await server.close();
     }
-    expect(printed.map((r: { account: string; name: string }) => `${r.account}/${r.name}`)).toEqual(['acme/Alpha', 'acme/billing', 'Zeta/first']);
+    expect(printed.map((r: { account: string; name: string }) => `${r.account}/${r.name}`)).toEqual([
+      'acme/Alpha',
+      'acme/billing',
+      'Zeta/first',
+    ]);
     expect(printed.find((r: { name: string }) => r.name === 'billing').userCount).toBe(2);
   });
 });

@@ -18,7 +18,11 @@ beforeAll(async () => {
   cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   server = await startTestServer(dir.path);
   client = new Client({ server: server.url, applicationName: 'client-test' });
-  await client.push(REPO).set('db.host', 'localhost', { context: '*;*' }).set('db.port', '5432', { context: '*;*', type: 'Integer' }).send('first keys');
+  await client
+    .push(REPO)
+    .set('db.host', 'localhost', { context: '*;*' })
+    .set('db.port', '5432', { context: '*;*', type: 'Integer' })
+    .send('first keys');
 });
 
 afterAll(async () => {
@@ -30,7 +34,11 @@ describe('the client', () => {
   it('pulls, pushes with the builder, and reads history and diff', async () => {
     const first = await client.pull(REPO, { context: 'Prod;web' });
     expect(first.body?.properties?.['db.host'].val).toBe('localhost');
-    const { commit } = await client.push(REPO).set('db.host', 'db.prod', { context: 'Prod;*' }).unset('db.port', { context: '*;*' }).send('prod database');
+    const { commit } = await client
+      .push(REPO)
+      .set('db.host', 'db.prod', { context: 'Prod;*' })
+      .unset('db.port', { context: '*;*' })
+      .send('prod database');
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
     const after = await client.pull(REPO, { context: 'Prod;web', format: 'yaml' });
     expect(after.text).toBe('db.host: db.prod\n');
@@ -49,7 +57,12 @@ describe('the client', () => {
     const error = await client.pull(REPO, { context: 'only-one-item' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ClientError);
     expect((error as ClientError).status).toBe(400);
-    await expect(client.push(REPO).element({ key: 'x', values: [{ context: '*;*', value: 'v', opp: 'remove' as never }] }).send('typo')).rejects.toThrow('opp may only be "delete"');
+    await expect(
+      client
+        .push(REPO)
+        .element({ key: 'x', values: [{ context: '*;*', value: 'v', opp: 'remove' as never }] })
+        .send('typo'),
+    ).rejects.toThrow('opp may only be "delete"');
   });
 
   it('watches: the current answer first, then each change of the context only', async () => {
@@ -79,7 +92,13 @@ describe('a watch across a server restart', () => {
     let next: (() => void) | undefined;
     const arrived = () => new Promise<void>((resolve) => (next = resolve));
     const watching = (async () => {
-      for await (const answer of client.watch(REPO, { context: 'Test;web', signal: stop.signal, waitSeconds: 30, backOff: { firstMs: 20, maxMs: 200 }, onRetry: () => retries++ })) {
+      for await (const answer of client.watch(REPO, {
+        context: 'Test;web',
+        signal: stop.signal,
+        waitSeconds: 30,
+        backOff: { firstMs: 20, maxMs: 200 },
+        onRetry: () => retries++,
+      })) {
         seen.push(answer.body?.properties?.['db.host'].val);
         next?.();
       }
@@ -91,7 +110,10 @@ describe('a watch across a server restart', () => {
     // The server stops; while it is away another server process changes the context's value.
     await server.close();
     const other = await startTestServer(dir.path);
-    await new Client({ server: other.url }).push(REPO).set('db.host', 'changed-while-away', { context: 'Test;*' }).send('during the outage');
+    await new Client({ server: other.url })
+      .push(REPO)
+      .set('db.host', 'changed-while-away', { context: 'Test;*' })
+      .send('during the outage');
     await other.close();
     // Held until the client has tried at least once against the stopped server.
     const deadline = Date.now() + 10_000;

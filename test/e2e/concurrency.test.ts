@@ -8,17 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import {
-  CLI,
-  cli,
-  cliOk,
-  commitCount,
-  git,
-  gitdirOf,
-  headOf,
-  pushTo,
-  serverForFile,
-} from '../support/harness.js';
+import { CLI, cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
 import { holdsFor, tracked, until } from '../support/poll.js';
 
@@ -47,7 +37,12 @@ function keysAtHead(gitdir: string): string[] {
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((path) => path.split('/').pop()!.replace(/\.yaml$/, ''));
+    .map((path) =>
+      path
+        .split('/')
+        .pop()!
+        .replace(/\.yaml$/, ''),
+    );
 }
 
 describe('20 concurrent pushes to one repository', () => {
@@ -55,7 +50,9 @@ describe('20 concurrent pushes to one repository', () => {
     const gitdir = createRepo('acme/race');
     const before = commitCount(fixture.repos, 'acme/race');
     const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => pushTo(fixture.server.url, '/rest/push/acme/race', setKey(`key.${i}`, `v${i}`))),
+      Array.from({ length: 20 }, (_, i) =>
+        pushTo(fixture.server.url, '/rest/push/acme/race', setKey(`key.${i}`, `v${i}`)),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.etag)).size).toBe(20);
@@ -79,7 +76,9 @@ async function plainGitCommit(gitdir: string, n: number): Promise<void> {
       const blob = (await run('git', ['hash-object', '-w', join(scratch, 'note')], { env })).stdout.trim();
       await run('git', ['update-index', '--add', '--cacheinfo', `100644,${blob},notes/note-${n}.txt`], { env });
       const tree = (await run('git', ['write-tree'], { env })).stdout.trim();
-      const commit = (await run('git', ['commit-tree', tree, '-p', head, '-m', `plain git ${n}`], { env })).stdout.trim();
+      const commit = (
+        await run('git', ['commit-tree', tree, '-p', head, '-m', `plain git ${n}`], { env })
+      ).stdout.trim();
       try {
         await run('git', ['update-ref', 'refs/heads/main', commit, head], { env });
         return;
@@ -97,7 +96,9 @@ describe('pushes racing with plain git on the same repository', () => {
   it('lose no commit from either side, and history stays linear', async () => {
     const gitdir = createRepo('acme/mixed');
     const before = commitCount(fixture.repos, 'acme/mixed');
-    const pushes = Array.from({ length: 15 }, (_, i) => pushTo(fixture.server.url, '/rest/push/acme/mixed', setKey(`pushed.${i}`, `v${i}`)));
+    const pushes = Array.from({ length: 15 }, (_, i) =>
+      pushTo(fixture.server.url, '/rest/push/acme/mixed', setKey(`pushed.${i}`, `v${i}`)),
+    );
     const plain = Array.from({ length: 8 }, (_, i) => plainGitCommit(gitdir, i));
     const answers = await Promise.all(pushes);
     await Promise.all(plain);
@@ -134,7 +135,12 @@ describe('two server processes and the CLI on the same repositories folder', () 
       assertLinear(gitdir);
       // Each server sees every token at once, including ones the other process's CLI wrote.
       for (const [i, token] of tokens.entries()) {
-        const answer = await pushTo(i % 2 ? fixture.server.url : other.url, '/rest/push', setKey(`by.token.${i}`, 'x'), { 'Client-Token': token });
+        const answer = await pushTo(
+          i % 2 ? fixture.server.url : other.url,
+          '/rest/push',
+          setKey(`by.token.${i}`, 'x'),
+          { 'Client-Token': token },
+        );
         expect(answer.status).toBe(200);
       }
       const revoke = cli(fixture.repos, 'token', 'revoke', 'acme/shared', 't0');
@@ -155,14 +161,18 @@ describe('two servers, the CLI and plain git all writing one repository at once'
     try {
       const before = commitCount(fixture.repos, 'acme/everyone');
       const urls = [fixture.server.url, other.url];
-      const pushes = Array.from({ length: 16 }, (_, i) => pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`all.${i}`, `v${i}`)));
+      const pushes = Array.from({ length: 16 }, (_, i) =>
+        pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`all.${i}`, `v${i}`)),
+      );
       // Conditional pushes: each names the head it read; a moved head is a 412 naming the head.
       const conditional = Array.from({ length: 8 }, async (_, i) => {
         const head = headOf(fixture.repos, 'acme/everyone');
         return pushTo(urls[i % 2], '/rest/push/acme/everyone', setKey(`if.${i}`, `v${i}`), { 'If-Match': `"${head}"` });
       });
       const plain = Array.from({ length: 6 }, (_, i) => plainGitCommit(gitdir, 100 + i));
-      const tags = Array.from({ length: 4 }, (_, i) => run(process.execPath, [CLI, 'tag', 'create', 'acme/everyone', `t${i}`, '--repos', fixture.repos]));
+      const tags = Array.from({ length: 4 }, (_, i) =>
+        run(process.execPath, [CLI, 'tag', 'create', 'acme/everyone', `t${i}`, '--repos', fixture.repos]),
+      );
       const answers = await Promise.all(pushes);
       const conditionalAnswers = await Promise.all(conditional);
       await Promise.all([...plain, ...tags]);
@@ -170,12 +180,19 @@ describe('two servers, the CLI and plain git all writing one repository at once'
       expect(answers.map((a) => a.status)).toEqual(Array(16).fill(200));
       for (const answer of conditionalAnswers) {
         expect([200, 412], answer.body).toContain(answer.status);
-        if (answer.status === 412) expect(answer.json).toMatchObject({ error: 'precondition_failed', message: expect.stringMatching(/head is [0-9a-f]{40}/) });
+        if (answer.status === 412)
+          expect(answer.json).toMatchObject({
+            error: 'precondition_failed',
+            message: expect.stringMatching(/head is [0-9a-f]{40}/),
+          });
       }
       const landed = conditionalAnswers.filter((a) => a.status === 200).length;
       expect(commitCount(fixture.repos, 'acme/everyone')).toBe(before + 16 + landed + 6);
       expect(keysAtHead(gitdir).sort()).toEqual(
-        [...Array.from({ length: 16 }, (_, i) => `all.${i}`), ...conditionalAnswers.flatMap((a, i) => (a.status === 200 ? [`if.${i}`] : []))].sort(),
+        [
+          ...Array.from({ length: 16 }, (_, i) => `all.${i}`),
+          ...conditionalAnswers.flatMap((a, i) => (a.status === 200 ? [`if.${i}`] : [])),
+        ].sort(),
       );
       expect(git(gitdir, 'ls-tree', '--name-only', 'refs/heads/main', 'notes/').trim().split('\n')).toHaveLength(6);
       assertLinear(gitdir);
@@ -192,7 +209,7 @@ describe('two servers, the CLI and plain git all writing one repository at once'
 });
 
 describe('a push while another writer holds the ref lock', () => {
-  it('waits for the lock and then lands on top of that writer\'s commit', async () => {
+  it("waits for the lock and then lands on top of that writer's commit", async () => {
     const gitdir = createRepo('acme/locked');
     const lock = join(gitdir, 'refs/heads/main.lock');
     writeFileSync(lock, '');

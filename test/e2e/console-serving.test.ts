@@ -47,7 +47,13 @@ describe('the web console as served', () => {
   });
 
   it('answers any other path under /ui/ with a JSON 404 and reaches nothing outside the built folder', async () => {
-    for (const path of ['/ui/nothing.js', '/ui/..%2Fcli%2Fmain.cjs', '/ui/%2e%2e/package.json', '/ui/main.tsx', '/ui/sub/app.js']) {
+    for (const path of [
+      '/ui/nothing.js',
+      '/ui/..%2Fcli%2Fmain.cjs',
+      '/ui/%2e%2e/package.json',
+      '/ui/main.tsx',
+      '/ui/sub/app.js',
+    ]) {
       const answer = await get(path);
       expect(answer.status, path).toBe(404);
       const body = (await answer.json()) as { error: string; message: string };

@@ -16,12 +16,26 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDemoRepository } from '../../src/service/admin/demo.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
-import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  reasonOf,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../support/harness.js';
 
 const REPO = 'acme/shop';
 const PASSWORD = 'group-password-1';
 /** Where the screenshots go: the docs' pictures only when asked, else a build folder git ignores. */
-const SCREENSHOTS = resolve(__dirname, process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images' : '../../dist/screenshots');
+const SCREENSHOTS = resolve(
+  __dirname,
+  process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images' : '../../dist/screenshots',
+);
 
 if (!chromiumPath && process.env.CI !== 'true') console.log(browserMissingLine);
 
@@ -64,7 +78,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   };
 
   /** A tab of the repository screen. */
-  const tab = (name: string) => page.getByRole('navigation', { name: 'Repository' }).getByRole('link', { name, exact: true });
+  const tab = (name: string) =>
+    page.getByRole('navigation', { name: 'Repository' }).getByRole('link', { name, exact: true });
 
   const gitSubject = () => git(gitdir, 'log', '-1', '--format=%s', 'refs/heads/main').trim();
 
@@ -73,7 +88,16 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     const registry = new RepositoryRegistry(dir.path);
     await ensureDemoRepository(registry);
     registry.close();
-    cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--description', 'The web shop');
+    cliOk(
+      dir.path,
+      'repo',
+      'create',
+      REPO,
+      '--context',
+      'Environment,Application,Instance',
+      '--description',
+      'The web shop',
+    );
     token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'console').trim();
     adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'console-admin').trim();
     const group = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', REPO, 'secrets');
@@ -108,8 +132,17 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
             ],
           },
           { key: 'search.legacy', vdt: 'Boolean', deprecated: true, values: [{ context: '*;*;*', value: false }] },
-          { key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: 'Production;*;*', value: 's3cret-value' }] },
-          { file: 'conf/app.properties', context: '*;*;*', content: 'host=${ db.host }\nport=${ db.port }\nlog.level=${ log.level }\n' },
+          {
+            key: 'db.password',
+            securityGroup: 'secrets',
+            password: PASSWORD,
+            values: [{ context: 'Production;*;*', value: 's3cret-value' }],
+          },
+          {
+            file: 'conf/app.properties',
+            context: '*;*;*',
+            content: 'host=${ db.host }\nport=${ db.port }\nlog.level=${ log.level }\n',
+          },
           { key: 'shop.name', values: [{ context: 'Production;Web;node-1', value: 'Shop (node 1)' }] },
         ],
       },
@@ -228,9 +261,9 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(await row('db.host').textContent()).toContain('Database host'); // the readme
     expect(await row('search.legacy').textContent()).toContain('deprecated');
     // What an application of that context pulls, compared with the API itself.
-    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { 'Client-Token': token, Context: 'Production;Web;node-1' } }).then(
-      (r) => r.json() as Promise<{ files: Record<string, { content: string }> }>,
-    );
+    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, {
+      headers: { 'Client-Token': token, Context: 'Production;Web;node-1' },
+    }).then((r) => r.json() as Promise<{ files: Record<string, { content: string }> }>);
     const file = page.getByRole('region', { name: 'File conf/app.properties' });
     expect(await file.locator('pre').textContent()).toBe(pulled.files['conf/app.properties'].content);
     expect(pulled.files['conf/app.properties'].content).toContain('host=db-web.prod');
@@ -247,13 +280,24 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await panel.getByTestId('explain-winner').waitFor();
     const answer = await fetch(`${server.url}/rest/explain/${REPO}`, {
       headers: { 'Client-Token': token, Context: 'Production;Web;node-1', KeyName: 'log.level' },
-    }).then((r) => r.json() as Promise<{ resolved: { context: string; weight: number }; values: Array<{ context: string; qualifies: boolean }> }>);
+    }).then(
+      (r) =>
+        r.json() as Promise<{
+          resolved: { context: string; weight: number };
+          values: Array<{ context: string; qualifies: boolean }>;
+        }>,
+    );
     expect(answer.resolved.context).toBe('Production;*;*');
     expect(await panel.getByTestId('explain-winner').textContent()).toBe(answer.resolved.context);
     expect(await panel.textContent()).toContain(`weight ${answer.resolved.weight}`);
     const candidate = (context: string) => panel.locator(`tr[data-candidate="${context}"]`);
     expect(await panel.locator('tr[data-candidate]').count()).toBe(answer.values.length);
-    expect(answer.values.filter((v) => v.qualifies).map((v) => v.context).sort()).toEqual(['*;*;*', 'Production;*;*']);
+    expect(
+      answer.values
+        .filter((v) => v.qualifies)
+        .map((v) => v.context)
+        .sort(),
+    ).toEqual(['*;*;*', 'Production;*;*']);
     expect(await candidate('Production;*;*').textContent()).toContain('wins');
     expect(await candidate('*;*;*').textContent()).toContain('qualifies, lighter');
     expect(await candidate('Development;*;*').textContent()).toContain('does not qualify');
@@ -329,14 +373,36 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
     expect(gitSubject()).toBe('Cache settings');
     const exported = await fetch(`${server.url}/rest/export/${REPO}`, { headers: { 'Client-Token': token } }).then(
-      (r) => r.json() as Promise<{ data: Array<{ key?: string; file?: string; vdt?: string; readme?: string; content?: string; values?: Array<{ context: string; value: unknown; active: boolean }> }> }>,
+      (r) =>
+        r.json() as Promise<{
+          data: Array<{
+            key?: string;
+            file?: string;
+            vdt?: string;
+            readme?: string;
+            content?: string;
+            values?: Array<{ context: string; value: unknown; active: boolean }>;
+          }>;
+        }>,
     );
     const key = (name: string) => exported.data.find((e) => e.key === name)!;
-    expect(key('cache.ttl')).toMatchObject({ vdt: 'Integer', readme: 'Seconds to keep an answer', values: [{ context: 'Production;*;*', value: '300', active: true }] });
-    expect(key('log.level').values!.find((v) => v.context === 'Development;*;*')).toMatchObject({ value: 'debug', active: false });
+    expect(key('cache.ttl')).toMatchObject({
+      vdt: 'Integer',
+      readme: 'Seconds to keep an answer',
+      values: [{ context: 'Production;*;*', value: '300', active: true }],
+    });
+    expect(key('log.level').values!.find((v) => v.context === 'Development;*;*')).toMatchObject({
+      value: 'debug',
+      active: false,
+    });
     expect(key('search.legacy').values).toEqual([]);
-    expect(key('db.port').values!.find((v) => v.context === 'Staging;*;*')).toMatchObject({ value: '6543', active: true });
-    expect(exported.data.find((e) => e.file === 'conf/app.properties')!.content).toBe('host=${ db.host }\nttl=${ cache.ttl }\n');
+    expect(key('db.port').values!.find((v) => v.context === 'Staging;*;*')).toMatchObject({
+      value: '6543',
+      active: true,
+    });
+    expect(exported.data.find((e) => e.file === 'conf/app.properties')!.content).toBe(
+      'host=${ db.host }\nttl=${ cache.ttl }\n',
+    );
   });
 
   it('compares two points, also as what one context pulls differently', async () => {
@@ -352,7 +418,9 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     // A commit id is a point too: v1's commit gives the same difference.
     const v1 = git(gitdir, 'rev-parse', 'v1^{commit}').trim();
     await page.getByLabel(/^From/).fill(v1);
-    const answered = page.waitForResponse((r) => r.url().includes('/rest/diff/') && r.request().headers()['from'] === v1);
+    const answered = page.waitForResponse(
+      (r) => r.url().includes('/rest/diff/') && r.request().headers()['from'] === v1,
+    );
     await page.getByRole('button', { name: 'Compare' }).click();
     expect((await answered).status()).toBe(200);
     await expect.poll(() => page.locator('.diff-result').textContent()).toContain(`From ${v1.slice(0, 12)} to`);
@@ -375,7 +443,12 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByTestId('refusal').waitFor();
 
     // The reason as the server gave it, beside the second change (data[1]).
-    const direct = await pushTo(server.url, `/rest/push/${REPO}`, { data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 'not-a-number' }] }] }, { 'Client-Token': token });
+    const direct = await pushTo(
+      server.url,
+      `/rest/push/${REPO}`,
+      { data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 'not-a-number' }] }] },
+      { 'Client-Token': token },
+    );
     expect(direct.status).toBe(304);
     const here = page.locator('ol.pending li[data-index="1"]').getByTestId('refusal-here');
     expect(await here.textContent()).toContain('not an Integer');
@@ -398,11 +471,13 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await item.getByRole('button', { name: 'Confirm revert' }).click();
     await item.getByText('Reverted as commit').waitFor();
     expect(gitSubject()).toBe('Revert "Quieter production logs"');
-    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, { headers: { 'Client-Token': token, Context: 'Production;Web;node-1' } }).then(
-      (r) => r.json() as Promise<{ properties: Record<string, { val: unknown }> }>,
-    );
+    const pulled = await fetch(`${server.url}/rest/pull/${REPO}`, {
+      headers: { 'Client-Token': token, Context: 'Production;Web;node-1' },
+    }).then((r) => r.json() as Promise<{ properties: Record<string, { val: unknown }> }>);
     expect(pulled.properties['log.level'].val).toBe('warn');
-    await expect.poll(() => page.locator('li.commit').first().textContent()).toContain('Revert "Quieter production logs"');
+    await expect
+      .poll(() => page.locator('li.commit').first().textContent())
+      .toContain('Revert "Quieter production logs"');
   });
 
   it('shows settings, tags and security groups', async () => {
@@ -435,7 +510,12 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     const alert = page.getByRole('alert');
     await alert.waitFor();
-    const direct = await pushTo(server.url, `/rest/admin/repositories/${REPO}/tags`, { name: 'by-client' }, { Authorization: `Bearer ${token}` });
+    const direct = await pushTo(
+      server.url,
+      `/rest/admin/repositories/${REPO}/tags`,
+      { name: 'by-client' },
+      { Authorization: `Bearer ${token}` },
+    );
     expect(direct.status).toBe(401);
     expect(await alert.textContent()).toContain(`401 unauthorized ${(direct.json as { message: string }).message}`);
     expect(await page.evaluate(() => sessionStorage.getItem('cfghub.admin'))).toBeNull();
@@ -451,7 +531,10 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await expect.poll(() => page.locator('table.repos tbody tr').count()).toBe(2);
     // Kept in session storage beside the client token, never in a URL.
     expect(page.url()).not.toContain(adminToken);
-    expect(JSON.parse((await page.evaluate(() => sessionStorage.getItem('cfghub.admin')))!)).toEqual({ kind: 'admin', token: adminToken });
+    expect(JSON.parse((await page.evaluate(() => sessionStorage.getItem('cfghub.admin')))!)).toEqual({
+      kind: 'admin',
+      token: adminToken,
+    });
     expect(JSON.parse((await page.evaluate(() => sessionStorage.getItem('cfghub.session')))!)).toMatchObject({ token });
     expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toContain(adminToken);
 
@@ -476,7 +559,12 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Create tag' }).click();
     const refusal = page.getByTestId('tag-refusal');
     await refusal.waitFor();
-    const again = await pushTo(server.url, `/rest/admin/repositories/${REPO}/tags`, { name: 'v2' }, { Authorization: `Bearer ${adminToken}` });
+    const again = await pushTo(
+      server.url,
+      `/rest/admin/repositories/${REPO}/tags`,
+      { name: 'v2' },
+      { Authorization: `Bearer ${adminToken}` },
+    );
     expect(again.status).toBe(409);
     expect(await refusal.textContent()).toContain((again.json as { message: string }).message);
     expect(await page.getByLabel('Tag name').getAttribute('aria-describedby')).toBe('tag-name-error');
@@ -491,7 +579,11 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     const focusable: string[] = [];
     for (let i = 0; i < 12; i++) {
       await page.keyboard.press('Tab');
-      focusable.push(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.id || document.activeElement?.textContent?.trim() || ''));
+      focusable.push(
+        await page.evaluate(
+          () => (document.activeElement as HTMLElement | null)?.id || document.activeElement?.textContent?.trim() || '',
+        ),
+      );
       if (focusable.at(-1) === 'demo/HowItWorks') break;
     }
     expect(focusable).toContain('repo-filter');

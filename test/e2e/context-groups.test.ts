@@ -22,7 +22,17 @@ async function run(...args: string[]): Promise<string> {
 
 async function newRepository(...extra: string[]): Promise<string> {
   const repo = `acme/groups${++seq}`;
-  await run('repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull', '--context-groups', ...extra);
+  await run(
+    'repo',
+    'create',
+    repo,
+    '--context',
+    LEVELS,
+    '--token-free-push',
+    '--token-free-pull',
+    '--context-groups',
+    ...extra,
+  );
   return repo;
 }
 
@@ -68,13 +78,19 @@ describe('resolution with groups', () => {
 
   it('renders templates and rawFile with the group value', async () => {
     await pushOk(repo, [{ file: 'app.conf', context: '*;*', content: 'host=${ db.host }' }]);
-    const raw = await read(fixture.server.url, `/rest/rawFile/${repo}`, { Context: 'Production;Frankfurt', File: 'app.conf' });
+    const raw = await read(fixture.server.url, `/rest/rawFile/${repo}`, {
+      Context: 'Production;Frankfurt',
+      File: 'app.conf',
+    });
     expect(raw.text).toBe('host=eu-host');
     expect((await pull(repo, 'Production;Frankfurt')).files['app.conf'].content).toBe('host=eu-host');
   });
 
   it('explains which value won, with weights and the group expanded', async () => {
-    const answer = await read(fixture.server.url, `/rest/explain/${repo}`, { Context: 'Production;Frankfurt', KeyName: 'db.host' });
+    const answer = await read(fixture.server.url, `/rest/explain/${repo}`, {
+      Context: 'Production;Frankfurt',
+      KeyName: 'db.host',
+    });
     expect(answer.status, answer.text).toBe(200);
     expect(answer.json.resolved.context).toBe('Production;EU');
     const byContext = Object.fromEntries(answer.json.values.map((v: { context: string }) => [v.context, v]));
@@ -83,7 +99,11 @@ describe('resolution with groups', () => {
     expect(byContext['Production;*'].weight).toBe(2560);
     expect(byContext['*;*'].weight).toBe(0);
     expect(byContext['Production;Dublin'].qualifies).toBe(false);
-    expect(byContext['Production;EU'].levels[1]).toMatchObject({ item: 'EU', matches: 'group', group: { members: ['dublin', 'frankfurt'] } });
+    expect(byContext['Production;EU'].levels[1]).toMatchObject({
+      item: 'EU',
+      matches: 'group',
+      group: { members: ['dublin', 'frankfurt'] },
+    });
   });
 
   it('shows groups and members in /rest/info with Context-Elements', async () => {
@@ -122,7 +142,16 @@ describe('conflicts and group rules', () => {
     await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt');
     await run('context-group', 'create', repo, 'Datacenter', 'Cloud', 'Oregon');
     await pushOk(repo, [value('k', 'Production;EU', 'eu'), value('k', 'Production;Cloud', 'cloud')]);
-    const refused = await cliWithInput(fixture.repos, '', 'context-group', 'add', repo, 'Datacenter', 'Cloud', 'Frankfurt');
+    const refused = await cliWithInput(
+      fixture.repos,
+      '',
+      'context-group',
+      'add',
+      repo,
+      'Datacenter',
+      'Cloud',
+      'Frankfurt',
+    );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Production;EU');
   });
@@ -131,7 +160,9 @@ describe('conflicts and group rules', () => {
     const repo = await newRepository();
     await run('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt');
     await run('context-group', 'create', repo, 'Datacenter', 'World');
-    expect((await cliWithInput(fixture.repos, '', 'context-group', 'add', repo, 'Datacenter', 'World', 'EU')).stderr).toContain('a group cannot hold a group');
+    expect(
+      (await cliWithInput(fixture.repos, '', 'context-group', 'add', repo, 'Datacenter', 'World', 'EU')).stderr,
+    ).toContain('a group cannot hold a group');
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
     const refused = await cliWithInput(fixture.repos, '', 'context-group', 'delete', repo, 'Datacenter', 'EU');
     expect(refused.code).toBe(1);
@@ -146,7 +177,9 @@ describe('conflicts and group rules', () => {
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
     await run('repo', 'set', repo, '--context-groups', 'false');
     expect((await pull(repo, 'Production;Frankfurt')).properties.k).toBeUndefined();
-    expect((await cliWithInput(fixture.repos, '', 'context-group', 'create', repo, 'Datacenter', 'US', 'Oregon')).stderr).toContain('context groups off');
+    expect(
+      (await cliWithInput(fixture.repos, '', 'context-group', 'create', repo, 'Datacenter', 'US', 'Oregon')).stderr,
+    ).toContain('context groups off');
     await run('repo', 'set', repo, '--context-groups', 'true');
     expect((await pull(repo, 'Production;Frankfurt')).properties.k.val).toBe('eu');
   });
@@ -159,12 +192,17 @@ describe('history, revert and export', () => {
     await pushOk(repo, [value('k', 'Production;EU', 'eu')]);
     await run('context-group', 'add', repo, 'Datacenter', 'EU', 'Dublin');
     const added = head(repo);
-    expect(git(gitdirOf(fixture.repos, repo), 'log', '-1', '--format=%s').trim()).toBe('Add Dublin to context group EU');
+    expect(git(gitdirOf(fixture.repos, repo), 'log', '-1', '--format=%s').trim()).toBe(
+      'Add Dublin to context group EU',
+    );
     expect(git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:context-groups.yaml')).toContain('Dublin');
     const history = await read(fixture.server.url, `/rest/history/${repo}`, {});
     expect(history.json.commits[0]).toMatchObject({ id: added });
     expect((await pull(repo, 'Production;Dublin')).properties.k.val).toBe('eu');
-    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, { method: 'POST', headers: { Commit: added } });
+    const reverted = await fetch(`${fixture.server.url}/rest/revert/${repo}`, {
+      method: 'POST',
+      headers: { Commit: added },
+    });
     expect(reverted.status, await reverted.text()).toBe(200);
     expect((await pull(repo, 'Production;Dublin')).properties.k).toBeUndefined();
     expect((await pull(repo, 'Production;Frankfurt')).properties.k.val).toBe('eu');
@@ -173,7 +211,11 @@ describe('history, revert and export', () => {
   it('round-trips an export into a repository with the same groups', async () => {
     const from = await newRepository();
     await run('context-group', 'create', from, 'Datacenter', 'EU', 'Frankfurt', 'Dublin');
-    await pushOk(from, [value('k', 'Production;EU', 'eu'), value('k', 'Production;Dublin', 'dublin'), value('k', '*;*', 'any')]);
+    await pushOk(from, [
+      value('k', 'Production;EU', 'eu'),
+      value('k', 'Production;Dublin', 'dublin'),
+      value('k', '*;*', 'any'),
+    ]);
     const exported = await read(fixture.server.url, `/rest/export/${from}`, {});
     expect(exported.status).toBe(200);
     const to = await newRepository();
@@ -182,7 +224,9 @@ describe('history, revert and export', () => {
     for (const context of ['Production;Frankfurt', 'Production;Dublin', 'Development;Frankfurt']) {
       expect((await pull(to, context)).properties).toEqual((await pull(from, context)).properties);
     }
-    expect(JSON.parse(await run('context-group', 'list', to))).toEqual(JSON.parse(await run('context-group', 'list', from)));
+    expect(JSON.parse(await run('context-group', 'list', to))).toEqual(
+      JSON.parse(await run('context-group', 'list', from)),
+    );
   });
 });
 
@@ -191,16 +235,37 @@ describe('repo set and repo delete', () => {
     const repo = await newRepository();
     const before = head(repo);
     // `repo set` is `repo settings` with switches that take true|false; it prints the record.
-    const out = JSON.parse(await run('repo', 'set', repo, '--description', 'Payments config', '--private', 'true', '--token-free-pull', 'false', '--vdt', 'false'));
+    const out = JSON.parse(
+      await run(
+        'repo',
+        'set',
+        repo,
+        '--description',
+        'Payments config',
+        '--private',
+        'true',
+        '--token-free-pull',
+        'false',
+        '--vdt',
+        'false',
+      ),
+    );
     expect(out).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false });
     expect(git(gitdirOf(fixture.repos, repo), 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
     const message = git(gitdirOf(fixture.repos, repo), 'log', '-1', '--format=%B', 'refs/heads/main');
     expect(message).toContain('isPrivate: false -> true');
     expect(message).toContain('vdtEnabled: true -> false');
     expect(message).toContain('tokenFreePull: true -> false');
-    expect(git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:repository.yaml')).toContain('description: Payments config');
+    expect(git(gitdirOf(fixture.repos, repo), 'show', 'refs/heads/main:repository.yaml')).toContain(
+      'description: Payments config',
+    );
     const listing = JSON.parse(await run('repo', 'list')).find((r: { name: string }) => `acme/${r.name}` === repo);
-    expect(listing).toMatchObject({ description: 'Payments config', isPrivate: true, vdtEnabled: false, contextGroupsEnabled: true });
+    expect(listing).toMatchObject({
+      description: 'Payments config',
+      isPrivate: true,
+      vdtEnabled: false,
+      contextGroupsEnabled: true,
+    });
     expectJsonError(await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 401);
     const bad = await cliWithInput(fixture.repos, '', 'repo', 'set', repo, '--private', 'maybe');
     expect(bad.code).toBe(2);
@@ -219,10 +284,14 @@ describe('repo set and repo delete', () => {
     expect(existsSync(gitdir)).toBe(false);
     // Moved, by one rename, to <repos>/.cfghub/deleted/ACCOUNT/NAME.git.<time> .
     const name = repo.split('/')[1];
-    const moved = readdirSync(join(fixture.repos, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith(`${name}.git.`));
+    const moved = readdirSync(join(fixture.repos, '.cfghub', 'deleted', 'acme')).filter((entry) =>
+      entry.startsWith(`${name}.git.`),
+    );
     expect(moved).toHaveLength(1);
     expect(moved[0]).toMatch(/^groups\d+\.git\.\d{8}T\d{6}Z$/);
-    expect(git(join(fixture.repos, '.cfghub', 'deleted', 'acme', moved[0]), 'show', 'refs/heads/main:repository.yaml')).toContain('context:');
+    expect(
+      git(join(fixture.repos, '.cfghub', 'deleted', 'acme', moved[0]), 'show', 'refs/heads/main:repository.yaml'),
+    ).toContain('context:');
     expectJsonError(await read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'a;b' }), 404);
   });
 });

@@ -14,7 +14,10 @@ const PASSWORD = 'correct-horse-battery';
 const fixture = serverForFile();
 
 function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd, encoding: 'utf8' });
+  return execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], {
+    cwd,
+    encoding: 'utf8',
+  });
 }
 
 it('a secured value changed by plain git answers 409 repository_damaged naming the key, not 500', async () => {
@@ -26,7 +29,18 @@ it('a secured value changed by plain git answers 409 repository_damaged naming t
   const pushed = await pushTo(
     fixture.server.url,
     `/rest/push/${repo}`,
-    { changeComment: 'a secret', enableKeyCreation: true, data: [{ key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: '*', value: 'Pr0d-s3cret' }] }] },
+    {
+      changeComment: 'a secret',
+      enableKeyCreation: true,
+      data: [
+        {
+          key: 'db.password',
+          securityGroup: 'secrets',
+          password: PASSWORD,
+          values: [{ context: '*', value: 'Pr0d-s3cret' }],
+        },
+      ],
+    },
     auth,
   );
   expect(pushed.status, reasonOf(pushed)).toBe(200);

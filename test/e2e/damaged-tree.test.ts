@@ -16,13 +16,21 @@ let damagedCommit: string;
 const REPO = 'acme/broken';
 
 function git(gitdir: string, ...args: string[]): string {
-  return execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', '--git-dir', gitdir, ...args], { encoding: 'utf8' }).trim();
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', '--git-dir', gitdir, ...args],
+    { encoding: 'utf8' },
+  ).trim();
 }
 
 beforeAll(async () => {
   for (const repo of [REPO, 'acme/fine']) {
     cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-    const pushed = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'one key', enableKeyCreation: true, data: [{ key: 'a.b', values: [{ context: '*', value: 'v' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
+      changeComment: 'one key',
+      enableKeyCreation: true,
+      data: [{ key: 'a.b', values: [{ context: '*', value: 'v' }] }],
+    });
     expect(pushed.status, pushed.body).toBe(200);
   }
   // The `keys` folder of the head replaced by a tree object whose bytes are no tree at all.
@@ -34,7 +42,10 @@ beforeAll(async () => {
     .split('\n')
     .map((line) => (line.endsWith('\tkeys') ? line.replace(/[0-9a-f]{40}\tkeys$/, `${badTree}\tkeys`) : line))
     .join('\n');
-  const rootId = execFileSync('git', ['--git-dir', gitdir, 'mktree', '--missing'], { input: `${root}\n`, encoding: 'utf8' }).trim();
+  const rootId = execFileSync('git', ['--git-dir', gitdir, 'mktree', '--missing'], {
+    input: `${root}\n`,
+    encoding: 'utf8',
+  }).trim();
   damagedCommit = git(gitdir, 'commit-tree', rootId, '-p', 'main', '-m', 'damaged outside cfghub');
   git(gitdir, 'update-ref', 'refs/heads/main', damagedCommit);
 });
@@ -49,7 +60,11 @@ describe('a damaged tree committed by plain git', () => {
   });
 
   it('a push answers the same, and changes nothing', async () => {
-    const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'more', enableKeyCreation: true, data: [{ key: 'c.d', values: [{ context: '*', value: 'w' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+      changeComment: 'more',
+      enableKeyCreation: true,
+      data: [{ key: 'c.d', values: [{ context: '*', value: 'w' }] }],
+    });
     expect(pushed.status, pushed.body).toBe(409);
     expect(pushed.json).toMatchObject({ error: 'repository_damaged', repository: REPO, object: damagedCommit });
     expect(git(gitdirOf(fixture.repos, REPO), 'rev-parse', 'main')).toBe(damagedCommit);
@@ -59,7 +74,11 @@ describe('a damaged tree committed by plain git', () => {
     const history = await read(fixture.server.url, `/rest/history/${REPO}`, {});
     expect(history.status, history.text).toBe(200);
     const [damaged, before] = history.json.commits;
-    expect(damaged).toMatchObject({ id: damagedCommit, keys: [], problems: [`commit ${damagedCommit.slice(0, 12)} cannot be read: malformed tree object`] });
+    expect(damaged).toMatchObject({
+      id: damagedCommit,
+      keys: [],
+      problems: [`commit ${damagedCommit.slice(0, 12)} cannot be read: malformed tree object`],
+    });
     expect(before).toMatchObject({ comment: 'one key', keys: [{ key: 'a.b', change: 'added' }] });
     expect(before.problems).toBeUndefined();
   });

@@ -14,7 +14,11 @@ let gitdir: string;
 const at: Record<string, string> = {};
 
 async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: comment,
+    enableKeyCreation: true,
+    data,
+  });
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
@@ -22,10 +26,25 @@ async function pushOk(comment: string, data: unknown[]): Promise<string> {
 const diffOf = (headers: Record<string, string>) => read(fixture.server.url, `/rest/diff/${REPO}`, headers);
 
 beforeAll(async () => {
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   gitdir = gitdirOf(fixture.repos, REPO);
   at.v1 = await pushOk('first', [
-    { key: 'db.host', values: [{ context: '*;*', value: 'localhost' }, { context: 'Production;*', value: 'db1.prod' }] },
+    {
+      key: 'db.host',
+      values: [
+        { context: '*;*', value: 'localhost' },
+        { context: 'Production;*', value: 'db1.prod' },
+      ],
+    },
     { key: 'log.level', values: [{ context: '*;*', value: 'info' }] },
     { key: 'old.key', values: [{ context: 'Production;*', value: 'gone soon' }] },
     { file: 'conf/db.properties', context: '*;*', content: 'host=${ db.host }\n' },
@@ -53,9 +72,16 @@ describe('GET /rest/diff', () => {
       'deleted old.key',
     ]);
     expect(answer.json.keys[0].values).toEqual([
-      { context: 'Production;*', change: 'modified', before: { value: 'db1.prod', active: true }, after: { value: 'db2.prod', active: true } },
+      {
+        context: 'Production;*',
+        change: 'modified',
+        before: { value: 'db1.prod', active: true },
+        after: { value: 'db2.prod', active: true },
+      },
     ]);
-    expect(answer.json.files).toEqual([{ path: 'conf/extra.txt', context: 'Production;*', change: 'added', active: true }]);
+    expect(answer.json.files).toEqual([
+      { path: 'conf/extra.txt', context: 'Production;*', change: 'added', active: true },
+    ]);
     expect(answer.json.resolved).toBeUndefined();
     // The same set of documents git's own diff names.
     const changed = git(gitdir, 'diff', '--no-renames', '--name-only', at.v1, at.v2).trim().split('\n');
@@ -69,7 +95,9 @@ describe('GET /rest/diff', () => {
     const byDate = await diffOf({ From: isoOf(commitTime(gitdir, at.v1)), To: 'v1' });
     expect(byDate.json).toMatchObject({ from: at.v1, to: at.v1, keys: [], files: [] });
     const backwards = await diffOf({ From: at.v2, To: 'v1' });
-    expect(backwards.json.keys.map((k: { key: string; change: string }) => `${k.change} ${k.key}`)).toContain('added old.key');
+    expect(backwards.json.keys.map((k: { key: string; change: string }) => `${k.change} ${k.key}`)).toContain(
+      'added old.key',
+    );
   });
 
   it('with a Context, reports what a client of that context sees change: properties and rendered files', async () => {
@@ -95,7 +123,11 @@ describe('GET /rest/diff', () => {
     });
     // Development sees log.level change, and nothing of production.
     const dev = await diffOf({ From: 'v1', Context: 'Development;web' });
-    expect(dev.json.resolved.properties).toEqual({ added: {}, changed: { 'log.level': { before: { val: 'info' }, after: { val: 'debug' } } }, removed: {} });
+    expect(dev.json.resolved.properties).toEqual({
+      added: {},
+      changed: { 'log.level': { before: { val: 'info' }, after: { val: 'debug' } } },
+      removed: {},
+    });
     expect(dev.json.resolved.files).toEqual({ added: {}, changed: {}, removed: {} });
   });
 

@@ -23,11 +23,46 @@ const RUNS = Number(process.env.CFGHUB_ENV_RUNS ?? 25);
 
 /** Pieces that a shell or a dotenv reader could take for syntax. */
 const HOSTILE = [
-  "'", '"', '`', '$', '\\', '\\\\', '\n', '\r', '\r\n', '\t', '#', '=', ' ', '\v', '\f', '\u0085', '\u00a0', '\u2028',
-  `$(touch ${CANARY})`, `\`touch ${CANARY}\``, `''; touch ${CANARY}; ''`, `"; touch ${CANARY}; "`, '${HOME}', '$HOME', '$$',
-  '\\n', '\\r', "\\'", '\\"', '\\$', 'export X=1', 'é', '😀', '!', '*', '~',
+  "'",
+  '"',
+  '`',
+  '$',
+  '\\',
+  '\\\\',
+  '\n',
+  '\r',
+  '\r\n',
+  '\t',
+  '#',
+  '=',
+  ' ',
+  '\v',
+  '\f',
+  '\u0085',
+  '\u00a0',
+  '\u2028',
+  `$(touch ${CANARY})`,
+  `\`touch ${CANARY}\``,
+  `''; touch ${CANARY}; ''`,
+  `"; touch ${CANARY}; "`,
+  '${HOME}',
+  '$HOME',
+  '$$',
+  '\\n',
+  '\\r',
+  "\\'",
+  '\\"',
+  '\\$',
+  'export X=1',
+  'é',
+  '😀',
+  '!',
+  '*',
+  '~',
 ];
-const text = fc.array(fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 8 }).map((parts) => parts.join(''));
+const text = fc
+  .array(fc.oneof(fc.constantFrom(...HOSTILE), fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 8 })
+  .map((parts) => parts.join(''));
 
 /** The names the file's comment lines leave out. */
 function leftOut(rendered: string): Set<string> {
@@ -51,20 +86,24 @@ function expectReadBack(rendered: string, values: Record<string, string>): void 
 }
 
 describe('the env rendering and its readers', () => {
-  it('is read back exactly by sh, bash, dash, dotenv, python-dotenv and compose, or names the value it leaves out', () => {
-    fc.assert(
-      fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), (texts) => {
-        const values = Object.fromEntries(texts.map((value, i) => [`V_${i}`, value]));
-        const rendered = toDotenv(Object.entries(values).map(([name, value]) => ({ name, value })));
-        for (const [name, value] of Object.entries(values)) {
-          // Left out only when no writing is safe: a CR, a NUL, or quotes and backslashes in the way.
-          if (leftOut(rendered).has(name)) expect(quoteEnvValue(value), JSON.stringify(value)).toBeUndefined();
-        }
-        expectReadBack(rendered, values);
-      }),
-      { numRuns: RUNS },
-    );
-  }, RUNS * 6000);
+  it(
+    'is read back exactly by sh, bash, dash, dotenv, python-dotenv and compose, or names the value it leaves out',
+    () => {
+      fc.assert(
+        fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), (texts) => {
+          const values = Object.fromEntries(texts.map((value, i) => [`V_${i}`, value]));
+          const rendered = toDotenv(Object.entries(values).map(([name, value]) => ({ name, value })));
+          for (const [name, value] of Object.entries(values)) {
+            // Left out only when no writing is safe: a CR, a NUL, or quotes and backslashes in the way.
+            if (leftOut(rendered).has(name)) expect(quoteEnvValue(value), JSON.stringify(value)).toBeUndefined();
+          }
+          expectReadBack(rendered, values);
+        }),
+        { numRuns: RUNS },
+      );
+    },
+    RUNS * 6000,
+  );
 
   it('writes the values that used to run commands or misread so that none runs, and names what it cannot write', () => {
     const values = {
@@ -83,13 +122,17 @@ describe('the env rendering and its readers', () => {
     const rendered = toDotenv(Object.entries(values).map(([name, value]) => ({ name, value })));
     expect([...leftOut(rendered)].sort()).toEqual(['ALL_QUOTES', 'CARRIAGE', 'DOLLAR']);
     expect(rendered).toContain(`SINGLE="''; touch ${CANARY}; ''"\n`);
-    expect(rendered).toContain("SUBSTITUTION='\"$(touch PWNED)\"'\n");
+    expect(rendered).toContain('SUBSTITUTION=\'"$(touch PWNED)"\'\n');
     expect(rendered).toContain('APOSTROPHE="it\'s"\n');
     expectReadBack(rendered, values);
   });
 
   it('reads compose-go fixtures as compose does (the grammar this test stands in for)', () => {
-    expect(readWithCompose("A='x $Y \\n'\nexport B=\"a\\nb $A\"\n# c\nC=plain # comment\n")).toEqual({ A: 'x $Y \\n', B: 'a\nb x $Y \\n', C: 'plain' });
+    expect(readWithCompose('A=\'x $Y \\n\'\nexport B="a\\nb $A"\n# c\nC=plain # comment\n')).toEqual({
+      A: 'x $Y \\n',
+      B: 'a\nb x $Y \\n',
+      C: 'plain',
+    });
   });
 });
 
@@ -107,7 +150,10 @@ describe('each surface of the server renders the same safe file', () => {
 
   beforeAll(async () => {
     cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-pull', '--token-free-push');
-    const data = [...Object.entries(VALUES), ['db.url', 'jdbc:x']].map(([key, value]) => ({ key, values: [{ context: '*', value }] }));
+    const data = [...Object.entries(VALUES), ['db.url', 'jdbc:x']].map(([key, value]) => ({
+      key,
+      values: [{ context: '*', value }],
+    }));
     const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { enableKeyCreation: true, data });
     expect(pushed.status, pushed.body).toBe(200);
   });
@@ -117,7 +163,9 @@ describe('each surface of the server renders the same safe file', () => {
     const byAccept = await (await fetch(url, { headers: { Context: 'Prod', Accept: 'text/plain' } })).text();
     const byQuery = await (await fetch(`${url}?format=env`, { headers: { Context: 'Prod' } })).text();
     const output = join(dir.path, 'pulled.env');
-    const pulled = await runCommand(['pull', REPO, '--context', 'Prod', '--format', 'env', '--output', output], { env: { ...process.env, CFGHUB_SERVER: fixture.server.url } });
+    const pulled = await runCommand(['pull', REPO, '--context', 'Prod', '--format', 'env', '--output', output], {
+      env: { ...process.env, CFGHUB_SERVER: fixture.server.url },
+    });
     expect(pulled.code, pulled.stderr).toBe(0);
     const byCli = readFileSync(output, 'utf8');
     expect(byQuery).toBe(byAccept);

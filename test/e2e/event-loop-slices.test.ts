@@ -91,24 +91,50 @@ const pushBody = (round: number) =>
   JSON.stringify({
     changeComment: `round ${round}`,
     enableKeyCreation: true,
-    data: Array.from({ length: MAX_VALUES_PER_PUSH / 5 }, (_, i) => ({ key: `k.${i}`, values: Array.from({ length: 5 }, (_, j) => ({ context: `e${j};app;*`, value: `value ${i} ${j} round ${round}` })) })),
+    data: Array.from({ length: MAX_VALUES_PER_PUSH / 5 }, (_, i) => ({
+      key: `k.${i}`,
+      values: Array.from({ length: 5 }, (_, j) => ({
+        context: `e${j};app;*`,
+        value: `value ${i} ${j} round ${round}`,
+      })),
+    })),
   });
 
-const post = (repo: string, body: string) => fetch(`${server.url}/rest/push/${repo}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+const post = (repo: string, body: string) =>
+  fetch(`${server.url}/rest/push/${repo}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
 
 beforeAll(async () => {
   dir = tempDir();
-  for (const repo of ['acme/push', 'acme/tpl']) cliOk(dir.path, 'repo', 'create', repo, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
+  for (const repo of ['acme/push', 'acme/tpl'])
+    cliOk(
+      dir.path,
+      'repo',
+      'create',
+      repo,
+      '--context',
+      'Environment,Application,Instance',
+      '--token-free-push',
+      '--token-free-pull',
+    );
   // One process: what one event loop holds (with a worker per core, the figure is the busiest worker's anyway).
-  server = await startServerProcess(dir.path, { CFGHUB_WORKERS: '1', NODE_OPTIONS: `--require "${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}"` });
+  server = await startServerProcess(dir.path, {
+    CFGHUB_WORKERS: '1',
+    NODE_OPTIONS: `--require "${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}"`,
+  });
   await until(() => /"event":"loop-pauses"/.test(server.output()), 'the loop pause probe');
   pausesUrl = /"event":"loop-pauses","url":"([^"]+)"/.exec(server.output())![1];
   // 10,000 keys of 5 values each: the largest allowed push, and the repository the next one changes.
   expect((await post('acme/push', pushBody(0))).status).toBe(200);
   // 8 files of 1 Mi characters each, the answer's limit: one file embedded by the 7 others.
   const big = 'x'.repeat(MAX_RENDERED_ANSWER_CHARS / 8);
-  const files = [{ file: 'big.txt', context: ANY, content: big }, { key: 'embed.big', vdt: 'FileEmbed', values: [{ context: ANY, value: 'big.txt' }] }, ...Array.from({ length: 7 }, (_, i) => ({ file: `copy${i}.txt`, context: ANY, content: '${ embed.big }' }))];
-  expect((await post('acme/tpl', JSON.stringify({ changeComment: 'files', enableKeyCreation: true, data: files }))).status).toBe(200);
+  const files = [
+    { file: 'big.txt', context: ANY, content: big },
+    { key: 'embed.big', vdt: 'FileEmbed', values: [{ context: ANY, value: 'big.txt' }] },
+    ...Array.from({ length: 7 }, (_, i) => ({ file: `copy${i}.txt`, context: ANY, content: '${ embed.big }' })),
+  ];
+  expect(
+    (await post('acme/tpl', JSON.stringify({ changeComment: 'files', enableKeyCreation: true, data: files }))).status,
+  ).toBe(200);
 }, 180_000);
 
 afterAll(async () => {
@@ -128,7 +154,9 @@ describe('work that grows with its input is done in slices', () => {
     // Each context is a new answer (no cache): built, serialized, hashed and sent.
     const pauses: { longestMs: number; busyMs: number; tookMs: number }[] = [];
     for (let i = 0; i < 3; i++) {
-      const result = await during(() => fetch(`${server.url}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } }));
+      const result = await during(() =>
+        fetch(`${server.url}/rest/pull/acme/tpl`, { headers: { Context: `Prod;web;n${i}` } }),
+      );
       expect(result.status).toBe(200);
       expect(result.bytes).toBeGreaterThan(MAX_RENDERED_ANSWER_CHARS);
       pauses.push(result);
@@ -138,18 +166,29 @@ describe('work that grows with its input is done in slices', () => {
     expect(best.longestMs, describePauses(best)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_ANSWER_SHARE * best.busyMs));
   }, 120_000);
 
-  const previousCommit = () => execFileSync('git', ['--git-dir', join(dir.path, 'acme', 'push.git'), 'rev-parse', 'main~1'], { encoding: 'utf8' }).trim();
+  const previousCommit = () =>
+    execFileSync('git', ['--git-dir', join(dir.path, 'acme', 'push.git'), 'rev-parse', 'main~1'], {
+      encoding: 'utf8',
+    }).trim();
   it.each([
     ['the history page of a commit that changed 10,000 keys', '/rest/history/acme/push', () => ({ Limit: '1' })],
     ['the export of 10,000 keys', '/rest/export/acme/push', () => ({})],
-    ['a diff of 10,000 keys, resolved for a context', '/rest/diff/acme/push', () => ({ From: previousCommit(), Context: 'e1;app;n1' })],
-  ])('answers %s without holding the event loop for a large part of it', async (what, path, headers) => {
-    // A new commit each time, so the answer is made, not read from a cache.
-    expect((await post('acme/push', pushBody(`${what}`.length))).status).toBe(200);
-    const result = await during(() => fetch(`${server.url}${path}`, { headers: headers() }));
-    expect(result.status).toBe(200);
-    expect(result.longestMs, describePauses(result)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_SHARE * result.busyMs));
-  }, 120_000);
+    [
+      'a diff of 10,000 keys, resolved for a context',
+      '/rest/diff/acme/push',
+      () => ({ From: previousCommit(), Context: 'e1;app;n1' }),
+    ],
+  ])(
+    'answers %s without holding the event loop for a large part of it',
+    async (what, path, headers) => {
+      // A new commit each time, so the answer is made, not read from a cache.
+      expect((await post('acme/push', pushBody(`${what}`.length))).status).toBe(200);
+      const result = await during(() => fetch(`${server.url}${path}`, { headers: headers() }));
+      expect(result.status).toBe(200);
+      expect(result.longestMs, describePauses(result)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_SHARE * result.busyMs));
+    },
+    120_000,
+  );
 
   it('answers the info of 10,000 keys with the context items they use without holding the event loop for a large part of it', async () => {
     // A new commit before each, so the answer is made, not read from a cache. The best of three:
@@ -157,7 +196,9 @@ describe('work that grows with its input is done in slices', () => {
     const pauses: { longestMs: number; busyMs: number; tookMs: number }[] = [];
     for (let i = 0; i < 3; i++) {
       expect((await post('acme/push', pushBody(100 + i))).status).toBe(200);
-      const result = await during(() => fetch(`${server.url}/rest/info/acme/push`, { headers: { 'Context-Elements': 'true', Files: 'true' } }));
+      const result = await during(() =>
+        fetch(`${server.url}/rest/info/acme/push`, { headers: { 'Context-Elements': 'true', Files: 'true' } }),
+      );
       expect(result.status).toBe(200);
       pauses.push(result);
     }
@@ -167,7 +208,10 @@ describe('work that grows with its input is done in slices', () => {
 
   it(`lists ${LISTED_REPOSITORIES} repositories it never read before without holding the event loop for a large part of it`, async () => {
     cliOk(dir.path, 'repo', 'create', 'seed/small', '--context', 'Environment,Application', '--token-free-pull');
-    for (let i = 0; i < LISTED_REPOSITORIES; i++) cpSync(join(dir.path, 'seed', 'small.git'), join(dir.path, 'many', `r${String(i).padStart(3, '0')}.git`), { recursive: true });
+    for (let i = 0; i < LISTED_REPOSITORIES; i++)
+      cpSync(join(dir.path, 'seed', 'small.git'), join(dir.path, 'many', `r${String(i).padStart(3, '0')}.git`), {
+        recursive: true,
+      });
     const result = await during(() => fetch(`${server.url}/rest/info/all`));
     expect(result.status).toBe(200);
     expect(result.healthz.every((status) => status === 200)).toBe(true);
@@ -175,13 +219,21 @@ describe('work that grows with its input is done in slices', () => {
   }, 120_000);
 
   it(`answers a replica's first state request over ${LISTED_REPOSITORIES} repositories never opened before without holding the event loop for a large part of it`, async () => {
-    if (!existsSync(join(dir.path, 'seed', 'small.git'))) cliOk(dir.path, 'repo', 'create', 'seed/small', '--context', 'Environment,Application', '--token-free-pull');
-    for (let i = 0; i < LISTED_REPOSITORIES; i++) cpSync(join(dir.path, 'seed', 'small.git'), join(dir.path, 'unopened', `r${String(i).padStart(3, '0')}.git`), { recursive: true });
+    if (!existsSync(join(dir.path, 'seed', 'small.git')))
+      cliOk(dir.path, 'repo', 'create', 'seed/small', '--context', 'Environment,Application', '--token-free-pull');
+    for (let i = 0; i < LISTED_REPOSITORIES; i++)
+      cpSync(join(dir.path, 'seed', 'small.git'), join(dir.path, 'unopened', `r${String(i).padStart(3, '0')}.git`), {
+        recursive: true,
+      });
     const token = cliOk(dir.path, 'token', 'create', '--replication', '--name', 'slices').trim();
-    const result = await during(() => fetch(`${server.url}/rest/replication/state`, { headers: { 'Client-Token': token } }));
+    const result = await during(() =>
+      fetch(`${server.url}/rest/replication/state`, { headers: { 'Client-Token': token } }),
+    );
     expect(result.status).toBe(200);
     expect(result.healthz.every((status) => status === 200)).toBe(true);
-    expect(result.longestMs, describePauses(result)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_STATE_SHARE * result.busyMs));
+    expect(result.longestMs, describePauses(result)).toBeLessThan(
+      Math.min(MAX_PAUSE_MS, MAX_STATE_SHARE * result.busyMs),
+    );
   }, 120_000);
 
   it(`answers a large body (parsed in slices) that nests deeper than ${MAX_JSON_DEPTH} levels, or is not JSON, with a 400 saying so`, async () => {
@@ -189,9 +241,15 @@ describe('work that grows with its input is done in slices', () => {
     const deep = `{"changeComment":"${padding}","data":[{"key":"a","values":[{"context":"*;*;*","value":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}]}]}`;
     const tooDeep = await post('acme/push', deep);
     expect(tooDeep.status).toBe(400);
-    expect(await tooDeep.json()).toMatchObject({ error: 'bad_request', message: expect.stringMatching(new RegExp(`nests deeper than ${MAX_JSON_DEPTH} levels`)) });
+    expect(await tooDeep.json()).toMatchObject({
+      error: 'bad_request',
+      message: expect.stringMatching(new RegExp(`nests deeper than ${MAX_JSON_DEPTH} levels`)),
+    });
     // Within the parser's bound, a value's own limit (64 levels) still names the value.
-    const value = await post('acme/push', deep.replace('['.repeat(MAX_JSON_DEPTH), '['.repeat(100)).replace(']'.repeat(MAX_JSON_DEPTH), ']'.repeat(100)));
+    const value = await post(
+      'acme/push',
+      deep.replace('['.repeat(MAX_JSON_DEPTH), '['.repeat(100)).replace(']'.repeat(MAX_JSON_DEPTH), ']'.repeat(100)),
+    );
     expect(value.status).toBe(400);
     expect((await value.json()).message).toMatch(/data\[0\]\.values\[0\]\.value: value nests deeper than 64 levels/);
     // Not JSON at its very end: the same report as for a small body, with line and column.

@@ -33,7 +33,8 @@ async function gitOk(args: string[], options: { cwd?: string; env?: NodeJS.Proce
 
 const urlOf = (fullName: string) => `${fixture.server.url}/git/${fullName}.git`;
 /** The value of an `Authorization` header giving a token as the password. */
-const basicValue = (password: string, user = 'anyone') => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+const basicValue = (password: string, user = 'anyone') =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 /** A clone URL carrying a token as its password. */
 function withCredential(url: string, token: string): string {
   const withUser = new URL(url);
@@ -45,11 +46,19 @@ function withCredential(url: string, token: string): string {
 const basic = (password: string) => `Authorization: ${basicValue(password)}`;
 
 function push(fullName: string, key: string, value: string) {
-  return pushTo(fixture.server.url, `/rest/push/${fullName}`, {
-    changeComment: `set ${key}`,
-    enableKeyCreation: true,
-    data: [{ key, values: [{ context: '*;*', value }] }, { file: `conf/${key}.txt`, context: '*;*', content: `${key}=${value}\n` }],
-  }, { 'Client-Token': tokens[fullName] });
+  return pushTo(
+    fixture.server.url,
+    `/rest/push/${fullName}`,
+    {
+      changeComment: `set ${key}`,
+      enableKeyCreation: true,
+      data: [
+        { key, values: [{ context: '*;*', value }] },
+        { file: `conf/${key}.txt`, context: '*;*', content: `${key}=${value}\n` },
+      ],
+    },
+    { 'Client-Token': tokens[fullName] },
+  );
 }
 
 /** Every file under a folder, recursively. */
@@ -69,7 +78,9 @@ beforeAll(async () => {
 
 describe('git clone and fetch over HTTP', () => {
   it('clones with protocol v2, then fetches and pulls a change pushed through the REST API', async () => {
-    const trace = await gitRun(['-c', 'protocol.version=2', 'clone', urlOf(OPEN), 'open'], { env: { GIT_TRACE_PACKET: '1' } });
+    const trace = await gitRun(['-c', 'protocol.version=2', 'clone', urlOf(OPEN), 'open'], {
+      env: { GIT_TRACE_PACKET: '1' },
+    });
     expect(trace.code, trace.stderr).toBe(0);
     expect(trace.stderr).toMatch(/git< version 2/);
     const clone = join(fixture.repos, 'open');
@@ -89,15 +100,26 @@ describe('git clone and fetch over HTTP', () => {
   });
 
   it('also serves the address without .git and protocol v0', async () => {
-    const cloned = await gitRun(['-c', 'protocol.version=0', 'clone', '--bare', `${fixture.server.url}/git/${OPEN}`, 'open-v0.git']);
+    const cloned = await gitRun([
+      '-c',
+      'protocol.version=0',
+      'clone',
+      '--bare',
+      `${fixture.server.url}/git/${OPEN}`,
+      'open-v0.git',
+    ]);
     expect(cloned.code, cloned.stderr).toBe(0);
-    expect((await gitOk(['--git-dir', join(fixture.repos, 'open-v0.git'), 'rev-parse', 'main'])).trim()).toBe(headOf(fixture.repos, OPEN));
+    expect((await gitOk(['--git-dir', join(fixture.repos, 'open-v0.git'), 'rev-parse', 'main'])).trim()).toBe(
+      headOf(fixture.repos, OPEN),
+    );
   });
 
   it('refuses a push over git with 403 and a message git shows', async () => {
     const clone = join(fixture.repos, 'open-push');
     await gitOk(['clone', urlOf(OPEN), clone]);
-    await gitOk(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--allow-empty', '-m', 'sneaky'], { cwd: clone });
+    await gitOk(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--allow-empty', '-m', 'sneaky'], {
+      cwd: clone,
+    });
     const pushed = await gitRun(['push', 'origin', 'HEAD:main'], { cwd: clone });
     expect(pushed.code).not.toBe(0);
     expect(pushed.stderr).toMatch(/remote: cfghub: this repository is read-only over git/);
@@ -105,16 +127,27 @@ describe('git clone and fetch over HTTP', () => {
     expect((await gitOk(['log', '-1', '--format=%s'], { cwd: clone })).trim()).toBe('sneaky');
     expect(headOf(fixture.repos, OPEN)).not.toBe((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim());
 
-    const advertisement = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-receive-pack`, headers: { Authorization: basicValue(tokens[OPEN]) } });
+    const advertisement = await rawRequest(fixture.server.url, {
+      method: 'GET',
+      path: `/git/${OPEN}.git/info/refs?service=git-receive-pack`,
+      headers: { Authorization: basicValue(tokens[OPEN]) },
+    });
     expect(advertisement.status).toBe(403);
-    const post = await rawRequest(fixture.server.url, { path: `/git/${OPEN}.git/git-receive-pack`, headers: { 'Content-Type': 'application/x-git-receive-pack-request' }, body: '0000' });
+    const post = await rawRequest(fixture.server.url, {
+      path: `/git/${OPEN}.git/git-receive-pack`,
+      headers: { 'Content-Type': 'application/x-git-receive-pack-request' },
+      body: '0000',
+    });
     expect(post.status).toBe(403);
     expect(post.body).toMatch(/read-only/);
   });
 
   it('asks for a token for a private repository and one without token-free pull: 401 with a Basic challenge', async () => {
     for (const name of [SECRET, CLOSED]) {
-      const anonymous = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${name}.git/info/refs?service=git-upload-pack` });
+      const anonymous = await rawRequest(fixture.server.url, {
+        method: 'GET',
+        path: `/git/${name}.git/info/refs?service=git-upload-pack`,
+      });
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers['www-authenticate']).toBe('Basic realm="cfghub"');
       const cloned = await gitRun(['clone', urlOf(name), `anonymous-${name.split('/')[1]}`]);
@@ -144,7 +177,9 @@ describe('git clone and fetch over HTTP', () => {
     const clone = join(fixture.repos, 'secret');
     expect((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim()).toBe(headOf(fixture.repos, SECRET));
 
-    expect((await gitRun(['clone', '--bare', withCredential(urlOf(SECRET), tokens[SECRET]), 'secret-url.git'])).code).toBe(0);
+    expect(
+      (await gitRun(['clone', '--bare', withCredential(urlOf(SECRET), tokens[SECRET]), 'secret-url.git'])).code,
+    ).toBe(0);
 
     const tokenFile = readFileSync(join(fixture.repos, '.cfghub', 'tokens.json'), 'utf8');
     const hashes = [...tokenFile.matchAll(/"hash":\s*"([0-9a-f]{64})"/g)].map((m) => m[1]);
@@ -182,7 +217,10 @@ describe('git clone and fetch over HTTP', () => {
       }
       const dumb = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs` });
       expect(dumb.status).toBe(403);
-      const unknown = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/acme/nothing.git/info/refs?service=git-upload-pack` });
+      const unknown = await rawRequest(fixture.server.url, {
+        method: 'GET',
+        path: `/git/acme/nothing.git/info/refs?service=git-upload-pack`,
+      });
       expect(unknown.status).toBe(404);
       expect((await gitRun(['clone', `${fixture.server.url}/git/acme/linked.git`, 'linked'])).code).not.toBe(0);
     } finally {
@@ -234,13 +272,19 @@ describe('git clone and fetch over HTTP', () => {
     const path = process.env.PATH;
     process.env.PATH = join(fixture.repos, 'no-such-folder');
     try {
-      const answer = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
+      const answer = await rawRequest(fixture.server.url, {
+        method: 'GET',
+        path: `/git/${OPEN}.git/info/refs?service=git-upload-pack`,
+      });
       expect(answer.status).toBe(503);
       expect(answer.body).toMatch(/git is not installed/);
     } finally {
       process.env.PATH = path;
     }
-    const after = await rawRequest(fixture.server.url, { method: 'GET', path: `/git/${OPEN}.git/info/refs?service=git-upload-pack` });
+    const after = await rawRequest(fixture.server.url, {
+      method: 'GET',
+      path: `/git/${OPEN}.git/info/refs?service=git-upload-pack`,
+    });
     expect(after.status).toBe(200);
   });
 });

@@ -36,43 +36,83 @@ interface Route {
 function allRoutes(): Route[] {
   const routes = new Map<string, Route>();
   const add = (method: string, path: string) => routes.set(`${method} ${path}`, { method: method.toUpperCase(), path });
-  for (const [path, item] of Object.entries(openApiDocument().paths as Record<string, Record<string, unknown>>)) for (const method of Object.keys(item)) add(method, path);
+  for (const [path, item] of Object.entries(openApiDocument().paths as Record<string, Record<string, unknown>>))
+    for (const method of Object.keys(item)) add(method, path);
   const registry = new RepositoryRegistry(dir.path);
   const tokens = new TokenService(new TokenStore(dir.path));
-  const app = createApp({ registry, tokens, logger: pino({ level: 'silent' }), bodyLimit: DEFAULT_BODY_LIMIT, hidePrivate: true });
+  const app = createApp({
+    registry,
+    tokens,
+    logger: pino({ level: 'silent' }),
+    bodyLimit: DEFAULT_BODY_LIMIT,
+    hidePrivate: true,
+  });
   type Layer = { route?: { path: string | string[]; methods: Record<string, boolean> }; handle?: { stack?: Layer[] } };
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        for (const path of [layer.route.path].flat()) for (const method of Object.keys(layer.route.methods)) add(method, path.replace(/:(\w+)/g, '{$1}'));
+        for (const path of [layer.route.path].flat())
+          for (const method of Object.keys(layer.route.methods)) add(method, path.replace(/:(\w+)/g, '{$1}'));
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
   walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
   // The protocols served beside express (app.ts), by their documented paths: Spring's application is `account.repository`.
-  for (const path of ['/spring/acme.{repository}/Prod', '/spring/acme.{repository}/Prod/main', '/spring/acme.{repository}-Prod.yml', '/spring/main/acme.{repository}-Prod.properties']) add('get', path);
-  for (const path of ['/openfeature/{account}/{repository}/ofrep/v1/evaluate/flags', '/openfeature/{account}/{repository}/ofrep/v1/evaluate/flags/{key}']) add('post', path);
+  for (const path of [
+    '/spring/acme.{repository}/Prod',
+    '/spring/acme.{repository}/Prod/main',
+    '/spring/acme.{repository}-Prod.yml',
+    '/spring/main/acme.{repository}-Prod.properties',
+  ])
+    add('get', path);
+  for (const path of [
+    '/openfeature/{account}/{repository}/ofrep/v1/evaluate/flags',
+    '/openfeature/{account}/{repository}/ofrep/v1/evaluate/flags/{key}',
+  ])
+    add('post', path);
   registry.close();
   tokens.close();
   return [...routes.values()];
 }
 
 /** The route's URL with every parameter naming `name` (the account stays acme). */
-const urlOf = (route: Route, name: string) => route.path.replace(/\{(\w+)\}/g, (_all, param: string) => (param === 'account' ? 'acme' : name));
+const urlOf = (route: Route, name: string) =>
+  route.path.replace(/\{(\w+)\}/g, (_all, param: string) => (param === 'account' ? 'acme' : name));
 
 async function ask(server: TestServer, route: Route, name: string, token: string | undefined) {
-  const headers: Record<string, string> = { Context: 'Prod', KeyName: 'k', From: '2000-01-01T00:00:00Z', Commit: 'HEAD', To: 'HEAD' };
+  const headers: Record<string, string> = {
+    Context: 'Prod',
+    KeyName: 'k',
+    From: '2000-01-01T00:00:00Z',
+    Commit: 'HEAD',
+    To: 'HEAD',
+  };
   if (token) headers['Client-Token'] = token;
   const hasBody = !['GET', 'HEAD', 'DELETE'].includes(route.method);
   if (hasBody) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`${server.url}${urlOf(route, name)}`, { method: route.method, headers, body: hasBody ? '{"data":[]}' : undefined, redirect: 'manual' });
+  const response = await fetch(`${server.url}${urlOf(route, name)}`, {
+    method: route.method,
+    headers,
+    body: hasBody ? '{"data":[]}' : undefined,
+    redirect: 'manual',
+  });
   const body = (await response.text()).replace(/"requestId":"[^"]*"/g, '').replaceAll(name, 'NAME');
   return { status: response.status, body, challenge: response.headers.get('www-authenticate') };
 }
 
 beforeAll(async () => {
   cliOk(dir.path, 'repo', 'create', 'acme/open', '--context', 'Environment', '--token-free-pull', '--token-free-push');
-  cliOk(dir.path, 'repo', 'create', `acme/${HIDDEN}`, '--context', 'Environment', '--private', '--token-free-pull', '--token-free-push');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    `acme/${HIDDEN}`,
+    '--context',
+    'Environment',
+    '--private',
+    '--token-free-pull',
+    '--token-free-push',
+  );
   cliOk(dir.path, 'repo', 'create', 'acme/broken', '--context', 'Environment', '--private');
   otherToken = cliOk(dir.path, 'token', 'create', 'acme/open', '--name', 'reader').trim();
   // A head naming a commit that is not there: the repository cannot be read (so it may be private).
@@ -92,7 +132,14 @@ describe('serve --hide-private, on every route', () => {
 
   it('finds the routes (the read endpoints, explain, git, admin, readiness among them)', () => {
     const paths = routes.map((r) => `${r.method} ${r.path}`);
-    for (const expected of ['GET /rest/pull/{account}/{repository}', 'GET /rest/explain/{account}/{repository}', 'GET /git/{account}/{repository}.git/info/refs', 'GET /readyz', 'DELETE /rest/admin/repositories/{account}/{repository}', 'GET /spring/acme.{repository}/Prod']) {
+    for (const expected of [
+      'GET /rest/pull/{account}/{repository}',
+      'GET /rest/explain/{account}/{repository}',
+      'GET /git/{account}/{repository}.git/info/refs',
+      'GET /readyz',
+      'DELETE /rest/admin/repositories/{account}/{repository}',
+      'GET /spring/acme.{repository}/Prod',
+    ]) {
       expect(paths).toContain(expected);
     }
   });
@@ -100,10 +147,17 @@ describe('serve --hide-private, on every route', () => {
   it('answers about a private repository as about one that does not exist, with no token, a token of another repository or a bad one', async () => {
     const differing: string[] = [];
     for (const route of routes.filter((r) => r.path.includes('{'))) {
-      for (const [who, token] of [['no token', undefined], ['a token of another repository', otherToken], ['a bad token', 'not-a-token']] as const) {
+      for (const [who, token] of [
+        ['no token', undefined],
+        ['a token of another repository', otherToken],
+        ['a bad token', 'not-a-token'],
+      ] as const) {
         const hidden = await ask(hiding, route, HIDDEN, token);
         const unknown = await ask(hiding, route, UNKNOWN, token);
-        if (JSON.stringify(hidden) !== JSON.stringify(unknown)) differing.push(`${route.method} ${route.path} with ${who}: ${JSON.stringify(hidden)} but unknown ${JSON.stringify(unknown)}`);
+        if (JSON.stringify(hidden) !== JSON.stringify(unknown))
+          differing.push(
+            `${route.method} ${route.path} with ${who}: ${JSON.stringify(hidden)} but unknown ${JSON.stringify(unknown)}`,
+          );
       }
     }
     expect(differing).toEqual([]);

@@ -18,12 +18,27 @@ let openToken: string;
 beforeAll(async () => {
   dir = tempDir();
   cliOk(dir.path, 'repo', 'create', 'acme/open', '--context', 'Environment', '--token-free-pull', '--token-free-push');
-  cliOk(dir.path, 'repo', 'create', 'acme/hidden', '--context', 'Environment', '--private', '--token-free-pull', '--token-free-push');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    'acme/hidden',
+    '--context',
+    'Environment',
+    '--private',
+    '--token-free-pull',
+    '--token-free-push',
+  );
   hiddenToken = cliOk(dir.path, 'token', 'create', 'acme/hidden', '--name', 'reader').trim();
   openToken = cliOk(dir.path, 'token', 'create', 'acme/open', '--name', 'reader').trim();
   plain = await startTestServer(dir.path);
   hiding = await startTestServer(dir.path, { hidePrivate: true });
-  const pushed = await pushTo(hiding.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'v' }] }] }, { 'Client-Token': hiddenToken });
+  const pushed = await pushTo(
+    hiding.url,
+    '/rest/push',
+    { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'v' }] }] },
+    { 'Client-Token': hiddenToken },
+  );
   expect(pushed.status).toBe(200);
 });
 
@@ -40,10 +55,13 @@ const names = async (url: string, headers: Record<string, string> = {}) => {
 };
 
 /** The answer with the repository's name taken out, to compare a hidden one with an unknown one. */
-const shape = (answer: { status: number; json: any }, name: string) => ({ status: answer.status, body: JSON.stringify(answer.json).replaceAll(name, 'NAME') });
+const shape = (answer: { status: number; json: any }, name: string) => ({
+  status: answer.status,
+  body: JSON.stringify(answer.json).replaceAll(name, 'NAME'),
+});
 
 describe('serve --hide-private', () => {
-  it('without the option, the listing shows every repository (the seed\'s default)', async () => {
+  it("without the option, the listing shows every repository (the seed's default)", async () => {
     expect(await names(plain.url)).toEqual(['acme/hidden', 'acme/open']);
   });
 
@@ -58,13 +76,24 @@ describe('serve --hide-private', () => {
       const headers = { Context: 'Prod', From: '2000-01-01T00:00:00Z' };
       const unknown = shape(await read(hiding.url, `/rest/${endpoint}/acme/nosuch`, headers), 'acme/nosuch');
       expect(unknown.status, endpoint).toBe(404);
-      for (const extra of [{}, { 'Client-Token': openToken }, { 'Client-Token': 'cfg_not-a-token' }] as Record<string, string>[]) {
-        expect(shape(await read(hiding.url, `/rest/${endpoint}/acme/hidden`, { ...headers, ...extra }), 'acme/hidden'), endpoint).toEqual(unknown);
+      for (const extra of [{}, { 'Client-Token': openToken }, { 'Client-Token': 'cfg_not-a-token' }] as Record<
+        string,
+        string
+      >[]) {
+        expect(
+          shape(await read(hiding.url, `/rest/${endpoint}/acme/hidden`, { ...headers, ...extra }), 'acme/hidden'),
+          endpoint,
+        ).toEqual(unknown);
       }
       // Spelled in another case, the name in the answer is the request's, as for an unknown one.
-      expect(shape(await read(hiding.url, `/rest/${endpoint}/ACME/Hidden`, headers), 'ACME/Hidden'), endpoint).toEqual(unknown);
+      expect(shape(await read(hiding.url, `/rest/${endpoint}/ACME/Hidden`, headers), 'ACME/Hidden'), endpoint).toEqual(
+        unknown,
+      );
     }
-    const withToken = await read(hiding.url, '/rest/pull/acme/hidden', { Context: 'Prod', 'Client-Token': hiddenToken });
+    const withToken = await read(hiding.url, '/rest/pull/acme/hidden', {
+      Context: 'Prod',
+      'Client-Token': hiddenToken,
+    });
     expect(withToken.status).toBe(200);
     expect(withToken.json.properties.k).toEqual({ val: 'v' });
     // Without the option the private repository is a 401 (it exists, a token is needed).
@@ -88,14 +117,22 @@ describe('serve --hide-private', () => {
     const hidden = await fetch(`${hiding.url}/git/acme/hidden.git/info/refs?service=git-upload-pack`);
     expect(unknown.status).toBe(401);
     expect(hidden.status).toBe(401);
-    expect((await hidden.text()).replaceAll('acme/hidden', 'NAME')).toBe((await unknown.text()).replaceAll('acme/nosuch', 'NAME'));
+    expect((await hidden.text()).replaceAll('acme/hidden', 'NAME')).toBe(
+      (await unknown.text()).replaceAll('acme/nosuch', 'NAME'),
+    );
     const url = new URL(`${hiding.url}/git/acme/hidden.git`);
     url.username = 'ci';
     url.password = hiddenToken;
     // Asynchronous: git talks to the server in this very process.
-    const cloned = await gitAsync(['clone', '--quiet', url.toString(), 'clone'], { cwd: dir.path, env: { GIT_TERMINAL_PROMPT: '0' } });
+    const cloned = await gitAsync(['clone', '--quiet', url.toString(), 'clone'], {
+      cwd: dir.path,
+      env: { GIT_TERMINAL_PROMPT: '0' },
+    });
     expect(cloned.code, cloned.stderr).toBe(0);
-    const refused = await gitAsync(['clone', '--quiet', `${hiding.url}/git/acme/hidden.git`, 'refused'], { cwd: dir.path, env: { GIT_TERMINAL_PROMPT: '0' } });
+    const refused = await gitAsync(['clone', '--quiet', `${hiding.url}/git/acme/hidden.git`, 'refused'], {
+      cwd: dir.path,
+      env: { GIT_TERMINAL_PROMPT: '0' },
+    });
     expect(refused.code).not.toBe(0);
   });
 

@@ -16,7 +16,11 @@ let second: string;
 
 beforeAll(async () => {
   cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment', '--token-free-push', '--token-free-pull');
-  const base = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'base', enableKeyCreation: true, data: [{ key: 'plain', values: [{ context: '*', value: 'p' }] }] });
+  const base = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: 'base',
+    enableKeyCreation: true,
+    data: [{ key: 'plain', values: [{ context: '*', value: 'p' }] }],
+  });
   expect(base.status).toBe(200);
   first = base.etag!.replace(/"/g, '');
   const data = [
@@ -24,7 +28,11 @@ beforeAll(async () => {
     ...NAMES.map((name) => ({ file: name, context: '*', content: `file ${name}` })),
     ...NAMES.map((name) => ({ file: `dir/${name}`, context: '*', content: `nested ${name}` })),
   ];
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'hostile names', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: 'hostile names',
+    enableKeyCreation: true,
+    data,
+  });
   expect(answer.status, reasonOf(answer)).toBe(200);
   second = answer.etag!.replace(/"/g, '');
 });
@@ -53,10 +61,14 @@ describe('names of Object.prototype round-trip through every answer', () => {
     }
     const info = await read(fixture.server.url, `/rest/info/${REPO}`, { Files: 'true' });
     expect(info.status).toBe(200);
-    expect(info.json.files.map((file: { path: string }) => file.path).sort()).toEqual([...NAMES, ...NAMES.map((n) => `dir/${n}`)].sort());
+    expect(info.json.files.map((file: { path: string }) => file.path).sort()).toEqual(
+      [...NAMES, ...NAMES.map((n) => `dir/${n}`)].sort(),
+    );
     const exported = await read(fixture.server.url, `/rest/export/${REPO}`);
     expect(exported.status).toBe(200);
-    const keys = exported.json.data.filter((e: { key?: string }) => e.key !== undefined).map((e: { key: string }) => e.key);
+    const keys = exported.json.data
+      .filter((e: { key?: string }) => e.key !== undefined)
+      .map((e: { key: string }) => e.key);
     expect(keys.sort()).toEqual([...NAMES, 'plain'].sort());
   });
 

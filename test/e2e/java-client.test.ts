@@ -59,8 +59,13 @@ function wire(method: string, path: string, headers: [string, string][], body?: 
       if (end < 0) return;
       const lines = received.subarray(0, end).toString('latin1').split('\r\n');
       const status = Number(lines[0].split(' ')[1]);
-      const answerHeaders = new Map(lines.slice(1).map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
-      if (answerHeaders.has('transfer-encoding')) return socket.destroy(new Error('the answer is chunked; the test expects a Content-Length'));
+      const answerHeaders = new Map(
+        lines
+          .slice(1)
+          .map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      if (answerHeaders.has('transfer-encoding'))
+        return socket.destroy(new Error('the answer is chunked; the test expects a Content-Length'));
       const length = status === 304 ? 0 : Number(answerHeaders.get('content-length') ?? 0);
       if (received.length < end + 4 + length) return;
       socket.end();
@@ -137,7 +142,8 @@ function asString(element: unknown): string {
 }
 
 /** Gson's getAsBoolean: a boolean, or Boolean.parseBoolean of the text. */
-const asBoolean = (element: unknown) => (typeof element === 'boolean' ? element : asString(element).toLowerCase() === 'true');
+const asBoolean = (element: unknown) =>
+  typeof element === 'boolean' ? element : asString(element).toLowerCase() === 'true';
 
 /** Integer.parseInt / getAsInt: a whole number in 32 bits, else the configuration is invalid. */
 function asInteger(element: unknown): number {
@@ -155,7 +161,8 @@ function asInteger(element: unknown): number {
 function readAsJavaClient(answer: WireAnswer, sentContext: string): ClientConfiguration {
   expect(answer.status, answer.body.toString('utf8')).toBe(200);
   const data = JSON.parse(answer.body.toString('utf8').replace(/\r?\n/g, ''));
-  if (asString(data.context) !== sentContext) throw new Error(`Requested context '${sentContext}' is not the same as context '${data.context}'`);
+  if (asString(data.context) !== sentContext)
+    throw new Error(`Requested context '${sentContext}' is not the same as context '${data.context}'`);
   if (data.error !== undefined) throw new Error(asString(data.error));
   const properties = new Map<string, ClientProperty>();
   for (const [key, element] of Object.entries<any>(data.properties ?? {})) {
@@ -174,7 +181,8 @@ function readAsJavaClient(answer: WireAnswer, sentContext: string): ClientConfig
       Double: () => Number(asString(element.val)),
       Float: () => Number(asString(element.val)),
       Map: () => {
-        if (typeof element.val !== 'object' || element.val === null || Array.isArray(element.val)) throw new Error(`${key}: not a JSON object`);
+        if (typeof element.val !== 'object' || element.val === null || Array.isArray(element.val))
+          throw new Error(`${key}: not a JSON object`);
         return Object.fromEntries(Object.entries(element.val).map(([k, v]) => [k, asString(v)]));
       },
       List: () => {
@@ -190,7 +198,8 @@ function readAsJavaClient(answer: WireAnswer, sentContext: string): ClientConfig
 }
 
 /** The client's `getEncryptionGroup(key)`. */
-const encryptionGroup = (config: ClientConfiguration, key: string) => config.properties.get(key)?.encryptionGroup ?? null;
+const encryptionGroup = (config: ClientConfiguration, key: string) =>
+  config.properties.get(key)?.encryptionGroup ?? null;
 
 const lastTrailers = () => git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)').trim();
 
@@ -214,7 +223,12 @@ const FIRST_PUSH = JSON.stringify({
     { key: 'old.name', deprecated: 'true', values: [{ context: '*;*', active: true, value: 'legacy' }] },
     { key: 'limits', vdt: 'Map', values: [{ context: '*;*', active: true, value: { max: '10', min: '1' } }] },
     { key: 'hosts', vdt: 'List', values: [{ context: '*;*', active: true, value: ['db1', 'db2'] }] },
-    { key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: '*;*', active: true, value: SECRET }] },
+    {
+      key: 'db.password',
+      securityGroup: 'secrets',
+      password: PASSWORD,
+      values: [{ context: '*;*', active: true, value: SECRET }],
+    },
   ],
 });
 
@@ -222,7 +236,16 @@ let firstCommit: string;
 let secondCommit: string;
 
 beforeAll(async () => {
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'java').trim();
   const group = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', REPO, GROUP);
   expect(group.code, group.stderr).toBe(0);
@@ -236,13 +259,17 @@ describe('pushes of the ConfigHub Java client', () => {
     firstCommit = headOf(fixture.repos, REPO);
     expect(answer.headers.get('etag')).toBe(`"${firstCommit}"`);
     expect(answer.headers.get('content-length')).toBe('0');
-    expect(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%s', firstCommit).trim()).toBe('Java client: first push');
+    expect(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%s', firstCommit).trim()).toBe(
+      'Java client: first push',
+    );
     expect(lastTrailers()).toBe('Application-Name: JavaApp\nClient-Version: v1.3.0');
     // Map and List values are stored as their JSON text; the secret only sealed, in the group's stored spelling.
     const show = (path: string) => git(gitdirOf(fixture.repos, REPO), 'show', `refs/heads/main:${path}`);
     const tree = git(gitdirOf(fixture.repos, REPO), 'ls-tree', '-r', '--name-only', 'refs/heads/main');
     const docOf = (key: string) => show(tree.split('\n').find((path) => path.endsWith(`/${key}.yaml`))!);
-    expect(YAML.parse(docOf('limits')).values).toEqual([{ context: '*;*', value: '{"max":"10","min":"1"}', active: true }]);
+    expect(YAML.parse(docOf('limits')).values).toEqual([
+      { context: '*;*', value: '{"max":"10","min":"1"}', active: true },
+    ]);
     expect(YAML.parse(docOf('hosts')).values).toEqual([{ context: '*;*', value: '["db1","db2"]', active: true }]);
     expect(docOf('db.password')).toMatch(/^securityGroup: Secrets$/m);
     expect(docOf('db.password')).not.toContain(SECRET);
@@ -250,19 +277,44 @@ describe('pushes of the ConfigHub Java client', () => {
 
   it('lands on the token form, and a refused push answers 304 with the reason as its ETag and moves nothing', async () => {
     const before = headOf(fixture.repos, REPO);
-    const refused = await javaPush(JSON.stringify({ data: [{ key: 'not.there', values: [{ context: '*;*', active: true, value: 'x' }] }] }), 'token');
+    const refused = await javaPush(
+      JSON.stringify({ data: [{ key: 'not.there', values: [{ context: '*;*', active: true, value: 'x' }] }] }),
+      'token',
+    );
     expect(refused.status).toBe(304);
     expect(refused.headers.get('etag')).toMatch(/^"data\[0\] key not\.there: [^"]+"$/);
     const wrongPassword = await javaPush(
-      JSON.stringify({ data: [{ key: 'db.password', securityGroup: 'secrets', password: 'not-the-password', values: [{ context: '*;*', active: true, value: 'x' }] }] }),
+      JSON.stringify({
+        data: [
+          {
+            key: 'db.password',
+            securityGroup: 'secrets',
+            password: 'not-the-password',
+            values: [{ context: '*;*', active: true, value: 'x' }],
+          },
+        ],
+      }),
       'token',
     );
     expect(wrongPassword.status).toBe(304);
-    expect(wrongPassword.headers.get('etag')).toBe('"data[0] key db.password: the password for security group Secrets is missing or wrong"');
+    expect(wrongPassword.headers.get('etag')).toBe(
+      '"data[0] key db.password: the password for security group Secrets is missing or wrong"',
+    );
     expect(headOf(fixture.repos, REPO)).toBe(before);
 
     const answer = await javaPush(
-      JSON.stringify({ changeComment: 'Java client: token form', enableKeyCreation: true, data: [{ key: 'timeout', vdt: 'Long', push: 'true', values: [{ context: '*;*', active: true, value: '30000000000' }] }] }),
+      JSON.stringify({
+        changeComment: 'Java client: token form',
+        enableKeyCreation: true,
+        data: [
+          {
+            key: 'timeout',
+            vdt: 'Long',
+            push: 'true',
+            values: [{ context: '*;*', active: true, value: '30000000000' }],
+          },
+        ],
+      }),
       'token',
     );
     expect(answer.status).toBe(200);
@@ -272,7 +324,10 @@ describe('pushes of the ConfigHub Java client', () => {
 
   it('is refused with 400 when non-ASCII text arrives as single bytes (é as 0xE9), naming the offset, and the head does not move', async () => {
     const before = headOf(fixture.repos, REPO);
-    const json = JSON.stringify({ enableKeyCreation: true, data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'café' }] }] });
+    const json = JSON.stringify({
+      enableKeyCreation: true,
+      data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'café' }] }],
+    });
     const body = writeBytes(json);
     const answer = await javaPush(json);
     expect(answer.status).toBe(400);
@@ -282,7 +337,12 @@ describe('pushes of the ConfigHub Java client', () => {
     expect(error.message).toContain(`not valid UTF-8: byte 0xE9 at offset ${body.indexOf(0xe9)}`);
     expect(headOf(fixture.repos, REPO)).toBe(before);
     // The README's advice: the application writes é as the text \u00e9; Gson escapes its backslash, so it lands as that text.
-    const escaped = await javaPush(JSON.stringify({ enableKeyCreation: true, data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'caf\\u00e9' }] }] }));
+    const escaped = await javaPush(
+      JSON.stringify({
+        enableKeyCreation: true,
+        data: [{ key: 'greeting', values: [{ context: '*;*', active: true, value: 'caf\\u00e9' }] }],
+      }),
+    );
     expect(escaped.status).toBe(200);
   });
 });
@@ -294,14 +354,25 @@ describe('pulls of the ConfigHub Java client', () => {
       changeComment: 'files',
       data: [
         { file: 'conf/app.properties', context: '*;*', content: 'port=${ db.port }\nhosts=${ hosts }\n' },
-        { file: 'conf/secret.txt', context: '*;*', securityGroup: GROUP, password: PASSWORD, content: `${FILE_SECRET}\n` },
+        {
+          file: 'conf/secret.txt',
+          context: '*;*',
+          securityGroup: GROUP,
+          password: PASSWORD,
+          content: `${FILE_SECRET}\n`,
+        },
       ],
     });
     expect(files.status, files.etag ?? '').toBe(200);
     cliOk(fixture.repos, 'tag', 'create', REPO, 'release-1');
     firstCommit = headOf(fixture.repos, REPO);
     await nextSecondAfter(commitTime(gitdirOf(fixture.repos, REPO), firstCommit));
-    const later = await javaPush(JSON.stringify({ changeComment: 'later', data: [{ key: 'db.port', values: [{ context: 'Production;*', active: 'true', value: 7000 }] }] }));
+    const later = await javaPush(
+      JSON.stringify({
+        changeComment: 'later',
+        data: [{ key: 'db.port', values: [{ context: 'Production;*', active: 'true', value: 7000 }] }],
+      }),
+    );
     expect(later.status).toBe(200);
     secondCommit = headOf(fixture.repos, REPO);
   });
@@ -335,11 +406,18 @@ describe('pulls of the ConfigHub Java client', () => {
   });
 
   it('opens the group with Security-Profile-Auth on the token form, and a wrong password leaves the value named by its group', async () => {
-    const opened = readAsJavaClient(await javaPull({ context: 'Production;Billing', groups: { secrets: PASSWORD }, form: 'token' }), 'Production;Billing');
+    const opened = readAsJavaClient(
+      await javaPull({ context: 'Production;Billing', groups: { secrets: PASSWORD }, form: 'token' }),
+      'Production;Billing',
+    );
     expect(opened.properties.get('db.password')).toEqual({ value: SECRET, deprecated: false, encryptionGroup: null });
     expect(opened.files.get('conf/secret.txt')).toBe(`${FILE_SECRET}\n`);
 
-    const wrong = await javaPull({ context: 'Production;Billing', groups: { secrets: 'wrong-password-9' }, form: 'token' });
+    const wrong = await javaPull({
+      context: 'Production;Billing',
+      groups: { secrets: 'wrong-password-9' },
+      form: 'token',
+    });
     const locked = readAsJavaClient(wrong, 'Production;Billing');
     expect(encryptionGroup(locked, 'db.password')).toBe(GROUP);
     expect(wrong.body.toString('utf8')).not.toContain(SECRET);
@@ -347,13 +425,20 @@ describe('pulls of the ConfigHub Java client', () => {
   });
 
   it('reads the past with Tag and with Repository-Date', async () => {
-    const atTag = readAsJavaClient(await javaPull({ context: 'Production;Billing', tag: 'release-1' }), 'Production;Billing');
+    const atTag = readAsJavaClient(
+      await javaPull({ context: 'Production;Billing', tag: 'release-1' }),
+      'Production;Billing',
+    );
     expect(atTag.properties.get('db.port')?.value).toBe(6543);
     const date = isoOf(commitTime(gitdirOf(fixture.repos, REPO), firstCommit));
     const atDate = await javaPull({ context: 'Production;Billing', date });
     expect(readAsJavaClient(atDate, 'Production;Billing').properties.get('db.port')?.value).toBe(6543);
     expect(JSON.parse(atDate.body.toString('utf8')).repoDate).toBe(date);
-    expect(readAsJavaClient(await javaPull({ context: 'Production;Billing' }), 'Production;Billing').properties.get('db.port')?.value).toBe(7000);
+    expect(
+      readAsJavaClient(await javaPull({ context: 'Production;Billing' }), 'Production;Billing').properties.get(
+        'db.port',
+      )?.value,
+    ).toBe(7000);
     expect(headOf(fixture.repos, REPO)).toBe(secondCommit);
   });
 
@@ -361,7 +446,12 @@ describe('pulls of the ConfigHub Java client', () => {
     const answer = await javaPull({ context: 'Production;Billing', includeComments: true, includeContext: true });
     readAsJavaClient(answer, 'Production;Billing');
     const raw = JSON.parse(answer.body.toString('utf8'));
-    expect(raw.properties['db.port']).toEqual({ type: 'Integer', comment: 'the database port', val: '7000', context: ['Production', '*'] });
+    expect(raw.properties['db.port']).toEqual({
+      type: 'Integer',
+      comment: 'the database port',
+      val: '7000',
+      context: ['Production', '*'],
+    });
     expect(raw.properties['old.name']).toEqual({ deprecated: true, val: 'legacy', context: ['*', '*'] });
     const plain = JSON.parse((await javaPull({ context: 'Production;Billing' })).body.toString('utf8'));
     expect(plain.properties['db.port']).toEqual({ type: 'Integer', val: '7000' });

@@ -10,26 +10,77 @@ import { cli, cliOk, getJson, git, gitdirOf, pushTo, serverForFile } from '../su
 const fixture = serverForFile();
 
 beforeAll(() => {
-  cliOk(fixture.repos, 'repo', 'create', 'beta/one', '--context', 'Env,App', '--token-free-push', '--description', 'The first');
-  cliOk(fixture.repos, 'repo', 'create', 'Alpha/zed', '--context', 'Env', '--private', '--personal', '--access-controls', '--no-security', '--context-groups');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    'beta/one',
+    '--context',
+    'Env,App',
+    '--token-free-push',
+    '--description',
+    'The first',
+  );
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    'Alpha/zed',
+    '--context',
+    'Env',
+    '--private',
+    '--personal',
+    '--access-controls',
+    '--no-security',
+    '--context-groups',
+  );
   cliOk(fixture.repos, 'repo', 'create', 'alpha/Beta', '--context', 'Env');
 });
 
 const FIELD_ORDER = [
-  'account', 'name', 'isPrivate', 'isPersonal', 'description', 'created', 'accessControlsEnabled', 'vdtEnabled',
-  'securityEnabled', 'contextGroupsEnabled', 'keyCount', 'valueCount', 'userCount', 'context',
+  'account',
+  'name',
+  'isPrivate',
+  'isPersonal',
+  'description',
+  'created',
+  'accessControlsEnabled',
+  'vdtEnabled',
+  'securityEnabled',
+  'contextGroupsEnabled',
+  'keyCount',
+  'valueCount',
+  'userCount',
+  'context',
 ];
 
 /** ConfigHub's listing record: every field marked "always", with its type; `description` optional. */
 function expectSeedShape(record: Record<string, unknown>): void {
   const types: Record<string, string> = {
-    account: 'string', name: 'string', isPrivate: 'boolean', isPersonal: 'boolean', created: 'string', accessControlsEnabled: 'boolean',
-    vdtEnabled: 'boolean', securityEnabled: 'boolean', contextGroupsEnabled: 'boolean', keyCount: 'number', valueCount: 'number', userCount: 'number',
+    account: 'string',
+    name: 'string',
+    isPrivate: 'boolean',
+    isPersonal: 'boolean',
+    created: 'string',
+    accessControlsEnabled: 'boolean',
+    vdtEnabled: 'boolean',
+    securityEnabled: 'boolean',
+    contextGroupsEnabled: 'boolean',
+    keyCount: 'number',
+    valueCount: 'number',
+    userCount: 'number',
   };
-  for (const [field, type] of Object.entries(types)) expect(typeof record[field], `${field} of ${JSON.stringify(record)}`).toBe(type);
-  expect(Array.isArray(record.context) && record.context.every((level) => typeof level === 'string'), JSON.stringify(record)).toBe(true);
+  for (const [field, type] of Object.entries(types))
+    expect(typeof record[field], `${field} of ${JSON.stringify(record)}`).toBe(type);
+  expect(
+    Array.isArray(record.context) && record.context.every((level) => typeof level === 'string'),
+    JSON.stringify(record),
+  ).toBe(true);
   expect(record.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-  expect(Object.keys(record).every((field) => field in types || field === 'context' || field === 'description'), JSON.stringify(record)).toBe(true);
+  expect(
+    Object.keys(record).every((field) => field in types || field === 'context' || field === 'description'),
+    JSON.stringify(record),
+  ).toBe(true);
 }
 
 describe('GET /rest/info/all', () => {
@@ -38,13 +89,24 @@ describe('GET /rest/info/all', () => {
     expect(status).toBe(200);
     expect(headers.get('content-type')).toMatch(/^application\/json/);
     // `alpha` and `Alpha` are one account: the folder keeps the spelling it was created with.
-    expect(json.map((r: { account: string; name: string }) => `${r.account}/${r.name}`)).toEqual(['Alpha/Beta', 'Alpha/zed', 'beta/one']);
+    expect(json.map((r: { account: string; name: string }) => `${r.account}/${r.name}`)).toEqual([
+      'Alpha/Beta',
+      'Alpha/zed',
+      'beta/one',
+    ]);
     for (const record of json) {
       const order = FIELD_ORDER.filter((field) => field in record);
       expect(Object.keys(record)).toEqual(order);
       expect(record.created).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     }
-    expect(json[1]).toMatchObject({ isPrivate: true, isPersonal: true, accessControlsEnabled: true, securityEnabled: false, contextGroupsEnabled: true, vdtEnabled: true });
+    expect(json[1]).toMatchObject({
+      isPrivate: true,
+      isPersonal: true,
+      accessControlsEnabled: true,
+      securityEnabled: false,
+      contextGroupsEnabled: true,
+      vdtEnabled: true,
+    });
     expect('description' in json[0]).toBe(false);
     expect(json[2].description).toBe('The first');
   });
@@ -53,7 +115,13 @@ describe('GET /rest/info/all', () => {
     const answer = await pushTo(fixture.server.url, '/rest/push/beta/one', {
       enableKeyCreation: true,
       data: [
-        { key: 'a', values: [{ context: '*;*', value: '1' }, { context: 'Prod;*', value: '2', active: false }] },
+        {
+          key: 'a',
+          values: [
+            { context: '*;*', value: '1' },
+            { context: 'Prod;*', value: '2', active: false },
+          ],
+        },
         { key: 'b', values: [] },
       ],
     });
@@ -92,15 +160,26 @@ describe('GET /rest/info/all', () => {
   it('shows a commit made with plain git at once', async () => {
     const gitdir = gitdirOf(fixture.repos, 'Alpha/Beta');
     const blob = execFileSync('git', ['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], {
-      input: 'key: outside\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*"\n    value: x\n    active: true\n',
-    }).toString().trim();
+      input:
+        'key: outside\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*"\n    value: x\n    active: true\n',
+    })
+      .toString()
+      .trim();
     const index = join(fixture.repos, 'plain-index');
     const env = { ...process.env, GIT_INDEX_FILE: index };
     execFileSync('git', ['--git-dir', gitdir, 'read-tree', 'main'], { env });
     // sha1("outside") starts with 45.
-    execFileSync('git', ['--git-dir', gitdir, 'update-index', '--add', '--cacheinfo', `100644,${blob},keys/45/outside.yaml`], { env });
+    execFileSync(
+      'git',
+      ['--git-dir', gitdir, 'update-index', '--add', '--cacheinfo', `100644,${blob},keys/45/outside.yaml`],
+      { env },
+    );
     const tree = execFileSync('git', ['--git-dir', gitdir, 'write-tree'], { env }).toString().trim();
-    const commit = execFileSync('git', ['--git-dir', gitdir, 'commit-tree', tree, '-p', 'main', '-m', 'outside'], { env }).toString().trim();
+    const commit = execFileSync('git', ['--git-dir', gitdir, 'commit-tree', tree, '-p', 'main', '-m', 'outside'], {
+      env,
+    })
+      .toString()
+      .trim();
     execFileSync('git', ['--git-dir', gitdir, 'update-ref', 'refs/heads/main', commit]);
     const { json } = await getJson(fixture.server.url, '/rest/info/all');
     expect(json[0]).toMatchObject({ name: 'Beta', keyCount: 1, valueCount: 1 });
@@ -110,9 +189,19 @@ describe('GET /rest/info/all', () => {
     mkdirSync(join(fixture.repos, 'broken', 'empty.git'), { recursive: true });
     cliOk(fixture.repos, 'repo', 'create', 'broken/badyaml', '--context', 'Env');
     const gitdir = gitdirOf(fixture.repos, 'broken/badyaml');
-    const blob = execFileSync('git', ['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], { input: 'context: [unclosed\n' }).toString().trim();
-    const tree = execFileSync('git', ['--git-dir', gitdir, 'mktree'], { input: `100644 blob ${blob}\trepository.yaml\n` }).toString().trim();
-    const commit = execFileSync('git', ['--git-dir', gitdir, 'commit-tree', tree, '-p', 'main', '-m', 'break it']).toString().trim();
+    const blob = execFileSync('git', ['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], {
+      input: 'context: [unclosed\n',
+    })
+      .toString()
+      .trim();
+    const tree = execFileSync('git', ['--git-dir', gitdir, 'mktree'], {
+      input: `100644 blob ${blob}\trepository.yaml\n`,
+    })
+      .toString()
+      .trim();
+    const commit = execFileSync('git', ['--git-dir', gitdir, 'commit-tree', tree, '-p', 'main', '-m', 'break it'])
+      .toString()
+      .trim();
     git(gitdir, 'update-ref', 'refs/heads/main', commit);
     writeFileSync(join(fixture.repos, 'broken', 'not-a-repo.txt'), 'stray file');
     const { status, json } = await getJson(fixture.server.url, '/rest/info/all');
@@ -128,7 +217,11 @@ describe('GET /rest/info/all', () => {
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual(json);
     expect(listed.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^cfghub: repository broken/badyaml is left out of the list: repository_content_invalid: repository\\.yaml at commit ${commit.slice(0, 12)} is not valid YAML.* \\(file repository\\.yaml, commit ${commit}\\)$`)),
+      expect.stringMatching(
+        new RegExp(
+          `^cfghub: repository broken/badyaml is left out of the list: repository_content_invalid: repository\\.yaml at commit ${commit.slice(0, 12)} is not valid YAML.* \\(file repository\\.yaml, commit ${commit}\\)$`,
+        ),
+      ),
       'cfghub: repository broken/empty is left out of the list: repository_content_invalid: repository broken/empty has no refs/heads/main',
     ]);
     expect(listed.stderr).not.toContain(fixture.repos);

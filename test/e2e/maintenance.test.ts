@@ -19,7 +19,12 @@ const LIMIT = 512;
 const fixture = serverForFile({ looseObjectLimit: LIMIT });
 
 function git(gitdir: string, args: string[], input?: string, env: NodeJS.ProcessEnv = {}): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], { input, env: gitEnv(env), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  return execFileSync('git', ['--git-dir', gitdir, ...args], {
+    input,
+    env: gitEnv(env),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
 }
 
 /**
@@ -37,12 +42,20 @@ function commitLooseKeys(fullName: string, prefix: string, count: number): strin
   for (let i = 0; i < count; i++) {
     const key = `${prefix}.key${i}`;
     const path = join(work, `${i}.yaml`);
-    writeFileSync(path, `key: ${key}\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: v${i}\n    active: true\n`);
+    writeFileSync(
+      path,
+      `key: ${key}\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: v${i}\n    active: true\n`,
+    );
     paths.push(path);
     names.push(`keys/${createHash('sha1').update(key).digest('hex').slice(0, 2)}/${key}.yaml`);
   }
   const blobs = git(gitdir, ['hash-object', '-w', '--stdin-paths'], paths.join('\n')).trim().split('\n');
-  git(gitdir, ['update-index', '--add', '--index-info'], blobs.map((oid, i) => `100644 ${oid}\t${names[i]}\n`).join(''), env);
+  git(
+    gitdir,
+    ['update-index', '--add', '--index-info'],
+    blobs.map((oid, i) => `100644 ${oid}\t${names[i]}\n`).join(''),
+    env,
+  );
   const tree = git(gitdir, ['write-tree'], undefined, env).trim();
   const commit = git(gitdir, ['commit-tree', tree, '-p', 'main', '-m', `${count} keys by hand`], undefined, {
     GIT_AUTHOR_NAME: 'Someone',
@@ -65,10 +78,13 @@ function countObjects(fullName: string): Record<string, number> {
 }
 
 const recordOf = async (fullName: string) =>
-  ((await getJson(fixture.server.url, '/rest/info/all')).json as Record<string, any>[]).find((r) => `${r.account}/${r.name}` === fullName);
+  ((await getJson(fixture.server.url, '/rest/info/all')).json as Record<string, any>[]).find(
+    (r) => `${r.account}/${r.name}` === fullName,
+  );
 
 beforeAll(async () => {
-  for (const name of ['acme/big', 'acme/small']) cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  for (const name of ['acme/big', 'acme/small'])
+    cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   for (const name of ['acme/big', 'acme/small']) expect((await recordOf(name))?.keyCount).toBe(0);
 });
 
@@ -90,7 +106,10 @@ describe('repacking loose objects that plain git left', () => {
     expect(git(gitdirOf(fixture.repos, 'acme/big'), ['fsck', '--strict', '--no-progress'])).toBe('');
 
     expect(await recordOf('acme/big')).toMatchObject({ keyCount: 2000, valueCount: 2000 });
-    const pushed = await pushTo(fixture.server.url, '/rest/push/acme/big', { changeComment: 'after the repack', data: [{ key: 'big.key7', values: [{ context: 'Prod;*', value: 'p7' }] }] });
+    const pushed = await pushTo(fixture.server.url, '/rest/push/acme/big', {
+      changeComment: 'after the repack',
+      data: [{ key: 'big.key7', values: [{ context: 'Prod;*', value: 'p7' }] }],
+    });
     expect(pushed.status).toBe(200);
     const pulled = await getJson(fixture.server.url, '/rest/pull/acme/big', { Context: 'Prod;web' });
     expect(pulled.json.properties['big.key7']).toEqual({ val: 'p7' });
@@ -104,7 +123,11 @@ describe('repacking loose objects that plain git left', () => {
     expect(looseObjectSample(gitdirOf(fixture.repos, 'acme/small'))).toBeLessThanOrEqual(2);
     const loose = countObjects('acme/small').count;
     expect(loose).toBeGreaterThan(20);
-    expect((await getJson(fixture.server.url, '/rest/pull/acme/small', { Context: 'Prod;web' })).json.properties['small.key3']).toEqual({ val: 'v3' });
+    expect(
+      (await getJson(fixture.server.url, '/rest/pull/acme/small', { Context: 'Prod;web' })).json.properties[
+        'small.key3'
+      ],
+    ).toEqual({ val: 'v3' });
     await fixture.server.settle('acme/small');
     expect(countObjects('acme/small').count).toBe(loose);
   });

@@ -41,7 +41,12 @@ async function connectionsWhen(ready: (count: number) => boolean): Promise<numbe
 }
 
 /** Counts the calls made to `object[name]` while `during` runs. */
-async function callsDuring<T extends object>(object: T, name: keyof T, during: () => Promise<void>, only: (args: unknown[]) => boolean = () => true): Promise<number> {
+async function callsDuring<T extends object>(
+  object: T,
+  name: keyof T,
+  during: () => Promise<void>,
+  only: (args: unknown[]) => boolean = () => true,
+): Promise<number> {
   const original = object[name] as unknown as (...args: unknown[]) => unknown;
   let calls = 0;
   (object as Record<keyof T, unknown>)[name] = function (this: unknown, ...args: unknown[]) {
@@ -77,16 +82,23 @@ describe('GET /metrics with many connections open', () => {
   });
 
   it('walks no handle, resource or descriptor list to answer', async () => {
-    const processHooks = process as unknown as { _getActiveHandles: () => unknown[]; getActiveResourcesInfo: () => string[] };
+    const processHooks = process as unknown as {
+      _getActiveHandles: () => unknown[];
+      getActiveResourcesInfo: () => string[];
+    };
     let families: Family[] = [];
     const scrapeNow = async () => {
       families = await scrape();
     };
     const handleWalks = await callsDuring(processHooks, '_getActiveHandles', () =>
-      callsDuring(processHooks, 'getActiveResourcesInfo', scrapeNow).then((resourceWalks) => expect(resourceWalks).toBe(0)),
+      callsDuring(processHooks, 'getActiveResourcesInfo', scrapeNow).then((resourceWalks) =>
+        expect(resourceWalks).toBe(0),
+      ),
     );
     expect(handleWalks).toBe(0);
-    const listings = await callsDuring(fs, 'readdirSync', scrapeNow, (args) => String(args[0]).startsWith('/proc/self/fd'));
+    const listings = await callsDuring(fs, 'readdirSync', scrapeNow, (args) =>
+      String(args[0]).startsWith('/proc/self/fd'),
+    );
     expect(listings).toBe(0);
     expect(families.map((family) => family.name)).not.toContain('nodejs_active_handles_total');
     expect(gauge(families, 'process_open_fds')).toBeGreaterThan(0);

@@ -26,7 +26,16 @@ const REPO = 'acme/ops';
 const fixture = serverForFile();
 
 beforeAll(() => {
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
 });
 
 async function scrapeText(url = fixture.server.url, headers: Record<string, string> = {}): Promise<string> {
@@ -53,25 +62,39 @@ describe('GET /metrics', () => {
   it('counts pushes (applied, unchanged, refused by class), commits, fsyncs, requests and cache hits', async () => {
     const beforeText = await scrapeText();
     const before = parsePrometheusTextFormat(beforeText);
-    const applied = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { enableKeyCreation: true, data: [set('a', '1')] });
+    const applied = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+      enableKeyCreation: true,
+      data: [set('a', '1')],
+    });
     expect(applied.status).toBe(200);
     expect((await pushTo(fixture.server.url, `/rest/push/${REPO}`, { data: [set('a', '1')] })).status).toBe(200); // unchanged
     expect((await pushTo(fixture.server.url, `/rest/push/${REPO}`, { data: [set('missing', '1')] })).status).toBe(304);
-    for (let i = 0; i < 2; i++) expect((await getJson(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await getJson(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web' })).status).toBe(200);
     const afterText = await scrapeText();
     const after = parsePrometheusTextFormat(afterText);
 
-    const delta = (name: string, labels?: Record<string, string>) => valueOf(after, name, labels) - valueOf(before, name, labels);
+    const delta = (name: string, labels?: Record<string, string>) =>
+      valueOf(after, name, labels) - valueOf(before, name, labels);
     expect(delta('cfghub_pushes_total', { outcome: 'applied' })).toBe(1);
     expect(delta('cfghub_pushes_total', { outcome: 'unchanged' })).toBe(1);
     expect(delta('cfghub_pushes_total', { outcome: 'refused' })).toBe(1);
     expect(delta('cfghub_push_refusals_total', { reason: 'missing' })).toBe(1);
     expect(delta('cfghub_commit_duration_seconds')).toBe(1);
     expect(delta('cfghub_fsync_duration_seconds')).toBeGreaterThan(0);
-    expect(delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '200', method: 'POST' })).toBe(2);
-    expect(delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '304', method: 'POST' })).toBe(1);
+    expect(
+      delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '200', method: 'POST' }),
+    ).toBe(2);
+    expect(
+      delta('cfghub_http_requests_total', { route: '/rest/push/:account/:repository', status: '304', method: 'POST' }),
+    ).toBe(1);
     // The parser folds the buckets of a labelled histogram together, so its count is read from the text.
-    const pullLatency = (text: string) => Number(/^cfghub_http_request_duration_seconds_count\{method="GET",route="\/rest\/pull\/:account\/:repository"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+    const pullLatency = (text: string) =>
+      Number(
+        /^cfghub_http_request_duration_seconds_count\{method="GET",route="\/rest\/pull\/:account\/:repository"\} (\d+)$/m.exec(
+          text,
+        )?.[1] ?? 0,
+      );
     expect(pullLatency(afterText) - pullLatency(beforeText)).toBe(2);
     expect(delta('cfghub_read_cache_lookups_total', { result: 'hit' })).toBeGreaterThanOrEqual(1);
     expect(delta('cfghub_read_cache_lookups_total', { result: 'miss' })).toBeGreaterThanOrEqual(1);
@@ -81,7 +104,13 @@ describe('GET /metrics', () => {
     expect(valueOf(after, 'cfghub_open_pack_bytes')).toBeGreaterThan(0); // the repository's packs, opened by the push's reads
     expect(valueOf(after, 'cfghub_open_pack_budget_bytes')).toBe(HELD_PACKS_BYTES); // one process: the whole budget
     // Process health from prom-client's defaults: event-loop delay and memory.
-    expect(after.map((f) => f.name)).toEqual(expect.arrayContaining(['nodejs_eventloop_lag_p99_seconds', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes']));
+    expect(after.map((f) => f.name)).toEqual(
+      expect.arrayContaining([
+        'nodejs_eventloop_lag_p99_seconds',
+        'process_resident_memory_bytes',
+        'nodejs_heap_size_used_bytes',
+      ]),
+    );
   });
 
   it('counts tokens, and labels an unknown path by no more than "unmatched"', async () => {
@@ -89,12 +118,20 @@ describe('GET /metrics', () => {
     await getJson(fixture.server.url, '/no/such/path/12345');
     const families = await scrape();
     expect(valueOf(families, 'cfghub_client_tokens')).toBe(1);
-    expect(valueOf(families, 'cfghub_http_requests_total', { route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(families, 'cfghub_http_requests_total', { route: 'unmatched', status: '404' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(JSON.stringify(families)).not.toContain('12345');
   });
 
   it('answers only with the metrics token when one is set', async () => {
-    const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, metricsToken: 's3cret-metrics' };
+    const deps: HttpDeps = {
+      registry: new RepositoryRegistry(fixture.repos),
+      tokens: new TokenService(new TokenStore(fixture.repos)),
+      logger: pino({ level: 'silent' }),
+      bodyLimit: 1024,
+      metricsToken: 's3cret-metrics',
+    };
     const running = await startServer(deps, 0, '127.0.0.1');
     try {
       const refused = await getJson(running.url, '/metrics');
@@ -143,7 +180,13 @@ describe('GET /readyz', () => {
 
   it('is 503 while start-up work is not finished', async () => {
     let starting: string | undefined = 'start-up recovery is not finished';
-    const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024, starting: () => starting };
+    const deps: HttpDeps = {
+      registry: new RepositoryRegistry(fixture.repos),
+      tokens: new TokenService(new TokenStore(fixture.repos)),
+      logger: pino({ level: 'silent' }),
+      bodyLimit: 1024,
+      starting: () => starting,
+    };
     const running = await startServer(deps, 0, '127.0.0.1');
     try {
       const early = await getJson(running.url, '/readyz');
@@ -161,7 +204,12 @@ describe('GET /readyz', () => {
 
 /** The routes the express application registers, as `METHOD path`, read from its router. */
 function registeredRoutes(): string[] {
-  const deps: HttpDeps = { registry: new RepositoryRegistry(fixture.repos), tokens: new TokenService(new TokenStore(fixture.repos)), logger: pino({ level: 'silent' }), bodyLimit: 1024 };
+  const deps: HttpDeps = {
+    registry: new RepositoryRegistry(fixture.repos),
+    tokens: new TokenService(new TokenStore(fixture.repos)),
+    logger: pino({ level: 'silent' }),
+    bodyLimit: 1024,
+  };
   const app = createApp(deps) as unknown as { router: { stack: Layer[] } };
   interface Layer {
     route?: { path: string | string[]; methods: Record<string, boolean> };
@@ -172,7 +220,8 @@ function registeredRoutes(): string[] {
     for (const layer of stack) {
       if (layer.route) {
         const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        for (const method of Object.keys(layer.route.methods)) for (const path of paths) found.push(`${method.toUpperCase()} ${path}`);
+        for (const method of Object.keys(layer.route.methods))
+          for (const path of paths) found.push(`${method.toUpperCase()} ${path}`);
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
@@ -209,8 +258,15 @@ describe('GET /openapi.json', () => {
     for (const entry of described) {
       const [method, path] = entry.split(' ');
       expect(document.paths[openApiPath(path)]?.[method.toLowerCase()], entry).toBeDefined();
-      const url = path.replace(/:account/, 'acme').replace(/:repository/, 'ops').replace(/:[A-Za-z]+/g, 'x');
-      const response = await fetch(`${fixture.server.url}${url}`, { method, headers: { 'Content-Type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      const url = path
+        .replace(/:account/, 'acme')
+        .replace(/:repository/, 'ops')
+        .replace(/:[A-Za-z]+/g, 'x');
+      const response = await fetch(`${fixture.server.url}${url}`, {
+        method,
+        headers: { 'Content-Type': 'application/json' },
+        body: method === 'GET' ? undefined : '{}',
+      });
       const text = await response.text();
       expect(text, entry).not.toContain('no such endpoint');
     }

@@ -59,7 +59,8 @@ const keyYaml = (key: string, value: string, context = '*;*') =>
   `key: ${key}\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "${context}"\n    value: ${value}\n    active: true\n`;
 
 beforeAll(async () => {
-  for (const name of [GOOD, OTHER]) cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
+  for (const name of [GOOD, OTHER])
+    cliOk(fixture.repos, 'repo', 'create', name, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
   const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, {
     changeComment: 'first keys',
     enableKeyCreation: true,
@@ -97,75 +98,137 @@ describe('commits made with plain git', () => {
     expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2, valueCount: 2 });
 
     // And the service's next push builds on the outside commit.
-    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'after', data: [{ key: 'db.port', values: [{ context: 'Prod;*', value: '6543' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, {
+      changeComment: 'after',
+      data: [{ key: 'db.port', values: [{ context: 'Prod;*', value: '6543' }] }],
+    });
     expect(pushed.status).toBe(200);
-    expect(execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'rev-parse', 'main^'], { encoding: 'utf8' }).trim()).toBe(commit);
+    expect(
+      execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'rev-parse', 'main^'], {
+        encoding: 'utf8',
+      }).trim(),
+    ).toBe(commit);
   });
 
   const BROKEN: Array<[string, Record<string, string | null>, string, RegExp]> = [
-    ['bad YAML in a key file', { 'keys/7a/db.host.yaml': 'key: db.host\nvalues: [unclosed\n' }, 'keys/7a/db.host.yaml', /is not valid YAML/],
-    ['an unknown field', { 'keys/7a/db.host.yaml': `${keyYaml('db.host', 'x')}owner: me\n` }, 'keys/7a/db.host.yaml', /does not match the layout: .*owner/],
-    ['a key file in the wrong shard folder', { 'keys/7a/db.host.yaml': null, 'keys/aa/db.host.yaml': keyYaml('db.host', 'x') }, 'keys/aa/db.host.yaml', /holds key "db.host", whose file is keys\/7a\/db.host.yaml/],
-    ['a key file under another name', { 'keys/7a/DB.yaml': keyYaml('db.host', 'x'), 'keys/7a/db.host.yaml': null }, 'keys/7a/DB.yaml', /whose file is keys\/7a\/db.host.yaml/],
+    [
+      'bad YAML in a key file',
+      { 'keys/7a/db.host.yaml': 'key: db.host\nvalues: [unclosed\n' },
+      'keys/7a/db.host.yaml',
+      /is not valid YAML/,
+    ],
+    [
+      'an unknown field',
+      { 'keys/7a/db.host.yaml': `${keyYaml('db.host', 'x')}owner: me\n` },
+      'keys/7a/db.host.yaml',
+      /does not match the layout: .*owner/,
+    ],
+    [
+      'a key file in the wrong shard folder',
+      { 'keys/7a/db.host.yaml': null, 'keys/aa/db.host.yaml': keyYaml('db.host', 'x') },
+      'keys/aa/db.host.yaml',
+      /holds key "db.host", whose file is keys\/7a\/db.host.yaml/,
+    ],
+    [
+      'a key file under another name',
+      { 'keys/7a/DB.yaml': keyYaml('db.host', 'x'), 'keys/7a/db.host.yaml': null },
+      'keys/7a/DB.yaml',
+      /whose file is keys\/7a\/db.host.yaml/,
+    ],
     ['a file straight under keys/', { 'keys/notes.txt': 'hello' }, 'keys/notes.txt', /is not in a shard folder/],
     ['a folder that is no shard', { 'keys/zz/x.yaml': keyYaml('x', 'y') }, 'keys/zz', /is not a shard folder/],
-    ['a file outside any context folder', { 'files/loose.txt': 'hello' }, 'files/loose.txt', /is not inside a context folder/],
-    ['a context folder with too few items', { 'files/Prod/a.txt': 'hello' }, 'files/Prod/a.txt', /does not have 2 items/],
-    ['a value with a context of too many items', { 'keys/7a/db.host.yaml': keyYaml('db.host', 'x', 'Prod;web;extra') }, 'keys/7a/db.host.yaml', /does not have 2 items/],
-    ['a broken repository.yaml', { 'repository.yaml': 'context: [Env, App]\n' }, 'repository.yaml', /does not match the layout/],
+    [
+      'a file outside any context folder',
+      { 'files/loose.txt': 'hello' },
+      'files/loose.txt',
+      /is not inside a context folder/,
+    ],
+    [
+      'a context folder with too few items',
+      { 'files/Prod/a.txt': 'hello' },
+      'files/Prod/a.txt',
+      /does not have 2 items/,
+    ],
+    [
+      'a value with a context of too many items',
+      { 'keys/7a/db.host.yaml': keyYaml('db.host', 'x', 'Prod;web;extra') },
+      'keys/7a/db.host.yaml',
+      /does not have 2 items/,
+    ],
+    [
+      'a broken repository.yaml',
+      { 'repository.yaml': 'context: [Env, App]\n' },
+      'repository.yaml',
+      /does not match the layout/,
+    ],
   ];
 
   let broken = 0;
-  it.each(BROKEN)('that break the layout (%s) are reported with the file and the commit, and a fix is served at once', async (_, files, file, problem) => {
-    const clone = workingClone(GOOD);
-    const good = headOf(fixture.repos, GOOD);
-    const tag = `before-${++broken}`;
-    cliOk(fixture.repos, 'tag', 'create', GOOD, tag);
-    const commit = commitOutside(clone, files, 'break it');
+  it.each(BROKEN)(
+    'that break the layout (%s) are reported with the file and the commit, and a fix is served at once',
+    async (_, files, file, problem) => {
+      const clone = workingClone(GOOD);
+      const good = headOf(fixture.repos, GOOD);
+      const tag = `before-${++broken}`;
+      cliOk(fixture.repos, 'tag', 'create', GOOD, tag);
+      const commit = commitOutside(clone, files, 'break it');
 
-    const answer = await pull(GOOD);
-    expect(answer.status).toBe(409);
-    expect(answer.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
-    expect(answer.json.message).toMatch(problem);
-    expect(answer.json.message).toContain(file);
-    expect(answer.json.message).toContain(commit.slice(0, 12));
-    expect(answer.text).not.toContain(fixture.repos);
+      const answer = await pull(GOOD);
+      expect(answer.status).toBe(409);
+      expect(answer.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
+      expect(answer.json.message).toMatch(problem);
+      expect(answer.json.message).toContain(file);
+      expect(answer.json.message).toContain(commit.slice(0, 12));
+      expect(answer.text).not.toContain(fixture.repos);
 
-    // The listing leaves it out (every record keeps the seed's fields) and logs it; `repo list` names it on stderr.
-    expect(await recordOf(GOOD)).toBeUndefined();
-    expect(fixture.server.logs.filter((line) => line.event === 'unreadable-repository' && line.repository === GOOD).length).toBeGreaterThan(0);
-    const listed = cli(fixture.repos, 'repo', 'list');
-    expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout).map((r: { name: string }) => r.name)).toEqual(['other']);
-    expect(listed.stderr).toContain(`repository acme/good is left out of the list: repository_content_invalid: ${answer.json.message} (file ${file}, commit ${commit})`);
-    expect(await recordOf(OTHER)).toMatchObject({ keyCount: 0 });
-    expect((await pull(OTHER)).status).toBe(200);
+      // The listing leaves it out (every record keeps the seed's fields) and logs it; `repo list` names it on stderr.
+      expect(await recordOf(GOOD)).toBeUndefined();
+      expect(
+        fixture.server.logs.filter((line) => line.event === 'unreadable-repository' && line.repository === GOOD).length,
+      ).toBeGreaterThan(0);
+      const listed = cli(fixture.repos, 'repo', 'list');
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout).map((r: { name: string }) => r.name)).toEqual(['other']);
+      expect(listed.stderr).toContain(
+        `repository acme/good is left out of the list: repository_content_invalid: ${answer.json.message} (file ${file}, commit ${commit})`,
+      );
+      expect(await recordOf(OTHER)).toMatchObject({ keyCount: 0 });
+      expect((await pull(OTHER)).status).toBe(200);
 
-    // A push cannot build on it either, and says why.
-    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'x', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'y' }] }] });
-    expect(pushed.status).toBe(409);
-    expect(pushed.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
-    // What came before stays readable (unless the head's settings, which say who may read, are broken).
-    const before = await getJson(fixture.server.url, `/rest/pull/${GOOD}`, { Context: 'Prod;web', Tag: tag });
-    expect(before.status).toBe(file === 'repository.yaml' ? 409 : 200);
-    if (before.status === 200) expect(before.json.properties['db.host'].val).toBe('db.example.com');
+      // A push cannot build on it either, and says why.
+      const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, {
+        changeComment: 'x',
+        data: [{ key: 'db.host', values: [{ context: '*;*', value: 'y' }] }],
+      });
+      expect(pushed.status).toBe(409);
+      expect(pushed.json).toMatchObject({ error: 'repository_content_invalid', file, commit });
+      // What came before stays readable (unless the head's settings, which say who may read, are broken).
+      const before = await getJson(fixture.server.url, `/rest/pull/${GOOD}`, { Context: 'Prod;web', Tag: tag });
+      expect(before.status).toBe(file === 'repository.yaml' ? 409 : 200);
+      if (before.status === 200) expect(before.json.properties['db.host'].val).toBe('db.example.com');
 
-    git(clone, 'revert', '--no-edit', 'HEAD');
-    git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
-    const fixed = await pull(GOOD);
-    expect(fixed.status).toBe(200);
-    expect(fixed.json.properties['db.host'].val).toBe('db.example.com');
-    expect(git(clone, 'rev-parse', 'HEAD~2').trim()).toBe(good);
-    expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2 });
-    expect((await getJson(fixture.server.url, '/healthz')).status).toBe(200);
-  });
+      git(clone, 'revert', '--no-edit', 'HEAD');
+      git(clone, 'push', '--quiet', 'origin', 'HEAD:main');
+      const fixed = await pull(GOOD);
+      expect(fixed.status).toBe(200);
+      expect(fixed.json.properties['db.host'].val).toBe('db.example.com');
+      expect(git(clone, 'rev-parse', 'HEAD~2').trim()).toBe(good);
+      expect(await recordOf(GOOD)).toMatchObject({ keyCount: 2 });
+      expect((await getJson(fixture.server.url, '/healthz')).status).toBe(200);
+    },
+  );
 
   it('keeps a file at the top of the repository (a README, say) and serves the rest', async () => {
     const clone = workingClone(GOOD);
     commitOutside(clone, { 'README.md': '# Our configuration\n' }, 'a readme');
     expect((await pull(GOOD)).status).toBe(200);
-    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, { changeComment: 'keep it', data: [{ key: 'db.host', values: [{ context: '*;*', value: 'z' }] }] });
+    const pushed = await pushTo(fixture.server.url, `/rest/push/${GOOD}`, {
+      changeComment: 'keep it',
+      data: [{ key: 'db.host', values: [{ context: '*;*', value: 'z' }] }],
+    });
     expect(pushed.status).toBe(200);
-    expect(execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' })).toBe('# Our configuration\n');
+    expect(
+      execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' }),
+    ).toBe('# Our configuration\n');
   });
 });

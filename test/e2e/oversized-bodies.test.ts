@@ -19,7 +19,12 @@ const FEED_LIMIT = 2 * 1024 * 1024;
 const MiB = 1024 * 1024;
 
 /** A push of one 17 MiB value: a body anyone might send, over the 16 MiB limit. */
-const BODY = Buffer.from(JSON.stringify({ changeComment: 'too big', data: [{ key: 'big', values: [{ context: '*;*', value: 'v'.repeat(17 * MiB) }] }] }));
+const BODY = Buffer.from(
+  JSON.stringify({
+    changeComment: 'too big',
+    data: [{ key: 'big', values: [{ context: '*;*', value: 'v'.repeat(17 * MiB) }] }],
+  }),
+);
 const ANNOUNCED = `the request body is ${BODY.length} bytes (Content-Length), more than the limit of ${LIMIT}`;
 
 let dir: ReturnType<typeof tempDir>;
@@ -44,7 +49,16 @@ function residentBytes(pid: number): number {
 
 beforeAll(async () => {
   dir = tempDir();
-  cliOk(dir.path, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'ops').trim();
   bodyFile = join(dir.path, 'body.json');
   writeFileSync(bodyFile, BODY);
@@ -86,7 +100,12 @@ describe('a push of 17 MiB, over the 16 MiB limit', () => {
     expectRefusedWithReason([outcome]);
     expect(uploaded).toBe(0);
     // On the wire: no 100 before the 413.
-    const answer = await socketPost(server.url, { path: `/rest/push/${REPO}`, body: BODY, stopAtAnswer: true, expectContinue: true });
+    const answer = await socketPost(server.url, {
+      path: `/rest/push/${REPO}`,
+      body: BODY,
+      stopAtAnswer: true,
+      expectContinue: true,
+    });
     expect(answer.continued).toBe(false);
     expect(answer.text.match(/HTTP\/1\.1 /g)).toHaveLength(1);
     expect(answer.json).toEqual({ error: 'payload_too_large', message: ANNOUNCED });
@@ -94,8 +113,19 @@ describe('a push of 17 MiB, over the 16 MiB limit', () => {
   });
 
   it('gets its 100 Continue, with Expect, when it is within the limit and read', async () => {
-    const body = Buffer.from(JSON.stringify({ changeComment: 'within', enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*;*', value: 'v'.repeat(256 * 1024) }] }] }));
-    const answer = await socketPost(server.url, { path: `/rest/push/${REPO}`, body, stopAtAnswer: false, expectContinue: true });
+    const body = Buffer.from(
+      JSON.stringify({
+        changeComment: 'within',
+        enableKeyCreation: true,
+        data: [{ key: 'k', values: [{ context: '*;*', value: 'v'.repeat(256 * 1024) }] }],
+      }),
+    );
+    const answer = await socketPost(server.url, {
+      path: `/rest/push/${REPO}`,
+      body,
+      stopAtAnswer: false,
+      expectContinue: true,
+    });
     expect(answer.continued).toBe(true);
     expect(answer.status).toBe(200);
   });
@@ -112,13 +142,23 @@ describe('a push of 17 MiB, over the 16 MiB limit', () => {
   });
 
   it('sent in chunks, without a Content-Length, is answered 413 as soon as it passes the limit, not at its end', async () => {
-    const answer = await socketPost(server.url, { path: `/rest/push/${REPO}`, body: 48 * MiB, chunked: true, stopAtAnswer: true });
+    const answer = await socketPost(server.url, {
+      path: `/rest/push/${REPO}`,
+      body: 48 * MiB,
+      chunked: true,
+      stopAtAnswer: true,
+    });
     expect(answer.error).toBeUndefined();
     expect(answer.status).toBe(413);
     expect(answer.json).toEqual({ error: 'payload_too_large', message: 'the request body is larger than the limit' });
     expect(answer.sent).toBeLessThan(32 * MiB);
     // And when the client sends it all regardless, it still reads the answer.
-    const regardless = await socketPost(server.url, { path: `/rest/push/${REPO}`, body: BODY, chunked: true, stopAtAnswer: false });
+    const regardless = await socketPost(server.url, {
+      path: `/rest/push/${REPO}`,
+      body: BODY,
+      chunked: true,
+      stopAtAnswer: false,
+    });
     expect(regardless.error).toBeUndefined();
     expect(regardless.status).toBe(413);
   });
@@ -126,25 +166,48 @@ describe('a push of 17 MiB, over the 16 MiB limit', () => {
 
 describe('every route that reads a body', () => {
   const routes: { name: string; path: string; headers: Record<string, string>; limit: number }[] = [
-    { name: 'a compressed push (express)', path: `/rest/push/${REPO}`, headers: { 'Content-Encoding': 'gzip' }, limit: LIMIT },
+    {
+      name: 'a compressed push (express)',
+      path: `/rest/push/${REPO}`,
+      headers: { 'Content-Encoding': 'gzip' },
+      limit: LIMIT,
+    },
     { name: 'a revert', path: `/rest/revert/${REPO}`, headers: {}, limit: LIMIT },
-    { name: 'an admin request', path: '/rest/admin/repositories', headers: { Authorization: 'Bearer ADMIN' }, limit: LIMIT },
-    { name: 'a replication feed request', path: '/rest/replication/feed', headers: { Authorization: 'Bearer REPLICATION' }, limit: FEED_LIMIT },
+    {
+      name: 'an admin request',
+      path: '/rest/admin/repositories',
+      headers: { Authorization: 'Bearer ADMIN' },
+      limit: LIMIT,
+    },
+    {
+      name: 'a replication feed request',
+      path: '/rest/replication/feed',
+      headers: { Authorization: 'Bearer REPLICATION' },
+      limit: FEED_LIMIT,
+    },
   ];
   const withTokens = (headers: Record<string, string>) =>
-    Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value.replace('ADMIN', adminToken).replace('REPLICATION', replicationToken)]));
+    Object.fromEntries(
+      Object.entries(headers).map(([name, value]) => [
+        name,
+        value.replace('ADMIN', adminToken).replace('REPLICATION', replicationToken),
+      ]),
+    );
 
-  it.each(routes)('answers $name over its limit with a 413 that reaches fetch and a plain socket', async ({ path, headers, limit }) => {
-    const body = BODY.subarray(0, limit + MiB);
-    const reason = `the request body is ${body.length} bytes (Content-Length), more than the limit of ${limit}`;
-    expectRefusedWithReason([await fetchPost(`${server.url}${path}`, body, withTokens(headers))], reason);
-    for (const stopAtAnswer of [true, false]) {
-      const answer = await socketPost(server.url, { path, headers: withTokens(headers), body, stopAtAnswer });
-      expect(answer.error).toBeUndefined();
-      expect(answer.status).toBe(413);
-      expect(answer.json).toEqual({ error: 'payload_too_large', message: reason });
-    }
-  });
+  it.each(routes)(
+    'answers $name over its limit with a 413 that reaches fetch and a plain socket',
+    async ({ path, headers, limit }) => {
+      const body = BODY.subarray(0, limit + MiB);
+      const reason = `the request body is ${body.length} bytes (Content-Length), more than the limit of ${limit}`;
+      expectRefusedWithReason([await fetchPost(`${server.url}${path}`, body, withTokens(headers))], reason);
+      for (const stopAtAnswer of [true, false]) {
+        const answer = await socketPost(server.url, { path, headers: withTokens(headers), body, stopAtAnswer });
+        expect(answer.error).toBeUndefined();
+        expect(answer.status).toBe(413);
+        expect(answer.json).toEqual({ error: 'payload_too_large', message: reason });
+      }
+    },
+  );
 });
 
 describe('while refused bodies drain', () => {
@@ -155,7 +218,9 @@ describe('while refused bodies drain', () => {
     let draining = true;
     // Four clients each sending 40 MiB after their 413, paced so the drains overlap for a while.
     const drains = Promise.all(
-      Array.from({ length: 4 }, () => socketPost(server.url, { path: `/rest/push/${REPO}`, body: 40 * MiB, stopAtAnswer: false, pauseMs: 2 })),
+      Array.from({ length: 4 }, () =>
+        socketPost(server.url, { path: `/rest/push/${REPO}`, body: 40 * MiB, stopAtAnswer: false, pauseMs: 2 }),
+      ),
     ).finally(() => (draining = false));
     let pulls = 0;
     while (draining) {

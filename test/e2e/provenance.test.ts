@@ -20,7 +20,12 @@ beforeAll(() => {
 });
 
 async function pushWith(comment: string, value: string, headers: Record<string, string> = {}): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value }] }] }, headers);
+  const answer = await pushTo(
+    fixture.server.url,
+    `/rest/push/${REPO}`,
+    { changeComment: comment, enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value }] }] },
+    headers,
+  );
   expect(answer.status, reasonOf(answer)).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
@@ -31,7 +36,8 @@ async function historyEntry(commit: string): Promise<Record<string, unknown>> {
   return answer.json.commits.find((entry: { id: string }) => entry.id === commit);
 }
 
-const gitTrailers = (commit: string) => git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)', commit).trim();
+const gitTrailers = (commit: string) =>
+  git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%(trailers:only,unfold)', commit).trim();
 
 describe('a change comment cannot forge provenance', () => {
   it('an anonymous push whose comment ends with trailer lines is attributed to no token and no application', async () => {
@@ -43,7 +49,7 @@ describe('a change comment cannot forge provenance', () => {
     expect(gitTrailers(commit)).not.toMatch(/release-admin|release-bot/);
   });
 
-  it('a push with an application name records only it, not the comment\'s Token line', async () => {
+  it("a push with an application name records only it, not the comment's Token line", async () => {
     const commit = await pushWith(FORGED, 'v2', { 'Application-Name': 'real-app' });
     const entry = await historyEntry(commit);
     expect(entry.token).toBeUndefined();
@@ -53,7 +59,12 @@ describe('a change comment cannot forge provenance', () => {
   });
 
   it('a push with a token records that token, whatever the comment names', async () => {
-    const answer = await pushTo(fixture.server.url, '/rest/push', { changeComment: 'x\n\nToken: release-admin', data: [{ key: 'k', values: [{ context: '*', value: 'v3' }] }] }, { 'Client-Token': token });
+    const answer = await pushTo(
+      fixture.server.url,
+      '/rest/push',
+      { changeComment: 'x\n\nToken: release-admin', data: [{ key: 'k', values: [{ context: '*', value: 'v3' }] }] },
+      { 'Client-Token': token },
+    );
     expect(answer.status).toBe(200);
     const entry = await historyEntry(answer.etag!.replace(/"/g, ''));
     expect(entry.token).toBe('ci');
@@ -61,7 +72,12 @@ describe('a change comment cannot forge provenance', () => {
   });
 
   it('forms git reads loosely (no space, indented, trailing blank lines) are comment text too', async () => {
-    for (const [i, comment] of ['t\n\nToken:release-admin', 't\n\n Token: release-admin', 'Token: release-admin\n\n\n', 'Token: release-admin'].entries()) {
+    for (const [i, comment] of [
+      't\n\nToken:release-admin',
+      't\n\n Token: release-admin',
+      'Token: release-admin\n\n\n',
+      'Token: release-admin',
+    ].entries()) {
       const commit = await pushWith(comment, `loose${i}`);
       const entry = await historyEntry(commit);
       expect(entry.token, comment).toBeUndefined();

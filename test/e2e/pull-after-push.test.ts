@@ -19,15 +19,26 @@ const lookups = async () => ({
   carried: await metricOf(fixture.server.url, 'cfghub_read_cache_lookups_total{result="carried"}').catch(() => 0), // absent until counted once
 });
 
-async function pull(context: string): Promise<{ etag: string | null; commit: string | null; text: string; val: unknown }> {
+async function pull(
+  context: string,
+): Promise<{ etag: string | null; commit: string | null; text: string; val: unknown }> {
   const response = await fetch(`${fixture.server.url}/rest/pull/${REPO}`, { headers: { Context: context } });
   expect(response.status).toBe(200);
   const text = await response.text();
-  return { etag: response.headers.get('etag'), commit: response.headers.get('commit'), text, val: JSON.parse(text).properties.url?.val };
+  return {
+    etag: response.headers.get('etag'),
+    commit: response.headers.get('commit'),
+    text,
+    val: JSON.parse(text).properties.url?.val,
+  };
 }
 
 async function pushOk(data: unknown[]): Promise<void> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'change', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: 'change',
+    enableKeyCreation: true,
+    data,
+  });
   expect(answer.status, reasonOf(answer)).toBe(200);
 }
 
@@ -42,7 +53,16 @@ async function pullCounted(context: string) {
 
 beforeAll(async () => {
   cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
-  await pushOk([{ key: 'url', values: [{ context: '*;*', value: 'global' }, { context: 'Prod;*', value: 'prod' }, { context: 'Dev;*', value: 'dev' }] }]);
+  await pushOk([
+    {
+      key: 'url',
+      values: [
+        { context: '*;*', value: 'global' },
+        { context: 'Prod;*', value: 'prod' },
+        { context: 'Dev;*', value: 'dev' },
+      ],
+    },
+  ]);
 });
 
 describe('a pull right after a push', () => {
@@ -89,7 +109,11 @@ describe('a pull right after a push', () => {
 
   it(`makes the answer when the changes hold more than ${VALUES_WEIGHED.toLocaleString('en-US')} values to weigh`, async () => {
     const keys = Math.floor(VALUES_WEIGHED / 10) + 1; // each key's 5 values, before and after
-    const devValues = (value: string) => Array.from({ length: keys }, (_, i) => ({ key: `bulk.${i}`, values: ['a', 'b', 'c', 'd', 'e'].map((app) => ({ context: `Dev;${app}`, value })) }));
+    const devValues = (value: string) =>
+      Array.from({ length: keys }, (_, i) => ({
+        key: `bulk.${i}`,
+        values: ['a', 'b', 'c', 'd', 'e'].map((app) => ({ context: `Dev;${app}`, value })),
+      }));
     await pushOk(devValues('v1'));
     await pull('Prod;web'); // answered at this head
     await pushOk(devValues('v2')); // Prod reads none of it, but there is too much to weigh

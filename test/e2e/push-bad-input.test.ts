@@ -11,7 +11,17 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { keyPath } from '../../src/layout/layout.js';
-import { cli, cliOk, commitCount, git, gitdirOf, headOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import {
+  cli,
+  cliOk,
+  commitCount,
+  git,
+  gitdirOf,
+  headOf,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../support/harness.js';
 import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
 
 const APP = 'acme/app';
@@ -71,7 +81,10 @@ function expectError(answer: RawAnswer, status: number): any {
   expect(json.error).toMatch(/^[a-z][a-z_]*$/);
   expect(json.message).toBeTypeOf('string');
   expect(json.message.length).toBeGreaterThan(0);
-  expect(Object.keys(json).every((k) => ['error', 'message', 'details'].includes(k)), answer.body).toBe(true);
+  expect(
+    Object.keys(json).every((k) => ['error', 'message', 'details'].includes(k)),
+    answer.body,
+  ).toBe(true);
   expectNothingInternal(answer.body);
   return json;
 }
@@ -161,8 +174,26 @@ beforeAll(async () => {
   doomedToken = cliOk(repos, 'token', 'create', APP, '--name', 'doomed').trim();
   // An expiry an hour away, for the use before it: however slow the machine, it has not passed.
   // The brief one is for the use after its expiry, which the last test waits for.
-  expiringToken = cliOk(repos, 'token', 'create', APP, '--name', 'expiring', '--expires', isoSeconds(Date.now() + 3_600_000)).trim();
-  briefToken = cliOk(repos, 'token', 'create', APP, '--name', 'brief', '--expires', isoSeconds(Date.now() + 5000)).trim();
+  expiringToken = cliOk(
+    repos,
+    'token',
+    'create',
+    APP,
+    '--name',
+    'expiring',
+    '--expires',
+    isoSeconds(Date.now() + 3_600_000),
+  ).trim();
+  briefToken = cliOk(
+    repos,
+    'token',
+    'create',
+    APP,
+    '--name',
+    'brief',
+    '--expires',
+    isoSeconds(Date.now() + 5000),
+  ).trim();
   presentedTokens.push(appToken, lockedToken, otherToken, doomedToken, expiringToken, briefToken);
   server = await startTestServer(repos);
   small = await startTestServer(repos, { bodyLimit: 1024 });
@@ -170,7 +201,13 @@ beforeAll(async () => {
     changeComment: 'seed',
     enableKeyCreation: true,
     data: [
-      { key: 'seed.key', values: [{ context: ANY, value: 'global' }, { context: 'Prod;*;*', value: 'prod' }] },
+      {
+        key: 'seed.key',
+        values: [
+          { context: ANY, value: 'global' },
+          { context: 'Prod;*;*', value: 'prod' },
+        ],
+      },
       { file: 'seed/file.txt', context: ANY, content: 'seed' },
     ],
   });
@@ -232,15 +269,39 @@ describe('fields of the wrong type', () => {
     { name: 'key a number', body: { data: [{ key: 5, values: [] }] }, path: 'data[0].key' },
     { name: 'values a string', body: { data: [{ key: 'seed.key', values: 'x' }] }, path: 'data[0].values' },
     { name: 'readme a number', body: { data: [{ key: 'seed.key', readme: 1 }] }, path: 'data[0].readme' },
-    { name: 'deprecated "maybe"', body: { data: [{ key: 'seed.key', deprecated: 'maybe' }] }, path: 'data[0].deprecated' },
+    {
+      name: 'deprecated "maybe"',
+      body: { data: [{ key: 'seed.key', deprecated: 'maybe' }] },
+      path: 'data[0].deprecated',
+    },
     { name: 'push "TRUE"', body: { data: [{ key: 'seed.key', push: 'TRUE' }] }, path: 'data[0].push' },
     { name: 'vdt a number', body: { data: [{ key: 'seed.key', vdt: 3 }] }, path: 'data[0].vdt' },
-    { name: 'a value context a number', body: { data: [{ key: 'seed.key' }, { key: 'seed.key', values: [{ context: 5, value: 'x' }] }] }, path: 'data[1].values[0].context' },
-    { name: 'a value active "no"', body: { data: [{ key: 'seed.key', values: [{ context: ANY, value: 'x', active: 'no' }] }] }, path: 'data[0].values[0].active' },
-    { name: 'a value element a string', body: { data: [{ key: 'seed.key', values: ['x'] }] }, path: 'data[0].values[0]' },
+    {
+      name: 'a value context a number',
+      body: { data: [{ key: 'seed.key' }, { key: 'seed.key', values: [{ context: 5, value: 'x' }] }] },
+      path: 'data[1].values[0].context',
+    },
+    {
+      name: 'a value active "no"',
+      body: { data: [{ key: 'seed.key', values: [{ context: ANY, value: 'x', active: 'no' }] }] },
+      path: 'data[0].values[0].active',
+    },
+    {
+      name: 'a value element a string',
+      body: { data: [{ key: 'seed.key', values: ['x'] }] },
+      path: 'data[0].values[0]',
+    },
     { name: 'file a number', body: { data: [{ file: 5, context: ANY }] }, path: 'data[0].file' },
-    { name: 'file content a number', body: { data: [{ file: 'a.txt', context: ANY, content: 5 }] }, path: 'data[0].content' },
-    { name: 'file context an array', body: { data: [{ file: 'a.txt', context: ['*', '*', '*'], content: 'x' }] }, path: 'data[0].context' },
+    {
+      name: 'file content a number',
+      body: { data: [{ file: 'a.txt', context: ANY, content: 5 }] },
+      path: 'data[0].content',
+    },
+    {
+      name: 'file context an array',
+      body: { data: [{ file: 'a.txt', context: ['*', '*', '*'], content: 'x' }] },
+      path: 'data[0].context',
+    },
   ])('answers 400 with the JSON path when $name', async ({ body, path }) => {
     expectShapeError(await unchanged(() => toApp(body)), path);
   });
@@ -280,14 +341,32 @@ describe('unknown fields', () => {
 
   it('answers 400 to an unknown field on a value element', async () => {
     expectShapeError(
-      await unchanged(() => toApp({ data: [{ key: 'seed.key', values: [{ context: ANY, value: 'x' }, { context: ANY, vale: 'x' }] }] })),
+      await unchanged(() =>
+        toApp({
+          data: [
+            {
+              key: 'seed.key',
+              values: [
+                { context: ANY, value: 'x' },
+                { context: ANY, vale: 'x' },
+              ],
+            },
+          ],
+        }),
+      ),
       'data[0].values[1].vale',
     );
   });
 
   it('answers 400 to an unknown field on a file element, and the file is not touched', async () => {
-    expectShapeError(await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, opps: 'delete' }] })), 'data[0].opps');
-    expectShapeError(await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, contents: 'x' }] })), 'data[0].contents');
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, opps: 'delete' }] })),
+      'data[0].opps',
+    );
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, contents: 'x' }] })),
+      'data[0].contents',
+    );
     expect(fileAtHead('seed/file.txt')).toBe('seed');
   });
 
@@ -298,7 +377,10 @@ describe('unknown fields', () => {
       await unchanged(() => toApp({ data: [{ key: 'seed.key', values: [{ context: ANY, opp: 'remove' }] }] })),
       'data[0].values[0].opp',
     );
-    expectShapeError(await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, opp: 'remove' }] })), 'data[0].opp');
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ file: 'seed/file.txt', context: ANY, opp: 'remove' }] })),
+      'data[0].opp',
+    );
     expect(keyAtHead('seed.key').values).toHaveLength(2);
     expect(fileAtHead('seed/file.txt')).toBe('seed');
   });
@@ -306,11 +388,17 @@ describe('unknown fields', () => {
 
 describe('key or file', () => {
   it('answers 400 to an element with both key and file', async () => {
-    expectShapeError(await unchanged(() => toApp({ data: [{ key: 'seed.key', file: 'seed/file.txt', context: ANY }] })), 'data[0]');
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ key: 'seed.key', file: 'seed/file.txt', context: ANY }] })),
+      'data[0]',
+    );
   });
 
   it('answers 400 to an element with neither key nor file', async () => {
-    expectShapeError(await unchanged(() => toApp({ data: [{ key: 'seed.key' }, { values: [{ context: ANY, value: 'x' }] }] })), 'data[1]');
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ key: 'seed.key' }, { values: [{ context: ANY, value: 'x' }] }] })),
+      'data[1]',
+    );
     expectShapeError(await unchanged(() => toApp({ data: [{}] })), 'data[0]');
   });
 });
@@ -319,11 +407,27 @@ describe('the forms the ConfigHub client sends', () => {
   it('accepts booleans sent as the strings "true" and "false"', async () => {
     const answer = await toApp({
       enableKeyCreation: 'true',
-      data: [{ key: 'string.flags', deprecated: 'true', push: 'true', values: [{ context: ANY, value: 'v', active: 'false' }] }],
+      data: [
+        {
+          key: 'string.flags',
+          deprecated: 'true',
+          push: 'true',
+          values: [{ context: ANY, value: 'v', active: 'false' }],
+        },
+      ],
     });
     expect(answer.status, answer.body).toBe(200);
-    expect(keyAtHead('string.flags')).toMatchObject({ deprecated: true, push: true, values: [{ context: ANY, value: 'v', active: false }] });
-    const off = await unchanged(() => toApp({ enableKeyCreation: 'false', data: [{ key: 'string.flags.off', values: [{ context: ANY, value: 'v' }] }] }));
+    expect(keyAtHead('string.flags')).toMatchObject({
+      deprecated: true,
+      push: true,
+      values: [{ context: ANY, value: 'v', active: false }],
+    });
+    const off = await unchanged(() =>
+      toApp({
+        enableKeyCreation: 'false',
+        data: [{ key: 'string.flags.off', values: [{ context: ANY, value: 'v' }] }],
+      }),
+    );
     // "false" is false: the key may not be created.
     expect(off.status).toBe(304);
     expect(keyAtHead('string.flags.off')).toBeNull();
@@ -339,7 +443,10 @@ describe('the forms the ConfigHub client sends', () => {
   });
 
   it('answers 400 to values as a single object without opp delete', async () => {
-    expectShapeError(await unchanged(() => toApp({ data: [{ key: 'seed.key', values: { context: ANY, value: 'single' } }] })), 'data[0].values');
+    expectShapeError(
+      await unchanged(() => toApp({ data: [{ key: 'seed.key', values: { context: ANY, value: 'single' } }] })),
+      'data[0].values',
+    );
     expect(storedValue('seed.key')).toBe('global');
   });
 
@@ -357,13 +464,23 @@ describe('Content-Type', () => {
     { name: 'form data', type: 'application/x-www-form-urlencoded' },
     { name: 'missing', type: undefined },
   ])('answers 415 when it is $name', async ({ type }) => {
-    const answer = await unchanged(() => toApp({ enableKeyCreation: true, data: [{ key: 'ct.key', values: [{ context: ANY, value: 'x' }] }] }, { 'Content-Type': type }));
+    const answer = await unchanged(() =>
+      toApp(
+        { enableKeyCreation: true, data: [{ key: 'ct.key', values: [{ context: ANY, value: 'x' }] }] },
+        { 'Content-Type': type },
+      ),
+    );
     expectError(answer, 415);
     expect(keyAtHead('ct.key')).toBeNull();
   });
 
   it('answers 415 on the token form too', async () => {
-    expectError(await unchanged(() => post('/rest/push', { data: [] }, { 'Client-Token': appToken, 'Content-Type': 'text/plain' })), 415);
+    expectError(
+      await unchanged(() =>
+        post('/rest/push', { data: [] }, { 'Client-Token': appToken, 'Content-Type': 'text/plain' }),
+      ),
+      415,
+    );
   });
 });
 
@@ -382,16 +499,27 @@ describe('sizes', () => {
   });
 
   it('answers 413 to a large body before parsing it, also when it is not JSON', async () => {
-    const big = { enableKeyCreation: true, data: [{ key: 'big.key', values: [{ context: ANY, value: 'v'.repeat(2000) }] }] };
+    const big = {
+      enableKeyCreation: true,
+      data: [{ key: 'big.key', values: [{ context: ANY, value: 'v'.repeat(2000) }] }],
+    };
     expectError(await unchanged(() => post(`/rest/push/${APP}`, big, {}, small)), 413);
     expectError(await unchanged(() => post(`/rest/push/${APP}`, 'x'.repeat(2000), {}, small)), 413);
     expect(keyAtHead('big.key')).toBeNull();
   });
 
   it('answers 413 to a large chunked body (no Content-Length)', async () => {
-    const big = JSON.stringify({ enableKeyCreation: true, data: [{ key: 'big.key', values: [{ context: ANY, value: 'v'.repeat(4000) }] }] });
+    const big = JSON.stringify({
+      enableKeyCreation: true,
+      data: [{ key: 'big.key', values: [{ context: ANY, value: 'v'.repeat(4000) }] }],
+    });
     const answer = await unchanged(() =>
-      rawRequest(small.url, { path: `/rest/push/${APP}`, body: big, chunked: true, headers: { 'Content-Type': 'application/json' } }),
+      rawRequest(small.url, {
+        path: `/rest/push/${APP}`,
+        body: big,
+        chunked: true,
+        headers: { 'Content-Type': 'application/json' },
+      }),
     );
     expectError(answer, 413);
   });
@@ -410,11 +538,25 @@ describe('sizes', () => {
 
   it('accepts a value of 1 MiB and answers 413 to one byte more, naming it', async () => {
     const mib = 1024 * 1024;
-    const ok = await toApp({ enableKeyCreation: true, data: [{ key: 'mib.key', values: [{ context: ANY, value: 'm'.repeat(mib) }] }] });
+    const ok = await toApp({
+      enableKeyCreation: true,
+      data: [{ key: 'mib.key', values: [{ context: ANY, value: 'm'.repeat(mib) }] }],
+    });
     expect(ok.status, ok.body).toBe(200);
     expect(storedValue('mib.key')).toHaveLength(mib);
     const over = await unchanged(() =>
-      toApp({ data: [{ key: 'seed.key' }, { key: 'mib.key', values: [{ context: ANY, value: 'short' }, { context: ANY, value: 'm'.repeat(mib + 1) }] }] }),
+      toApp({
+        data: [
+          { key: 'seed.key' },
+          {
+            key: 'mib.key',
+            values: [
+              { context: ANY, value: 'short' },
+              { context: ANY, value: 'm'.repeat(mib + 1) },
+            ],
+          },
+        ],
+      }),
     );
     const json = expectError(over, 413);
     expect(JSON.stringify(json)).toContain('data[1].values[1].value');
@@ -423,12 +565,16 @@ describe('sizes', () => {
 
   it('counts a value in UTF-8 bytes', async () => {
     // 524,289 two-byte characters: fewer than 1 Mi characters, more than 1 MiB.
-    const over = await unchanged(() => toApp({ data: [{ key: 'mib.key', values: [{ context: ANY, value: 'é'.repeat(524_289) }] }] }));
+    const over = await unchanged(() =>
+      toApp({ data: [{ key: 'mib.key', values: [{ context: ANY, value: 'é'.repeat(524_289) }] }] }),
+    );
     expectError(over, 413);
   });
 
   it('answers 413 to file content over 1 MiB', async () => {
-    const over = await unchanged(() => toApp({ data: [{ file: 'big/file.txt', context: ANY, content: 'f'.repeat(1024 * 1024 + 1) }] }));
+    const over = await unchanged(() =>
+      toApp({ data: [{ file: 'big/file.txt', context: ANY, content: 'f'.repeat(1024 * 1024 + 1) }] }),
+    );
     const json = expectError(over, 413);
     expect(JSON.stringify(json)).toContain('data[0].content');
     expect(fileAtHead('big/file.txt')).toBeNull();
@@ -438,70 +584,139 @@ describe('sizes', () => {
 describe('bodies that are not valid UTF-8', () => {
   /** A push body as the ConfigHub Java client writes it: `café` with é as its low byte alone (0xE9). */
   const javaBody = (key: string) =>
-    Buffer.concat([Buffer.from(`{"enableKeyCreation":"true","data":[{"key":"${key}","values":[{"context":"*;*;*","value":"caf`, 'latin1'), Buffer.from([0xe9]), Buffer.from('"}]}]}')]);
+    Buffer.concat([
+      Buffer.from(
+        `{"enableKeyCreation":"true","data":[{"key":"${key}","values":[{"context":"*;*;*","value":"caf`,
+        'latin1',
+      ),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]}]}'),
+    ]);
 
   it.each([
     ['the path form', `/rest/push/${APP}`, () => ({})],
     ['the token form', '/rest/push', () => ({ 'Client-Token': appToken })],
-  ])('refuses a push on %s with 400 naming the offset of the bad byte, and stores nothing', async (_, path, headers) => {
-    const body = javaBody('utf8.java');
-    const offset = body.indexOf(0xe9);
-    const answer = await unchanged(() => post(path, body, headers()));
-    const json = expectError(answer, 400);
-    expect(json.message).toMatch(/not valid UTF-8/);
-    expect(json.message).toContain(`byte 0xE9 at offset ${offset}`);
-    expect(json.details).toEqual([{ path: 'body', message: `not valid UTF-8 at byte offset ${offset}` }]);
-    expect(keyAtHead('utf8.java')).toBeNull();
-  });
+  ])(
+    'refuses a push on %s with 400 naming the offset of the bad byte, and stores nothing',
+    async (_, path, headers) => {
+      const body = javaBody('utf8.java');
+      const offset = body.indexOf(0xe9);
+      const answer = await unchanged(() => post(path, body, headers()));
+      const json = expectError(answer, 400);
+      expect(json.message).toMatch(/not valid UTF-8/);
+      expect(json.message).toContain(`byte 0xE9 at offset ${offset}`);
+      expect(json.details).toEqual([{ path: 'body', message: `not valid UTF-8 at byte offset ${offset}` }]);
+      expect(keyAtHead('utf8.java')).toBeNull();
+    },
+  );
 
   it('stores the same text sent as UTF-8, or escaped as \\u00e9, unchanged', async () => {
-    const utf8 = await toApp(Buffer.from('{"enableKeyCreation":true,"data":[{"key":"utf8.sent","values":[{"context":"*;*;*","value":"café €"}]}]}', 'utf8'));
+    const utf8 = await toApp(
+      Buffer.from(
+        '{"enableKeyCreation":true,"data":[{"key":"utf8.sent","values":[{"context":"*;*;*","value":"café €"}]}]}',
+        'utf8',
+      ),
+    );
     expect(utf8.status, utf8.body).toBe(200);
     expect(storedValue('utf8.sent')).toBe('café €');
-    const escaped = await toApp(Buffer.from('{"enableKeyCreation":true,"data":[{"key":"utf8.escaped","values":[{"context":"*;*;*","value":"caf\\u00e9 \\u20ac"}]}]}', 'latin1'));
+    const escaped = await toApp(
+      Buffer.from(
+        '{"enableKeyCreation":true,"data":[{"key":"utf8.escaped","values":[{"context":"*;*;*","value":"caf\\u00e9 \\u20ac"}]}]}',
+        'latin1',
+      ),
+    );
     expect(escaped.status, escaped.body).toBe(200);
     expect(storedValue('utf8.escaped')).toBe('café €');
   });
 
-  it.each(['revert', 'restore'])('refuses a %s body with 400 naming the offset, and moves nothing', async (operation) => {
-    const body = Buffer.concat([Buffer.from(`{"changeComment":"r`), Buffer.from([0xe2, 0x82]), Buffer.from(`","commit":"x","to":"x"}`)]);
-    const answer = await unchanged(() => post(`/rest/${operation}/${APP}`, body));
-    const json = expectError(answer, 400);
-    expect(json.message).toContain(`byte 0xE2 at offset ${body.indexOf(0xe2)}`);
-  });
+  it.each(['revert', 'restore'])(
+    'refuses a %s body with 400 naming the offset, and moves nothing',
+    async (operation) => {
+      const body = Buffer.concat([
+        Buffer.from(`{"changeComment":"r`),
+        Buffer.from([0xe2, 0x82]),
+        Buffer.from(`","commit":"x","to":"x"}`),
+      ]);
+      const answer = await unchanged(() => post(`/rest/${operation}/${APP}`, body));
+      const json = expectError(answer, 400);
+      expect(json.message).toContain(`byte 0xE2 at offset ${body.indexOf(0xe2)}`);
+    },
+  );
 });
 
 describe('Client-Version', () => {
-  it.each(['junk', 'v2.0', 'v0.9', 'v1', '1.0', 'v1.x', 'v2.0.0', 'v1.3.0.1', 'v1.3.', 'v1.3.x', 'v1.3.0-beta', 'V1.3.0'])('answers 400 to %s', async (version) => {
+  it.each([
+    'junk',
+    'v2.0',
+    'v0.9',
+    'v1',
+    '1.0',
+    'v1.x',
+    'v2.0.0',
+    'v1.3.0.1',
+    'v1.3.',
+    'v1.3.x',
+    'v1.3.0-beta',
+    'V1.3.0',
+  ])('answers 400 to %s', async (version) => {
     const answer = await unchanged(() =>
-      toApp({ enableKeyCreation: true, data: [{ key: 'cv.key', values: [{ context: ANY, value: 'x' }] }] }, { 'Client-Version': version }),
+      toApp(
+        { enableKeyCreation: true, data: [{ key: 'cv.key', values: [{ context: ANY, value: 'x' }] }] },
+        { 'Client-Version': version },
+      ),
     );
     expectError(answer, 400);
     expect(keyAtHead('cv.key')).toBeNull();
   });
 
   it('accepts v1.3.0, as the ConfigHub Java client sends it, and records it in the commit exactly as sent', async () => {
-    const answer = await toApp({ changeComment: 'from Java', enableKeyCreation: true, data: [{ key: 'cv.java', values: [{ context: ANY, value: 'java' }] }] }, { 'Client-Version': 'v1.3.0' });
+    const answer = await toApp(
+      {
+        changeComment: 'from Java',
+        enableKeyCreation: true,
+        data: [{ key: 'cv.java', values: [{ context: ANY, value: 'java' }] }],
+      },
+      { 'Client-Version': 'v1.3.0' },
+    );
     expect(answer.status, answer.body).toBe(200);
     expect(storedValue('cv.java')).toBe('java');
-    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe('v1.3.0');
-    const padded = await toApp({ changeComment: 'padded', data: [{ key: 'cv.java', values: [{ context: ANY, value: 'padded' }] }] }, { 'Client-Version': 'v1.03.007' });
+    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe(
+      'v1.3.0',
+    );
+    const padded = await toApp(
+      { changeComment: 'padded', data: [{ key: 'cv.java', values: [{ context: ANY, value: 'padded' }] }] },
+      { 'Client-Version': 'v1.03.007' },
+    );
     expect(padded.status, padded.body).toBe(200);
-    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe('v1.03.007');
+    expect(git(gitdirOf(repos, APP), 'log', '-1', '--format=%(trailers:key=Client-Version,valueonly)').trim()).toBe(
+      'v1.03.007',
+    );
   });
 
   it('accepts v1.7, and an empty value as absent', async () => {
-    const answer = await toApp({ enableKeyCreation: true, data: [{ key: 'cv.key', values: [{ context: ANY, value: 'v17' }] }] }, { 'Client-Version': 'v1.7' });
+    const answer = await toApp(
+      { enableKeyCreation: true, data: [{ key: 'cv.key', values: [{ context: ANY, value: 'v17' }] }] },
+      { 'Client-Version': 'v1.7' },
+    );
     expect(answer.status, answer.body).toBe(200);
     expect(storedValue('cv.key')).toBe('v17');
-    const empty = await toApp({ data: [{ key: 'cv.key', values: [{ context: ANY, value: 'empty' }] }] }, { 'Client-Version': '' });
+    const empty = await toApp(
+      { data: [{ key: 'cv.key', values: [{ context: ANY, value: 'empty' }] }] },
+      { 'Client-Version': '' },
+    );
     expect(empty.status, empty.body).toBe(200);
     expect(storedValue('cv.key')).toBe('empty');
   });
 });
 
 describe('the repository in the URL', () => {
-  const body = { enableKeyCreation: true, data: [{ key: 'escaped', values: [{ context: ANY, value: 'x' }] }, { file: 'escaped.txt', context: ANY, content: 'x' }] };
+  const body = {
+    enableKeyCreation: true,
+    data: [
+      { key: 'escaped', values: [{ context: ANY, value: 'x' }] },
+      { file: 'escaped.txt', context: ANY, content: 'x' },
+    ],
+  };
 
   it.each([
     '/rest/push/..%2F..%2Fetc/x',
@@ -541,7 +756,9 @@ describe('the repository in the URL', () => {
   });
 
   it('finds a repository without regard to case', async () => {
-    const answer = await post('/rest/push/ACME/App', { data: [{ key: 'seed.key', values: [{ context: 'Dev;*;*', value: 'case' }] }] });
+    const answer = await post('/rest/push/ACME/App', {
+      data: [{ key: 'seed.key', values: [{ context: 'Dev;*;*', value: 'case' }] }],
+    });
     expect(answer.status, answer.body).toBe(200);
     expect(storedValue('seed.key', 'Dev;*;*')).toBe('case');
   });
@@ -591,7 +808,11 @@ describe('tokens', () => {
   });
 
   it('pushes to the token’s own repository on /rest/push', async () => {
-    const answer = await post('/rest/push', { enableKeyCreation: true, data: [{ key: 'own.key', values: [{ context: ANY, value: 'x' }] }] }, { 'Client-Token': otherToken });
+    const answer = await post(
+      '/rest/push',
+      { enableKeyCreation: true, data: [{ key: 'own.key', values: [{ context: ANY, value: 'x' }] }] },
+      { 'Client-Token': otherToken },
+    );
     expect(answer.status, answer.body).toBe(200);
     expect(keyAtHead('own.key', OTHER)).not.toBeNull();
     expect(keyAtHead('own.key', APP)).toBeNull();
@@ -599,11 +820,16 @@ describe('tokens', () => {
 });
 
 describe('If-Match', () => {
-  it.each(['abc', '"abc"', `"${'g'.repeat(40)}"`, `"${'a'.repeat(39)}"`, `"${'a'.repeat(41)}"`, '"a", "b"'])('answers 400 to If-Match %s', async (value) => {
-    const answer = await unchanged(() => toApp({ data: [{ key: 'seed.key', values: [{ context: ANY, value: 'if-match' }] }] }, { 'If-Match': value }));
-    expectError(answer, 400);
-    expect(storedValue('seed.key')).toBe('global');
-  });
+  it.each(['abc', '"abc"', `"${'g'.repeat(40)}"`, `"${'a'.repeat(39)}"`, `"${'a'.repeat(41)}"`, '"a", "b"'])(
+    'answers 400 to If-Match %s',
+    async (value) => {
+      const answer = await unchanged(() =>
+        toApp({ data: [{ key: 'seed.key', values: [{ context: ANY, value: 'if-match' }] }] }, { 'If-Match': value }),
+      );
+      expectError(answer, 400);
+      expect(storedValue('seed.key')).toBe('global');
+    },
+  );
 });
 
 describe('an expired token', () => {
@@ -626,12 +852,21 @@ describe('the server log', () => {
       { 'Client-Token': appToken, 'Application-Name': 'log-test' },
     );
     expect(applied.status, applied.body).toBe(200);
-    const refused = await toApp({ enableKeyCreation: true, data: [{ key: 'log.int', vdt: 'Integer', values: [{ context: ANY, value: SECRET_VALUE }] }] });
+    const refused = await toApp({
+      enableKeyCreation: true,
+      data: [{ key: 'log.int', vdt: 'Integer', values: [{ context: ANY, value: SECRET_VALUE }] }],
+    });
     expect(refused.status).toBe(304);
-    const malformed = await toApp({ data: [{ key: 'log.key', values: [{ context: ANY, value: SECRET_VALUE, extra: SECRET_VALUE }] }] });
+    const malformed = await toApp({
+      data: [{ key: 'log.key', values: [{ context: ANY, value: SECRET_VALUE, extra: SECRET_VALUE }] }],
+    });
     expect(malformed.status).toBe(400);
     expect(malformed.body).not.toContain(SECRET_VALUE);
-    const unauthorized = await post('/rest/push', { data: [{ key: 'log.key', values: [{ context: ANY, value: SECRET_VALUE }] }] }, { 'Client-Token': `${appToken}x` });
+    const unauthorized = await post(
+      '/rest/push',
+      { data: [{ key: 'log.key', values: [{ context: ANY, value: SECRET_VALUE }] }] },
+      { 'Client-Token': `${appToken}x` },
+    );
     presentedTokens.push(`${appToken}x`);
     expect(unauthorized.status).toBe(401);
 

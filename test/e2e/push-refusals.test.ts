@@ -123,7 +123,16 @@ function fileAtHead(path: string, contextFolder = '_;_;_'): string | null {
 
 beforeAll(async () => {
   cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push');
-  cliOk(fixture.repos, 'repo', 'create', NO_VDT, '--context', 'Environment,Application,Instance', '--token-free-push', '--no-vdt');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    NO_VDT,
+    '--context',
+    'Environment,Application,Instance',
+    '--token-free-push',
+    '--no-vdt',
+  );
   plainToken = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'plain').trim();
   forceToken = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'force', '--force-key-push').trim();
   // The state every test starts from.
@@ -157,11 +166,20 @@ describe('a key that does not exist', () => {
   });
 
   it('is refused by default on the path form without a token', async () => {
-    await refused(newKey('create.default.path'), { at: 'data[0]', names: 'key create.default.path', says: /key creation is off/ });
+    await refused(newKey('create.default.path'), {
+      at: 'data[0]',
+      names: 'key create.default.path',
+      says: /key creation is off/,
+    });
   });
 
   it('is refused by default with a token that lacks force-key-push', async () => {
-    await refused(newKey('create.default.plain'), { token: plainToken, at: 'data[0]', names: 'key create.default.plain', says: /key creation is off/ });
+    await refused(newKey('create.default.plain'), {
+      token: plainToken,
+      at: 'data[0]',
+      names: 'key create.default.plain',
+      says: /key creation is off/,
+    });
   });
 
   it('is created by default with a force-key-push token', async () => {
@@ -180,7 +198,13 @@ describe('a key that does not exist', () => {
 
   it('is created when enableKeyCreation is true, with the defaults of a new key', async () => {
     await applied(newKey('create.on', { enableKeyCreation: true }));
-    expect(keyAtHead('create.on')).toMatchObject({ key: 'create.on', readme: '', deprecated: false, vdt: 'Text', push: true });
+    expect(keyAtHead('create.on')).toMatchObject({
+      key: 'create.on',
+      readme: '',
+      deprecated: false,
+      vdt: 'Text',
+      push: true,
+    });
   });
 
   it('is found without regard to case, so an existing key needs no key creation', async () => {
@@ -331,7 +355,13 @@ describe('value data types', () => {
       {
         data: [
           { key: 'db.host', values: [{ context: 'Qa;*;*', value: 'db.qa' }] },
-          { key: 'db.port', values: [{ context: 'Qa;*;*', value: 5433 }, { context: 'Prod;*;*', value: 'nope-port' }] },
+          {
+            key: 'db.port',
+            values: [
+              { context: 'Qa;*;*', value: 5433 },
+              { context: 'Prod;*;*', value: 'nope-port' },
+            ],
+          },
         ],
       },
       { at: 'data[1]', names: 'key db.port', says: /not an Integer/, secrets: ['nope-port'] },
@@ -350,15 +380,21 @@ describe('value data types', () => {
   });
 
   it('keeps the stored vdt when the element has none', async () => {
-    await applied({ enableKeyCreation: true, data: [{ key: 'keeps.vdt', vdt: 'Boolean', values: [{ context: ANY, value: 'true' }] }] });
+    await applied({
+      enableKeyCreation: true,
+      data: [{ key: 'keeps.vdt', vdt: 'Boolean', values: [{ context: ANY, value: 'true' }] }],
+    });
     await applied({ data: [{ key: 'keeps.vdt', values: [{ context: ANY, value: 'false' }] }] });
     expect(keyAtHead('keeps.vdt').vdt).toBe('Boolean');
-    await refused({ data: [{ key: 'keeps.vdt', values: [{ context: ANY, value: 'maybe' }] }] }, {
-      at: 'data[0]',
-      names: 'key keeps.vdt',
-      says: /not a Boolean/,
-      secrets: ['maybe'],
-    });
+    await refused(
+      { data: [{ key: 'keeps.vdt', values: [{ context: ANY, value: 'maybe' }] }] },
+      {
+        at: 'data[0]',
+        names: 'key keeps.vdt',
+        says: /not a Boolean/,
+        secrets: ['maybe'],
+      },
+    );
   });
 });
 
@@ -392,34 +428,48 @@ describe('changing the vdt of a key', () => {
     await applied({
       enableKeyCreation: true,
       data: [
-        { key: 'retype.me', values: [{ context: 'Production;*;*', value: 'abc-text' }, { context: ANY, value: '7' }] },
+        {
+          key: 'retype.me',
+          values: [
+            { context: 'Production;*;*', value: 'abc-text' },
+            { context: ANY, value: '7' },
+          ],
+        },
         { key: 'retype.ref', values: [{ context: ANY, value: 'nowhere/file.txt' }] },
       ],
     });
   });
 
   it('re-checks the existing values and names the context of the one that does not fit', async () => {
-    const reason = await refused({ data: [{ key: 'retype.me', vdt: 'Integer' }] }, {
-      at: 'data[0]',
-      names: 'key retype.me',
-      says: /not an Integer/,
-      secrets: ['abc-text'],
-    });
+    const reason = await refused(
+      { data: [{ key: 'retype.me', vdt: 'Integer' }] },
+      {
+        at: 'data[0]',
+        names: 'key retype.me',
+        says: /not an Integer/,
+        secrets: ['abc-text'],
+      },
+    );
     expect(reason).toContain('Production;*;*');
     expect(keyAtHead('retype.me').vdt).toBe('Text');
   });
 
   it('re-checks FileRef values against the files of the repository', async () => {
-    await refused({ data: [{ key: 'retype.ref', vdt: 'FileRef' }] }, {
-      at: 'data[0]',
-      names: 'key retype.ref',
-      says: /names no file/,
-      secrets: ['nowhere/file.txt'],
-    });
+    await refused(
+      { data: [{ key: 'retype.ref', vdt: 'FileRef' }] },
+      {
+        at: 'data[0]',
+        names: 'key retype.ref',
+        says: /names no file/,
+        secrets: ['nowhere/file.txt'],
+      },
+    );
   });
 
   it('is applied when the same push replaces the values that would not fit', async () => {
-    await applied({ data: [{ key: 'retype.me', vdt: 'Integer', values: [{ context: 'Production;*;*', value: '8' }] }] });
+    await applied({
+      data: [{ key: 'retype.me', vdt: 'Integer', values: [{ context: 'Production;*;*', value: '8' }] }],
+    });
     expect(keyAtHead('retype.me')).toMatchObject({ vdt: 'Integer' });
     expect(storedValue('retype.me', 'Production;*;*')).toBe('8');
   });
@@ -435,43 +485,79 @@ describe('contexts', () => {
     { name: 'an item with a slash', context: '*;*;a/b', says: /context item 3/ },
     { name: 'an item of 121 characters', context: `${'p'.repeat(121)};*;*`, says: /context item 1/ },
   ])('refuses a value context with $name', async ({ context, says }) => {
-    await refused({ data: [{ key: 'db.host', values: [{ context, value: 'ctx-value-1' }] }] }, {
-      at: 'data[0].values[0]',
-      names: 'key db.host',
-      says,
-      secrets: ['ctx-value-1'],
-    });
+    await refused(
+      { data: [{ key: 'db.host', values: [{ context, value: 'ctx-value-1' }] }] },
+      {
+        at: 'data[0].values[0]',
+        names: 'key db.host',
+        says,
+        secrets: ['ctx-value-1'],
+      },
+    );
   });
 
   it('refuses a value without context', async () => {
-    await refused({ data: [{ key: 'db.host', values: [{ value: 'no-ctx-value' }] }] }, {
-      at: 'data[0].values[0]',
-      names: 'key db.host',
-      says: /no context/,
-      secrets: ['no-ctx-value'],
-    });
+    await refused(
+      { data: [{ key: 'db.host', values: [{ value: 'no-ctx-value' }] }] },
+      {
+        at: 'data[0].values[0]',
+        names: 'key db.host',
+        says: /no context/,
+        secrets: ['no-ctx-value'],
+      },
+    );
   });
 
   it('refuses a file without context, or with a wrong one', async () => {
-    await refused({ data: [{ file: 'ctx/none.txt', content: 'x' }] }, { at: 'data[0]', names: 'file ctx/none.txt', says: /no context/ });
-    await refused({ data: [{ file: 'ctx/few.txt', context: '*', content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file ctx/few.txt',
-      says: /context has 1 item/,
-    });
-    await refused({ data: [{ file: 'ctx/bad.txt', context: 'bad name;*;*', content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file ctx/bad.txt',
-      says: /context item 1/,
-    });
+    await refused(
+      { data: [{ file: 'ctx/none.txt', content: 'x' }] },
+      { at: 'data[0]', names: 'file ctx/none.txt', says: /no context/ },
+    );
+    await refused(
+      { data: [{ file: 'ctx/few.txt', context: '*', content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file ctx/few.txt',
+        says: /context has 1 item/,
+      },
+    );
+    await refused(
+      { data: [{ file: 'ctx/bad.txt', context: 'bad name;*;*', content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file ctx/bad.txt',
+        says: /context item 1/,
+      },
+    );
   });
 
   it('takes an empty item as a wildcard', async () => {
-    await applied({ enableKeyCreation: true, data: [{ key: 'ctx.empty', values: [{ context: ';;', value: 'global' }, { context: 'Prod;;', value: 'prod' }] }] });
+    await applied({
+      enableKeyCreation: true,
+      data: [
+        {
+          key: 'ctx.empty',
+          values: [
+            { context: ';;', value: 'global' },
+            { context: 'Prod;;', value: 'prod' },
+          ],
+        },
+      ],
+    });
     const doc = keyAtHead('ctx.empty');
     expect(doc.values.map((v: { context: string }) => v.context).sort()).toEqual(['*;*;*', 'Prod;*;*']);
     // The same contexts written with `*` are the same values: nothing changes.
-    await noOp({ data: [{ key: 'ctx.empty', values: [{ context: '*;*;*', value: 'global' }, { context: 'prod;*;*', value: 'prod' }] }] });
+    await noOp({
+      data: [
+        {
+          key: 'ctx.empty',
+          values: [
+            { context: '*;*;*', value: 'global' },
+            { context: 'prod;*;*', value: 'prod' },
+          ],
+        },
+      ],
+    });
   });
 });
 
@@ -480,7 +566,14 @@ describe('the push flag of a key', () => {
     await applied({
       enableKeyCreation: true,
       data: [
-        { key: 'locked.key', push: false, values: [{ context: ANY, value: 'locked-1' }, { context: 'Prod;*;*', value: 'locked-2' }] },
+        {
+          key: 'locked.key',
+          push: false,
+          values: [
+            { context: ANY, value: 'locked-1' },
+            { context: 'Prod;*;*', value: 'locked-2' },
+          ],
+        },
         { key: 'locked.gone', push: false, values: [{ context: ANY, value: 'x' }] },
       ],
     });
@@ -490,25 +583,43 @@ describe('the push flag of a key', () => {
   const locked = { names: 'key locked.key', says: /push is disabled/ };
 
   it('refuses an update without a force-key-push token', async () => {
-    await refused({ data: [{ key: 'locked.key', values: [{ context: ANY, value: 'changed-1' }] }] }, { at: 'data[0]', ...locked, secrets: ['changed-1'] });
-    await refused({ data: [{ key: 'locked.key', values: [{ context: ANY, value: 'changed-1' }] }] }, { token: plainToken, at: 'data[0]', ...locked });
+    await refused(
+      { data: [{ key: 'locked.key', values: [{ context: ANY, value: 'changed-1' }] }] },
+      { at: 'data[0]', ...locked, secrets: ['changed-1'] },
+    );
+    await refused(
+      { data: [{ key: 'locked.key', values: [{ context: ANY, value: 'changed-1' }] }] },
+      { token: plainToken, at: 'data[0]', ...locked },
+    );
   });
 
   it('refuses turning the flag back on, or only changing the readme', async () => {
     await refused({ data: [{ key: 'locked.key', push: true }] }, { at: 'data[0]', ...locked });
-    await refused({ data: [{ key: 'LOCKED.KEY', readme: 'new docs' }] }, { token: plainToken, at: 'data[0]', names: 'key LOCKED.KEY', says: /push is disabled/ });
+    await refused(
+      { data: [{ key: 'LOCKED.KEY', readme: 'new docs' }] },
+      { token: plainToken, at: 'data[0]', names: 'key LOCKED.KEY', says: /push is disabled/ },
+    );
   });
 
   it('refuses deleting the key or one of its values without a force-key-push token', async () => {
     await refused({ data: [{ key: 'locked.key', opp: 'delete' }] }, { at: 'data[0]', ...locked });
-    await refused({ data: [{ key: 'locked.key', values: [{ context: 'Prod;*;*', opp: 'delete' }] }] }, { token: plainToken, at: 'data[0]', ...locked });
+    await refused(
+      { data: [{ key: 'locked.key', values: [{ context: 'Prod;*;*', opp: 'delete' }] }] },
+      { token: plainToken, at: 'data[0]', ...locked },
+    );
     expect(storedValue('locked.key', 'Prod;*;*')).toBe('locked-2');
   });
 
   it('applies an update, a value delete and a key delete with a force-key-push token', async () => {
-    await applied({ data: [{ key: 'locked.key', values: [{ context: ANY, value: 'forced-1' }] }] }, { token: forceToken });
+    await applied(
+      { data: [{ key: 'locked.key', values: [{ context: ANY, value: 'forced-1' }] }] },
+      { token: forceToken },
+    );
     expect(storedValue('locked.key')).toBe('forced-1');
-    await applied({ data: [{ key: 'locked.key', values: [{ context: 'Prod;*;*', opp: 'delete' }] }] }, { token: forceToken });
+    await applied(
+      { data: [{ key: 'locked.key', values: [{ context: 'Prod;*;*', opp: 'delete' }] }] },
+      { token: forceToken },
+    );
     expect(storedValue('locked.key', 'Prod;*;*')).toBeUndefined();
     await applied({ data: [{ key: 'locked.gone', opp: 'delete' }] }, { token: forceToken });
     expect(keyAtHead('locked.gone')).toBeNull();
@@ -520,22 +631,52 @@ describe('security groups', () => {
     await refused(
       {
         enableKeyCreation: true,
-        data: [{ key: 'secret.key', securityGroup: 'admins', password: 'hunter2-password', values: [{ context: ANY, value: 'secret-value-9' }] }],
+        data: [
+          {
+            key: 'secret.key',
+            securityGroup: 'admins',
+            password: 'hunter2-password',
+            values: [{ context: ANY, value: 'secret-value-9' }],
+          },
+        ],
       },
-      { at: 'data[0]', names: 'key secret.key', says: /security group admins does not exist/, secrets: ['hunter2-password', 'secret-value-9'] },
+      {
+        at: 'data[0]',
+        names: 'key secret.key',
+        says: /security group admins does not exist/,
+        secrets: ['hunter2-password', 'secret-value-9'],
+      },
     );
-    await refused({ data: [{ key: 'db.host', securityGroup: 'ops', password: 'pw-ops-1' }] }, {
-      at: 'data[0]',
-      names: 'key db.host',
-      says: /security group ops does not exist/,
-      secrets: ['pw-ops-1'],
-    });
+    await refused(
+      { data: [{ key: 'db.host', securityGroup: 'ops', password: 'pw-ops-1' }] },
+      {
+        at: 'data[0]',
+        names: 'key db.host',
+        says: /security group ops does not exist/,
+        secrets: ['pw-ops-1'],
+      },
+    );
   });
 
   it('refuses a non-empty securityGroup on a file', async () => {
     await refused(
-      { data: [{ file: 'secure/file.txt', context: ANY, content: 'secret-content-7', securityGroup: 'admins', password: 'hunter3-password' }] },
-      { at: 'data[0]', names: 'file secure/file.txt', says: /security group admins does not exist/, secrets: ['hunter3-password', 'secret-content-7'] },
+      {
+        data: [
+          {
+            file: 'secure/file.txt',
+            context: ANY,
+            content: 'secret-content-7',
+            securityGroup: 'admins',
+            password: 'hunter3-password',
+          },
+        ],
+      },
+      {
+        at: 'data[0]',
+        names: 'file secure/file.txt',
+        says: /security group admins does not exist/,
+        secrets: ['hunter3-password', 'secret-content-7'],
+      },
     );
   });
 
@@ -575,53 +716,78 @@ describe('file paths', () => {
     { name: 'nothing', file: '', says: /empty/ },
     { name: 'only a slash', file: '/', says: /empty/ },
   ])('refuses a path with $name', async ({ file, says }) => {
-    const reason = await refused({ data: [{ file, context: ANY, content: 'path-content-1' }] }, {
-      at: 'data[0]',
-      names: 'file',
-      says,
-      secrets: ['path-content-1'],
-    });
+    const reason = await refused(
+      { data: [{ file, context: ANY, content: 'path-content-1' }] },
+      {
+        at: 'data[0]',
+        names: 'file',
+        says,
+        secrets: ['path-content-1'],
+      },
+    );
     expect(reason).toMatch(/^data\[0\] file /);
   });
 
   it('accepts a path of 1,024 characters and drops one leading slash', async () => {
     expect(long1024).toHaveLength(1024);
-    await applied({ data: [{ file: `/${long1024}`, context: ANY, content: 'long' }, { file: '/lead/slash.txt', context: ANY, content: 'lead' }] });
+    await applied({
+      data: [
+        { file: `/${long1024}`, context: ANY, content: 'long' },
+        { file: '/lead/slash.txt', context: ANY, content: 'lead' },
+      ],
+    });
     expect(fileAtHead(long1024)).toBe('long');
     expect(fileAtHead('lead/slash.txt')).toBe('lead');
   });
 
   it('refuses a path that differs only in case from an existing one', async () => {
-    await refused({ data: [{ file: 'conf/App.properties', context: ANY, content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file conf/App.properties',
-      says: /differs only in case/,
-    });
-    await refused({ data: [{ file: 'CONF/other.txt', context: 'Prod;*;*', content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file CONF/other.txt',
-      says: /differs only in case/,
-    });
+    await refused(
+      { data: [{ file: 'conf/App.properties', context: ANY, content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file conf/App.properties',
+        says: /differs only in case/,
+      },
+    );
+    await refused(
+      { data: [{ file: 'CONF/other.txt', context: 'Prod;*;*', content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file CONF/other.txt',
+        says: /differs only in case/,
+      },
+    );
   });
 
   it('refuses two new paths that differ only in case in one push', async () => {
     await refused(
-      { data: [{ file: 'twin/a.txt', context: ANY, content: 'x' }, { file: 'twin/A.txt', context: ANY, content: 'y' }] },
+      {
+        data: [
+          { file: 'twin/a.txt', context: ANY, content: 'x' },
+          { file: 'twin/A.txt', context: ANY, content: 'y' },
+        ],
+      },
       { at: 'data[1]', names: 'file twin/A.txt', says: /differs only in case/ },
     );
   });
 
   it('refuses a path under an existing file, and a path that is a folder of an existing file', async () => {
-    await refused({ data: [{ file: 'conf/app.properties/inner.txt', context: ANY, content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file conf/app.properties/inner.txt',
-      says: /already a file/,
-    });
-    await refused({ data: [{ file: 'conf', context: 'Prod;*;*', content: 'x' }] }, {
-      at: 'data[0]',
-      names: 'file conf',
-      says: /already a folder/,
-    });
+    await refused(
+      { data: [{ file: 'conf/app.properties/inner.txt', context: ANY, content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file conf/app.properties/inner.txt',
+        says: /already a file/,
+      },
+    );
+    await refused(
+      { data: [{ file: 'conf', context: 'Prod;*;*', content: 'x' }] },
+      {
+        at: 'data[0]',
+        names: 'file conf',
+        says: /already a folder/,
+      },
+    );
   });
 
   it('accepts the same path in another context (paths are case-sensitive, contexts are not)', async () => {
@@ -632,11 +798,14 @@ describe('file paths', () => {
 
 describe('file templates', () => {
   it('refuses a template that references a key that does not exist', async () => {
-    await refused({ data: [{ file: 'tpl/missing.txt', context: ANY, content: 'a=${ no.such.key }\n' }] }, {
-      at: 'data[0]',
-      names: 'file tpl/missing.txt',
-      says: /references key no\.such\.key/,
-    });
+    await refused(
+      { data: [{ file: 'tpl/missing.txt', context: ANY, content: 'a=${ no.such.key }\n' }] },
+      {
+        at: 'data[0]',
+        names: 'file tpl/missing.txt',
+        says: /references key no\.such\.key/,
+      },
+    );
   });
 
   it('accepts a template that references an existing key, in any case', async () => {
@@ -665,7 +834,11 @@ describe('file templates', () => {
         ],
       },
       // Either element may carry the blame: the file's reference or the key's deletion.
-      { at: 'data[', names: 'short.lived', says: /^data\[0\] file tpl\/dangling\.txt: .*does not exist|^data\[1\] key short\.lived: cannot delete/ },
+      {
+        at: 'data[',
+        names: 'short.lived',
+        says: /^data\[0\] file tpl\/dangling\.txt: .*does not exist|^data\[1\] key short\.lived: cannot delete/,
+      },
     );
     expect(keyAtHead('short.lived')).not.toBeNull();
   });
@@ -678,16 +851,24 @@ describe('file templates', () => {
         { file: 'tpl/uses.txt', context: ANY, content: 'v=${ref.target}\n' },
       ],
     });
-    await refused({ data: [{ key: 'ref.target', opp: 'delete' }] }, {
-      at: 'data[0]',
-      names: 'key ref.target',
-      says: /cannot delete, file tpl\/uses\.txt references it/,
-    });
+    await refused(
+      { data: [{ key: 'ref.target', opp: 'delete' }] },
+      {
+        at: 'data[0]',
+        names: 'key ref.target',
+        says: /cannot delete, file tpl\/uses\.txt references it/,
+      },
+    );
     expect(keyAtHead('ref.target')).not.toBeNull();
   });
 
   it('applies deleting the file and the key it references together, in either order', async () => {
-    await applied({ data: [{ key: 'ref.target', opp: 'delete' }, { file: 'tpl/uses.txt', context: ANY, opp: 'delete' }] });
+    await applied({
+      data: [
+        { key: 'ref.target', opp: 'delete' },
+        { file: 'tpl/uses.txt', context: ANY, opp: 'delete' },
+      ],
+    });
     expect(keyAtHead('ref.target')).toBeNull();
     expect(fileAtHead('tpl/uses.txt')).toBeNull();
   });
@@ -700,17 +881,23 @@ describe('file templates', () => {
 
 describe('file references (FileRef, FileEmbed)', () => {
   it('refuses deleting a file that a FileRef value points at', async () => {
-    await refused({ data: [{ file: 'conf/ref.txt', context: ANY, opp: 'delete' }] }, {
-      at: 'data[0]',
-      names: 'file conf/ref.txt',
-      // Several keys point at it (pointer, and FileRef keys of the vdt tests): any may be named.
-      says: /cannot delete, key \S+ refers to it/,
-    });
+    await refused(
+      { data: [{ file: 'conf/ref.txt', context: ANY, opp: 'delete' }] },
+      {
+        at: 'data[0]',
+        names: 'file conf/ref.txt',
+        // Several keys point at it (pointer, and FileRef keys of the vdt tests): any may be named.
+        says: /cannot delete, key \S+ refers to it/,
+      },
+    );
     expect(fileAtHead('conf/ref.txt')).not.toBeNull();
   });
 
   it('accepts a FileRef value that names the file with a leading slash', async () => {
-    await applied({ enableKeyCreation: true, data: [{ key: 'pointer.slash', vdt: 'FileRef', values: [{ context: ANY, value: '/conf/ref.txt' }] }] });
+    await applied({
+      enableKeyCreation: true,
+      data: [{ key: 'pointer.slash', vdt: 'FileRef', values: [{ context: ANY, value: '/conf/ref.txt' }] }],
+    });
     expect(['/conf/ref.txt', 'conf/ref.txt']).toContain(storedValue('pointer.slash'));
   });
 
@@ -734,7 +921,11 @@ describe('file references (FileRef, FileEmbed)', () => {
         ],
       },
       // Either element may carry the blame: the key's value or the file's deletion.
-      { at: 'data[', names: 'pointer.later', says: /^data\[0\]\S* key pointer\.later: .*names no file|^data\[1\] file later\/target\.txt: cannot delete/ },
+      {
+        at: 'data[',
+        names: 'pointer.later',
+        says: /^data\[0\]\S* key pointer\.later: .*names no file|^data\[1\] file later\/target\.txt: cannot delete/,
+      },
     );
     expect(storedValue('pointer.later', 'Qa;*;*')).toBeUndefined();
   });
@@ -742,12 +933,15 @@ describe('file references (FileRef, FileEmbed)', () => {
 
 describe('deleting', () => {
   it('refuses opp delete on a key together with values', async () => {
-    await refused({ data: [{ key: 'db.host', opp: 'delete', values: [{ context: ANY, value: 'del-value-3' }] }] }, {
-      at: 'data[0]',
-      names: 'key db.host',
-      says: /deleting a key takes no values/,
-      secrets: ['del-value-3'],
-    });
+    await refused(
+      { data: [{ key: 'db.host', opp: 'delete', values: [{ context: ANY, value: 'del-value-3' }] }] },
+      {
+        at: 'data[0]',
+        names: 'key db.host',
+        says: /deleting a key takes no values/,
+        secrets: ['del-value-3'],
+      },
+    );
     expect(keyAtHead('db.host')).not.toBeNull();
   });
 
@@ -766,7 +960,10 @@ describe('deleting', () => {
 
   // ... or on (the key must not be created with no values).
   it('answers 200 without a commit for a value of a key that does not exist, key creation on', async () => {
-    await noOp({ enableKeyCreation: true, data: [{ key: 'never.existed2', values: [{ context: ANY, opp: 'delete' }] }] });
+    await noOp({
+      enableKeyCreation: true,
+      data: [{ key: 'never.existed2', values: [{ context: ANY, opp: 'delete' }] }],
+    });
     expect(keyAtHead('never.existed2')).toBeNull();
   });
 });
@@ -774,7 +971,11 @@ describe('deleting', () => {
 describe('the change comment', () => {
   it('refuses a change comment with a NUL character (git cannot carry it)', async () => {
     await refused(
-      { changeComment: 'before\u0000after', enableKeyCreation: true, data: [{ key: 'nul.comment', values: [{ context: ANY, value: 'x' }] }] },
+      {
+        changeComment: 'before\u0000after',
+        enableKeyCreation: true,
+        data: [{ key: 'nul.comment', values: [{ context: ANY, value: 'x' }] }],
+      },
       { at: 'changeComment', names: 'changeComment', says: /NUL/ },
     );
     expect(keyAtHead('nul.comment')).toBeNull();
@@ -824,14 +1025,20 @@ describe('Float bounds', () => {
   // "3.4028235E38" is Java's Float.toString(Float.MAX_VALUE), a decimal that rounds to the largest
   // finite 32-bit float; the check is against the rounding threshold, not the exact double.
   it('accepts the text of the largest finite Float, and refuses the next decimal that overflows', async () => {
-    await applied({ enableKeyCreation: true, data: [{ key: 'float.max', vdt: 'Float', values: [{ context: ANY, value: '3.4028235E38' }] }] });
-    expect(storedValue('float.max')).toBe('3.4028235E38');
-    await refused({ data: [{ key: 'float.max', values: [{ context: ANY, value: '3.4028236E38' }] }] }, {
-      at: 'data[0]',
-      names: 'key float.max',
-      says: /not a Float/,
-      secrets: ['3.4028236E38'],
+    await applied({
+      enableKeyCreation: true,
+      data: [{ key: 'float.max', vdt: 'Float', values: [{ context: ANY, value: '3.4028235E38' }] }],
     });
+    expect(storedValue('float.max')).toBe('3.4028235E38');
+    await refused(
+      { data: [{ key: 'float.max', values: [{ context: ANY, value: '3.4028236E38' }] }] },
+      {
+        at: 'data[0]',
+        names: 'key float.max',
+        says: /not a Float/,
+        secrets: ['3.4028236E38'],
+      },
+    );
   });
 });
 

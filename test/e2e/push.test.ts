@@ -29,7 +29,8 @@ beforeAll(() => {
   token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'ci-bot').trim();
 });
 
-const push = (body: unknown, headers: Record<string, string> = {}) => pushTo(fixture.server.url, `/rest/push/${REPO}`, body, headers);
+const push = (body: unknown, headers: Record<string, string> = {}) =>
+  pushTo(fixture.server.url, `/rest/push/${REPO}`, body, headers);
 const gitdir = () => gitdirOf(fixture.repos, REPO);
 
 describe('an applied push', () => {
@@ -57,7 +58,10 @@ describe('an applied push', () => {
   });
 
   it('answers 200 with Content-Length 0 on the path form without a token when token-free push is on', async () => {
-    const answer = await push({ enableKeyCreation: true, data: [{ key: 'log.level', values: [{ context: '*;*;*', value: 'info' }] }] });
+    const answer = await push({
+      enableKeyCreation: true,
+      data: [{ key: 'log.level', values: [{ context: '*;*;*', value: 'info' }] }],
+    });
     expect(answer.status).toBe(200);
     expect(answer.body).toBe('');
     // No change comment: a default subject naming what the push sent, never an empty one.
@@ -66,7 +70,10 @@ describe('an applied push', () => {
 
   it('writes a file with its raw content, so git show prints it', async () => {
     const content = 'host=${ db.host }\nlevel=${log.level}\n';
-    const answer = await push({ changeComment: 'add a file', data: [{ file: '/conf/app.properties', context: '*;*;*', content }] });
+    const answer = await push({
+      changeComment: 'add a file',
+      data: [{ file: '/conf/app.properties', context: '*;*;*', content }],
+    });
     expect(answer.status).toBe(200);
     expect(git(gitdir(), 'show', 'refs/heads/main:files/_;_;_/conf/app.properties')).toBe(content);
   });
@@ -123,7 +130,9 @@ describe('a refused push', () => {
       ],
     });
     expect(answer.status).toBe(304);
-    expect(reasonOf(answer)).toBe('data[1] key no.such.key: key does not exist and key creation is off (enableKeyCreation)');
+    expect(reasonOf(answer)).toBe(
+      'data[1] key no.such.key: key does not exist and key creation is off (enableKeyCreation)',
+    );
     expect(headOf(fixture.repos, REPO)).toBe(head);
     expect(keyDocument(fixture.repos, REPO, 'keys/37/log.level.yaml')).not.toContain('Staging');
   });
@@ -134,7 +143,13 @@ describe('the listing', () => {
     const listing = await getJson(fixture.server.url, '/rest/info/all');
     expect(listing.status).toBe(200);
     const record = listing.json.find((r: { name: string }) => r.name === 'app');
-    expect(record).toMatchObject({ account: 'acme', name: 'app', keyCount: 2, userCount: 1, context: ['Environment', 'Application', 'Instance'] });
+    expect(record).toMatchObject({
+      account: 'acme',
+      name: 'app',
+      keyCount: 2,
+      userCount: 1,
+      context: ['Environment', 'Application', 'Instance'],
+    });
     expect(record.valueCount).toBe(3);
   });
 });
@@ -157,12 +172,18 @@ describe('a clone of a repository', () => {
 
 describe('a large push', () => {
   it('is written as a pack that git verifies, no loose objects, and a fresh server reads it back', async () => {
-    const data = Array.from({ length: 40 }, (_, i) => ({ key: `bulk.${i}`, values: [{ context: '*;*;*', value: `v${i}` }] }));
+    const data = Array.from({ length: 40 }, (_, i) => ({
+      key: `bulk.${i}`,
+      values: [{ context: '*;*;*', value: `v${i}` }],
+    }));
     const answer = await push({ changeComment: 'bulk', enableKeyCreation: true, data });
     expect(answer.status).toBe(200);
     await fixture.server.settle(REPO);
     const counts = Object.fromEntries(
-      git(gitdir(), 'count-objects', '-v').trim().split('\n').map((line) => line.split(': ')),
+      git(gitdir(), 'count-objects', '-v')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': ')),
     );
     expect(counts.count).toBe('0'); // no loose objects: every push is one pack
     expect(Number(counts['in-pack'])).toBeGreaterThan(40);
@@ -175,7 +196,9 @@ describe('a large push', () => {
     try {
       const listing = await getJson(fresh.url, '/rest/info/all');
       expect(listing.json.find((r: { name: string }) => r.name === 'app').keyCount).toBeGreaterThanOrEqual(42);
-      const again = await pushTo(fresh.url, `/rest/push/${REPO}`, { data: [{ key: 'bulk.7', values: [{ context: '*;*;*', value: 'changed' }] }] });
+      const again = await pushTo(fresh.url, `/rest/push/${REPO}`, {
+        data: [{ key: 'bulk.7', values: [{ context: '*;*;*', value: 'changed' }] }],
+      });
       expect(again.status).toBe(200);
       expect(keyDocument(fixture.repos, REPO, `keys/${shardOf('bulk.7')}/bulk.7.yaml`)).toContain('value: changed');
     } finally {

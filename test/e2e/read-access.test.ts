@@ -39,7 +39,16 @@ const UNKNOWN_TOKEN = `cfg_${'A'.repeat(43)}`;
 
 beforeAll(async () => {
   for (const repo of REPOS) {
-    cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', ...FLAGS[repo]);
+    cliOk(
+      fixture.repos,
+      'repo',
+      'create',
+      repo,
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      ...FLAGS[repo],
+    );
     tokens[repo] = cliOk(fixture.repos, 'token', 'create', repo, '--name', 'reader').trim();
   }
   revoked = cliOk(fixture.repos, 'token', 'create', CLOSED, '--name', 'gone').trim();
@@ -58,7 +67,12 @@ beforeAll(async () => {
 });
 
 /** Reads an endpoint, in the token form when `repo` is undefined. */
-function get(endpoint: Endpoint, repo: string | undefined, token?: string, headers: Record<string, string> = NEEDS): Promise<ReadAnswer> {
+function get(
+  endpoint: Endpoint,
+  repo: string | undefined,
+  token?: string,
+  headers: Record<string, string> = NEEDS,
+): Promise<ReadAnswer> {
   const path = repo === undefined ? `/rest/${endpoint}` : `/rest/${endpoint}/${repo}`;
   return read(fixture.server.url, path, { ...headers, ...(token !== undefined ? { 'Client-Token': token } : {}) });
 }
@@ -82,7 +96,10 @@ function expectRead(answer: ReadAnswer, endpoint: Endpoint, repo: string): void 
       expect(answer.json).toMatchObject({ key: 'who', readme: repo });
       break;
     case 'export':
-      expect(answer.json.data[0]).toMatchObject({ key: 'who', values: [{ context: '*;*', value: repo, active: true }] });
+      expect(answer.json.data[0]).toMatchObject({
+        key: 'who',
+        values: [{ context: '*;*', value: repo, active: true }],
+      });
       break;
   }
 }
@@ -134,7 +151,14 @@ describe.each(ENDPOINTS)('%s in the path form', (endpoint) => {
   });
 
   it('answers 400 JSON for names that are not valid, and 404 JSON for paths that are no endpoint', async () => {
-    for (const bad of ['bad..name/open', 'acme/-open', 'acme/bad%20name', 'acme/open%2Fx', '..%2F..%2Fetc/passwd', 'acme/%ZZ']) {
+    for (const bad of [
+      'bad..name/open',
+      'acme/-open',
+      'acme/bad%20name',
+      'acme/open%2Fx',
+      '..%2F..%2Fetc/passwd',
+      'acme/%ZZ',
+    ]) {
       denied(await read(fixture.server.url, `/rest/${endpoint}/${bad}`, NEEDS), 400);
     }
     for (const missing of ['acme', 'acme/open/extra']) {
@@ -167,7 +191,8 @@ describe('bad headers', () => {
       [OPEN, undefined],
       [undefined, tokens[CLOSED]],
     ] as const) {
-      const problem = async (context: string | undefined) => denied(await get(endpoint, repo, token, withContext(context)), 400);
+      const problem = async (context: string | undefined) =>
+        denied(await get(endpoint, repo, token, withContext(context)), 400);
       expect(await problem(undefined)).toMatch(/Context/);
       expect(await problem('Prod')).toMatch(/1 item.*Environment;Application|Environment;Application.*1 item/);
       expect(await problem('Prod;web;i1')).toMatch(/3 items/);
@@ -182,13 +207,16 @@ describe('bad headers', () => {
     }
   });
 
-  it.each(ENDPOINTS)('%s answers 400 for a malformed Client-Version or another major version, and reads v1.x', async (endpoint) => {
-    for (const version of ['junk', 'v2.0', '1.0', 'v1', 'v0.9', 'v2.1.0', 'v1.3.0.0']) {
-      const message = denied(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': version }), 400);
-      expect(message, version).toMatch(/Client-Version/);
-    }
-    expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.7' }), endpoint, OPEN);
-    expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.3.0' }), endpoint, OPEN);
-    expectRead(await get(endpoint, undefined, tokens[OPEN], { ...NEEDS, 'Client-Version': 'v1.0' }), endpoint, OPEN);
-  });
+  it.each(ENDPOINTS)(
+    '%s answers 400 for a malformed Client-Version or another major version, and reads v1.x',
+    async (endpoint) => {
+      for (const version of ['junk', 'v2.0', '1.0', 'v1', 'v0.9', 'v2.1.0', 'v1.3.0.0']) {
+        const message = denied(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': version }), 400);
+        expect(message, version).toMatch(/Client-Version/);
+      }
+      expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.7' }), endpoint, OPEN);
+      expectRead(await get(endpoint, OPEN, undefined, { ...NEEDS, 'Client-Version': 'v1.3.0' }), endpoint, OPEN);
+      expectRead(await get(endpoint, undefined, tokens[OPEN], { ...NEEDS, 'Client-Version': 'v1.0' }), endpoint, OPEN);
+    },
+  );
 });

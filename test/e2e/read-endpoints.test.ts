@@ -6,7 +6,16 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { commitTime, expectJsonError, ISO_SECONDS, isoOf, isoWithOffset, nextSecondAfter, read, type ReadAnswer } from '../support/reads.js';
+import {
+  commitTime,
+  expectJsonError,
+  ISO_SECONDS,
+  isoOf,
+  isoWithOffset,
+  nextSecondAfter,
+  read,
+  type ReadAnswer,
+} from '../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';
@@ -22,11 +31,16 @@ const fixture = serverForFile();
 const value = (context: string, v: unknown, active = true) => ({ context, value: v, active });
 
 async function pushOk(repo: string, body: Record<string, unknown>): Promise<void> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, ...body });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
+    changeComment: 'test data',
+    enableKeyCreation: true,
+    ...body,
+  });
   expect(answer.status, `push to ${repo} refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
 }
 
-const get = (endpoint: string, repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/${endpoint}/${repo}`, headers);
+const get = (endpoint: string, repo: string, headers: Record<string, string> = {}) =>
+  read(fixture.server.url, `/rest/${endpoint}/${repo}`, headers);
 
 function ok(answer: ReadAnswer): ReadAnswer {
   expect(answer.status, answer.text).toBe(200);
@@ -38,15 +52,30 @@ const EP_DATA = [
   {
     key: 'app.name',
     readme: 'Shop name',
-    values: [value(ANY, 'shop'), value('Prod;*;*', 'shop-prod'), value('Dev;api;*', 'api-dev'), value('*;*;n1', 'off', false)],
+    values: [
+      value(ANY, 'shop'),
+      value('Prod;*;*', 'shop-prod'),
+      value('Dev;api;*', 'api-dev'),
+      value('*;*;n1', 'off', false),
+    ],
   },
   { key: 'app.port', vdt: 'Integer', readme: 'Port', values: [value(ANY, 8080), value('Prod;web;n1', 9090)] },
   { key: 'app.hosts', vdt: 'List', values: [value(ANY, ['a', 'b']), value('Prod;*;*', ['p1'])] },
   { key: 'app.limits', vdt: 'Map', values: [value(ANY, { cpu: 1, mem: '2G' })] },
-  { key: 'app.flag', vdt: 'Boolean', deprecated: true, readme: 'old flag', values: [value(ANY, true), value('Dev;*;*', false)] },
+  {
+    key: 'app.flag',
+    vdt: 'Boolean',
+    deprecated: true,
+    readme: 'old flag',
+    values: [value(ANY, true), value('Dev;*;*', false)],
+  },
   { key: 'app.locked', push: false, readme: 'set once', values: [value(ANY, 'fixed')] },
   { key: 'app.ref', vdt: 'FileRef', values: [value(ANY, 'conf/app.properties')] },
-  { key: 'app.embed', vdt: 'FileEmbed', values: [value(ANY, 'snippets/common.txt'), value('Prod;*;*', 'snippets/prod.txt')] },
+  {
+    key: 'app.embed',
+    vdt: 'FileEmbed',
+    values: [value(ANY, 'snippets/common.txt'), value('Prod;*;*', 'snippets/prod.txt')],
+  },
   { key: 'app.nothing', values: [value('Dev;*;*', null)] },
   { key: 'app.ratio', vdt: 'Double', values: [value(ANY, 1.5)] },
   { key: 'app.json', vdt: 'JSON', values: [value(ANY, '{"x":[1,2]}')] },
@@ -55,7 +84,8 @@ const EP_DATA = [
   {
     file: 'conf/app.properties',
     context: ANY,
-    content: 'name=${ app.name }\nport=${app.port}\nhosts=${ app.hosts }\nembed=${ app.embed }\nref=${ app.ref }\nnothing=${ app.nothing }\n',
+    content:
+      'name=${ app.name }\nport=${app.port}\nhosts=${ app.hosts }\nembed=${ app.embed }\nref=${ app.ref }\nnothing=${ app.nothing }\n',
   },
   { file: 'conf/app.properties', context: 'Prod;*;*', content: 'prod name=${ app.name } ${ app.limits }\n' },
   { file: 'snippets/common.txt', context: ANY, content: 'common ${ app.flag }' },
@@ -70,7 +100,8 @@ const EP_DATA = [
 let tt: { created: number; c1: string; t1: number; c2: string; t2: number };
 
 beforeAll(async () => {
-  for (const repo of [EP, COPY, TT]) cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
+  for (const repo of [EP, COPY, TT])
+    cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
   await pushOk(EP, { data: EP_DATA });
 
   const gitdir = gitdirOf(fixture.repos, TT);
@@ -126,7 +157,9 @@ describe('GET /rest/rawFile', () => {
   });
 
   it('answers 404 JSON when no variant resolves for the context, the file is inactive or unknown', async () => {
-    expectJsonError(await get('rawFile', EP, { Context: 'Prod;web;n1', File: 'data/settings.json' }), 404, [fixture.repos]);
+    expectJsonError(await get('rawFile', EP, { Context: 'Prod;web;n1', File: 'data/settings.json' }), 404, [
+      fixture.repos,
+    ]);
     expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'conf/old.xml' }), 404, [fixture.repos]);
     expectJsonError(await get('rawFile', EP, { Context: 'Dev;web;n1', File: 'no/such.txt' }), 404, [fixture.repos]);
     expectJsonError(await get('rawFile', EP, { Context: 'Dev;api;n1', File: 'conf/web.xml' }), 404, [fixture.repos]);
@@ -144,8 +177,20 @@ describe('GET /rest/keyData', () => {
     expect(port.headers.get('content-type')).toMatch(/^application\/json/);
     expect(Object.keys(port.json)).toEqual(['key', 'readme', 'deprecated', 'vdt', 'push']);
     expect(port.json).toEqual({ key: 'app.port', readme: 'Port', deprecated: false, vdt: 'Integer', push: true });
-    expect(ok(await get('keyData', EP, { KeyName: 'app.flag' })).json).toEqual({ key: 'app.flag', readme: 'old flag', deprecated: true, vdt: 'Boolean', push: true });
-    expect(ok(await get('keyData', EP, { KeyName: 'app.locked' })).json).toEqual({ key: 'app.locked', readme: 'set once', deprecated: false, vdt: 'Text', push: false });
+    expect(ok(await get('keyData', EP, { KeyName: 'app.flag' })).json).toEqual({
+      key: 'app.flag',
+      readme: 'old flag',
+      deprecated: true,
+      vdt: 'Boolean',
+      push: true,
+    });
+    expect(ok(await get('keyData', EP, { KeyName: 'app.locked' })).json).toEqual({
+      key: 'app.locked',
+      readme: 'set once',
+      deprecated: false,
+      vdt: 'Text',
+      push: false,
+    });
   });
 
   it('finds the key without regard to case and answers its stored spelling', async () => {
@@ -154,7 +199,9 @@ describe('GET /rest/keyData', () => {
   });
 
   it('answers 404 JSON for an unknown key and 400 JSON without KeyName', async () => {
-    expect(expectJsonError(await get('keyData', EP, { KeyName: 'no.such.key' }), 404, [fixture.repos])).toContain('no.such.key');
+    expect(expectJsonError(await get('keyData', EP, { KeyName: 'no.such.key' }), 404, [fixture.repos])).toContain(
+      'no.such.key',
+    );
     expect(expectJsonError(await get('keyData', EP), 400)).toMatch(/KeyName/);
   });
 });
@@ -163,20 +210,30 @@ describe('GET /rest/info', () => {
   it('answers account, repository, generatedOn and the levels as context', async () => {
     const answer = ok(await get('info', EP));
     expect(Object.keys(answer.json)).toEqual(['account', 'repository', 'generatedOn', 'context']);
-    expect(answer.json).toMatchObject({ account: 'acme', repository: 'ep', context: ['Environment', 'Application', 'Instance'] });
+    expect(answer.json).toMatchObject({
+      account: 'acme',
+      repository: 'ep',
+      context: ['Environment', 'Application', 'Instance'],
+    });
     expect(answer.json.generatedOn).toMatch(ISO_SECONDS);
   });
 
   it('lists the item names of each level with Context-Elements: true', async () => {
     const answer = ok(await get('info', EP, { 'Context-Elements': 'true' }));
-    expect(answer.json.contextElements).toEqual({ Environment: ['Dev', 'Prod'], Application: ['api', 'web'], Instance: ['n1'] });
+    expect(answer.json.contextElements).toEqual({
+      Environment: ['Dev', 'Prod'],
+      Application: ['api', 'web'],
+      Instance: ['n1'],
+    });
     expect(ok(await get('info', EP, { 'Context-Elements': 'no' })).json).not.toHaveProperty('contextElements');
   });
 
   it('lists only the levels named by Context-Labels (trimmed, any case), and answers 400 for an unknown label', async () => {
     const answer = ok(await get('info', EP, { 'Context-Labels': 'Environment, application' }));
     expect(answer.json.contextElements).toEqual({ Environment: ['Dev', 'Prod'], Application: ['api', 'web'] });
-    const message = expectJsonError(await get('info', EP, { 'Context-Labels': 'Environment, Region' }), 400, [fixture.repos]);
+    const message = expectJsonError(await get('info', EP, { 'Context-Labels': 'Environment, Region' }), 400, [
+      fixture.repos,
+    ]);
     expect(message).toContain('Region');
   });
 
@@ -196,12 +253,28 @@ describe('GET /rest/info', () => {
       'snippets/common.txt',
       'snippets/prod.txt',
     ]);
-    expect(await paths({ 'Files-Glob': 'conf/*.properties' })).toEqual(['conf/app.properties', 'conf/app.properties', 'conf/db.properties']);
+    expect(await paths({ 'Files-Glob': 'conf/*.properties' })).toEqual([
+      'conf/app.properties',
+      'conf/app.properties',
+      'conf/db.properties',
+    ]);
     // `*` also crosses `/`; the pattern matches the whole path.
-    expect(await paths({ 'Files-Glob': '*.properties' })).toEqual(['conf/app.properties', 'conf/app.properties', 'conf/db.properties']);
+    expect(await paths({ 'Files-Glob': '*.properties' })).toEqual([
+      'conf/app.properties',
+      'conf/app.properties',
+      'conf/db.properties',
+    ]);
     expect(await paths({ 'Files-Glob': 'conf' })).toEqual([]);
-    expect(await paths({ 'Files-Glob': 'conf/{app,web}.*' })).toEqual(['conf/app.properties', 'conf/app.properties', 'conf/web.xml']);
-    expect(await paths({ 'Files-Glob': '{data,snippets}/*' })).toEqual(['data/settings.json', 'snippets/common.txt', 'snippets/prod.txt']);
+    expect(await paths({ 'Files-Glob': 'conf/{app,web}.*' })).toEqual([
+      'conf/app.properties',
+      'conf/app.properties',
+      'conf/web.xml',
+    ]);
+    expect(await paths({ 'Files-Glob': '{data,snippets}/*' })).toEqual([
+      'data/settings.json',
+      'snippets/common.txt',
+      'snippets/prod.txt',
+    ]);
     expect(await paths({ 'Files-Glob': 'conf/???.xml' })).toEqual(['conf/old.xml', 'conf/web.xml']);
     expect(ok(await get('info', EP)).json).not.toHaveProperty('files');
   });
@@ -233,13 +306,27 @@ describe('GET /rest/export/{account}/{repository}', () => {
     expect(name.values).toContainEqual({ context: 'Prod;*;*', value: 'shop-prod', active: true });
     expect(data.find((e) => e.key === 'app.locked')).toMatchObject({ push: false });
     expect(data.find((e) => e.key === 'app.flag')).toMatchObject({ deprecated: true, vdt: 'Boolean' });
-    expect(data.find((e) => e.key === 'app.nothing')!.values).toEqual([{ context: 'Dev;*;*', value: null, active: true }]);
+    expect(data.find((e) => e.key === 'app.nothing')!.values).toEqual([
+      { context: 'Dev;*;*', value: null, active: true },
+    ]);
     expect(data.filter((e) => 'key' in e)).toHaveLength(13);
-    expect(data.find((e) => e.key === 'app.unused')).toEqual({ key: 'app.unused', readme: 'no values yet', deprecated: false, vdt: 'Text', push: true, values: [] });
+    expect(data.find((e) => e.key === 'app.unused')).toEqual({
+      key: 'app.unused',
+      readme: 'no values yet',
+      deprecated: false,
+      vdt: 'Text',
+      push: true,
+      values: [],
+    });
     const files = data.filter((e) => 'file' in e);
     expect(files).toHaveLength(8);
     expect(files).toContainEqual({ file: 'conf/old.xml', context: ANY, content: '<old/>', active: false });
-    expect(files).toContainEqual({ file: 'conf/web.xml', context: '*;web;*', content: '<name>${ Mixed.Case }</name>', active: true });
+    expect(files).toContainEqual({
+      file: 'conf/web.xml',
+      context: '*;web;*',
+      content: '<name>${ Mixed.Case }</name>',
+      active: true,
+    });
     // Keys come before files.
     const firstFile = data.findIndex((e) => 'file' in e);
     expect(data.slice(firstFile).every((e) => 'file' in e)).toBe(true);
@@ -253,7 +340,10 @@ describe('GET /rest/export/{account}/{repository}', () => {
     const noFiles = ok(await get('export', EP, { 'Omit-Files': 'true' })).json.data as Record<string, unknown>[];
     expect(noFiles.some((e) => 'file' in e)).toBe(false);
     expect(noFiles.filter((e) => 'values' in e)).toHaveLength(13);
-    const neither = ok(await get('export', EP, { 'Omit-Files': 'true', 'Omit-Values': 'true' })).json.data as Record<string, unknown>[];
+    const neither = ok(await get('export', EP, { 'Omit-Files': 'true', 'Omit-Values': 'true' })).json.data as Record<
+      string,
+      unknown
+    >[];
     expect(neither).toHaveLength(13);
     expect(neither.every((e) => Object.keys(e).join() === 'key,readme,deprecated,vdt,push')).toBe(true);
   });
@@ -278,7 +368,10 @@ describe('GET /rest/export/{account}/{repository}', () => {
       for (const a of items[1]) {
         for (const i of items[2]) {
           const context = `${e};${a};${i}`;
-          const [source, copy] = await Promise.all([get('pull', EP, { Context: context, ...headers }), get('pull', COPY, { Context: context, ...headers })]);
+          const [source, copy] = await Promise.all([
+            get('pull', EP, { Context: context, ...headers }),
+            get('pull', COPY, { Context: context, ...headers }),
+          ]);
           expect(ok(copy).json.repo).toBe('copy');
           expect(strip(copy.json), context).toEqual(strip(ok(source).json));
           compared++;
@@ -314,7 +407,9 @@ describe('ETag and If-None-Match', () => {
     const dev = ok(await get('pull', EP, { Context: 'Dev;web;n1' }));
     const prod = ok(await get('pull', EP, { Context: 'Prod;web;n1' }));
     expect(dev.headers.get('etag')).not.toBe(prod.headers.get('etag'));
-    expect((await get('pull', EP, { Context: 'Dev;web;n1', 'If-None-Match': prod.headers.get('etag')! })).status).toBe(200);
+    expect((await get('pull', EP, { Context: 'Dev;web;n1', 'If-None-Match': prod.headers.get('etag')! })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -327,7 +422,15 @@ describe('reading the past: Tag and Repository-Date', () => {
     expect(now.json.properties['t.key'].val).toBe('two');
     expect(now.json).not.toHaveProperty('repoDate');
     const old = ok(await pullTT({ Tag: 'v1' }));
-    expect(Object.keys(old.json)).toEqual(['files', 'properties', 'account', 'repo', 'context', 'repoDate', 'generatedOn']);
+    expect(Object.keys(old.json)).toEqual([
+      'files',
+      'properties',
+      'account',
+      'repo',
+      'context',
+      'repoDate',
+      'generatedOn',
+    ]);
     expect(old.json.properties).toEqual({ 't.key': { val: 'one' } });
     expect(old.json.files).toEqual({ 'conf/t.txt': { content: 't=one', 'content-type': 'text/plain' } });
     expect(old.json.repoDate).toBe(isoOf(tt.t1));
@@ -363,12 +466,15 @@ describe('reading the past: Tag and Repository-Date', () => {
     expectJsonError(await pullTT({ 'Repository-Date': '2000-01-01T00:00:00Z' }), 404, [fixture.repos]);
     expect(expectJsonError(await pullTT({ Tag: 'no-such-tag' }), 404, [fixture.repos])).toContain('no-such-tag');
     // A tag header names a tag, never another ref or a path.
-    for (const tag of ['../heads/main', 'refs/heads/main', 'main', 'HEAD', tt.c1]) expectJsonError(await pullTT({ Tag: tag }), 404, [fixture.repos]);
+    for (const tag of ['../heads/main', 'refs/heads/main', 'main', 'HEAD', tt.c1])
+      expectJsonError(await pullTT({ Tag: tag }), 404, [fixture.repos]);
   });
 
   it('answers 400 JSON for a malformed date', async () => {
     for (const date of ['2020-02-30', 'yesterday', '2020-01-01 00:00:00', '2020-13-01T00:00:00Z']) {
-      expect(expectJsonError(await pullTT({ 'Repository-Date': date }), 400, [fixture.repos]), date).toMatch(/Repository-Date|date/i);
+      expect(expectJsonError(await pullTT({ 'Repository-Date': date }), 400, [fixture.repos]), date).toMatch(
+        /Repository-Date|date/i,
+      );
     }
   });
 

@@ -6,7 +6,16 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, ISO_SECONDS, keyPath, keyYaml, plainGitCommit, read, startServerProcess, type ReadAnswer } from '../support/reads.js';
+import {
+  expectJsonError,
+  ISO_SECONDS,
+  keyPath,
+  keyYaml,
+  plainGitCommit,
+  read,
+  startServerProcess,
+  type ReadAnswer,
+} from '../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';
@@ -24,7 +33,11 @@ const fixture = serverForFile();
 const value = (context: string, v: unknown, active = true) => ({ context, value: v, active });
 
 async function pushOk(repo: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, { changeComment: 'test data', enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
+    changeComment: 'test data',
+    enableKeyCreation: true,
+    data,
+  });
   expect(answer.status, `push to ${repo} refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!;
 }
@@ -35,11 +48,14 @@ const pull = (repo: string, context: string, headers: Record<string, string> = {
 /** The values of `properties` by key name. */
 function vals(answer: ReadAnswer): Record<string, unknown> {
   expect(answer.status, answer.text).toBe(200);
-  return Object.fromEntries(Object.entries(answer.json.properties as Record<string, { val: unknown }>).map(([k, p]) => [k, p.val]));
+  return Object.fromEntries(
+    Object.entries(answer.json.properties as Record<string, { val: unknown }>).map(([k, p]) => [k, p.val]),
+  );
 }
 
 beforeAll(async () => {
-  for (const repo of [RES, SHAPE, CYCLE, FRESH]) cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
+  for (const repo of [RES, SHAPE, CYCLE, FRESH])
+    cliOk(fixture.repos, 'repo', 'create', repo, '--context', LEVELS, '--token-free-push', '--token-free-pull');
 
   await pushOk(RES, [
     // ConfigHub's own example.
@@ -47,7 +63,10 @@ beforeAll(async () => {
     // A deeper level outweighs wider ones together.
     { key: 'deeper', values: [value('Prod;web;*', 'pw'), value('*;*;i1', 'i1')] },
     { key: 'appenv', values: [value('*;web;*', 'app'), value('Prod;*;*', 'env')] },
-    { key: 'pair', values: [value('Prod;web;*', 'pw'), value('*;web;i1', 'wi'), value('Prod;*;i1', 'pi'), value(ANY, 'any')] },
+    {
+      key: 'pair',
+      values: [value('Prod;web;*', 'pw'), value('*;web;i1', 'wi'), value('Prod;*;i1', 'pi'), value(ANY, 'any')],
+    },
     { key: 'full', values: [value('Prod;web;i1', 'full'), value('*;web;i1', 'wi2')] },
     // Inactive values never qualify.
     { key: 'inactive', values: [value(ANY, 'base'), value('Prod;*;*', 'hidden', false)] },
@@ -103,12 +122,18 @@ describe('resolution', () => {
   // Every key of acme/res, for each request: the whole `properties` as key → val, so a key with no
   // qualifying value must be left out.
   const table: [string, Record<string, string>][] = [
-    ['Prod;web;i1', { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'full', inactive: 'base', cased: 'cased' }],
+    [
+      'Prod;web;i1',
+      { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'full', inactive: 'base', cased: 'cased' },
+    ],
     ['Prod;web;i2', { example: 'b', deeper: 'pw', appenv: 'app', pair: 'pw', inactive: 'base', cased: 'cased' }],
     ['Dev;web;i2', { example: 'a', appenv: 'app', pair: 'any', inactive: 'base', devonly: 'd' }],
     ['Prod;api;i1', { example: 'c', deeper: 'i1', appenv: 'env', pair: 'pi', inactive: 'base' }],
     ['Dev;api;i1', { example: 'c', deeper: 'i1', pair: 'any', inactive: 'base', devonly: 'd' }],
-    ['Dev;web;i1', { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'wi2', inactive: 'base', devonly: 'd' }],
+    [
+      'Dev;web;i1',
+      { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'wi2', inactive: 'base', devonly: 'd' },
+    ],
     ['Qa;zzz;n9', { example: 'a', pair: 'any', inactive: 'base' }],
     // A request item `*` matches only values that are wildcards at that level.
     ['*;*;*', { example: 'a', pair: 'any', inactive: 'base' }],
@@ -117,7 +142,10 @@ describe('resolution', () => {
     ['*;*;i1', { example: 'c', deeper: 'i1', pair: 'any', inactive: 'base' }],
     ['PROD;web;*', { example: 'b', deeper: 'pw', appenv: 'app', pair: 'pw', inactive: 'base', cased: 'cased' }],
     // Items are compared without regard to case.
-    ['prod;WEB;I1', { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'full', inactive: 'base', cased: 'cased' }],
+    [
+      'prod;WEB;I1',
+      { example: 'c', deeper: 'i1', appenv: 'app', pair: 'wi', full: 'full', inactive: 'base', cased: 'cased' },
+    ],
     ['dEV;Api;I1', { example: 'c', deeper: 'i1', pair: 'any', inactive: 'base', devonly: 'd' }],
   ];
   it.each(table)('resolves %s', async (context, expected) => {
@@ -178,7 +206,11 @@ describe('the pull answer', () => {
   it('adds comment with Include-Comments (non-blank readme only) and context with Include-Value-Context', async () => {
     const answer = await pull(SHAPE, 'Prod;web;i1', { 'Include-Comments': 'true', 'Include-Value-Context': 'TRUE' });
     const { properties } = answer.json;
-    expect(properties['app.name']).toEqual({ comment: 'The name of the shop', val: 'shop-prod', context: ['Prod', '*', '*'] });
+    expect(properties['app.name']).toEqual({
+      comment: 'The name of the shop',
+      val: 'shop-prod',
+      context: ['Prod', '*', '*'],
+    });
     expect(Object.keys(properties['app.old'])).toEqual(['deprecated', 'comment', 'val', 'context']);
     expect(Object.keys(properties['app.port'])).toEqual(['type', 'comment', 'val', 'context']);
     expect(properties['app.port'].context).toEqual(['*', '*', '*']);
@@ -212,7 +244,14 @@ describe('the pull answer', () => {
 describe('files in a pull', () => {
   it('renders ${ key } and ${key} with the values of the same context, embedded files two levels deep', async () => {
     const { files } = (await pull(SHAPE, 'Prod;web;i1')).json;
-    expect(Object.keys(files).sort()).toEqual(['conf/app.properties', 'conf/settings.json', 'conf/web.xml', 'notes/readme.zzz', 'snippets/inner.txt', 'snippets/outer.txt']);
+    expect(Object.keys(files).sort()).toEqual([
+      'conf/app.properties',
+      'conf/settings.json',
+      'conf/web.xml',
+      'notes/readme.zzz',
+      'snippets/inner.txt',
+      'snippets/outer.txt',
+    ]);
     expect(files['conf/app.properties'].content).toBe(
       'name=shop-prod\nport=12\nagain=shop-prod\ndev=[ ERROR: No property value resolved ]\nembed=outer(inner shop-prod [ ERROR: No property value resolved ])\n',
     );
@@ -220,13 +259,16 @@ describe('files in a pull', () => {
     expect(files['conf/web.xml'].content).toBe('<port>12</port>');
   });
 
-  it('lists the keys without a value in the file\'s unresolved array, and leaves it out when all resolve', async () => {
+  it("lists the keys without a value in the file's unresolved array, and leaves it out when all resolve", async () => {
     const prod = (await pull(SHAPE, 'Prod;web;i1')).json.files;
     expect(prod['conf/app.properties'].unresolved).toEqual(['dev.only']);
     expect(prod['snippets/inner.txt'].unresolved).toEqual(['dev.only']);
     expect(prod['conf/settings.json']).not.toHaveProperty('unresolved');
     const dev = (await pull(SHAPE, 'Dev;api;i1')).json.files;
-    expect(dev['conf/app.properties']).toEqual({ content: 'dev file devvalue\n', 'content-type': 'text/x-java-properties' });
+    expect(dev['conf/app.properties']).toEqual({
+      content: 'dev file devvalue\n',
+      'content-type': 'text/x-java-properties',
+    });
     expect(dev['snippets/inner.txt'].content).toBe('inner shop devvalue');
     expect(dev['snippets/inner.txt']).not.toHaveProperty('unresolved');
     // conf/web.xml exists only for Application web; inactive files never show.
@@ -291,7 +333,9 @@ describe('freshness', () => {
     expect(vals(await fresh()).k).toBe('v2'); // warm whatever this server keeps
     const other = await startServerProcess(fixture.repos);
     try {
-      const answer = await pushTo(other.url, `/rest/push/${FRESH}`, { data: [{ key: 'k', values: [value(ANY, 'v3')] }] });
+      const answer = await pushTo(other.url, `/rest/push/${FRESH}`, {
+        data: [{ key: 'k', values: [value(ANY, 'v3')] }],
+      });
       expect(answer.status, reasonOf(answer)).toBe(200);
       const after = await fresh();
       expect(vals(after).k).toBe('v3');
@@ -316,7 +360,10 @@ describe('freshness', () => {
     expect(after.status).toBe(200);
     expect(vals(after).k).toBe('v4-git');
     expect(after.json.files['conf/f.txt'].content).toBe('git f=v4-git');
-    const raw = await read(fixture.server.url, `/rest/rawFile/${FRESH}`, { Context: 'Prod;web;i1', File: 'conf/f.txt' });
+    const raw = await read(fixture.server.url, `/rest/rawFile/${FRESH}`, {
+      Context: 'Prod;web;i1',
+      File: 'conf/f.txt',
+    });
     expect(raw.text).toBe('git f=v4-git');
   });
 
@@ -325,7 +372,11 @@ describe('freshness', () => {
     await fixture.server.settle(FRESH);
     git(gitdir, 'gc', '--quiet', '--prune=now');
     expect(vals(await fresh()).k).toBe('v4-git');
-    plainGitCommit(gitdir, { [keyPath('k')]: keyYaml(gitdir, 'k').replace('value: v4-git', 'value: v5-after-gc') }, 'after gc');
+    plainGitCommit(
+      gitdir,
+      { [keyPath('k')]: keyYaml(gitdir, 'k').replace('value: v4-git', 'value: v5-after-gc') },
+      'after gc',
+    );
     expect(vals(await fresh()).k).toBe('v5-after-gc');
     await pushOk(FRESH, [{ key: 'k', values: [value(ANY, 'v6')] }]);
     const after = await fresh();

@@ -16,7 +16,16 @@ const fixture = serverForFile();
 
 beforeAll(async () => {
   for (const repo of [REPO, 'acme/gone', 'acme/moved', 'other/target']) {
-    cliOk(fixture.repos, 'repo', 'create', repo, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    cliOk(
+      fixture.repos,
+      'repo',
+      'create',
+      repo,
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      '--token-free-pull',
+    );
   }
   for (const repo of [REPO, 'acme/gone', 'acme/moved', 'other/target']) {
     const answer = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
@@ -29,7 +38,12 @@ beforeAll(async () => {
 
 describe('reaching the read endpoints', () => {
   it('matches paths without regard to case, with or without a final slash, with a query string', async () => {
-    for (const path of ['/rest/pull/acme/app', '/REST/Pull/acme/app', '/rest/pull/ACME/APP/', '/rest/pull/acme/app?x=1']) {
+    for (const path of [
+      '/rest/pull/acme/app',
+      '/REST/Pull/acme/app',
+      '/rest/pull/ACME/APP/',
+      '/rest/pull/acme/app?x=1',
+    ]) {
       const answer = await read(fixture.server.url, path, CONTEXT);
       expect(answer.status, path).toBe(200);
       expect(answer.json.properties.who.val).toBe(REPO);
@@ -70,7 +84,9 @@ describe('reaching the read endpoints', () => {
       expectJsonError(await read(fixture.server.url, path, CONTEXT), 404);
     }
     // The listing is no read endpoint with the account "all".
-    expect((await read(fixture.server.url, '/rest/info/all')).json.map((r: { account: string }) => r.account)).toContain('acme');
+    expect(
+      (await read(fixture.server.url, '/rest/info/all')).json.map((r: { account: string }) => r.account),
+    ).toContain('acme');
   });
 });
 

@@ -43,7 +43,9 @@ describe('GET /readyz on a disk that fills up', () => {
       const full = await getJson(server.url, '/readyz');
       expect(full.status).toBe(503);
       expect(full.json.status).toBe('unready');
-      expect(full.json.problems).toEqual([expect.stringMatching(new RegExp(`^the disk is full: \\d+ MiB free, under ${MIN_FREE_BYTES / MiB} MiB$`))]);
+      expect(full.json.problems).toEqual([
+        expect.stringMatching(new RegExp(`^the disk is full: \\d+ MiB free, under ${MIN_FREE_BYTES / MiB} MiB$`)),
+      ]);
       expect(full.text).not.toContain(mount);
       expect((await getJson(server.url, '/healthz')).status).toBe(200); // the process still answers
 

@@ -26,7 +26,17 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/harness.js';
-import { documentationPages, FRONT_PAGE, fencedBlocks, isRun, selected, shows, stepsOf, withPorts, type ReadmeStep } from '../support/readmeBlocks.js';
+import {
+  documentationPages,
+  FRONT_PAGE,
+  fencedBlocks,
+  isRun,
+  selected,
+  shows,
+  stepsOf,
+  withPorts,
+  type ReadmeStep,
+} from '../support/readmeBlocks.js';
 import { reservedPorts } from '../support/ports.js';
 
 const ROOT = resolve(__dirname, '../..');
@@ -36,7 +46,9 @@ const SESSION_MS = 420_000;
 const EXAMPLE_PORTS = 10;
 
 function selectedSteps(): ReadmeStep[] {
-  const only = process.env.CFGHUB_README_SECTIONS?.split(',').map((word) => word.trim()).filter(Boolean);
+  const only = process.env.CFGHUB_README_SECTIONS?.split(',')
+    .map((word) => word.trim())
+    .filter(Boolean);
   return documentationPages(ROOT)
     .flatMap((page) => fencedBlocks(readFileSync(join(ROOT, page), 'utf8'), page))
     .filter(isRun)
@@ -80,7 +92,10 @@ beforeAll(async () => {
     if (n > 0 && steps[n - 1].page !== step.page) lines.push(`cd ${JSON.stringify(clone)}`);
     const file = join(work, `step-${n}.sh`);
     writeFileSync(file, `${withPorts(step.code, ports)}\n`);
-    lines.push(`{ . ${JSON.stringify(file)}; } > ${JSON.stringify(join(work, `out-${n}`))} 2>&1`, `echo $? > ${JSON.stringify(join(work, `status-${n}`))}`);
+    lines.push(
+      `{ . ${JSON.stringify(file)}; } > ${JSON.stringify(join(work, `out-${n}`))} 2>&1`,
+      `echo $? > ${JSON.stringify(join(work, `status-${n}`))}`,
+    );
   });
   writeFileSync(join(work, 'session.sh'), `${lines.join('\n')}\n`);
 
@@ -97,7 +112,12 @@ beforeAll(async () => {
     GIT_COMMITTER_NAME: 'Reader',
     GIT_COMMITTER_EMAIL: 'reader@example.com',
   };
-  const session = spawn('bash', [join(work, 'session.sh')], { env, cwd: clone, stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const session = spawn('bash', [join(work, 'session.sh')], {
+    env,
+    cwd: clone,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   session.stderr.on('data', (chunk) => (stderr += String(chunk)));
   const timer = setTimeout(() => {
@@ -113,11 +133,15 @@ beforeAll(async () => {
   );
   if (stderr.trim()) sessionProblem ||= stderr.trim();
   for (let n = 0; n < steps.length; n++) {
-    const read = (name: string) => (existsSync(join(work, `${name}-${n}`)) ? readFileSync(join(work, `${name}-${n}`), 'utf8') : undefined);
+    const read = (name: string) =>
+      existsSync(join(work, `${name}-${n}`)) ? readFileSync(join(work, `${name}-${n}`), 'utf8') : undefined;
     const status = read('status');
     const output = read('out');
     // A step with output and no status is the one whose failure stopped the session (set -e).
-    results.push({ status: status === undefined ? (output === undefined ? undefined : -1) : Number(status), output: output ?? '' });
+    results.push({
+      status: status === undefined ? (output === undefined ? undefined : -1) : Number(status),
+      output: output ?? '',
+    });
   }
 }, SESSION_MS + 10_000);
 
@@ -139,7 +163,9 @@ describe('documentation examples (every `sh` block of README.md, then of docs/, 
     expect(result?.status, `not run: an earlier step failed${context}`).not.toBeUndefined();
     expect(result.status, `a command failed${context}`).toBe(0);
     for (const expected of step.expects) {
-      expect(shows(result.output, expected), `the output does not show ${JSON.stringify(expected)}${context}`).toBe(true);
+      expect(shows(result.output, expected), `the output does not show ${JSON.stringify(expected)}${context}`).toBe(
+        true,
+      );
     }
   });
 });

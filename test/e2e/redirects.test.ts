@@ -64,15 +64,24 @@ function expectStoppedAtRedirect(from: number): Received[] {
   return sent;
 }
 
-const cfghub = (args: string[], env: NodeJS.ProcessEnv) => runCommand(args, { env: { ...process.env, CFGHUB_SERVER: '', CFGHUB_TOKEN: '', CFGHUB_ADMIN_TOKEN: '', ...env }, input: `${PASSWORD}\n` });
+const cfghub = (args: string[], env: NodeJS.ProcessEnv) =>
+  runCommand(args, {
+    env: { ...process.env, CFGHUB_SERVER: '', CFGHUB_TOKEN: '', CFGHUB_ADMIN_TOKEN: '', ...env },
+    input: `${PASSWORD}\n`,
+  });
 
 describe('no client follows a redirect', () => {
   it('cfghub pull and cfghub set --server stop at the redirect, naming it, and send nothing elsewhere', async () => {
     const from = redirector.received.length;
-    const pulled = await cfghub(['pull', 'acme/app', '--context', 'Prod', '--server', redirector.url], { CFGHUB_TOKEN: TOKEN });
+    const pulled = await cfghub(['pull', 'acme/app', '--context', 'Prod', '--server', redirector.url], {
+      CFGHUB_TOKEN: TOKEN,
+    });
     expect(pulled.code).toBe(1);
     expect(pulled.stderr).toContain(`answered 307 redirecting to ${elsewhere.url}: cfghub does not follow redirects`);
-    const set = await cfghub(['set', 'acme/app', 'db.port', '5433', '--context', 'Prod', '-m', 'moved', '--server', redirector.url], { CFGHUB_TOKEN: TOKEN });
+    const set = await cfghub(
+      ['set', 'acme/app', 'db.port', '5433', '--context', 'Prod', '-m', 'moved', '--server', redirector.url],
+      { CFGHUB_TOKEN: TOKEN },
+    );
     expect(set.code).toBe(1);
     expect(set.stderr).toContain('cfghub does not follow redirects');
     const sent = expectStoppedAtRedirect(from);
@@ -81,7 +90,9 @@ describe('no client follows a redirect', () => {
 
   it('an admin command (group create, with a password) stops at the redirect and sends the password nowhere else', async () => {
     const from = redirector.received.length;
-    const created = await cfghub(['group', 'create', 'acme/app', 'secret', '--server', redirector.url], { CFGHUB_ADMIN_TOKEN: TOKEN });
+    const created = await cfghub(['group', 'create', 'acme/app', 'secret', '--server', redirector.url], {
+      CFGHUB_ADMIN_TOKEN: TOKEN,
+    });
     expect(created.code).toBe(1);
     expect(created.stderr).toContain('cfghub does not follow redirects');
     expectStoppedAtRedirect(from);
@@ -91,17 +102,30 @@ describe('no client follows a redirect', () => {
     const from = redirector.received.length;
     const client = new Client({ server: redirector.url, token: TOKEN });
     await expect(client.pull('acme/app', { context: 'Prod' })).rejects.toBeInstanceOf(RedirectRefusedError);
-    await expect(client.push('acme/app').set('k', 'v', { context: 'Prod' }).send('c')).rejects.toThrow(/307 redirecting to .*cfghub does not follow redirects/);
+    await expect(client.push('acme/app').set('k', 'v', { context: 'Prod' }).send('c')).rejects.toThrow(
+      /307 redirecting to .*cfghub does not follow redirects/,
+    );
     expectStoppedAtRedirect(from);
   });
 
   it("a replica process asks the primary's state and stops at the redirect; its git fetch does not follow one either", async () => {
     const from = redirector.received.length;
     const repos = tempDir('cfghub-redirect-replica-');
-    const replica = await startServerProcess(repos.path, { CFGHUB_REPLICATION_TOKEN: TOKEN }, [], ['--replica-of', redirector.url]);
+    const replica = await startServerProcess(
+      repos.path,
+      { CFGHUB_REPLICATION_TOKEN: TOKEN },
+      [],
+      ['--replica-of', redirector.url],
+    );
     try {
-      await until(() => redirector.received.slice(from).some((r) => r.url === '/rest/replication/state'), 'the state request');
-      await until(() => replica.output().includes('cfghub does not follow redirects'), 'the replica saying why it does not replicate');
+      await until(
+        () => redirector.received.slice(from).some((r) => r.url === '/rest/replication/state'),
+        'the state request',
+      );
+      await until(
+        () => replica.output().includes('cfghub does not follow redirects'),
+        'the replica saying why it does not replicate',
+      );
       await holdsFor(1000, () => expect(elsewhere.received).toEqual([]));
     } finally {
       await replica.stop();
@@ -110,11 +134,15 @@ describe('no client follows a redirect', () => {
     const gitFrom = redirector.received.length;
     const mirrors = tempDir('cfghub-redirect-git-');
     try {
-      await expect(createMirror(mirrors.path, { primary: redirector.url, token: TOKEN }, 'acme', 'app')).rejects.toThrow(/git fetch of acme\/app failed/);
+      await expect(
+        createMirror(mirrors.path, { primary: redirector.url, token: TOKEN }, 'acme', 'app'),
+      ).rejects.toThrow(/git fetch of acme\/app failed/);
     } finally {
       mirrors.remove();
     }
-    expect(redirector.received.slice(gitFrom).map((r) => r.url)).toEqual(['/git/acme/app.git/info/refs?service=git-upload-pack']);
+    expect(redirector.received.slice(gitFrom).map((r) => r.url)).toEqual([
+      '/git/acme/app.git/info/refs?service=git-upload-pack',
+    ]);
     expect(elsewhere.received).toEqual([]);
   });
 });

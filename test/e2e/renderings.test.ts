@@ -37,15 +37,30 @@ const TEXT_VALUES: Record<string, string> = {
 const LIST = ['a', 'b,c', 'd=e'];
 const MAP = { host: 'db', 'port#': '5432' };
 
-async function pullText(headers: Record<string, string>, query = ''): Promise<{ status: number; type: string | null; etag: string | null; text: string }> {
-  const response = await fetch(`${fixture.server.url}/rest/pull/${REPO}${query}`, { headers: { Context: CONTEXT, ...headers } });
-  return { status: response.status, type: response.headers.get('content-type'), etag: response.headers.get('etag'), text: await response.text() };
+async function pullText(
+  headers: Record<string, string>,
+  query = '',
+): Promise<{ status: number; type: string | null; etag: string | null; text: string }> {
+  const response = await fetch(`${fixture.server.url}/rest/pull/${REPO}${query}`, {
+    headers: { Context: CONTEXT, ...headers },
+  });
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    etag: response.headers.get('etag'),
+    text: await response.text(),
+  };
 }
 
 /** The values as the JSON pull gives them, as text (List and Map values as their JSON). */
 async function expectedText(): Promise<Record<string, string>> {
   const json = JSON.parse((await pullText({})).text);
-  return Object.fromEntries(Object.entries(json.properties as Record<string, { val: unknown }>).map(([k, p]) => [k, typeof p.val === 'string' ? p.val : JSON.stringify(p.val)]));
+  return Object.fromEntries(
+    Object.entries(json.properties as Record<string, { val: unknown }>).map(([k, p]) => [
+      k,
+      typeof p.val === 'string' ? p.val : JSON.stringify(p.val),
+    ]),
+  );
 }
 
 beforeAll(async () => {
@@ -71,7 +86,9 @@ describe('renderings of a pull', () => {
     expect(answer.type).toBe('text/x-java-properties; charset=utf-8');
     expect(answer.text).toMatch(/^[\x20-\x7e\n]*$/);
     // The properties package reads an empty value as null (Java's Properties reads "").
-    const parsed = Object.fromEntries(Object.entries(properties.parse(answer.text) as Record<string, string | null>).map(([k, v]) => [k, v ?? '']));
+    const parsed = Object.fromEntries(
+      Object.entries(properties.parse(answer.text) as Record<string, string | null>).map(([k, v]) => [k, v ?? '']),
+    );
     expect(parsed).toEqual(await expectedText());
     expect(parsed['with.unicode']).toBe(TEXT_VALUES['with.unicode']);
     expect(JSON.parse(parsed['a.map'])).toEqual(MAP);
@@ -83,7 +100,9 @@ describe('renderings of a pull', () => {
     const { plain, empty, ...others } = await expectedText();
     // A dotted name would be run as a command by a shell sourcing the file: every other key is left out.
     expect(dotenv.parse(answer.text)).toEqual({ plain, empty });
-    expect(answer.text.split('\n')[0]).toBe(`# left out, not environment variable names: ${Object.keys(others).join(', ')}`);
+    expect(answer.text.split('\n')[0]).toBe(
+      `# left out, not environment variable names: ${Object.keys(others).join(', ')}`,
+    );
   });
 
   it('YAML round-trips through the yaml parser, with List and Map values as sequences and mappings', async () => {
@@ -98,8 +117,12 @@ describe('renderings of a pull', () => {
 
   it('is chosen by the format parameter over Accept, and by the most preferred type of Accept', async () => {
     expect((await pullText({ Accept: 'application/x-yaml' }, '?format=env')).type).toBe('text/plain; charset=utf-8');
-    expect((await pullText({ Accept: 'text/plain;q=0.5, text/x-java-properties' })).type).toBe('text/x-java-properties; charset=utf-8');
-    expect((await pullText({ Accept: 'application/json, text/plain;q=0.1' })).type).toBe('application/json; charset=utf-8');
+    expect((await pullText({ Accept: 'text/plain;q=0.5, text/x-java-properties' })).type).toBe(
+      'text/x-java-properties; charset=utf-8',
+    );
+    expect((await pullText({ Accept: 'application/json, text/plain;q=0.1' })).type).toBe(
+      'application/json; charset=utf-8',
+    );
   });
 
   it('stays JSON for clients that do not ask: the Java client, curl, no Accept', async () => {

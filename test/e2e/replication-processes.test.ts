@@ -14,17 +14,29 @@ const running: ServerProcess[] = [];
 let token: string;
 
 const start = async (repos: string, primaryUrl?: string, ...extra: string[]) => {
-  const server = await startServerProcess(repos, primaryUrl ? { CFGHUB_REPLICATION_TOKEN: token } : {}, [], primaryUrl ? ['--replica-of', primaryUrl, ...extra] : []);
+  const server = await startServerProcess(
+    repos,
+    primaryUrl ? { CFGHUB_REPLICATION_TOKEN: token } : {},
+    [],
+    primaryUrl ? ['--replica-of', primaryUrl, ...extra] : [],
+  );
   running.push(server);
   return server;
 };
 const push = (url: string, value: string) =>
-  pushTo(url, `/rest/push/${APP}`, { enableKeyCreation: true, data: [{ key: 'feature.flag', values: [{ context: '*', value }] }] });
+  pushTo(url, `/rest/push/${APP}`, {
+    enableKeyCreation: true,
+    data: [{ key: 'feature.flag', values: [{ context: '*', value }] }],
+  });
 const serves = (url: string, value: string) =>
-  eventually(`${url} serving ${value}`, async () => {
-    const answer = await getJson(url, `/rest/pull/${APP}`, { Context: 'Prod' });
-    return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
-  }, 15_000);
+  eventually(
+    `${url} serving ${value}`,
+    async () => {
+      const answer = await getJson(url, `/rest/pull/${APP}`, { Context: 'Prod' });
+      return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
+    },
+    15_000,
+  );
 
 beforeAll(() => {
   cliOk(dirs.primary.path, 'repo', 'create', APP, '--context', 'Env', '--token-free-push', '--token-free-pull');
@@ -57,7 +69,9 @@ describe('cfghub serve --replica-of', () => {
     expect(headOf(dirs.primary.path, APP)).toBe(acknowledged);
 
     // A replica that has the data but has not yet finished its first round says `unknown`: wait for its confirmation.
-    await eventually('B confirmed current', async () => ((await getJson(b.url, '/healthz')).headers.get('replica-lag') === 'unknown' ? undefined : true));
+    await eventually('B confirmed current', async () =>
+      (await getJson(b.url, '/healthz')).headers.get('replica-lag') === 'unknown' ? undefined : true,
+    );
     await primary.kill();
     const stale = await serves(b.url, 'one');
     expect(stale.headers.get('replica-lag')).toMatch(/^[0-9]+\.[0-9]$/);

@@ -16,13 +16,27 @@ import { reservedPorts } from '../support/ports.js';
 
 const APP = 'acme/app';
 const TWO = 'acme/two';
-const dirs = { primary: tempDir(), replica: tempDir(), other: tempDir(), emptied: tempDir(), second: tempDir(), late: tempDir() };
+const dirs = {
+  primary: tempDir(),
+  replica: tempDir(),
+  other: tempDir(),
+  emptied: tempDir(),
+  second: tempDir(),
+  late: tempDir(),
+};
 const running = new Set<ServerProcess>();
 let token: string;
 let port: number;
 
-async function start(repos: string, options: { port?: number; follow?: string; accept?: boolean } = {}): Promise<ServerProcess> {
-  const args = [...(options.port ? ['--port', String(options.port)] : []), ...(options.follow ? ['--replica-of', options.follow] : []), ...(options.accept ? ['--accept-new-primary'] : [])];
+async function start(
+  repos: string,
+  options: { port?: number; follow?: string; accept?: boolean } = {},
+): Promise<ServerProcess> {
+  const args = [
+    ...(options.port ? ['--port', String(options.port)] : []),
+    ...(options.follow ? ['--replica-of', options.follow] : []),
+    ...(options.accept ? ['--accept-new-primary'] : []),
+  ];
   const server = await startServerProcess(repos, options.follow ? { CFGHUB_REPLICATION_TOKEN: token } : {}, [], args);
   running.add(server);
   return server;
@@ -34,13 +48,20 @@ async function stop(server: ServerProcess): Promise<void> {
 }
 
 const push = (url: string, fullName: string, value: string) =>
-  pushTo(url, `/rest/push/${fullName}`, { enableKeyCreation: true, data: [{ key: 'feature.flag', values: [{ context: '*', value }] }] });
+  pushTo(url, `/rest/push/${fullName}`, {
+    enableKeyCreation: true,
+    data: [{ key: 'feature.flag', values: [{ context: '*', value }] }],
+  });
 const read = (url: string, fullName = APP) => getJson(url, `/rest/pull/${fullName}`, { Context: 'Prod' });
 const serves = (url: string, value: string, fullName = APP) =>
-  eventually(`${url} serving ${value}`, async () => {
-    const answer = await read(url, fullName);
-    return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
-  }, 20_000);
+  eventually(
+    `${url} serving ${value}`,
+    async () => {
+      const answer = await read(url, fullName);
+      return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
+    },
+    20_000,
+  );
 const readiness = async (url: string) => (await getJson(url, '/readyz')).json;
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -53,7 +74,8 @@ let primary: ServerProcess;
 let replica: ServerProcess;
 
 beforeAll(async () => {
-  for (const name of [APP, TWO]) cliOk(dirs.primary.path, 'repo', 'create', name, '--context', 'Env', '--token-free-push', '--token-free-pull');
+  for (const name of [APP, TWO])
+    cliOk(dirs.primary.path, 'repo', 'create', name, '--context', 'Env', '--token-free-push', '--token-free-pull');
   token = cliOk(dirs.primary.path, 'token', 'create', '--replication').trim();
   [port] = await reservedPorts(1); // the primary restarts on the address its replicas follow
   primaryUrl = `http://127.0.0.1:${port}`;
@@ -70,14 +92,28 @@ afterAll(async () => {
 
 /** The replica refuses, says why in /readyz (still 200: it serves), its log and a metric, and still serves `value`. */
 async function refuses(why: RegExp, logged: RegExp, value: string): Promise<void> {
-  const ready = await eventually('the refusal in /readyz', async () => {
-    const answer = await readiness(replica.url);
-    return answer.warnings?.some((w: string) => why.test(w)) ? answer : undefined;
-  }, 20_000);
+  const ready = await eventually(
+    'the refusal in /readyz',
+    async () => {
+      const answer = await readiness(replica.url);
+      return answer.warnings?.some((w: string) => why.test(w)) ? answer : undefined;
+    },
+    20_000,
+  );
   expect(ready.status).toBe('ready');
   expect(ready.replica.refused ?? ready.replica.rewindsRefused.join(',')).toBeTruthy();
-  await until(() => replica.output().split('\n').some((line) => logged.test(line)), 'the refusal in the log');
-  expect((await metric(replica.url, 'cfghub_replication_refused')) + (await metric(replica.url, 'cfghub_replication_rewinds_refused'))).toBeGreaterThan(0);
+  await until(
+    () =>
+      replica
+        .output()
+        .split('\n')
+        .some((line) => logged.test(line)),
+    'the refusal in the log',
+  );
+  expect(
+    (await metric(replica.url, 'cfghub_replication_refused')) +
+      (await metric(replica.url, 'cfghub_replication_rewinds_refused')),
+  ).toBeGreaterThan(0);
   expect((await read(replica.url)).text).toContain(value);
   for (const name of [APP, TWO]) git(gitdirOf(dirs.replica.path, name), 'fsck', '--strict');
 }
@@ -98,19 +134,27 @@ describe('a replica whose primary comes back wrong', () => {
     primary = await start(dirs.primary.path, { port });
     expect((await push(primaryUrl, APP, 'one-again')).status).toBe(200);
     await serves(replica.url, 'one-again');
-    await eventually('the refusal cleared', async () => ((await readiness(replica.url)).warnings === undefined ? true : undefined));
+    await eventually('the refusal cleared', async () =>
+      (await readiness(replica.url)).warnings === undefined ? true : undefined,
+    );
     expect(await metric(replica.url, 'cfghub_replication_refused')).toBe(0);
   });
 
-  it("refuses a primary restarted on a folder with its records but none of its repositories: no mirror removed", async () => {
+  it('refuses a primary restarted on a folder with its records but none of its repositories: no mirror removed', async () => {
     fs.cpSync(join(dirs.primary.path, '.cfghub'), join(dirs.emptied.path, '.cfghub'), { recursive: true });
     await stop(primary);
     primary = await start(dirs.emptied.path, { port });
-    await refuses(/remove 2 of this replica's 2 repositories/, /"event":"replication-refused".*remove 2 of/, 'one-again');
+    await refuses(
+      /remove 2 of this replica's 2 repositories/,
+      /"event":"replication-refused".*remove 2 of/,
+      'one-again',
+    );
     expect(fs.existsSync(join(dirs.replica.path, '.cfghub', 'deleted'))).toBe(false);
     await stop(primary);
     primary = await start(dirs.primary.path, { port });
-    await eventually('the refusal cleared', async () => ((await readiness(replica.url)).warnings === undefined ? true : undefined));
+    await eventually('the refusal cleared', async () =>
+      (await readiness(replica.url)).warnings === undefined ? true : undefined,
+    );
   });
 
   it('keeps its head when the primary rewinds a branch, and follows with --accept-new-primary, the old head kept', async () => {
@@ -121,17 +165,34 @@ describe('a replica whose primary comes back wrong', () => {
     await stop(primary);
     git(gitdirOf(dirs.primary.path, APP), 'update-ref', 'refs/heads/main', before); // a primary restored from an older copy
     primary = await start(dirs.primary.path, { port });
-    await refuses(/moved the branch of acme\/app backwards/, /"event":"replication-rewind-refused","repository":"acme\/app"/, 'two');
+    await refuses(
+      /moved the branch of acme\/app backwards/,
+      /"event":"replication-rewind-refused","repository":"acme\/app"/,
+      'two',
+    );
     expect(headOf(dirs.replica.path, APP)).toBe(acknowledged);
     expect(await metric(replica.url, 'cfghub_replication_rewinds_refused')).toBe(1);
 
     await stop(replica);
     replica = await start(dirs.replica.path, { follow: primaryUrl, accept: true });
-    await eventually('the replica at the rewound head', () => (headOf(dirs.replica.path, APP) === before ? true : undefined), 20_000);
-    const kept = git(gitdirOf(dirs.replica.path, APP), 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/cfghub/rewound/').trim().split('\n');
+    await eventually(
+      'the replica at the rewound head',
+      () => (headOf(dirs.replica.path, APP) === before ? true : undefined),
+      20_000,
+    );
+    const kept = git(
+      gitdirOf(dirs.replica.path, APP),
+      'for-each-ref',
+      '--format=%(refname) %(objectname)',
+      'refs/cfghub/rewound/',
+    )
+      .trim()
+      .split('\n');
     expect(kept).toEqual([expect.stringMatching(new RegExp(`^refs/cfghub/rewound/[0-9TZ]+/main ${acknowledged}$`))]);
     git(gitdirOf(dirs.replica.path, APP), 'fsck', '--strict');
-    await eventually('no warning', async () => ((await readiness(replica.url)).warnings === undefined ? true : undefined));
+    await eventually('no warning', async () =>
+      (await readiness(replica.url)).warnings === undefined ? true : undefined,
+    );
   });
 });
 
@@ -152,7 +213,9 @@ describe('generations', () => {
       const answer = await getJson(primaryUrl, '/readyz');
       return answer.status === 503 ? answer.json : undefined;
     });
-    expect(ready.problems).toEqual([expect.stringMatching(/a replica follows primary generation 2, above this server's 1/)]);
+    expect(ready.problems).toEqual([
+      expect.stringMatching(/a replica follows primary generation 2, above this server's 1/),
+    ]);
     expect(primary.output()).toMatch(/"event":"replication-generation-behind"/);
     expect(await metric(primaryUrl, 'cfghub_replication_newer_generation')).toBe(2);
     await stop(second);
@@ -163,8 +226,20 @@ describe('generations', () => {
 describe('a replica killed in the middle of a fetch', () => {
   it('starts again, clears the unfinished mirror and catches up, every mirror whole', async () => {
     // A repository big enough that its first fetch takes a while.
-    cliOk(dirs.primary.path, 'repo', 'create', 'acme/big', '--context', 'Env', '--token-free-push', '--token-free-pull');
-    const data = Array.from({ length: 3_000 }, (_, i) => ({ key: `key.${i}`, values: [{ context: '*', value: `value ${i} ${'x'.repeat(200)}` }] }));
+    cliOk(
+      dirs.primary.path,
+      'repo',
+      'create',
+      'acme/big',
+      '--context',
+      'Env',
+      '--token-free-push',
+      '--token-free-pull',
+    );
+    const data = Array.from({ length: 3_000 }, (_, i) => ({
+      key: `key.${i}`,
+      values: [{ context: '*', value: `value ${i} ${'x'.repeat(200)}` }],
+    }));
     expect((await pushTo(primaryUrl, '/rest/push/acme/big', { enableKeyCreation: true, data })).status).toBe(200);
     const work = join(dirs.late.path, '.cfghub', 'replica-work');
     let late = await start(dirs.late.path, { follow: primaryUrl });
@@ -176,7 +251,11 @@ describe('a replica killed in the middle of a fetch', () => {
     expect(big.headers.get('commit')).toBe(headOf(dirs.primary.path, 'acme/big'));
     await until(() => !fs.existsSync(work) || fs.readdirSync(work).length === 0, 'the unfinished mirror cleared');
     for (const name of [APP, TWO, 'acme/big']) {
-      await eventually(`${name} in step`, () => (headOf(dirs.late.path, name) === headOf(dirs.primary.path, name) ? true : undefined), 20_000);
+      await eventually(
+        `${name} in step`,
+        () => (headOf(dirs.late.path, name) === headOf(dirs.primary.path, name) ? true : undefined),
+        20_000,
+      );
       git(gitdirOf(dirs.late.path, name), 'fsck', '--strict');
     }
   });

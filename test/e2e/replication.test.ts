@@ -4,7 +4,18 @@
  * the real git CLI on every folder.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, getJson, git, gitdirOf, headOf, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  getJson,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  startTestServer,
+  tempDir,
+  type TestServer,
+} from '../support/harness.js';
 import { eventually, startTestReplica, type TestReplica } from '../support/replicas.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,18 +43,29 @@ async function cliAsync(repos: string, ...args: string[]): Promise<string> {
 
 const commitOf = (etag: string | null) => (etag ?? '').replace(/"/g, '');
 const pushValue = (url: string, key: string, value: string, headers: Record<string, string> = {}) =>
-  pushTo(url, `/rest/push/${APP}`, { enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] }, headers);
+  pushTo(
+    url,
+    `/rest/push/${APP}`,
+    { enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] },
+    headers,
+  );
 
 /** Waits until a server's pull of APP carries a value, and returns its answer. */
 const readsValue = (url: string, value: string, ms = 10_000) =>
-  eventually(`${url} serving ${value}`, async () => {
-    const answer = await getJson(url, `/rest/pull/${APP}`, CONTEXT);
-    return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
-  }, ms);
+  eventually(
+    `${url} serving ${value}`,
+    async () => {
+      const answer = await getJson(url, `/rest/pull/${APP}`, CONTEXT);
+      return answer.status === 200 && answer.text.includes(value) ? answer : undefined;
+    },
+    ms,
+  );
 
 /** Waits until a folder's copy of a repository has this head. */
 const hasHead = (repos: string, fullName: string, head: string) =>
-  eventually(`${fullName} at ${head.slice(0, 8)} in ${repos}`, () => (existsSync(gitdirOf(repos, fullName)) && headOf(repos, fullName) === head ? true : undefined));
+  eventually(`${fullName} at ${head.slice(0, 8)} in ${repos}`, () =>
+    existsSync(gitdirOf(repos, fullName)) && headOf(repos, fullName) === head ? true : undefined,
+  );
 
 beforeAll(async () => {
   primaryDir = tempDir();
@@ -74,7 +96,10 @@ describe('replication tokens', () => {
     expect(JSON.stringify(state.json)).not.toContain(appToken); // hashes only
     expect((await getJson(primary.url, '/rest/replication/state', { 'Client-Token': appToken })).status).toBe(403);
     expect((await getJson(primary.url, '/rest/replication/state')).status).toBe(401);
-    expect((await getJson(primary.url, '/rest/pull/acme/secret', { 'Client-Token': replicationToken, Context: 'Prod' })).status).toBe(403);
+    expect(
+      (await getJson(primary.url, '/rest/pull/acme/secret', { 'Client-Token': replicationToken, Context: 'Prod' }))
+        .status,
+    ).toBe(403);
   });
 
   it('open a change feed that heartbeats while nothing changes, answers the state after its hold, and at once on a difference', async () => {
@@ -83,11 +108,23 @@ describe('replication tokens', () => {
     expect(state.adminTokens).toHaveLength(1);
     expect(JSON.stringify(state)).not.toContain(adminToken); // hashes only
     const refs = Object.fromEntries(state.repositories.map((r: any) => [`${r.account}/${r.name}`, r.refs]));
-    const held = { refs, tokensDigest: state.tokensDigest, adminTokensDigest: state.adminTokensDigest, origin: state.origin };
+    const held = {
+      refs,
+      tokensDigest: state.tokensDigest,
+      adminTokensDigest: state.adminTokensDigest,
+      origin: state.origin,
+    };
     const feed = (body: unknown) =>
-      fetch(`${primary.url}/rest/replication/feed`, { method: 'POST', headers: { 'Client-Token': replicationToken, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${primary.url}/rest/replication/feed`, {
+        method: 'POST',
+        headers: { 'Client-Token': replicationToken, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const same = await feed({ ...held, holdMs: 1_500 });
-    const lines = (await same.text()).trim().split('\n').map((line) => JSON.parse(line));
+    const lines = (await same.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.slice(0, -1)).toContainEqual({ same: true });
     expect(lines.at(-1).state.tokensDigest).toBe(state.tokensDigest);
     const started = Date.now();
@@ -116,7 +153,10 @@ describe('a replica', () => {
       git(gitdirOf(replica.repos, APP), 'fsck', '--strict');
       // The token records follow the repositories: a token of the primary reads on the replica.
       await eventually('the token on the replica', async () => {
-        const secret = await getJson(replica.url, '/rest/pull/acme/secret', { 'Client-Token': appToken, Context: 'Prod' });
+        const secret = await getJson(replica.url, '/rest/pull/acme/secret', {
+          'Client-Token': appToken,
+          Context: 'Prod',
+        });
         return secret.status === 200 ? true : undefined;
       });
     }
@@ -133,10 +173,12 @@ describe('a replica', () => {
     }
   });
 
-  it("wakes a watch held on a replica when a push lands on the primary", async () => {
+  it('wakes a watch held on a replica when a push lands on the primary', async () => {
     const current = await getJson(replicaB.url, `/rest/pull/${APP}`, CONTEXT);
     const etag = current.headers.get('etag')!;
-    const watch = fetch(`${replicaB.url}/rest/pull/${APP}`, { headers: { ...CONTEXT, 'If-None-Match': etag, Wait: '20' } });
+    const watch = fetch(`${replicaB.url}/rest/pull/${APP}`, {
+      headers: { ...CONTEXT, 'If-None-Match': etag, Wait: '20' },
+    });
     await new Promise((resolve) => setTimeout(resolve, 200)); // the watch is held before the push (a 304 would mean it was not)
     const pushed = await pushValue(primary.url, 'db.host', 'watched');
     expect(pushed.status).toBe(200);
@@ -160,11 +202,24 @@ describe('a replica', () => {
   it('forwards only to its primary, whatever the request target names', async () => {
     const elsewhere = await startTestServer(primaryDir.path); // a server the replica must never reach
     try {
-      const body = { enableKeyCreation: true, data: [{ key: 'x', values: [{ context: '*;*', value: 'misdirected' }] }] };
-      const absolute = await rawRequest(replicaA.url, { method: 'POST', path: `${elsewhere.url}/rest/push/${APP}`, headers: { 'Content-Type': 'application/json' }, body });
+      const body = {
+        enableKeyCreation: true,
+        data: [{ key: 'x', values: [{ context: '*;*', value: 'misdirected' }] }],
+      };
+      const absolute = await rawRequest(replicaA.url, {
+        method: 'POST',
+        path: `${elsewhere.url}/rest/push/${APP}`,
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       expect(absolute.status).toBe(400);
       const before = headOf(primaryDir.path, APP);
-      const doubled = await rawRequest(replicaA.url, { method: 'POST', path: `//${new URL(elsewhere.url).host}/rest/push/${APP}`, headers: { 'Content-Type': 'application/json' }, body });
+      const doubled = await rawRequest(replicaA.url, {
+        method: 'POST',
+        path: `//${new URL(elsewhere.url).host}/rest/push/${APP}`,
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       expect(doubled.status).toBe(404); // sent to the primary as the path //host/rest/push/…, which it does not serve
       expect(elsewhere.logs.some((line) => line.method === 'POST')).toBe(false);
       expect(headOf(primaryDir.path, APP)).toBe(before);
@@ -186,14 +241,29 @@ describe('a replica', () => {
 
   it('follows a plain-git commit on the primary', async () => {
     const gitdir = gitdirOf(primaryDir.path, APP);
-    const env = { GIT_AUTHOR_NAME: 'Someone', GIT_AUTHOR_EMAIL: 's@example.com', GIT_COMMITTER_NAME: 'Someone', GIT_COMMITTER_EMAIL: 's@example.com' };
+    const env = {
+      GIT_AUTHOR_NAME: 'Someone',
+      GIT_AUTHOR_EMAIL: 's@example.com',
+      GIT_COMMITTER_NAME: 'Someone',
+      GIT_COMMITTER_EMAIL: 's@example.com',
+    };
     Object.assign(process.env, env);
-    const commit = git(gitdir, 'commit-tree', 'refs/heads/main^{tree}', '-p', 'refs/heads/main', '-m', 'plain git').trim();
+    const commit = git(
+      gitdir,
+      'commit-tree',
+      'refs/heads/main^{tree}',
+      '-p',
+      'refs/heads/main',
+      '-m',
+      'plain git',
+    ).trim();
     git(gitdir, 'update-ref', 'refs/heads/main', commit);
     git(gitdir, 'tag', '-a', 'v1', '-m', 'a tag by plain git', commit);
     for (const replica of [replicaA, replicaB]) {
       await hasHead(replica.repos, APP, commit);
-      await eventually('the tag', () => (git(gitdirOf(replica.repos, APP), 'tag', '--list').includes('v1') ? true : undefined));
+      await eventually('the tag', () =>
+        git(gitdirOf(replica.repos, APP), 'tag', '--list').includes('v1') ? true : undefined,
+      );
       const answer = await eventually('served', async () => {
         const a = await getJson(replica.url, `/rest/pull/${APP}`, CONTEXT);
         return a.headers.get('commit') === commit ? a : undefined;
@@ -221,27 +291,47 @@ describe('a replica', () => {
         });
         expect(answer.headers.get('commit')).toBe(head);
       }
-      expect(git(gitdirOf(replica.repos, APP), 'for-each-ref', 'refs/tags')).toBe(git(gitdirOf(primaryDir.path, APP), 'for-each-ref', 'refs/tags'));
+      expect(git(gitdirOf(replica.repos, APP), 'for-each-ref', 'refs/tags')).toBe(
+        git(gitdirOf(primaryDir.path, APP), 'for-each-ref', 'refs/tags'),
+      );
     }
     // A tag deleted on the primary is deleted on the replicas too.
-    expect((await fetch(`${primary.url}/rest/admin/repositories/${APP}/tags/by-api`, { method: 'DELETE', headers: { Authorization: `Bearer ${adminToken}` } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${primary.url}/rest/admin/repositories/${APP}/tags/by-api`, {
+          method: 'DELETE',
+          headers: { Authorization: `Bearer ${adminToken}` },
+        })
+      ).status,
+    ).toBe(200);
     for (const replica of [replicaA, replicaB]) {
-      await eventually('the tag deleted', async () => ((await getJson(replica.url, `/rest/pull/${APP}`, { ...CONTEXT, Tag: 'by-api' })).status === 404 ? true : undefined));
+      await eventually('the tag deleted', async () =>
+        (await getJson(replica.url, `/rest/pull/${APP}`, { ...CONTEXT, Tag: 'by-api' })).status === 404
+          ? true
+          : undefined,
+      );
     }
   });
 
   it("holds the primary's admin tokens, revocations included: the admin API answers them on a replica", async () => {
-    const listing = (url: string, token: string) => fetch(`${url}/rest/admin/repositories`, { headers: { Authorization: `Bearer ${token}` } });
+    const listing = (url: string, token: string) =>
+      fetch(`${url}/rest/admin/repositories`, { headers: { Authorization: `Bearer ${token}` } });
     for (const replica of [replicaA, replicaB]) {
-      await eventually('the admin token on the replica', async () => ((await listing(replica.url, adminToken)).status === 200 ? true : undefined));
+      await eventually('the admin token on the replica', async () =>
+        (await listing(replica.url, adminToken)).status === 200 ? true : undefined,
+      );
     }
     const second = (await cliAsync(primaryDir.path, 'admin-token', 'create', '--name', 'second')).trim();
     for (const replica of [replicaA, replicaB]) {
-      await eventually('the new admin token', async () => ((await listing(replica.url, second)).status === 200 ? true : undefined));
+      await eventually('the new admin token', async () =>
+        (await listing(replica.url, second)).status === 200 ? true : undefined,
+      );
     }
     await cliAsync(primaryDir.path, 'admin-token', 'revoke', 'second');
     for (const replica of [replicaA, replicaB]) {
-      await eventually('the revocation', async () => ((await listing(replica.url, second)).status === 401 ? true : undefined));
+      await eventually('the revocation', async () =>
+        (await listing(replica.url, second)).status === 401 ? true : undefined,
+      );
     }
   });
 
@@ -259,28 +349,38 @@ describe('a replica', () => {
     expect(unknown.status).toBe(409);
     expect(unknown.json.error).toBe('commit_unknown');
     expect(unknown.json.message).toContain(other);
-    expect((await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': 'f'.repeat(40) })).status).toBe(409);
+    expect((await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': 'f'.repeat(40) })).status).toBe(
+      409,
+    );
     expect((await getJson(primary.url, `/rest/pull/${APP}`, { ...CONTEXT, 'Min-Commit': 'nope' })).status).toBe(400);
   });
 
   it('mirrors a new repository, sets a deleted one aside as the primary does, and keeps token revocations in step', async () => {
     await cliAsync(primaryDir.path, 'repo', 'create', 'acme/later', '--context', 'Env', '--token-free-pull');
-    for (const replica of [replicaA, replicaB]) await hasHead(replica.repos, 'acme/later', headOf(primaryDir.path, 'acme/later'));
+    for (const replica of [replicaA, replicaB])
+      await hasHead(replica.repos, 'acme/later', headOf(primaryDir.path, 'acme/later'));
     git(gitdirOf(primaryDir.path, 'acme/later'), 'rev-parse', 'HEAD');
     const { rmSync } = await import('node:fs');
     rmSync(gitdirOf(primaryDir.path, 'acme/later'), { recursive: true, force: true });
     for (const replica of [replicaA, replicaB]) {
-      await eventually('the mirror removed', () => (existsSync(gitdirOf(replica.repos, 'acme/later')) ? undefined : true));
+      await eventually('the mirror removed', () =>
+        existsSync(gitdirOf(replica.repos, 'acme/later')) ? undefined : true,
+      );
       expect((await getJson(replica.url, '/rest/pull/acme/later', { Context: 'Prod' })).status).toBe(404);
       // Nothing destroyed: set aside under .cfghub/deleted, a whole repository still.
-      const aside = readdirSync(join(replica.repos, '.cfghub', 'deleted', 'acme')).filter((entry) => entry.startsWith('later.git.'));
+      const aside = readdirSync(join(replica.repos, '.cfghub', 'deleted', 'acme')).filter((entry) =>
+        entry.startsWith('later.git.'),
+      );
       expect(aside).toHaveLength(1);
       git(join(replica.repos, '.cfghub', 'deleted', 'acme', aside[0]), 'fsck', '--strict');
     }
     await cliAsync(primaryDir.path, 'token', 'revoke', 'acme/secret', 'reader');
     for (const replica of [replicaA, replicaB]) {
       await eventually('the revocation', async () => {
-        const answer = await getJson(replica.url, '/rest/pull/acme/secret', { 'Client-Token': appToken, Context: 'Prod' });
+        const answer = await getJson(replica.url, '/rest/pull/acme/secret', {
+          'Client-Token': appToken,
+          Context: 'Prod',
+        });
         return answer.status === 401 ? true : undefined;
       });
     }
@@ -330,14 +430,18 @@ describe('when the primary stops', () => {
     const promoted = await startTestServer(dirA.path);
     try {
       await replicaB.close();
-      replicaB = await startTestReplica(dirB.path, promoted.url, replicationToken, { holdMs: 3_000, acceptNewPrimary: true });
+      replicaB = await startTestReplica(dirB.path, promoted.url, replicationToken, {
+        holdMs: 3_000,
+        acceptNewPrimary: true,
+      });
       const pushed = await pushValue(promoted.url, 'db.host', 'after-failover');
       expect(pushed.status).toBe(200);
       const commit = commitOf(pushed.etag);
       await readsValue(replicaB.url, 'after-failover');
       await hasHead(dirB.path, APP, commit);
       // Nothing the old primary acknowledged (and the replicas fetched) is lost: it is an ancestor.
-      for (const repos of [dirA.path, dirB.path]) git(gitdirOf(repos, APP), 'merge-base', '--is-ancestor', acknowledged, commit);
+      for (const repos of [dirA.path, dirB.path])
+        git(gitdirOf(repos, APP), 'merge-base', '--is-ancestor', acknowledged, commit);
       expect(git(gitdirOf(dirB.path, APP), 'tag', '--list')).toContain('v1');
       expect(replicaB.replicator.status().following).toEqual({ folder: expect.any(String), generation: 2 });
     } finally {

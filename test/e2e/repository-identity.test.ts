@@ -18,16 +18,40 @@ let upperToken: string;
 let lowerToken: string;
 const backup = () => join(fixture.repos, '..', `${fixture.repos.split('/').pop()}-backup-Dup.git`);
 
-const pull = (repo: string, headers: Record<string, string> = {}) => read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
+const pull = (repo: string, headers: Record<string, string> = {}) =>
+  read(fixture.server.url, `/rest/pull/${repo}`, { Context: 'Prod', ...headers });
 
 beforeAll(async () => {
   // case/Dup first, with a token; then it is moved out (a backup), and case/dup is created.
-  cliOk(fixture.repos, 'repo', 'create', 'case/Dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    'case/Dup',
+    '--context',
+    'Environment',
+    '--token-free-pull',
+    '--token-free-push',
+  );
   upperToken = cliOk(fixture.repos, 'token', 'create', 'case/Dup', '--name', 'upper').trim();
   renameSync(join(fixture.repos, 'case', 'Dup.git'), backup());
-  cliOk(fixture.repos, 'repo', 'create', 'case/dup', '--context', 'Environment', '--token-free-pull', '--token-free-push');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    'case/dup',
+    '--context',
+    'Environment',
+    '--token-free-pull',
+    '--token-free-push',
+  );
   lowerToken = cliOk(fixture.repos, 'token', 'create', 'case/dup', '--name', 'lower').trim();
-  const pushed = await pushTo(fixture.server.url, '/rest/push', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'lower' }] }] }, { 'Client-Token': lowerToken });
+  const pushed = await pushTo(
+    fixture.server.url,
+    '/rest/push',
+    { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'lower' }] }] },
+    { 'Client-Token': lowerToken },
+  );
   expect(pushed.status).toBe(200);
 });
 
@@ -38,10 +62,17 @@ afterAll(() => {
 describe('repository names are unique without regard to case', () => {
   it('a token of a repository whose folder is gone does not fall over to another spelling', async () => {
     expect((await pull('case/dup')).status).toBe(200);
-    const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    const answer = await pushTo(
+      fixture.server.url,
+      '/rest/push',
+      { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] },
+      { 'Client-Token': upperToken },
+    );
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
-    const labels = JSON.parse((await cliWithInput(fixture.repos, '', 'token', 'list', 'case/dup')).stdout).map((t: { label: string }) => t.label);
+    const labels = JSON.parse((await cliWithInput(fixture.repos, '', 'token', 'list', 'case/dup')).stdout).map(
+      (t: { label: string }) => t.label,
+    );
     expect(labels).toEqual(['lower']);
   });
 
@@ -56,7 +87,12 @@ describe('repository names are unique without regard to case', () => {
       expect(answer.text).not.toContain(fixture.repos);
     }
     for (const token of [upperToken, lowerToken]) {
-      const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'x' }] }] }, { 'Client-Token': token });
+      const answer = await pushTo(
+        fixture.server.url,
+        '/rest/push',
+        { data: [{ key: 'k', values: [{ context: '*', value: 'x' }] }] },
+        { 'Client-Token': token },
+      );
       expect(answer.status).toBe(409);
     }
     // The listing leaves both out (as any repository it cannot serve) and logs why; repo list names them.
@@ -69,7 +105,11 @@ describe('repository names are unique without regard to case', () => {
     expect(listed.stderr).toMatch(/case\/dup/);
     expect(listed.stderr).not.toContain(fixture.repos);
 
-    for (const args of [['repo', 'create', 'case/DUP', '--context', 'E'], ['token', 'create', 'case/dup'], ['token', 'list', 'case/Dup']]) {
+    for (const args of [
+      ['repo', 'create', 'case/DUP', '--context', 'E'],
+      ['token', 'create', 'case/dup'],
+      ['token', 'list', 'case/Dup'],
+    ]) {
       const result = await cliWithInput(fixture.repos, '', ...args);
       expect(result.code, args.join(' ')).toBe(1);
       expect(result.stderr).toMatch(/case\/Dup\.git, case\/dup\.git/);
@@ -80,7 +120,12 @@ describe('repository names are unique without regard to case', () => {
   it('once the second spelling is removed, the first is served again, and the other token still does not act on it', async () => {
     rmSync(join(fixture.repos, 'case', 'Dup.git'), { recursive: true, force: true });
     await until(async () => (await pull('case/dup')).status === 200, 'the pull to answer 200', 5_000);
-    const answer = await pushTo(fixture.server.url, '/rest/push', { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] }, { 'Client-Token': upperToken });
+    const answer = await pushTo(
+      fixture.server.url,
+      '/rest/push',
+      { data: [{ key: 'k', values: [{ context: '*', value: 'forged' }] }] },
+      { 'Client-Token': upperToken },
+    );
     expect(answer.status).toBe(404);
     expect((await pull('case/dup')).json.properties.k).toEqual({ val: 'lower' });
   });

@@ -16,7 +16,11 @@ const fixture = serverForFile();
 let gitdir: string;
 
 async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: comment,
+    enableKeyCreation: true,
+    data,
+  });
   expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
   return answer.etag!.replace(/"/g, '');
 }
@@ -30,7 +34,13 @@ async function post(path: string, headers: Record<string, string> = {}, body?: u
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, json: text ? JSON.parse(text) : undefined, etag: response.headers.get('etag')?.replace(/"/g, '') };
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    json: text ? JSON.parse(text) : undefined,
+    etag: response.headers.get('etag')?.replace(/"/g, ''),
+  };
 }
 
 /** The value of a key for a context at the head, as a pull sees it. */
@@ -47,10 +57,20 @@ async function fsckClean(): Promise<void> {
   expect({ code: result.status, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
 }
 
-const isAncestor = (ancestor: string, of: string) => spawnSync('git', ['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, of]).status === 0;
+const isAncestor = (ancestor: string, of: string) =>
+  spawnSync('git', ['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, of]).status === 0;
 
 beforeAll(() => {
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   cliOk(fixture.repos, 'repo', 'create', LOCKED, '--context', 'Environment', '--token-free-pull');
   gitdir = gitdirOf(fixture.repos, REPO);
 });
@@ -58,7 +78,10 @@ beforeAll(() => {
 describe('POST /rest/revert', () => {
   it('makes a new commit that undoes one commit, with a message git log shows, keeping the history', async () => {
     await pushOk('Add the database', [set('db.host', 'Production;*', 'db1.prod'), set('db.port', '*;*', '5432')]);
-    const bad = await pushOk('Move the database', [set('db.host', 'Production;*', 'db2.prod'), set('cache.ttl', '*;*', '60')]);
+    const bad = await pushOk('Move the database', [
+      set('db.host', 'Production;*', 'db2.prod'),
+      set('cache.ttl', '*;*', '60'),
+    ]);
     const later = await pushOk('Unrelated', [set('log.level', '*;*', 'info')]);
     const count = commitCount(fixture.repos, REPO);
 
@@ -76,7 +99,10 @@ describe('POST /rest/revert', () => {
     expect(await valueOf('log.level')).toBe('info');
     // What the revert changed is the inverse of the commit, as history shows it.
     const [top] = (await read(fixture.server.url, `/rest/history/${REPO}`, { Limit: '1' })).json.commits;
-    expect(top.keys.map((k: { key: string; change: string }) => `${k.change} ${k.key}`)).toEqual(['deleted cache.ttl', 'modified db.host']);
+    expect(top.keys.map((k: { key: string; change: string }) => `${k.change} ${k.key}`)).toEqual([
+      'deleted cache.ttl',
+      'modified db.host',
+    ]);
     await fsckClean();
   });
 
@@ -93,10 +119,18 @@ describe('POST /rest/revert', () => {
   });
 
   it('refuses to delete a key a later commit added values to, and a file a later commit changed', async () => {
-    const created = await pushOk('Create feature flag', [set('feature.x', '*;*', 'off'), { file: 'conf/x.txt', context: '*;*', content: 'one\n' }]);
+    const created = await pushOk('Create feature flag', [
+      set('feature.x', '*;*', 'off'),
+      { file: 'conf/x.txt', context: '*;*', content: 'one\n' },
+    ]);
     await pushOk('Flag for staging', [set('feature.x', 'Staging;*', 'on')]);
-    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: created }), 409)).toMatch(/key feature\.x: values were added to it by a later commit/);
-    await pushOk('Edit the file', [{ key: 'feature.x', opp: 'delete' }, { file: 'conf/x.txt', context: '*;*', content: 'two\n' }]);
+    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: created }), 409)).toMatch(
+      /key feature\.x: values were added to it by a later commit/,
+    );
+    await pushOk('Edit the file', [
+      { key: 'feature.x', opp: 'delete' },
+      { file: 'conf/x.txt', context: '*;*', content: 'two\n' },
+    ]);
     expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: created }), 409)).toMatch(
       /file conf\/x\.txt \(context \*;\*\) was changed again by a later commit/,
     );
@@ -124,7 +158,10 @@ describe('POST /rest/revert', () => {
 
   it('reverts a commit made with plain git', async () => {
     await pushOk('Base', [set('edited', '*;*', 'original')]);
-    const doc = git(gitdir, 'show', `refs/heads/main:${keyPath('edited')}`).replace(/value: .*original.*/, 'value: by-hand');
+    const doc = git(gitdir, 'show', `refs/heads/main:${keyPath('edited')}`).replace(
+      /value: .*original.*/,
+      'value: by-hand',
+    );
     const plain = plainGitCommit(gitdir, { [keyPath('edited')]: doc }, 'Edited by hand');
     expect(await valueOf('edited')).toBe('by-hand');
     expect((await post(`/rest/revert/${REPO}`, { Commit: plain })).status).toBe(200);
@@ -133,14 +170,26 @@ describe('POST /rest/revert', () => {
 
   it('refuses a malformed commit id (400), an unknown one (404), the first commit (409), and a commit that changed the settings (409)', async () => {
     expect(expectJsonError(await post(`/rest/revert/${REPO}`), 400)).toMatch(/Commit header/);
-    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'abc123' }), 400)).toMatch(/must be a commit id: 40 hex digits, or the first 7 or more/);
+    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'abc123' }), 400)).toMatch(
+      /must be a commit id: 40 hex digits, or the first 7 or more/,
+    );
     expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'b'.repeat(40) }), 404);
     const root = git(gitdir, 'rev-list', '--max-parents=0', 'refs/heads/main').trim();
-    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: root }), 409)).toMatch(/created the repository/);
-    const settings = git(gitdir, 'show', 'refs/heads/main:repository.yaml').replace('description: ""', 'description: edited');
+    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: root }), 409)).toMatch(
+      /created the repository/,
+    );
+    const settings = git(gitdir, 'show', 'refs/heads/main:repository.yaml').replace(
+      'description: ""',
+      'description: edited',
+    );
     const plain = plainGitCommit(gitdir, { 'repository.yaml': settings }, 'Describe it');
-    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: plain }), 409)).toMatch(/changed repository\.yaml/);
-    expectJsonError(await post(`/rest/revert/${REPO}`, { 'Content-Type': 'application/json' }, { commit: root, colour: 'red' }), 400);
+    expect(expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: plain }), 409)).toMatch(
+      /changed repository\.yaml/,
+    );
+    expectJsonError(
+      await post(`/rest/revert/${REPO}`, { 'Content-Type': 'application/json' }, { commit: root, colour: 'red' }),
+      400,
+    );
   });
 
   it('follows the access rules of a push', async () => {
@@ -150,27 +199,45 @@ describe('POST /rest/revert', () => {
     expectJsonError(await post(`/rest/revert/${REPO}`, { Commit: 'c'.repeat(40), 'Client-Token': token }), 403);
     expectJsonError(await post('/rest/revert', { Commit: 'c'.repeat(40), 'Client-Token': token }), 404);
     // The token form: the token names the repository, and its label is recorded.
-    const pushed = await pushTo(fixture.server.url, '/rest/push', { enableKeyCreation: true, data: [set('k', '*', 'v')] }, { 'Client-Token': token });
+    const pushed = await pushTo(
+      fixture.server.url,
+      '/rest/push',
+      { enableKeyCreation: true, data: [set('k', '*', 'v')] },
+      { 'Client-Token': token },
+    );
     expect(pushed.status).toBe(200);
     const reverted = await post('/rest/revert', { Commit: pushed.etag!.replace(/"/g, ''), 'Client-Token': token });
     expect(reverted.status, reverted.text).toBe(200);
     const locked = gitdirOf(fixture.repos, LOCKED);
-    expect(git(locked, 'log', '-1', '--format=%B', reverted.etag!)).toBe(`Revert "Push: k"\n\nThis reverts commit ${pushed.etag!.replace(/"/g, '')}.\n\nToken: token-1\n\n`);
+    expect(git(locked, 'log', '-1', '--format=%B', reverted.etag!)).toBe(
+      `Revert "Push: k"\n\nThis reverts commit ${pushed.etag!.replace(/"/g, '')}.\n\nToken: token-1\n\n`,
+    );
     expect(git(locked, 'ls-tree', '-r', '--name-only', reverted.etag!).trim()).toBe('repository.yaml');
   });
 });
 
 describe('POST /rest/restore', () => {
   it('makes a new commit whose keys and files equal those of a tag; history stays', async () => {
-    await pushOk('Before release', [set('release', '*;*', '1'), { file: 'conf/r.txt', context: '*;*', content: 'r1\n' }]);
+    await pushOk('Before release', [
+      set('release', '*;*', '1'),
+      { file: 'conf/r.txt', context: '*;*', content: 'r1\n' },
+    ]);
     cliOk(fixture.repos, 'tag', 'create', REPO, 'release-1');
     const tagged = headOf(fixture.repos, REPO);
-    const after = await pushOk('After release', [set('release', '*;*', '2'), set('extra', '*;*', 'x'), { file: 'conf/r.txt', context: '*;*', active: false }]);
+    const after = await pushOk('After release', [
+      set('release', '*;*', '2'),
+      set('extra', '*;*', 'x'),
+      { file: 'conf/r.txt', context: '*;*', active: false },
+    ]);
     const answer = await post(`/rest/restore/${REPO}`, { To: 'release-1' });
     expect(answer.status, answer.text).toBe(200);
-    expect(git(gitdir, 'rev-parse', `${answer.etag}^{tree}`).trim()).toBe(git(gitdir, 'rev-parse', `${tagged}^{tree}`).trim());
+    expect(git(gitdir, 'rev-parse', `${answer.etag}^{tree}`).trim()).toBe(
+      git(gitdir, 'rev-parse', `${tagged}^{tree}`).trim(),
+    );
     expect(git(gitdir, 'rev-parse', `${answer.etag}^`).trim()).toBe(after);
-    expect(git(gitdir, 'log', '-1', '--format=%B', answer.etag!)).toBe(`Restore release-1\n\nThis restores the keys and files of commit ${tagged}.\n\n`);
+    expect(git(gitdir, 'log', '-1', '--format=%B', answer.etag!)).toBe(
+      `Restore release-1\n\nThis restores the keys and files of commit ${tagged}.\n\n`,
+    );
     expect(await valueOf('release')).toBe('1');
     expect(await valueOf('extra')).toBeUndefined();
     await fsckClean();
@@ -183,7 +250,9 @@ describe('POST /rest/restore', () => {
     expect(same.status).toBe(200);
     expect(same.etag).toBe(head);
     expect(commitCount(fixture.repos, REPO)).toBe(count);
-    expect(expectJsonError(await post(`/rest/restore/${REPO}`, { To: 'no-such-tag' }), 404)).toMatch(/no tag no-such-tag/);
+    expect(expectJsonError(await post(`/rest/restore/${REPO}`, { To: 'no-such-tag' }), 404)).toMatch(
+      /no tag no-such-tag/,
+    );
     expectJsonError(await post(`/rest/restore/${REPO}`), 400);
   });
 });
@@ -200,7 +269,9 @@ describe('rollback when a commit made with plain git breaks the layout rules', (
     const restored = await post(`/rest/restore/${REPO}`, { To: good });
     expect(restored.status, restored.text).toBe(200);
     expect(git(gitdir, 'rev-parse', `${restored.etag}^`).trim()).toBe(bad);
-    expect(git(gitdir, 'rev-parse', `${restored.etag}^{tree}`).trim()).toBe(git(gitdir, 'rev-parse', `${good}^{tree}`).trim());
+    expect(git(gitdir, 'rev-parse', `${restored.etag}^{tree}`).trim()).toBe(
+      git(gitdir, 'rev-parse', `${good}^{tree}`).trim(),
+    );
     expect(await valueOf('repair.me')).toBe('fine');
     await fsckClean();
   });
@@ -211,14 +282,18 @@ describe('cfghub revert and cfghub restore', () => {
     const change = await pushOk('CLI target', [set('cli.key', '*;*', 'a')]);
     const out = JSON.parse(cliOk(fixture.repos, 'revert', REPO, change, '--comment', 'Undo from the CLI'));
     expect(out).toEqual({ commit: headOf(fixture.repos, REPO), outcome: 'applied' });
-    expect(git(gitdir, 'log', '-1', '--format=%B', out.commit)).toBe(`Undo from the CLI\n\nThis reverts commit ${change}.\n\nApplication-Name: cfghub-cli\n\n`);
+    expect(git(gitdir, 'log', '-1', '--format=%B', out.commit)).toBe(
+      `Undo from the CLI\n\nThis reverts commit ${change}.\n\nApplication-Name: cfghub-cli\n\n`,
+    );
     expect(await valueOf('cli.key')).toBeUndefined();
 
     const first = await pushOk('v1', [set('cli.conflict', '*;*', '1')]);
     await pushOk('v2', [set('cli.conflict', '*;*', '2')]);
     const refused = cli(fixture.repos, 'revert', REPO, first);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/^cfghub: cannot revert commit [0-9a-f]{12}: key cli\.conflict: its value for context \*;\* was changed again by a later commit\n$/);
+    expect(refused.stderr).toMatch(
+      /^cfghub: cannot revert commit [0-9a-f]{12}: key cli\.conflict: its value for context \*;\* was changed again by a later commit\n$/,
+    );
     expect(cli(fixture.repos, 'revert', REPO, 'nope').code).toBe(2);
   });
 
@@ -227,7 +302,9 @@ describe('cfghub revert and cfghub restore', () => {
     await pushOk('Change after point', [set('cli.restore', '*;*', 'new')]);
     const out = JSON.parse(cliOk(fixture.repos, 'restore', REPO, point));
     expect(out.outcome).toBe('applied');
-    expect(git(gitdir, 'rev-parse', `${out.commit}^{tree}`).trim()).toBe(git(gitdir, 'rev-parse', `${point}^{tree}`).trim());
+    expect(git(gitdir, 'rev-parse', `${out.commit}^{tree}`).trim()).toBe(
+      git(gitdir, 'rev-parse', `${point}^{tree}`).trim(),
+    );
     expect(await valueOf('cli.restore')).toBeUndefined();
     await fsckClean();
   });

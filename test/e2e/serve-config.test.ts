@@ -19,8 +19,14 @@ beforeAll(() => {
 afterAll(() => dir.remove());
 
 /** Starts `cfghub serve ARGS`; resolves with its URL once its log names it. */
-function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CFGHUB_REPOS: undefined, ...env } });
+function serve(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, CFGHUB_REPOS: undefined, ...env },
+  });
   let out = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
@@ -42,13 +48,18 @@ async function stop(child: ChildProcess): Promise<void> {
 describe('serve --config', () => {
   it('takes its settings from the file, and a flag wins over the file', async () => {
     const file = join(dir.path, 'cfghub.yaml');
-    writeFileSync(file, `repos: ${JSON.stringify(join(dir.path, 'elsewhere'))}\nport: 0\nhost: 127.0.0.1\nmetricsToken: from-the-file\n`);
+    writeFileSync(
+      file,
+      `repos: ${JSON.stringify(join(dir.path, 'elsewhere'))}\nport: 0\nhost: 127.0.0.1\nmetricsToken: from-the-file\n`,
+    );
     const server = await serve(['--config', file, '--repos', dir.path]);
     try {
       const listing = await getJson(server.url, '/rest/info/all');
       expect(listing.json.map((r: { name: string }) => r.name)).toEqual(['served']); // --repos, not the file's
       expect((await getJson(server.url, '/metrics')).status).toBe(401); // the file's metrics token
-      expect((await fetch(`${server.url}/metrics`, { headers: { Authorization: 'Bearer from-the-file' } })).status).toBe(200);
+      expect(
+        (await fetch(`${server.url}/metrics`, { headers: { Authorization: 'Bearer from-the-file' } })).status,
+      ).toBe(200);
     } finally {
       await stop(server.child);
     }
@@ -75,7 +86,8 @@ describe('serve --log-format pretty', () => {
     try {
       await getJson(server.url, '/healthz');
       const deadline = Date.now() + 5_000;
-      while (!/GET|\/healthz/.test(server.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      while (!/GET|\/healthz/.test(server.output()) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
       const lines = server.output().split('\n').filter(Boolean);
       expect(lines.some((line) => line.includes('INFO'))).toBe(true);
       expect(server.output()).toContain('/healthz');

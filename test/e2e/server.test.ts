@@ -24,7 +24,9 @@ interface ServerProcess {
 }
 
 function serve(...args: string[]): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', dir.path, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--repos', dir.path, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
@@ -53,14 +55,23 @@ describe('cfghub serve --demo', () => {
   it('creates demo/HowItWorks with keys, values and a templated file, token-free push on', async () => {
     const listing = await (await fetch(`${server.url}/rest/info/all`)).json();
     expect(listing).toEqual([
-      expect.objectContaining({ account: 'demo', name: 'HowItWorks', context: ['Environment', 'Application'], keyCount: 4, valueCount: 8 }),
+      expect.objectContaining({
+        account: 'demo',
+        name: 'HowItWorks',
+        context: ['Environment', 'Application'],
+        keyCount: 4,
+        valueCount: 8,
+      }),
     ]);
     const gitdir = gitdirOf(dir.path, 'demo/HowItWorks');
     expect(git(gitdir, 'show', 'HEAD:files/_;_/conf/database.properties')).toContain('host=${ db.host }');
     const push = await fetch(`${server.url}/rest/push/demo/HowItWorks`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ changeComment: 'try it', data: [{ key: 'log.level', values: [{ context: 'Staging;*', value: 'info' }] }] }),
+      body: JSON.stringify({
+        changeComment: 'try it',
+        data: [{ key: 'log.level', values: [{ context: 'Staging;*', value: 'info' }] }],
+      }),
     });
     expect(push.status).toBe(200);
   });
@@ -89,7 +100,13 @@ describe('cfghub serve --demo', () => {
         .map((text) => JSON.parse(text))
         .find((entry) => entry.reqId === 'probe-123');
     await until(() => logLine() !== undefined, 'the log line of request probe-123');
-    expect(logLine()).toMatchObject({ reqId: 'probe-123', method: 'GET', path: '/healthz', status: 200, durationMs: expect.any(Number) });
+    expect(logLine()).toMatchObject({
+      reqId: 'probe-123',
+      method: 'GET',
+      path: '/healthz',
+      status: 200,
+      durationMs: expect.any(Number),
+    });
   });
 
   it('does not create the demo again when it exists', async () => {
@@ -105,11 +122,20 @@ describe('cfghub serve --demo', () => {
 describe('graceful shutdown', () => {
   it('finishes an in-flight push on SIGTERM, then exits 0', async () => {
     const server = await serve('--demo');
-    const body = JSON.stringify({ changeComment: 'in flight', data: [{ key: 'db.host', values: [{ context: 'Shutdown;*', value: 'late' }] }] });
+    const body = JSON.stringify({
+      changeComment: 'in flight',
+      data: [{ key: 'db.host', values: [{ context: 'Shutdown;*', value: 'late' }] }],
+    });
     const url = new URL(`${server.url}/rest/push/demo/HowItWorks`);
     const answer = new Promise<number>((resolve, reject) => {
       const req = request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode!);

@@ -25,12 +25,19 @@ let secretsToken: string;
 let endpoint: string;
 
 async function pushOk(data: unknown[], comment = 'spring'): Promise<void> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data }, { 'Client-Token': token });
+  const answer = await pushTo(
+    fixture.server.url,
+    `/rest/push/${REPO}`,
+    { changeComment: comment, enableKeyCreation: true, data },
+    { 'Client-Token': token },
+  );
   expect(answer.status, `push refused: ${reasonOf(answer)}`).toBe(200);
 }
 
 const load = (options: Record<string, unknown>) =>
-  cloudConfigClient.load({ endpoint, name: APPLICATION, auth: { user: 'app', pass: token }, ...options } as Parameters<typeof cloudConfigClient.load>[0]);
+  cloudConfigClient.load({ endpoint, name: APPLICATION, auth: { user: 'app', pass: token }, ...options } as Parameters<
+    typeof cloudConfigClient.load
+  >[0]);
 
 beforeAll(async () => {
   endpoint = `${fixture.server.url}/spring`;
@@ -38,13 +45,43 @@ beforeAll(async () => {
   token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'shop-reader').trim();
   const group = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', REPO, 'secrets');
   expect(group.code, group.stderr).toBe(0);
-  const bound = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'token', 'create', REPO, '--name', 'shop-secrets', '--security-group', 'secrets');
+  const bound = await cliWithInput(
+    fixture.repos,
+    `${PASSWORD}\n`,
+    'token',
+    'create',
+    REPO,
+    '--name',
+    'shop-secrets',
+    '--security-group',
+    'secrets',
+  );
   expect(bound.code, bound.stderr).toBe(0);
   secretsToken = bound.stdout.trim();
   await pushOk([
-    { key: 'server.port', vdt: 'Integer', values: [{ context: '*;*;*', value: '8080' }, { context: 'Production;*;*', value: '9090' }] },
-    { key: 'greeting', values: [{ context: '*;*;*', value: 'hello' }, { context: 'Production;Billing;*', value: 'hello billing' }] },
-    { key: 'feature.enabled', vdt: 'Boolean', values: [{ context: '*;*;*', value: 'false' }, { context: 'Production;Billing;node-7', value: 'true' }] },
+    {
+      key: 'server.port',
+      vdt: 'Integer',
+      values: [
+        { context: '*;*;*', value: '8080' },
+        { context: 'Production;*;*', value: '9090' },
+      ],
+    },
+    {
+      key: 'greeting',
+      values: [
+        { context: '*;*;*', value: 'hello' },
+        { context: 'Production;Billing;*', value: 'hello billing' },
+      ],
+    },
+    {
+      key: 'feature.enabled',
+      vdt: 'Boolean',
+      values: [
+        { context: '*;*;*', value: 'false' },
+        { context: 'Production;Billing;node-7', value: 'true' },
+      ],
+    },
     { key: 'db.password', securityGroup: 'secrets', password: PASSWORD, values: [{ context: '*;*;*', value: SECRET }] },
     { file: 'conf/app.conf', context: '*;*;*', content: 'port=${ server.port }\n' },
   ]);
@@ -99,7 +136,12 @@ describe('cloud-config-client, as published', () => {
     cliOk(fixture.repos, 'repo', 'create', 'acme/other', '--context', 'Environment');
     const other = cliOk(fixture.repos, 'token', 'create', 'acme/other').trim();
     // The server learns of a token written by another process through a file watch: wait until it knows this one.
-    await until(async () => (await read(fixture.server.url, '/rest/pull/acme/other', { 'Client-Token': other, Context: '*' })).status === 200, 'the new token to be known');
+    await until(
+      async () =>
+        (await read(fixture.server.url, '/rest/pull/acme/other', { 'Client-Token': other, Context: '*' })).status ===
+        200,
+      'the new token to be known',
+    );
     await expect(load({ auth: { user: 'app', pass: other } })).rejects.toThrow('Invalid response: 403');
     expectJsonError(await read(endpoint, `/acme.nothing/default`, { Authorization: `Bearer ${token}` }), 404);
   });
@@ -114,17 +156,36 @@ describe('cloud-config-client, as published', () => {
 });
 
 describe('spring-cloud-config, as published', () => {
-  it('loads bootstrap.yml and application.yml, overriding local values with the server\'s', async () => {
+  it("loads bootstrap.yml and application.yml, overriding local values with the server's", async () => {
     const folder = tempDir();
     try {
       mkdirSync(join(folder.path, 'config'));
       writeFileSync(
         join(folder.path, 'config', 'bootstrap.yml'),
-        ['spring:', '  cloud:', '    config:', '      enabled: true', '      fail-fast: true', `      endpoint: ${endpoint}`, `      name: ${APPLICATION}`, '      auth:', '        user: app', `        pass: ${token}`, ''].join('\n'),
+        [
+          'spring:',
+          '  cloud:',
+          '    config:',
+          '      enabled: true',
+          '      fail-fast: true',
+          `      endpoint: ${endpoint}`,
+          `      name: ${APPLICATION}`,
+          '      auth:',
+          '        user: app',
+          `        pass: ${token}`,
+          '',
+        ].join('\n'),
       );
-      writeFileSync(join(folder.path, 'config', 'application.yml'), ['greeting: local', 'local.only: kept', ''].join('\n'));
+      writeFileSync(
+        join(folder.path, 'config', 'application.yml'),
+        ['greeting: local', 'local.only: kept', ''].join('\n'),
+      );
       const { default: springCloudConfig } = await import('spring-cloud-config');
-      const config = (await springCloudConfig.load({ configPath: join(folder.path, 'config'), activeProfiles: ['Production', 'Billing'], level: 'error' })) as any;
+      const config = (await springCloudConfig.load({
+        configPath: join(folder.path, 'config'),
+        activeProfiles: ['Production', 'Billing'],
+        level: 'error',
+      })) as any;
       expect(config.server.port).toBe(9443);
       expect(config.greeting).toBe('hello billing');
       expect(config.local.only).toBe('kept');
@@ -145,16 +206,31 @@ describe('the Spring endpoints over HTTP', () => {
     const head = headOf(fixture.repos, REPO);
     expect(answer.headers.get('commit')).toBe(head);
     const body = answer.json;
-    expect(body).toMatchObject({ name: APPLICATION, profiles: ['Production', 'Billing', 'node-7'], label: null, version: head, state: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(body).toMatchObject({
+      name: APPLICATION,
+      profiles: ['Production', 'Billing', 'node-7'],
+      label: null,
+      version: head,
+      state: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
     expect(body.propertySources.map((s: { name: string }) => s.name)).toEqual([
       `cfghub:${REPO}@${head}#Production;Billing;node-7`,
       `cfghub:${REPO}@${head}#Production;Billing;*`,
       `cfghub:${REPO}@${head}#Production;*;*`,
     ]);
-    expect(body.propertySources.map((s: { source: unknown }) => s.source)).toEqual([{ 'feature.enabled': true }, { greeting: 'hello billing' }, { 'server.port': 9443 }]);
+    expect(body.propertySources.map((s: { source: unknown }) => s.source)).toEqual([
+      { 'feature.enabled': true },
+      { greeting: 'hello billing' },
+      { 'server.port': 9443 },
+    ]);
     // Without a profile, one source: the values stored for *;*;*, the secret left out.
     const plain = await read(endpoint, `/${APPLICATION}/default`, auth());
-    expect(plain.json.propertySources).toEqual([{ name: `cfghub:${REPO}@${head}#*;*;*`, source: { 'feature.enabled': false, greeting: 'hello again', 'server.port': 8080 } }]);
+    expect(plain.json.propertySources).toEqual([
+      {
+        name: `cfghub:${REPO}@${head}#*;*;*`,
+        source: { 'feature.enabled': false, greeting: 'hello again', 'server.port': 8080 },
+      },
+    ]);
   });
 
   it('answers the .yml, .properties and .json documents, with and without a label', async () => {

@@ -15,7 +15,8 @@ let gitdir: string;
 const REPO = 'acme/app';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 /** Plain git, with an identity for the commands that record one. */
-const plainGit = (...args: string[]) => git(gitdir, '-c', 'user.name=Plain Git', '-c', 'user.email=plain@example.com', ...args);
+const plainGit = (...args: string[]) =>
+  git(gitdir, '-c', 'user.name=Plain Git', '-c', 'user.email=plain@example.com', ...args);
 
 beforeAll(() => {
   dir = tempDir();
@@ -39,22 +40,38 @@ describe('tag create', () => {
   it('writes an annotated tag object for the head, with a ref git lists, and prints the record', () => {
     const head = headOf(dir.path, REPO);
     const before = Math.floor(Date.now() / 1000);
-    const record = JSON.parse(cliOk(dir.path, 'tag', 'create', REPO, 'v1.0', '--comment', 'First release\n\nwith details'));
-    expect(record).toEqual({ name: 'v1.0', commitId: head, created: expect.stringMatching(ISO), message: 'First release\n\nwith details' });
+    const record = JSON.parse(
+      cliOk(dir.path, 'tag', 'create', REPO, 'v1.0', '--comment', 'First release\n\nwith details'),
+    );
+    expect(record).toEqual({
+      name: 'v1.0',
+      commitId: head,
+      created: expect.stringMatching(ISO),
+      message: 'First release\n\nwith details',
+    });
     expect(Date.parse(record.created) / 1000).toBeGreaterThanOrEqual(before);
 
     expect(git(gitdir, 'tag', '-l')).toBe('v1.0\n');
     expect(git(gitdir, 'cat-file', '-t', 'refs/tags/v1.0').trim()).toBe('tag');
     expect(git(gitdir, 'rev-parse', 'v1.0^{commit}').trim()).toBe(head);
     const object = git(gitdir, 'cat-file', 'tag', 'v1.0');
-    expect(object).toMatch(new RegExp(`^object ${head}\ntype commit\ntag v1\\.0\ntagger cfghub <cfghub@localhost> \\d+ \\+0000\n\nFirst release\n\nwith details\n$`));
+    expect(object).toMatch(
+      new RegExp(
+        `^object ${head}\ntype commit\ntag v1\\.0\ntagger cfghub <cfghub@localhost> \\d+ \\+0000\n\nFirst release\n\nwith details\n$`,
+      ),
+    );
     // git mktag checks a tag object strictly, and writes the very same object from the same text.
     const tagId = git(gitdir, 'rev-parse', 'refs/tags/v1.0').trim();
     const remade = spawnSyncGit(['mktag'], object);
     expect(remade.trim()).toBe(tagId);
-    expect(git(gitdir, 'for-each-ref', '--format=%(refname) %(objecttype) %(*objectname) %(taggername) %(contents:subject)', 'refs/tags')).toBe(
-      `refs/tags/v1.0 tag ${head} cfghub First release\n`,
-    );
+    expect(
+      git(
+        gitdir,
+        'for-each-ref',
+        '--format=%(refname) %(objecttype) %(*objectname) %(taggername) %(contents:subject)',
+        'refs/tags',
+      ),
+    ).toBe(`refs/tags/v1.0 tag ${head} cfghub First release\n`);
     fsckClean();
   });
 
@@ -138,13 +155,19 @@ describe('tag list', () => {
     const blob = spawnSyncGit(['hash-object', '-w', '--stdin'], 'not a commit').trim();
     plainGit('tag', 'on-a-blob', blob);
     plainGit('tag', '-a', 'tag-of-tag', '-m', 'Outer', 'by-git');
-    const commitTime = new Date(Number(git(gitdir, 'log', '-1', '--format=%ct', head).trim()) * 1000).toISOString().slice(0, 19) + 'Z';
+    const commitTime =
+      new Date(Number(git(gitdir, 'log', '-1', '--format=%ct', head).trim()) * 1000).toISOString().slice(0, 19) + 'Z';
 
     const listed = tags();
     expect(listed.map((t) => t.name)).toEqual(['by-git', 'light', 'packed-one', 'tag-of-tag', 'v1.0']);
     expect(listed.every((t) => t.commitId === head && ISO.test(t.created))).toBe(true);
     expect(listed.find((t) => t.name === 'by-git')!.message).toBe('Tagged with git');
-    expect(listed.find((t) => t.name === 'light')).toEqual({ name: 'light', commitId: head, created: commitTime, message: '' });
+    expect(listed.find((t) => t.name === 'light')).toEqual({
+      name: 'light',
+      commitId: head,
+      created: commitTime,
+      message: '',
+    });
     expect(listed.find((t) => t.name === 'tag-of-tag')!.message).toBe('Outer');
     expect(listed.find((t) => t.name === 'packed-one')!.message).toBe('');
     git(gitdir, 'tag', '-d', 'on-a-blob', 'tag-of-tag');
@@ -253,7 +276,11 @@ function execGit(args: string[]): string {
 
 /** Runs git (in the repository unless `inRepository` is false) with `input` on stdin; returns stdout. */
 function spawnSyncGit(args: string[], input: string, inRepository = true): string {
-  return execFileSync('git', inRepository ? ['--git-dir', gitdir, ...args] : args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync('git', inRepository ? ['--git-dir', gitdir, ...args] : args, {
+    input,
+    encoding: 'utf8',
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** Runs the built cfghub command without blocking the test, so several can run at once. */

@@ -21,15 +21,30 @@ interface Answer {
   text: string;
 }
 
-async function pull(context: string, headers: Record<string, string> = {}, query = '', target = fixture.server): Promise<Answer> {
-  const response = await fetch(`${target.url}/rest/pull/${REPO}${query}`, { headers: { Context: context, ...headers } });
+async function pull(
+  context: string,
+  headers: Record<string, string> = {},
+  query = '',
+  target = fixture.server,
+): Promise<Answer> {
+  const response = await fetch(`${target.url}/rest/pull/${REPO}${query}`, {
+    headers: { Context: context, ...headers },
+  });
   return { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
 }
 
 /** A watch that records when it ends, so a test can tell it is still held. */
-function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${REPO}`, headers: Record<string, string> = {}) {
+function watch(
+  context: string,
+  etag: string,
+  wait = 60,
+  path = `/rest/pull/${REPO}`,
+  headers: Record<string, string> = {},
+) {
   const state = { done: false };
-  const answer = fetch(`${fixture.server.url}${path}`, { headers: { Context: context, 'If-None-Match': etag, Wait: String(wait), ...headers } }).then(async (response) => {
+  const answer = fetch(`${fixture.server.url}${path}`, {
+    headers: { Context: context, 'If-None-Match': etag, Wait: String(wait), ...headers },
+  }).then(async (response) => {
     const result = { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
     state.done = true;
     return result;
@@ -38,7 +53,11 @@ function watch(context: string, etag: string, wait = 60, path = `/rest/pull/${RE
 }
 
 const setValue = (context: string, value: string, comment = 'change') =>
-  pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data: [{ key: 'color', values: [{ context, value }] }] });
+  pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: comment,
+    enableKeyCreation: true,
+    data: [{ key: 'color', values: [{ context, value }] }],
+  });
 
 beforeAll(async () => {
   cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Env,App', '--token-free-pull', '--token-free-push');
@@ -110,7 +129,9 @@ describe('a watch', () => {
 
   it('takes the wait as a query parameter too, and refuses a wait out of range', async () => {
     const current = await pull('Prod;web');
-    const held = fetch(`${fixture.server.url}/rest/pull/${REPO}?wait=30`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag! } });
+    const held = fetch(`${fixture.server.url}/rest/pull/${REPO}?wait=30`, {
+      headers: { Context: 'Prod;web', 'If-None-Match': current.etag! },
+    });
     expect((await setValue('Prod;web', 'orange')).status).toBe(200);
     const answer = await held;
     expect(answer.status).toBe(200);
@@ -136,15 +157,25 @@ describe('a watch', () => {
     const held = watch('Prod;web', current.etag!);
     const clone = join(fixture.repos, 'clone');
     const run = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], { cwd: fixture.repos, env: gitEnv(), stdio: 'pipe' });
+      execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', ...args], {
+        cwd: fixture.repos,
+        env: gitEnv(),
+        stdio: 'pipe',
+      });
     run('clone', '--quiet', gitdirOf(fixture.repos, REPO), clone);
-    const keyFile = execFileSync('git', ['ls-files', 'keys'], { cwd: clone, encoding: 'utf8' }).split('\n').find((f) => f.endsWith('/color.yaml'))!;
+    const keyFile = execFileSync('git', ['ls-files', 'keys'], { cwd: clone, encoding: 'utf8' })
+      .split('\n')
+      .find((f) => f.endsWith('/color.yaml'))!;
     mkdirSync(join(clone, 'keys'), { recursive: true });
     writeFileSync(
       join(clone, keyFile),
       'key: color\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: plain-git\n    active: true\n',
     );
-    execFileSync('git', ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '--quiet', '-am', 'by hand'], { cwd: clone, env: gitEnv() });
+    execFileSync(
+      'git',
+      ['-c', 'user.name=Someone', '-c', 'user.email=someone@example.com', 'commit', '--quiet', '-am', 'by hand'],
+      { cwd: clone, env: gitEnv() },
+    );
     execFileSync('git', ['push', '--quiet', 'origin', 'HEAD:main'], { cwd: clone, env: gitEnv(), stdio: 'pipe' });
     const answer = await held.answer;
     expect(answer.status).toBe(200);
@@ -156,7 +187,10 @@ describe('a watch', () => {
     const held = watch('Prod;web', current.etag!);
     const other = await startTestServer(fixture.repos);
     try {
-      const pushed = await pushTo(other.url, `/rest/push/${REPO}`, { changeComment: 'elsewhere', data: [{ key: 'color', values: [{ context: 'Prod;*', value: 'from-the-other' }] }] });
+      const pushed = await pushTo(other.url, `/rest/push/${REPO}`, {
+        changeComment: 'elsewhere',
+        data: [{ key: 'color', values: [{ context: 'Prod;*', value: 'from-the-other' }] }],
+      });
       expect(pushed.status).toBe(200);
     } finally {
       await other.close();
@@ -177,7 +211,6 @@ describe('a watch', () => {
     expect(answer.status).toBe(200);
     expect(answer.text).toBe('color=violet\n');
   });
-
 });
 
 describe('the limit of watchers, and shutdown', () => {
@@ -186,11 +219,15 @@ describe('the limit of watchers, and shutdown', () => {
     let closed = false;
     try {
       const current = await pull('Prod;web', {}, '', limited);
-      const first = fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '300' } });
+      const first = fetch(`${limited.url}/rest/pull/${REPO}`, {
+        headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '300' },
+      });
       // The second watch only once the server holds the first: sent at once, it may arrive first.
       const held = async () => /^cfghub_watchers 1$/m.test(await (await fetch(`${limited.url}/metrics`)).text());
       await until(held, 'the server to hold the first watch', 30_000);
-      const second = await fetch(`${limited.url}/rest/pull/${REPO}`, { headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '1' } });
+      const second = await fetch(`${limited.url}/rest/pull/${REPO}`, {
+        headers: { Context: 'Prod;web', 'If-None-Match': current.etag!, Wait: '1' },
+      });
       const text = await second.text();
       expect(second.status).toBe(503);
       expect(second.headers.get('retry-after')).toBe('1');

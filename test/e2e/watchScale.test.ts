@@ -31,7 +31,9 @@ beforeAll(async () => {
   const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
     changeComment: 'first',
     enableKeyCreation: true,
-    data: [{ key: 'own', values: ['E0', 'E1', 'E2', 'E3'].map((env) => ({ context: `${env};*`, value: `${env}-v0` })) }],
+    data: [
+      { key: 'own', values: ['E0', 'E1', 'E2', 'E3'].map((env) => ({ context: `${env};*`, value: `${env}-v0` })) },
+    ],
   });
   expect(pushed.status).toBe(200);
 });
@@ -57,10 +59,16 @@ describe('a push that wakes many watchers', () => {
       for (let i = 0; i < PER_GROUP; i++) {
         const watcher: Held = { group: group.name, done: false };
         held.push(watcher);
-        void fetch(url, { headers: { Context: group.context, 'If-None-Match': etag, Wait: '60' } }).then(async (response) => {
-          watcher.answer = { status: response.status, etag: response.headers.get('etag'), text: await response.text() };
-          watcher.done = true;
-        });
+        void fetch(url, { headers: { Context: group.context, 'If-None-Match': etag, Wait: '60' } }).then(
+          async (response) => {
+            watcher.answer = {
+              status: response.status,
+              etag: response.headers.get('etag'),
+              text: await response.text(),
+            };
+            watcher.done = true;
+          },
+        );
       }
     }
     await until(async () => (await metric('cfghub_watchers')) === held.length, 'every watcher held');
@@ -70,13 +78,24 @@ describe('a push that wakes many watchers', () => {
     // Changes E0 and E1: three of the five answers change; E2's and E3's values are not touched.
     const pushed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
       changeComment: 'two contexts',
-      data: [{ key: 'own', values: [{ context: 'E0;*', value: 'E0-v1' }, { context: 'E1;*', value: 'E1-v1' }] }],
+      data: [
+        {
+          key: 'own',
+          values: [
+            { context: 'E0;*', value: 'E0-v1' },
+            { context: 'E1;*', value: 'E1-v1' },
+          ],
+        },
+      ],
     });
     expect(pushed.status).toBe(200);
     const affected = held.filter((w) => w.group.startsWith('E0') || w.group.startsWith('E1'));
     const unaffected = held.filter((w) => !affected.includes(w));
     await until(() => affected.every((w) => w.done), 'every affected watcher answered');
-    await until(async () => (await metric('cfghub_watchers')) === unaffected.length, 'the unaffected watchers left held');
+    await until(
+      async () => (await metric('cfghub_watchers')) === unaffected.length,
+      'the unaffected watchers left held',
+    );
     expect(unaffected.some((w) => w.done)).toBe(false);
 
     // One answer made per distinct (context, format, options) the push reaches: 3, not one per
@@ -94,14 +113,22 @@ describe('a push that wakes many watchers', () => {
     // The wake's one log line (not one per watcher) says so too.
     await until(() => fixture.server.logs.some((l) => l.event === 'watch-wake'), 'the watch-wake log line');
     expect(fixture.server.logs.filter((l) => l.event === 'watch-wake')).toEqual([
-      expect.objectContaining({ repository: REPO, answersMade: reached, woken: affected.length, durationMs: expect.any(Number) }),
+      expect.objectContaining({
+        repository: REPO,
+        answersMade: reached,
+        woken: affected.length,
+        durationMs: expect.any(Number),
+      }),
     ]);
     expect(affected.find((w) => w.group === 'E0 yaml')!.answer!.text).toContain('E0-v1');
     expect(JSON.parse(affected.find((w) => w.group === 'E1 json')!.answer!.text).properties.own.val).toBe('E1-v1');
 
     // A later change of E2 wakes E2's watchers only, making E2's answer alone; E3's stay held until the server closes.
     const madeBeforeE2 = await metric('cfghub_watch_answers_made_total');
-    const again = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'E2', data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }] });
+    const again = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+      changeComment: 'E2',
+      data: [{ key: 'own', values: [{ context: 'E2;*', value: 'E2-v1' }] }],
+    });
     expect(again.status).toBe(200);
     await until(() => unaffected.filter((w) => w.group === 'E2 json').every((w) => w.done), 'the E2 watchers answered');
     expect(unaffected.filter((w) => w.group === 'E3 json').some((w) => w.done)).toBe(false);

@@ -39,22 +39,42 @@ function logOf(target: ServerProcess): LogEntry[] {
 }
 
 /** A request on a connection of its own, with a request id to find its log line by. */
-async function send(target: ServerProcess, method: string, path: string, headers: Record<string, string> = {}, body?: unknown): Promise<RawAnswer & { id: string }> {
+async function send(
+  target: ServerProcess,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: unknown,
+): Promise<RawAnswer & { id: string }> {
   const id = `w-${process.pid}-${++counter}`;
-  const answer = await rawRequest(target.url, { method, path, headers: { 'X-Request-Id': id, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers }, body });
+  const answer = await rawRequest(target.url, {
+    method,
+    path,
+    headers: { 'X-Request-Id': id, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    body,
+  });
   return { ...answer, id };
 }
 
 /** The worker that answered a request (its log line is written when the answer ends). */
 async function workerOf(target: ServerProcess, id: string): Promise<number> {
   let entry: LogEntry | undefined;
-  await until(() => (entry = logOf(target).find((e) => e.reqId === id && e.status !== undefined)) !== undefined, `the log line of request ${id}`);
+  await until(
+    () => (entry = logOf(target).find((e) => e.reqId === id && e.status !== undefined)) !== undefined,
+    `the log line of request ${id}`,
+  );
   expect(entry!.worker).toEqual(expect.any(Number));
   return entry!.worker!;
 }
 
 const push = (target: ServerProcess, key: string, value: string, comment: string) =>
-  send(target, 'POST', `/rest/push/${REPO}`, {}, { changeComment: comment, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] });
+  send(
+    target,
+    'POST',
+    `/rest/push/${REPO}`,
+    {},
+    { changeComment: comment, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] },
+  );
 
 function alive(pid: number): boolean {
   return existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(safeRead(`/proc/${pid}/status`));
@@ -108,11 +128,15 @@ describe('serve --workers 2', () => {
     expect(workers.size).toBe(2);
     // git's own log, newest first: exactly these commits, in this order, each the child of the one before.
     expect(git(gitdir, 'log', '--format=%H', '-8', 'main').trim().split('\n').reverse()).toEqual(acknowledged);
-    expect(git(gitdir, 'log', '--format=%s', '-8', 'main').trim().split('\n').reverse()).toEqual(acknowledged.map((_, i) => `sequential ${i}`));
+    expect(git(gitdir, 'log', '--format=%s', '-8', 'main').trim().split('\n').reverse()).toEqual(
+      acknowledged.map((_, i) => `sequential ${i}`),
+    );
 
     // Sixteen at once, into one repository, through both workers: every acknowledged commit is in
     // the history, and every key has its value.
-    const concurrent = await Promise.all(Array.from({ length: 16 }, (_, i) => push(server, `key${i}`, `v${i}`, `concurrent ${i}`)));
+    const concurrent = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => push(server, `key${i}`, `v${i}`, `concurrent ${i}`)),
+    );
     for (const answer of concurrent) expect(answer.status).toBe(200);
     const history = new Set(git(gitdir, 'rev-list', 'main').trim().split('\n'));
     for (const answer of concurrent) expect(history.has(answer.headers.etag!.replaceAll('"', ''))).toBe(true);
@@ -133,7 +157,11 @@ describe('serve --workers 2', () => {
     const watches = Array.from({ length: 4 }, () => {
       const id = `watch-${process.pid}-${++counter}`;
       ids.push(id);
-      return rawRequest(server.url, { method: 'GET', path: `/rest/pull/${REPO}`, headers: { 'X-Request-Id': id, Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' } });
+      return rawRequest(server.url, {
+        method: 'GET',
+        path: `/rest/pull/${REPO}`,
+        headers: { 'X-Request-Id': id, Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' },
+      });
     });
     await until(async () => {
       const families = parsePrometheusTextFormat((await send(server, 'GET', '/metrics')).body);
@@ -165,7 +193,9 @@ describe('serve --workers 2', () => {
     const after = await scrape();
     const healthz = { method: 'GET', route: '/healthz', status: '200' };
     // Whichever worker the scrape reached, it counts the requests both workers answered.
-    expect(valueOf(after, 'cfghub_http_requests_total', healthz) - valueOf(before, 'cfghub_http_requests_total', healthz)).toBe(10);
+    expect(
+      valueOf(after, 'cfghub_http_requests_total', healthz) - valueOf(before, 'cfghub_http_requests_total', healthz),
+    ).toBe(10);
     expect(valueOf(after, 'cfghub_workers')).toBe(2);
     expect(valueOf(after, 'cfghub_repositories')).toBe(1); // the same in each worker: not doubled
     // Each worker holds open packs within its share of one budget: together, the server's (not twice it).
@@ -177,8 +207,15 @@ describe('serve --workers 2', () => {
   it('replaces a worker that was killed, and logs it', async () => {
     const [victim, survivor] = logOf(server).find((e) => e.event === 'listening')!.pids!;
     process.kill(victim, 'SIGKILL');
-    await until(() => logOf(server).some((e) => e.event === 'worker-exited' && e.pid === victim), 'the worker-exited log line');
-    await until(() => logOf(server).some((e) => e.event === 'worker-restarted'), 'the worker-restarted log line', 30_000);
+    await until(
+      () => logOf(server).some((e) => e.event === 'worker-exited' && e.pid === victim),
+      'the worker-exited log line',
+    );
+    await until(
+      () => logOf(server).some((e) => e.event === 'worker-restarted'),
+      'the worker-restarted log line',
+      30_000,
+    );
     const restarted = logOf(server).find((e) => e.event === 'worker-restarted')!;
     expect(restarted.pid).not.toBe(victim);
     expect(alive(restarted.pid!)).toBe(true);
@@ -205,18 +242,38 @@ describe('serve --workers 2, shutdown', () => {
       const pids = logOf(own).find((e) => e.event === 'listening')!.pids!;
       const current = await send(own, 'GET', `/rest/pull/${REPO}`, { Context: 'Prod;web' });
       const watches = Array.from({ length: 2 }, () =>
-        rawRequest(own.url, { method: 'GET', path: `/rest/pull/${REPO}`, headers: { Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' } }),
+        rawRequest(own.url, {
+          method: 'GET',
+          path: `/rest/pull/${REPO}`,
+          headers: { Context: 'Prod;web', 'If-None-Match': current.headers.etag!, Wait: '60' },
+        }),
       );
-      await until(async () => valueOf(parsePrometheusTextFormat((await send(own, 'GET', '/metrics')).body), 'cfghub_watchers') === 2, 'two watches held');
+      await until(
+        async () =>
+          valueOf(parsePrometheusTextFormat((await send(own, 'GET', '/metrics')).body), 'cfghub_watchers') === 2,
+        'two watches held',
+      );
       // A push whose body is still arriving when SIGTERM comes: `Expect: 100-continue` makes the
       // worker say it has the request's headers, so the request is surely in flight at the signal.
-      const body = JSON.stringify({ changeComment: 'in flight at shutdown', enableKeyCreation: true, data: [{ key: 'late', values: [{ context: '*;*', value: 'yes' }] }] });
+      const body = JSON.stringify({
+        changeComment: 'in flight at shutdown',
+        enableKeyCreation: true,
+        data: [{ key: 'late', values: [{ context: '*;*', value: 'yes' }] }],
+      });
       const url = new URL(own.url);
       let headersTaken!: () => void;
       const taken = new Promise<void>((resolve) => (headersTaken = resolve));
-      const req = request(
-        { host: url.hostname, port: url.port, path: `/rest/push/${REPO}`, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue' } },
-      );
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        path: `/rest/push/${REPO}`,
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          Expect: '100-continue',
+        },
+      });
       const inFlight = new Promise<number>((resolve, reject) => {
         req.on('response', (res) => {
           res.resume();

@@ -38,12 +38,19 @@ function pushBody(client: Client, k: number): unknown {
   const id = pushId(client, k);
   const c = client.name;
   const data: unknown[] = [
-    { key: `${c}.${k}.x`, values: [{ context: '*;*', value: id }, { context: 'Production;*', value: `${id}-prod` }] },
+    {
+      key: `${c}.${k}.x`,
+      values: [
+        { context: '*;*', value: id },
+        { context: 'Production;*', value: `${id}-prod` },
+      ],
+    },
     { key: `${c}.${k}.y`, readme: `pushed by ${id}`, values: [{ context: '*;*', value: id }] },
     { key: `${c}.last`, values: [{ context: '*;*', value: id }] },
     { file: `${c}/${k}.txt`, context: '*;*', content: `file of ${id}\n` },
   ];
-  if (k > 0) data.push({ key: `${c}.${k - 1}.y`, opp: 'delete' }, { file: `${c}/${k - 1}.txt`, context: '*;*', opp: 'delete' });
+  if (k > 0)
+    data.push({ key: `${c}.${k - 1}.y`, opp: 'delete' }, { file: `${c}/${k - 1}.txt`, context: '*;*', opp: 'delete' });
   return { changeComment: `push ${id}`, enableKeyCreation: true, data };
 }
 
@@ -91,7 +98,11 @@ async function checkRepository(url: string, repository: string, clients: readonl
   const gitdir = gitdirOf(dir.path, repository);
   execFileSync('git', ['--git-dir', gitdir, 'fsck', '--strict', '--no-dangling'], { stdio: 'pipe' });
   const state = await exportOf(url, repository);
-  const messages = new Set(git(gitdir, 'log', '--format=%s', 'refs/heads/main').split('\n').filter((s) => s.startsWith('push ')));
+  const messages = new Set(
+    git(gitdir, 'log', '--format=%s', 'refs/heads/main')
+      .split('\n')
+      .filter((s) => s.startsWith('push ')),
+  );
   const expectedKeys = new Map<string, string[]>();
   const expectedFiles = new Map<string, string>();
   let landed = 0;
@@ -129,7 +140,16 @@ let dir: ReturnType<typeof tempDir>;
 beforeAll(() => {
   dir = tempDir('cfghub-crash-');
   for (const repository of REPOSITORIES) {
-    cliOk(dir.path, 'repo', 'create', repository, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    cliOk(
+      dir.path,
+      'repo',
+      'create',
+      repository,
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      '--token-free-pull',
+    );
   }
 });
 
@@ -155,7 +175,11 @@ describe(`${ROUNDS} rounds of concurrent pushes cut by SIGKILL`, () => {
         server = await startServerProcess(dir.path, SERVER_ENV);
         unansweredLanded = 0;
         for (const repository of REPOSITORIES) {
-          unansweredLanded += await checkRepository(server.url, repository, clients.filter((c) => c.repository === repository));
+          unansweredLanded += await checkRepository(
+            server.url,
+            repository,
+            clients.filter((c) => c.repository === repository),
+          );
         }
         unanswered += clients.filter((c) => c.outcomes.at(-1) === 'unanswered').length;
       }
@@ -164,7 +188,14 @@ describe(`${ROUNDS} rounds of concurrent pushes cut by SIGKILL`, () => {
       const pushes = clients.reduce((n, c) => n + c.outcomes.length, 0);
       const acknowledged = clients.reduce((n, c) => n + c.outcomes.filter((o) => o === 'acknowledged').length, 0);
       expect(acknowledged).toBeGreaterThan(ROUNDS); // the rounds did push
-      recordFigures('crash', { crashes: ROUNDS, pushes, acknowledged, unanswered, unansweredLanded, staleLocksRemoved });
+      recordFigures('crash', {
+        crashes: ROUNDS,
+        pushes,
+        acknowledged,
+        unanswered,
+        unansweredLanded,
+        staleLocksRemoved,
+      });
     },
     ROUNDS * 15_000,
   );

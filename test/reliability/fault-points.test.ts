@@ -26,8 +26,11 @@ const MOVED_AT: ReadonlySet<FaultStep> = new Set(['ref-renamed', 'lock-released'
 /** Steps after which the push is committed once the server starts again: its journal's record is durable, and replayed then (journalReplay.ts). */
 const COMMITTED_AT: ReadonlySet<FaultStep> = new Set(['journaled', ...MOVED_AT]);
 
-const setKey = (key: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value: key }] }] });
-
+const setKey = (key: string) => ({
+  changeComment: `set ${key}`,
+  enableKeyCreation: true,
+  data: [{ key, values: [{ context: '*;*', value: key }] }],
+});
 
 describe.each(FAULT_STEPS)('a crash at %s', (step) => {
   it(`leaves the push ${COMMITTED_AT.has(step) ? 'fully present' : 'absent'}, a clean repository, and a server that takes the next push`, async () => {
@@ -37,7 +40,9 @@ describe.each(FAULT_STEPS)('a crash at %s', (step) => {
     const before = headOf(dir.path, name);
 
     const faulty = await startServerProcess(dir.path, { CFGHUB_FAULT: step });
-    const answer = await pushTo(faulty.url, `/rest/push/${name}`, setKey('crashed.push')).catch((error: Error) => error);
+    const answer = await pushTo(faulty.url, `/rest/push/${name}`, setKey('crashed.push')).catch(
+      (error: Error) => error,
+    );
     expect(answer).toBeInstanceOf(Error); // the connection died with the process: no answer at all
     expect(await faulty.exited).toBe('SIGKILL');
 

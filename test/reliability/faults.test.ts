@@ -32,16 +32,31 @@ beforeAll(() => {
 });
 afterAll(() => dir.remove());
 
-const setKey = (key: string, value = key) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] });
+const setKey = (key: string, value = key) => ({
+  changeComment: `set ${key}`,
+  enableKeyCreation: true,
+  data: [{ key, values: [{ context: '*;*', value }] }],
+});
 
 function createRepository(repos: string, name: string): string {
-  cliOk(repos, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    repos,
+    'repo',
+    'create',
+    name,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   return gitdirOf(repos, name);
 }
 
 /** Files in the pack folder a failed write must not leave: temporary files, `.keep` marks, the ref lock. */
 function leftovers(gitdir: string): string[] {
-  const pack = fs.readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.startsWith('.cfghub-tmp-') || f.startsWith('tmp_') || f.endsWith('.keep'));
+  const pack = fs
+    .readdirSync(join(gitdir, 'objects/pack'))
+    .filter((f) => f.startsWith('.cfghub-tmp-') || f.startsWith('tmp_') || f.endsWith('.keep'));
   return [...pack, ...(fs.existsSync(join(gitdir, 'refs/heads/main.lock')) ? ['main.lock'] : [])];
 }
 
@@ -60,7 +75,11 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
     fs.writeFileSync(lock, `${headOf(dir.path, name)}\n`);
     const old = new Date(Date.now() - 10_000); // 10 s old on the file system's clock; the threshold is 2 s
     fs.utimesSync(lock, old, old);
-    const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '2' }, ['faketime', '-f', '-1d']);
+    const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '2' }, [
+      'faketime',
+      '-f',
+      '-1d',
+    ]);
     try {
       const answer = await pushTo(server.url, `/rest/push/${name}`, setKey('after.dead.writer'));
       expect(answer.status).toBe(200);
@@ -73,29 +92,36 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
     }
   });
 
-  it.skipIf(!faketime)("a server a day ahead keeps a live writer's fresh lock, and its push goes through after it", async () => {
-    const name = 'clock/ahead';
-    const gitdir = createRepository(dir.path, name);
-    const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '30' }, ['faketime', '-f', '+1d']);
-    try {
-      // Another writer (plain git) moves the ref under a lock it holds for a while.
-      const head = headOf(dir.path, name);
-      const lock = join(gitdir, 'refs/heads/main.lock');
-      const other = plainGitCommitWithoutRef(gitdir, head);
-      fs.writeFileSync(lock, `${other}\n`);
-      const pushing = pushTo(server.url, `/rest/push/${name}`, setKey('while.locked'));
-      await new Promise((resolve) => setTimeout(resolve, 700)); // the push retries meanwhile
-      expect(fs.existsSync(lock)).toBe(true); // not taken away
-      fs.renameSync(lock, join(gitdir, 'refs/heads/main')); // the other writer commits
-      const answer = await pushing;
-      expect(answer.status).toBe(200);
-      expect(server.output()).not.toMatch(/stale-lock-removed/);
-      // Both writes are there: the other writer's commit is the parent of the push's.
-      expect(git(gitdir, 'rev-parse', 'refs/heads/main~1').trim()).toBe(other);
-    } finally {
-      await server.stop();
-    }
-  });
+  it.skipIf(!faketime)(
+    "a server a day ahead keeps a live writer's fresh lock, and its push goes through after it",
+    async () => {
+      const name = 'clock/ahead';
+      const gitdir = createRepository(dir.path, name);
+      const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '30' }, [
+        'faketime',
+        '-f',
+        '+1d',
+      ]);
+      try {
+        // Another writer (plain git) moves the ref under a lock it holds for a while.
+        const head = headOf(dir.path, name);
+        const lock = join(gitdir, 'refs/heads/main.lock');
+        const other = plainGitCommitWithoutRef(gitdir, head);
+        fs.writeFileSync(lock, `${other}\n`);
+        const pushing = pushTo(server.url, `/rest/push/${name}`, setKey('while.locked'));
+        await new Promise((resolve) => setTimeout(resolve, 700)); // the push retries meanwhile
+        expect(fs.existsSync(lock)).toBe(true); // not taken away
+        fs.renameSync(lock, join(gitdir, 'refs/heads/main')); // the other writer commits
+        const answer = await pushing;
+        expect(answer.status).toBe(200);
+        expect(server.output()).not.toMatch(/stale-lock-removed/);
+        // Both writes are there: the other writer's commit is the parent of the push's.
+        expect(git(gitdir, 'rev-parse', 'refs/heads/main~1').trim()).toBe(other);
+      } finally {
+        await server.stop();
+      }
+    },
+  );
 
   it("keeps a live cfghub writer's lock however old, and removes one whose holder died", async () => {
     const name = 'clock/holder';
@@ -137,8 +163,17 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
 
 /** A commit on top of `head` made with plain git, without moving the ref. */
 function plainGitCommitWithoutRef(gitdir: string, head: string): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'Other', GIT_AUTHOR_EMAIL: 'o@example.com', GIT_COMMITTER_NAME: 'Other', GIT_COMMITTER_EMAIL: 'o@example.com' };
-  return execFileSync('git', ['--git-dir', gitdir, 'commit-tree', `${head}^{tree}`, '-p', head, '-m', 'other writer'], { env, encoding: 'utf8' }).trim();
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Other',
+    GIT_AUTHOR_EMAIL: 'o@example.com',
+    GIT_COMMITTER_NAME: 'Other',
+    GIT_COMMITTER_EMAIL: 'o@example.com',
+  };
+  return execFileSync('git', ['--git-dir', gitdir, 'commit-tree', `${head}^{tree}`, '-p', head, '-m', 'other writer'], {
+    env,
+    encoding: 'utf8',
+  }).trim();
 }
 
 describe('a full disk', () => {
@@ -191,32 +226,40 @@ describe('a repository the server may not write', () => {
   // The server runs as nobody; the repositories (created by this user) are readable, not writable.
   const canDropPrivileges = process.getuid?.() === 0 && available('setpriv');
 
-  it.skipIf(!canDropPrivileges)('answers 503 repository_unwritable with the reason; reads still work; nothing changes', async () => {
-    const repos = tempDir('cfghub-readonly-');
-    try {
-      fs.chmodSync(repos.path, 0o755);
-      const name = 'locked/down';
-      const gitdir = createRepository(repos.path, name);
-      const head = headOf(repos.path, name);
-      const server = await startServerProcess(repos.path, {}, ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups']);
+  it.skipIf(!canDropPrivileges)(
+    'answers 503 repository_unwritable with the reason; reads still work; nothing changes',
+    async () => {
+      const repos = tempDir('cfghub-readonly-');
       try {
-        const answer = await pushTo(server.url, `/rest/push/${name}`, setKey('refused'));
-        expect(answer.status).toBe(503);
-        expect(answer.json).toMatchObject({ error: 'repository_unwritable', repository: name });
-        expect(answer.json.message).toMatch(/permission denied/);
-        expect(answer.body).not.toContain(repos.path);
-        expect((await fetch(`${server.url}/rest/export/${name}`)).status).toBe(200);
-        expect(server.output().match(/"event":"repository-unwritable"/g)).toHaveLength(1);
+        fs.chmodSync(repos.path, 0o755);
+        const name = 'locked/down';
+        const gitdir = createRepository(repos.path, name);
+        const head = headOf(repos.path, name);
+        const server = await startServerProcess(repos.path, {}, [
+          'setpriv',
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+        ]);
+        try {
+          const answer = await pushTo(server.url, `/rest/push/${name}`, setKey('refused'));
+          expect(answer.status).toBe(503);
+          expect(answer.json).toMatchObject({ error: 'repository_unwritable', repository: name });
+          expect(answer.json.message).toMatch(/permission denied/);
+          expect(answer.body).not.toContain(repos.path);
+          expect((await fetch(`${server.url}/rest/export/${name}`)).status).toBe(200);
+          expect(server.output().match(/"event":"repository-unwritable"/g)).toHaveLength(1);
+        } finally {
+          await server.stop();
+        }
+        expect(headOf(repos.path, name)).toBe(head);
+        expect(leftovers(gitdir)).toEqual([]);
+        git(gitdir, 'fsck', '--strict', '--no-dangling');
       } finally {
-        await server.stop();
+        repos.remove();
       }
-      expect(headOf(repos.path, name)).toBe(head);
-      expect(leftovers(gitdir)).toEqual([]);
-      git(gitdir, 'fsck', '--strict', '--no-dangling');
-    } finally {
-      repos.remove();
-    }
-  });
+    },
+  );
 
   it.skipIf(canDropPrivileges)('is skipped: the tests cannot run the server as another user', () => {
     console.log('[faults] not root or no setpriv: the unwritable repository test was skipped');
@@ -229,7 +272,8 @@ describe('damaged objects', () => {
     const gitdir = createRepository(dir.path, name);
     const server = await startTestServer(dir.path);
     try {
-      for (const key of ['k0', 'k1', 'k2']) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(key))).status).toBe(200);
+      for (const key of ['k0', 'k1', 'k2'])
+        expect((await pushTo(server.url, `/rest/push/${name}`, setKey(key))).status).toBe(200);
     } finally {
       await server.close();
     }
@@ -239,9 +283,13 @@ describe('damaged objects', () => {
   /** The pack (base path without extension) holding `oid`, and the object's offset in it. */
   function packHolding(gitdir: string, oid: string): { base: string; offset: number } {
     for (const name of fs.readdirSync(join(gitdir, 'objects/pack')).filter((f) => f.endsWith('.idx'))) {
-      const listing = execFileSync('git', ['show-index'], { input: fs.readFileSync(join(gitdir, 'objects/pack', name)), encoding: 'utf8' });
+      const listing = execFileSync('git', ['show-index'], {
+        input: fs.readFileSync(join(gitdir, 'objects/pack', name)),
+        encoding: 'utf8',
+      });
       const line = listing.split('\n').find((l) => l.split(' ')[1] === oid);
-      if (line) return { base: join(gitdir, 'objects/pack', name.replace(/\.idx$/, '')), offset: Number(line.split(' ')[0]) };
+      if (line)
+        return { base: join(gitdir, 'objects/pack', name.replace(/\.idx$/, '')), offset: Number(line.split(' ')[0]) };
     }
     throw new Error(`no pack holds ${oid}`);
   }
@@ -252,7 +300,14 @@ describe('damaged objects', () => {
     const head = headOf(dir.path, name);
     const server = await startTestServer(dir.path);
     try {
-      for (const answer of [await fetch(`${server.url}/rest/export/${name}`), await fetch(`${server.url}/rest/push/${name}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(setKey('k9')) })]) {
+      for (const answer of [
+        await fetch(`${server.url}/rest/export/${name}`),
+        await fetch(`${server.url}/rest/push/${name}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(setKey('k9')),
+        }),
+      ]) {
         const body = await answer.text();
         expect(answer.status, body).toBe(409);
         expect(JSON.parse(body)).toMatchObject({ error: 'repository_damaged', repository: name });
@@ -328,7 +383,9 @@ describe('damaged objects', () => {
     const other = git(gitdir, 'rev-parse', `refs/heads/main:${keyPath('k0')}`).trim();
     // A REF_DELTA on k0's blob that announces a base of 3 bytes: the base is longer.
     const delta = Buffer.from([3, 1, 0x01, 0x78]);
-    rewriteEntry(gitdir, blob, () => Buffer.concat([entryHeader(7, delta.length), Buffer.from(other, 'hex'), deflateSync(delta)]));
+    rewriteEntry(gitdir, blob, () =>
+      Buffer.concat([entryHeader(7, delta.length), Buffer.from(other, 'hex'), deflateSync(delta)]),
+    );
     await expectDamageAnswer(name, gitdir, [blob]);
     await expectHistoryDamage(name, [blob]);
   });
@@ -352,8 +409,12 @@ describe('damaged objects', () => {
       .filter(Boolean)
       .map((line) => line.split(' ')[1])
       .filter((oid) => oid !== blob);
-    const packed = execFileSync('git', ['--git-dir', gitdir, 'pack-objects', '-q', join(folder, 'pack')], { input: `${kept.join('\n')}\n`, encoding: 'utf8' }).trim();
-    for (const file of fs.readdirSync(folder)) if (!file.includes(packed)) fs.rmSync(join(folder, file), { force: true });
+    const packed = execFileSync('git', ['--git-dir', gitdir, 'pack-objects', '-q', join(folder, 'pack')], {
+      input: `${kept.join('\n')}\n`,
+      encoding: 'utf8',
+    }).trim();
+    for (const file of fs.readdirSync(folder))
+      if (!file.includes(packed)) fs.rmSync(join(folder, file), { force: true });
     await expectDamageAnswer(name, gitdir, [blob]);
     await expectHistoryDamage(name, [blob]);
   });
@@ -362,7 +423,10 @@ describe('damaged objects', () => {
     const name = 'damage/index';
     const { gitdir } = await damagedRepository(name);
     const head = headOf(dir.path, name);
-    const all = git(gitdir, 'rev-list', '--objects', '--all').split('\n').filter(Boolean).map((line) => line.slice(0, 40));
+    const all = git(gitdir, 'rev-list', '--objects', '--all')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.slice(0, 40));
     git(gitdir, 'repack', '-a', '-d', '-f', '-q');
     const folder = join(gitdir, 'objects/pack');
     const [index] = fs.readdirSync(folder).filter((f) => f.endsWith('.idx'));
@@ -401,7 +465,14 @@ describe('damaged objects', () => {
   it('a truncated loose object', async () => {
     const name = 'damage/truncated';
     const { gitdir } = await damagedRepository(name);
-    plainGitCommit(gitdir, { [keyPath('k1')]: 'key: k1\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: by plain git\n    active: true\n' }, 'by hand');
+    plainGitCommit(
+      gitdir,
+      {
+        [keyPath('k1')]:
+          'key: k1\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues:\n  - context: "*;*"\n    value: by plain git\n    active: true\n',
+      },
+      'by hand',
+    );
     const blob = git(gitdir, 'rev-parse', `refs/heads/main:${keyPath('k1')}`).trim();
     const loose = join(gitdir, 'objects', blob.slice(0, 2), blob.slice(2));
     fs.chmodSync(loose, 0o644);

@@ -54,7 +54,12 @@ const MALFORMED_BODIES: Record<string, string> = {
 };
 
 type Step =
-  | { readonly kind: 'push'; readonly enableKeyCreation: boolean; readonly elements: readonly ValidElement[]; readonly refused?: { at: number; name: string } }
+  | {
+      readonly kind: 'push';
+      readonly enableKeyCreation: boolean;
+      readonly elements: readonly ValidElement[];
+      readonly refused?: { at: number; name: string };
+    }
   | { readonly kind: 'malformed'; readonly name: string };
 
 const value = fc.oneof(fc.constantFrom('x', 'y', '', '0', 'true'), anyText);
@@ -64,21 +69,77 @@ const content = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom(...KEYS).map((key) => `${key}=\${ ${key} }\n`) },
 );
 const validElement: fc.Arbitrary<ValidElement> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('set' as const), key: fc.constantFrom(...KEYS), values: fc.uniqueArray(fc.tuple(fc.constantFrom(...CONTEXTS), value), { minLength: 1, maxLength: 3, selector: ([c]) => c }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteValue' as const), key: fc.constantFrom(...KEYS), context: fc.constantFrom(...CONTEXTS) }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('set' as const),
+      key: fc.constantFrom(...KEYS),
+      values: fc.uniqueArray(fc.tuple(fc.constantFrom(...CONTEXTS), value), {
+        minLength: 1,
+        maxLength: 3,
+        selector: ([c]) => c,
+      }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteValue' as const),
+      key: fc.constantFrom(...KEYS),
+      context: fc.constantFrom(...CONTEXTS),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteKey' as const), key: fc.constantFrom(...KEYS) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('setFile' as const), path: fc.constantFrom(...PATHS), context: fc.constantFrom(...CONTEXTS), content }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteFile' as const), path: fc.constantFrom(...PATHS), context: fc.constantFrom(...CONTEXTS) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('setFile' as const),
+      path: fc.constantFrom(...PATHS),
+      context: fc.constantFrom(...CONTEXTS),
+      content,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('deleteFile' as const),
+      path: fc.constantFrom(...PATHS),
+      context: fc.constantFrom(...CONTEXTS),
+    }),
+  },
 );
 const step: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('push' as const), enableKeyCreation: fc.boolean(), elements: fc.array(validElement, { minLength: 1, maxLength: 4 }) }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('push' as const),
+      enableKeyCreation: fc.boolean(),
+      elements: fc.array(validElement, { minLength: 1, maxLength: 4 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc
-      .tuple(fc.boolean(), fc.array(validElement, { maxLength: 3 }), fc.nat(), fc.constantFrom(...Object.keys(REFUSED_ELEMENTS)))
-      .map(([enableKeyCreation, elements, at, name]) => ({ kind: 'push' as const, enableKeyCreation, elements, refused: { at: at % (elements.length + 1), name } })),
+      .tuple(
+        fc.boolean(),
+        fc.array(validElement, { maxLength: 3 }),
+        fc.nat(),
+        fc.constantFrom(...Object.keys(REFUSED_ELEMENTS)),
+      )
+      .map(([enableKeyCreation, elements, at, name]) => ({
+        kind: 'push' as const,
+        enableKeyCreation,
+        elements,
+        refused: { at: at % (elements.length + 1), name },
+      })),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('malformed' as const), name: fc.constantFrom(...Object.keys(MALFORMED_BODIES)) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('malformed' as const),
+      name: fc.constantFrom(...Object.keys(MALFORMED_BODIES)),
+    }),
+  },
 );
 
 /** The model: keys by lower-cased name (with the spelling they were created with) and files by path and context. */
@@ -172,57 +233,73 @@ beforeAll(() => {
 });
 
 describe('random sequences of valid and invalid pushes', () => {
-  it('keep the server equal to the model after every step, HEAD still on every refusal, and never a 5xx', async () => {
-    let sequence = 0;
-    let steps = 0;
-    let badInputs = 0;
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 30, maxLength: 50 }), async (sequenceSteps) => {
-        const name = `run${sequence++}`;
-        const repository = await createRepository(registry, { account: 'fuzz', name, levels: ['Environment', 'Application'], tokenFreePush: true, tokenFreePull: true });
-        const head = () => readFileSync(join(repository.gitdir, 'refs/heads/main'), 'utf8').trim();
-        let model: Model = { keys: new Map(), files: new Map() };
-        for (const [n, s] of sequenceSteps.entries()) {
-          steps++;
-          const before = head();
-          let expected: Model | 'refused' | 'malformed';
-          let answer;
-          if (s.kind === 'malformed') {
-            badInputs++;
-            expected = 'malformed';
-            answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, MALFORMED_BODIES[s.name]);
-          } else {
-            const data = s.elements.map(wire);
-            if (s.refused) {
+  it(
+    'keep the server equal to the model after every step, HEAD still on every refusal, and never a 5xx',
+    async () => {
+      let sequence = 0;
+      let steps = 0;
+      let badInputs = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 30, maxLength: 50 }), async (sequenceSteps) => {
+          const name = `run${sequence++}`;
+          const repository = await createRepository(registry, {
+            account: 'fuzz',
+            name,
+            levels: ['Environment', 'Application'],
+            tokenFreePush: true,
+            tokenFreePull: true,
+          });
+          const head = () => readFileSync(join(repository.gitdir, 'refs/heads/main'), 'utf8').trim();
+          let model: Model = { keys: new Map(), files: new Map() };
+          for (const [n, s] of sequenceSteps.entries()) {
+            steps++;
+            const before = head();
+            let expected: Model | 'refused' | 'malformed';
+            let answer;
+            if (s.kind === 'malformed') {
               badInputs++;
-              data.splice(s.refused.at, 0, REFUSED_ELEMENTS[s.refused.name]);
+              expected = 'malformed';
+              answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, MALFORMED_BODIES[s.name]);
+            } else {
+              const data = s.elements.map(wire);
+              if (s.refused) {
+                badInputs++;
+                data.splice(s.refused.at, 0, REFUSED_ELEMENTS[s.refused.name]);
+              }
+              expected = s.refused ? 'refused' : apply(model, s.elements, s.enableKeyCreation);
+              answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, {
+                changeComment: `step ${n}`,
+                enableKeyCreation: s.enableKeyCreation,
+                data,
+              });
             }
-            expected = s.refused ? 'refused' : apply(model, s.elements, s.enableKeyCreation);
-            answer = await pushTo(fixture.server.url, `/rest/push/fuzz/${name}`, { changeComment: `step ${n}`, enableKeyCreation: s.enableKeyCreation, data });
+            const label = `step ${n} of fuzz/${name}: ${JSON.stringify(s)} answered ${answer.status} ${answer.etag ?? ''} ${answer.body}`;
+            expect(answer.status, label).toBe(expected === 'malformed' ? 400 : expected === 'refused' ? 304 : 200);
+            if (typeof expected === 'object') {
+              const changed = JSON.stringify(modelView(expected)) !== JSON.stringify(modelView(model));
+              expect(head() !== before, `${label}: a commit exactly when the state changed`).toBe(changed);
+              expect(answer.etag).toBe(`"${head()}"`);
+              model = expected;
+            } else {
+              expect(head(), `${label}: HEAD unchanged`).toBe(before);
+            }
+            expect(await serverView(fixture.server.url, `fuzz/${name}`), label).toEqual(modelView(model));
           }
-          const label = `step ${n} of fuzz/${name}: ${JSON.stringify(s)} answered ${answer.status} ${answer.etag ?? ''} ${answer.body}`;
-          expect(answer.status, label).toBe(expected === 'malformed' ? 400 : expected === 'refused' ? 304 : 200);
-          if (typeof expected === 'object') {
-            const changed = JSON.stringify(modelView(expected)) !== JSON.stringify(modelView(model));
-            expect(head() !== before, `${label}: a commit exactly when the state changed`).toBe(changed);
-            expect(answer.etag).toBe(`"${head()}"`);
-            model = expected;
-          } else {
-            expect(head(), `${label}: HEAD unchanged`).toBe(before);
+          // What is on disk, read by a new server with nothing cached, is the model too.
+          const fresh = await startTestServer(fixture.repos);
+          try {
+            expect(await serverView(fresh.url, `fuzz/${name}`), `fuzz/${name} read back from disk`).toEqual(
+              modelView(model),
+            );
+          } finally {
+            await fresh.close();
           }
-          expect(await serverView(fixture.server.url, `fuzz/${name}`), label).toEqual(modelView(model));
-        }
-        // What is on disk, read by a new server with nothing cached, is the model too.
-        const fresh = await startTestServer(fixture.repos);
-        try {
-          expect(await serverView(fresh.url, `fuzz/${name}`), `fuzz/${name} read back from disk`).toEqual(modelView(model));
-        } finally {
-          await fresh.close();
-        }
-      }),
-      // No shrinking: each attempt replays HTTP pushes; the failing step's label says enough.
-      { numRuns: RUNS, endOnFailure: true },
-    );
-    recordFigures('fuzz', { sequences: sequence, steps, badInputs });
-  }, RUNS * 3_000);
+        }),
+        // No shrinking: each attempt replays HTTP pushes; the failing step's label says enough.
+        { numRuns: RUNS, endOnFailure: true },
+      );
+      recordFigures('fuzz', { sequences: sequence, steps, badInputs });
+    },
+    RUNS * 3_000,
+  );
 });

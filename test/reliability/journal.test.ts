@@ -21,12 +21,16 @@ beforeAll(() => {
 });
 afterAll(() => dir.remove());
 
-const setKey = (key: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value: key }] }] });
+const setKey = (key: string) => ({
+  changeComment: `set ${key}`,
+  enableKeyCreation: true,
+  data: [{ key, values: [{ context: '*;*', value: key }] }],
+});
 
 const journalFolder = (repos: string) => join(repos, '.cfghub', 'journal');
-const journals = (repos: string) => (fs.existsSync(journalFolder(repos)) ? fs.readdirSync(journalFolder(repos)).filter((f) => f.endsWith('.journal')) : []);
+const journals = (repos: string) =>
+  fs.existsSync(journalFolder(repos)) ? fs.readdirSync(journalFolder(repos)).filter((f) => f.endsWith('.journal')) : [];
 const packFiles = (gitdir: string) => new Set(fs.readdirSync(join(gitdir, 'objects', 'pack')));
-
 
 function replayEvents(server: ServerProcess): Record<string, unknown>[] {
   return server
@@ -41,7 +45,16 @@ function replayEvents(server: ServerProcess): Record<string, unknown>[] {
  * power cut would need: the ref's file from before the push (a hard link) and the push's new pack files.
  */
 async function pushThenKill(name: string) {
-  cliOk(dir.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    name,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   const gitdir = gitdirOf(dir.path, name);
   const before = headOf(dir.path, name);
   const refBefore = join(dir.path, `${name.replace('/', '-')}-ref-before`);
@@ -75,8 +88,15 @@ function journalAlone() {
 
 /** A record of repository `r<n>` whose pack is `packBytes` bytes. */
 const entry = (n: number, packBytes: number) => ({
-  repository: `acme/r${n}.git`, ref: 'refs/heads/main', old: '1'.repeat(40), new: '2'.repeat(40),
-  before: 'none', after: 'none', packName: `pack-${'3'.repeat(40)}`, pack: Buffer.alloc(packBytes, n), index: Buffer.alloc(50, n),
+  repository: `acme/r${n}.git`,
+  ref: 'refs/heads/main',
+  old: '1'.repeat(40),
+  new: '2'.repeat(40),
+  before: 'none',
+  after: 'none',
+  packName: `pack-${'3'.repeat(40)}`,
+  pack: Buffer.alloc(packBytes, n),
+  index: Buffer.alloc(50, n),
 });
 
 describe('the push journal', () => {
@@ -92,11 +112,15 @@ describe('the push journal', () => {
       expect(headOf(dir.path, name)).toBe(after);
       expect(keysAtHead(gitdir)).toEqual(['acknowledged.push']);
       git(gitdir, 'fsck', '--strict', '--no-dangling');
-      expect(replayEvents(restarted)).toEqual([expect.objectContaining({ repository: name, records: 1, packsRestored: 1, refMoved: true })]);
+      expect(replayEvents(restarted)).toEqual([
+        expect.objectContaining({ repository: name, records: 1, packsRestored: 1, refMoved: true }),
+      ]);
       expect(JSON.stringify(replayEvents(restarted))).not.toContain(dir.path);
       expect(journals(dir.path)).toEqual([]);
-      const pull = await fetch(`${restarted.url}/rest/pull/${name}`, { headers: { 'Context': 'Production;App' } });
-      expect(((await pull.json()) as { properties: Record<string, unknown> }).properties['acknowledged.push']).toEqual({ val: 'acknowledged.push' });
+      const pull = await fetch(`${restarted.url}/rest/pull/${name}`, { headers: { Context: 'Production;App' } });
+      expect(((await pull.json()) as { properties: Record<string, unknown> }).properties['acknowledged.push']).toEqual({
+        val: 'acknowledged.push',
+      });
     } finally {
       await restarted.stop();
     }
@@ -110,7 +134,9 @@ describe('the push journal', () => {
     const restarted = await startServerProcess(dir.path);
     try {
       expect(headOf(dir.path, name)).toBe(before);
-      expect(replayEvents(restarted)).toEqual([expect.objectContaining({ repository: name, records: 1, packsRestored: 0, refMoved: false })]);
+      expect(replayEvents(restarted)).toEqual([
+        expect.objectContaining({ repository: name, records: 1, packsRestored: 0, refMoved: false }),
+      ]);
       expect(journals(dir.path)).toEqual([]);
       git(gitdir, 'fsck', '--strict');
     } finally {
@@ -144,7 +170,8 @@ describe('the push journal', () => {
     cliOk(dir.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push');
     const server = await startServerProcess(dir.path);
     try {
-      for (let i = 0; i < 3; i++) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`k${i}`))).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`k${i}`))).status).toBe(200);
       expect(journals(dir.path)).toHaveLength(1);
     } finally {
       await server.stop();
@@ -160,15 +187,21 @@ describe('the push journal', () => {
       cliOk(repos.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push');
       const server = await startServerProcess(repos.path, { CFGHUB_WORKERS: '2' });
       try {
-        for (let i = 0; i < 4; i++) expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`w${i}`))).status).toBe(200);
+        for (let i = 0; i < 4; i++)
+          expect((await pushTo(server.url, `/rest/push/${name}`, setKey(`w${i}`))).status).toBe(200);
         const written = journals(repos.path);
         expect(written.length).toBeGreaterThan(0); // one per worker that took a push
-        const listening = server.output().split('\n').find((line) => line.includes('"event":"listening"'))!;
+        const listening = server
+          .output()
+          .split('\n')
+          .find((line) => line.includes('"event":"listening"'))!;
         for (const pid of (JSON.parse(listening) as { pids: number[] }).pids) process.kill(pid, 'SIGKILL');
         // The primary logs a replay after deleting its journal: both are waited for.
         await until(
-          () => journals(repos.path).every((file) => !written.includes(file)) && server.output().includes('"event":"journal-replayed"'),
-          'the dead workers\' journals replayed, deleted and logged',
+          () =>
+            journals(repos.path).every((file) => !written.includes(file)) &&
+            server.output().includes('"event":"journal-replayed"'),
+          "the dead workers' journals replayed, deleted and logged",
         );
         expect(keysAtHead(gitdirOf(repos.path, name))).toEqual(['w0', 'w1', 'w2', 'w3']);
       } finally {

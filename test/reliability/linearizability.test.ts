@@ -43,7 +43,16 @@ let child: ServerProcess;
 beforeAll(async () => {
   dir = tempDir('cfghub-history-');
   for (const repository of REPOSITORIES) {
-    cliOk(dir.path, 'repo', 'create', repository, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    cliOk(
+      dir.path,
+      'repo',
+      'create',
+      repository,
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      '--token-free-pull',
+    );
   }
   inProcess = await startTestServer(dir.path);
   child = await startServerProcess(dir.path);
@@ -61,7 +70,11 @@ async function pull(url: string, repository: string, client: string): Promise<Pu
   const body = (await response.json()) as { properties: Record<string, { val: string }> };
   const end = performance.now();
   expect(response.status).toBe(200);
-  const ids = new Set(Object.keys(body.properties).filter((k) => k.startsWith('w.')).map((k) => k.slice(2)));
+  const ids = new Set(
+    Object.keys(body.properties)
+      .filter((k) => k.startsWith('w.'))
+      .map((k) => k.slice(2)),
+  );
   return { repository, client, start, end, ids, last: body.properties.last?.val };
 }
 
@@ -92,16 +105,23 @@ describe('pushes and pulls racing on two server processes', () => {
       }
     };
     const reader = async (r: number) => {
-      for (let n = 0; writing; n++) pulls.push(await pull(urls[(r + n) % 2], REPOSITORIES[n % REPOSITORIES.length], `reader-${r}`));
+      for (let n = 0; writing; n++)
+        pulls.push(await pull(urls[(r + n) % 2], REPOSITORIES[n % REPOSITORIES.length], `reader-${r}`));
     };
 
     const readers = Array.from({ length: READERS }, (_, r) => reader(r));
-    await Promise.all(REPOSITORIES.flatMap((repository, r) => Array.from({ length: WRITERS_PER_REPOSITORY }, (_, w) => writer(repository, r * 10 + w))));
+    await Promise.all(
+      REPOSITORIES.flatMap((repository, r) =>
+        Array.from({ length: WRITERS_PER_REPOSITORY }, (_, w) => writer(repository, r * 10 + w)),
+      ),
+    );
     writing = false;
     await Promise.all(readers);
 
     for (const repository of REPOSITORIES) {
-      const order = git(gitdirOf(dir.path, repository), 'rev-list', '--reverse', '--first-parent', 'refs/heads/main').trim().split('\n');
+      const order = git(gitdirOf(dir.path, repository), 'rev-list', '--reverse', '--first-parent', 'refs/heads/main')
+        .trim()
+        .split('\n');
       const index = new Map(order.map((commit, i) => [commit, i]));
       const mine = pushes.filter((p) => p.repository === repository);
       expect(mine).toHaveLength(WRITERS_PER_REPOSITORY * PUSHES_PER_WRITER);
@@ -111,16 +131,21 @@ describe('pushes and pulls racing on two server processes', () => {
 
       // Pushes: real-time order is kept.
       for (const a of mine) {
-        for (const b of mine) if (a.end < b.start) expect(position.get(a.id)!, `${a.id} before ${b.id}`).toBeLessThan(position.get(b.id)!);
+        for (const b of mine)
+          if (a.end < b.start) expect(position.get(a.id)!, `${a.id} before ${b.id}`).toBeLessThan(position.get(b.id)!);
       }
       // Pulls: a prefix of the pushes, between what had ended before and what had started by the end.
       for (const p of pulls.filter((q) => q.repository === repository)) {
         const prefix = byPosition.filter((push) => p.ids.has(push.id));
         const length = prefix.length;
-        expect(new Set(byPosition.slice(0, length).map((push) => push.id)), `${p.client}'s pull is a prefix`).toEqual(p.ids);
+        expect(new Set(byPosition.slice(0, length).map((push) => push.id)), `${p.client}'s pull is a prefix`).toEqual(
+          p.ids,
+        );
         expect(p.last).toBe(length ? byPosition[length - 1].id : undefined);
-        for (const push of byPosition.slice(length)) expect(push.end > p.start, `${p.client} missed ${push.id}, acknowledged before the pull`).toBe(true);
-        for (const push of byPosition.slice(0, length)) expect(push.start < p.end, `${p.client} saw ${push.id} before it was sent`).toBe(true);
+        for (const push of byPosition.slice(length))
+          expect(push.end > p.start, `${p.client} missed ${push.id}, acknowledged before the pull`).toBe(true);
+        for (const push of byPosition.slice(0, length))
+          expect(push.start < p.end, `${p.client} saw ${push.id} before it was sent`).toBe(true);
       }
     }
     recordFigures('history', { pushes: pushes.length, pulls: pulls.length });

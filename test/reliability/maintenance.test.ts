@@ -47,7 +47,9 @@ const execFileAsync = promisify(execFile);
  * loop blocked for seconds makes its keep-alive timers reset the next request); returns stdout.
  */
 async function gitOk(gitdir: string, ...args: string[]): Promise<string> {
-  return (await execFileAsync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', maxBuffer: 64 << 20 })).stdout;
+  return (
+    await execFileAsync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', maxBuffer: 64 << 20 })
+  ).stdout;
 }
 
 /** Runs git without blocking the event loop; resolves with its exit code and stderr. */
@@ -64,23 +66,54 @@ function gitAsync(gitdir: string, args: readonly string[]): Promise<{ code: numb
  * A push on a connection of its own: between pushes these tests run git for seconds, longer than
  * the server keeps an idle connection open, and a reused connection closed at that moment resets.
  */
-function pushFresh(url: string, path: string, body: unknown): Promise<{ status: number; etag: string | null; body: string }> {
+function pushFresh(
+  url: string,
+  path: string,
+  body: unknown,
+): Promise<{ status: number; etag: string | null; body: string }> {
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
-    const request = http.request(`${url}${path}`, { method: 'POST', agent: false, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, etag: (response.headers.etag as string | undefined) ?? null, body: text }));
-    });
+    const request = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) },
+      },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode!,
+            etag: (response.headers.etag as string | undefined) ?? null,
+            body: text,
+          }),
+        );
+      },
+    );
     request.on('error', reject);
     request.end(data);
   });
 }
 
-const setKey = (key: string, value: string) => ({ changeComment: `set ${key}`, enableKeyCreation: true, data: [{ key, values: [{ context: '*;*', value }] }] });
+const setKey = (key: string, value: string) => ({
+  changeComment: `set ${key}`,
+  enableKeyCreation: true,
+  data: [{ key, values: [{ context: '*;*', value }] }],
+});
 
 function createRepository(name: string): string {
-  cliOk(dir.path, 'repo', 'create', name, '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    dir.path,
+    'repo',
+    'create',
+    name,
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   return gitdirOf(dir.path, name);
 }
 
@@ -104,7 +137,11 @@ async function exported(url: string, name: string): Promise<Map<string, string>>
 async function expectGitReadsAll(gitdir: string, commits: readonly string[]): Promise<void> {
   await gitOk(gitdir, 'fsck', '--strict', '--no-dangling');
   if (commits.length > 0) {
-    const checked = execFileSync('git', ['--git-dir', gitdir, 'cat-file', '--batch-check'], { env: gitEnv(), input: `${commits.join('\n')}\n`, encoding: 'utf8' });
+    const checked = execFileSync('git', ['--git-dir', gitdir, 'cat-file', '--batch-check'], {
+      env: gitEnv(),
+      input: `${commits.join('\n')}\n`,
+      encoding: 'utf8',
+    });
     expect(checked.split('\n').filter((line) => line.endsWith(' missing'))).toEqual([]);
     const head = (await gitOk(gitdir, 'rev-parse', 'refs/heads/main')).trim();
     const history = new Set((await gitOk(gitdir, 'rev-list', head)).split('\n'));
@@ -116,7 +153,8 @@ async function expectGitReadsAll(gitdir: string, commits: readonly string[]): Pr
   fs.rmSync(clone, { recursive: true, force: true });
 }
 
-const packCount = (gitdir: string) => fs.readdirSync(join(gitdir, 'objects/pack')).filter((name) => name.endsWith('.pack')).length;
+const packCount = (gitdir: string) =>
+  fs.readdirSync(join(gitdir, 'objects/pack')).filter((name) => name.endsWith('.pack')).length;
 
 describe('git maintenance at the worst moment of a push', () => {
   let server: TestServer;
@@ -165,7 +203,9 @@ describe('git maintenance at the worst moment of a push', () => {
         // The first attempt's pack is in place and it found the ref locked: what would a
         // `git repack -a -d` listing the packs now take as deletable (a `.pack` without `.keep`)?
         const files = new Set(fs.readdirSync(folder));
-        deletableAtRetry.push([...files].filter((f) => f.endsWith('.pack') && !before.has(f) && !files.has(f.replace(/\.pack$/, '.keep'))));
+        deletableAtRetry.push(
+          [...files].filter((f) => f.endsWith('.pack') && !before.has(f) && !files.has(f.replace(/\.pack$/, '.keep'))),
+        );
         fs.rmSync(lockFile); // git is done with the ref
       }
       return acquire(...args);
@@ -223,7 +263,8 @@ describe('git maintenance at the worst moment of a push', () => {
   it('merges packs while a multi-pack-index exists, and git reads the repository throughout', async () => {
     const name = 'acme/midx-merge';
     const gitdir = createRepository(name);
-    for (let i = 0; i < 12; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`before.${i}`, 'x'))).status).toBe(200);
+    for (let i = 0; i < 12; i++)
+      expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`before.${i}`, 'x'))).status).toBe(200);
     await server.settle(name); // a merge's removals hold multi-pack-index.lock, which makes git's write fail
     await gitOk(gitdir, 'multi-pack-index', 'write', '--bitmap');
     const commits: string[] = [];
@@ -245,14 +286,16 @@ describe('git maintenance at the worst moment of a push', () => {
   it('removes a multi-pack-index left naming a pack that is gone', async () => {
     const name = 'acme/midx-stale';
     const gitdir = createRepository(name);
-    for (let i = 0; i < 3; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`k.${i}`, 'x'))).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`k.${i}`, 'x'))).status).toBe(200);
     await gitOk(gitdir, 'multi-pack-index', 'write');
     const stale = fs.readFileSync(join(gitdir, 'objects/pack/multi-pack-index'));
     await gitOk(gitdir, 'repack', '-a', '-d', '-q'); // deletes the packs the index names (and the index)
     // A `multi-pack-index write` that listed the packs before they went and finished after.
     fs.writeFileSync(join(gitdir, 'objects/pack/multi-pack-index'), stale);
     await expect(gitOk(gitdir, 'fsck', '--strict')).rejects.toThrow();
-    for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++) expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`m.${i}`, 'y'))).status).toBe(200);
+    for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++)
+      expect((await pushFresh(server.url, `/rest/push/${name}`, setKey(`m.${i}`, 'y'))).status).toBe(200);
     await server.settle(name);
     await expectGitReadsAll(gitdir, []);
   });
@@ -276,73 +319,85 @@ const MAINTENANCE: readonly string[][] = [
 ];
 
 describe('an operator maintenance loop racing pushes and pulls', () => {
-  it(`loses no acknowledged push in ${SECONDS} s, and git reads, fscks and clones the repository`, { timeout: SECONDS * 1000 + 120_000 }, async () => {
-    const name = 'acme/race';
-    const gitdir = createRepository(name);
-    const server = await startServerProcess(dir.path);
-    const acknowledged = new Map<string, { value: string; commit: string }>();
-    const failures: string[] = [];
-    let pulls = 0;
-    let maintenanceRuns = 0;
-    let maintenanceFailures = 0;
-    const deadline = Date.now() + SECONDS * 1000;
-    try {
-      const pusher = async (client: number) => {
-        for (let i = 0; Date.now() < deadline; i++) {
-          const key = `c${client}.n${i}`;
-          const answer = await pushTo(server.url, `/rest/push/${name}`, setKey(key, `value ${client}/${i}`));
-          if (answer.status === 200) acknowledged.set(key, { value: `value ${client}/${i}`, commit: answer.etag!.replace(/"/g, '') });
-          else failures.push(`push ${key}: ${answer.status} ${answer.body}`);
-        }
-      };
-      const puller = async () => {
-        while (Date.now() < deadline) {
-          const response = await fetch(`${server.url}/rest/export/${name}`);
-          await response.arrayBuffer();
-          if (response.status !== 200) failures.push(`pull: ${response.status}`);
-          pulls++;
-        }
-      };
-      const operator = async () => {
-        for (let i = 0; Date.now() < deadline; i++) {
-          const result = await gitAsync(gitdir, MAINTENANCE[i % MAINTENANCE.length]);
-          maintenanceRuns++;
-          if (result.code !== 0) maintenanceFailures++; // another git holding a lock: as in any cron job
-        }
-      };
-      await Promise.all([pusher(0), pusher(1), pusher(2), puller(), puller(), operator()]);
-    } finally {
-      await server.stop();
-    }
-    expect(failures).toEqual([]);
-    expect(acknowledged.size).toBeGreaterThan(0);
+  it(
+    `loses no acknowledged push in ${SECONDS} s, and git reads, fscks and clones the repository`,
+    { timeout: SECONDS * 1000 + 120_000 },
+    async () => {
+      const name = 'acme/race';
+      const gitdir = createRepository(name);
+      const server = await startServerProcess(dir.path);
+      const acknowledged = new Map<string, { value: string; commit: string }>();
+      const failures: string[] = [];
+      let pulls = 0;
+      let maintenanceRuns = 0;
+      let maintenanceFailures = 0;
+      const deadline = Date.now() + SECONDS * 1000;
+      try {
+        const pusher = async (client: number) => {
+          for (let i = 0; Date.now() < deadline; i++) {
+            const key = `c${client}.n${i}`;
+            const answer = await pushTo(server.url, `/rest/push/${name}`, setKey(key, `value ${client}/${i}`));
+            if (answer.status === 200)
+              acknowledged.set(key, { value: `value ${client}/${i}`, commit: answer.etag!.replace(/"/g, '') });
+            else failures.push(`push ${key}: ${answer.status} ${answer.body}`);
+          }
+        };
+        const puller = async () => {
+          while (Date.now() < deadline) {
+            const response = await fetch(`${server.url}/rest/export/${name}`);
+            await response.arrayBuffer();
+            if (response.status !== 200) failures.push(`pull: ${response.status}`);
+            pulls++;
+          }
+        };
+        const operator = async () => {
+          for (let i = 0; Date.now() < deadline; i++) {
+            const result = await gitAsync(gitdir, MAINTENANCE[i % MAINTENANCE.length]);
+            maintenanceRuns++;
+            if (result.code !== 0) maintenanceFailures++; // another git holding a lock: as in any cron job
+          }
+        };
+        await Promise.all([pusher(0), pusher(1), pusher(2), puller(), puller(), operator()]);
+      } finally {
+        await server.stop();
+      }
+      expect(failures).toEqual([]);
+      expect(acknowledged.size).toBeGreaterThan(0);
 
-    // git first (so a failure says whether git too finds something missing), then a fresh server
-    // reading the disk: every acknowledged push is there, through the REST API.
-    await expectGitReadsAll(gitdir, [...acknowledged.values()].map((push) => push.commit));
-    const fresh = await startServerProcess(dir.path);
-    try {
-      const state = await exported(fresh.url, name);
-      const lost = [...acknowledged].filter(([key, { value }]) => state.get(key) !== value).map(([key]) => key);
-      expect(lost).toEqual([]);
-      // The server's own merge keeps working: one more round of pushes after the loop.
-      for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++) expect((await pushTo(fresh.url, `/rest/push/${name}`, setKey(`after.${i}`, 'x'))).status).toBe(200);
-    } finally {
-      await fresh.stop();
-    }
-    // And through git: cat-file, fsck --strict, a clone by the pack protocol.
-    await waitForNoMergeLeftovers(gitdir);
-    await expectGitReadsAll(gitdir, [...acknowledged.values()].map((push) => push.commit));
-    recordFigures('maintenance', {
-      seconds: SECONDS,
-      acknowledgedPushes: acknowledged.size,
-      pulls,
-      maintenanceCommands: maintenanceRuns,
-      maintenanceCommandsRefused: maintenanceFailures,
-      lost: 0,
-      packsAtEnd: packCount(gitdir),
-    });
-  });
+      // git first (so a failure says whether git too finds something missing), then a fresh server
+      // reading the disk: every acknowledged push is there, through the REST API.
+      await expectGitReadsAll(
+        gitdir,
+        [...acknowledged.values()].map((push) => push.commit),
+      );
+      const fresh = await startServerProcess(dir.path);
+      try {
+        const state = await exported(fresh.url, name);
+        const lost = [...acknowledged].filter(([key, { value }]) => state.get(key) !== value).map(([key]) => key);
+        expect(lost).toEqual([]);
+        // The server's own merge keeps working: one more round of pushes after the loop.
+        for (let i = 0; i < PACKS_BEFORE_MERGE + 1; i++)
+          expect((await pushTo(fresh.url, `/rest/push/${name}`, setKey(`after.${i}`, 'x'))).status).toBe(200);
+      } finally {
+        await fresh.stop();
+      }
+      // And through git: cat-file, fsck --strict, a clone by the pack protocol.
+      await waitForNoMergeLeftovers(gitdir);
+      await expectGitReadsAll(
+        gitdir,
+        [...acknowledged.values()].map((push) => push.commit),
+      );
+      recordFigures('maintenance', {
+        seconds: SECONDS,
+        acknowledgedPushes: acknowledged.size,
+        pulls,
+        maintenanceCommands: maintenanceRuns,
+        maintenanceCommandsRefused: maintenanceFailures,
+        lost: 0,
+        packsAtEnd: packCount(gitdir),
+      });
+    },
+  );
 });
 
 /**
@@ -352,7 +407,10 @@ describe('an operator maintenance loop racing pushes and pulls', () => {
 function maintainBeforeEveryRefSwap(gitdir: string): { ran: number } {
   const counter = { ran: 0 };
   const swap = RefLock.prototype.swap;
-  vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (this: RefLock, ...args: Parameters<RefLock['swap']>) {
+  vi.spyOn(RefLock.prototype, 'swap').mockImplementation(async function (
+    this: RefLock,
+    ...args: Parameters<RefLock['swap']>
+  ) {
     await gitOk(gitdir, 'repack', '-a', '-d', '-q');
     await gitOk(gitdir, 'gc', '--prune=now', '--quiet');
     counter.ran++;
@@ -364,5 +422,6 @@ function maintainBeforeEveryRefSwap(gitdir: string): { ran: number } {
 /** No `multi-pack-index.lock` of a merge still removing packs (the server has stopped; its last removals ran before). */
 async function waitForNoMergeLeftovers(gitdir: string): Promise<void> {
   const until = Date.now() + 10_000;
-  while (fs.existsSync(join(gitdir, 'objects/pack/multi-pack-index.lock')) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  while (fs.existsSync(join(gitdir, 'objects/pack/multi-pack-index.lock')) && Date.now() < until)
+    await new Promise((r) => setTimeout(r, 50));
 }

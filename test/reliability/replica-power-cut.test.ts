@@ -17,7 +17,11 @@ import { startServerProcess, type ServerProcess } from '../support/serverProcess
 
 const APP = 'acme/app';
 const LATER = 'acme/later';
-const dirs = { primary: tempDir('cfghub-cut-primary-'), replica: tempDir('cfghub-cut-replica-'), trace: tempDir('cfghub-cut-trace-') };
+const dirs = {
+  primary: tempDir('cfghub-cut-primary-'),
+  replica: tempDir('cfghub-cut-replica-'),
+  trace: tempDir('cfghub-cut-trace-'),
+};
 const running: ServerProcess[] = [];
 let token: string;
 
@@ -58,7 +62,9 @@ function fsyncedPaths(trace: string): Set<string> {
   for (const line of trace.split('\n')) {
     const synced = /\b(?:fsync|fdatasync)\(\d+<([^>]+)>\) = 0/.exec(line);
     if (synced) durable.add(synced[1]);
-    const moved = /\b(?:rename|link|renameat2?|linkat)\((?:[^,]*, )?"([^"]+)", (?:[^,]*, )?"([^"]+)".*\) = 0/.exec(line);
+    const moved = /\b(?:rename|link|renameat2?|linkat)\((?:[^,]*, )?"([^"]+)", (?:[^,]*, )?"([^"]+)".*\) = 0/.exec(
+      line,
+    );
     if (!moved) continue;
     const [, from, to] = moved;
     if (durable.has(from)) durable.add(to);
@@ -68,17 +74,43 @@ function fsyncedPaths(trace: string): Set<string> {
 }
 
 const push = (url: string, value: string) =>
-  pushTo(url, `/rest/push/${APP}`, { enableKeyCreation: true, data: [{ key: 'feature.flag', values: [{ context: '*', value }] }] });
+  pushTo(url, `/rest/push/${APP}`, {
+    enableKeyCreation: true,
+    data: [{ key: 'feature.flag', values: [{ context: '*', value }] }],
+  });
 
 describe('a read replica after a power cut', () => {
   it('keeps every mirror whole at the head it fetched: what it fetched was fsynced before the ref moved', async () => {
     const primary = await startServerProcess(dirs.primary.path);
     running.push(primary);
     const traceFile = join(dirs.trace.path, 'replica.trace');
-    const strace = ['strace', '-f', '--seccomp-bpf', '-qq', '-y', '-e', 'signal=none', '-e', 'trace=fsync,fdatasync,rename,renameat,renameat2,link,linkat', '-o', traceFile];
-    const replica = await startServerProcess(dirs.replica.path, { CFGHUB_REPLICATION_TOKEN: token }, strace, ['--replica-of', primary.url]);
+    const strace = [
+      'strace',
+      '-f',
+      '--seccomp-bpf',
+      '-qq',
+      '-y',
+      '-e',
+      'signal=none',
+      '-e',
+      'trace=fsync,fdatasync,rename,renameat,renameat2,link,linkat',
+      '-o',
+      traceFile,
+    ];
+    const replica = await startServerProcess(dirs.replica.path, { CFGHUB_REPLICATION_TOKEN: token }, strace, [
+      '--replica-of',
+      primary.url,
+    ]);
     running.push(replica);
-    await eventually('the first mirror', () => (fs.existsSync(gitdirOf(dirs.replica.path, APP)) && headOf(dirs.replica.path, APP) === headOf(dirs.primary.path, APP) ? true : undefined), 20_000);
+    await eventually(
+      'the first mirror',
+      () =>
+        fs.existsSync(gitdirOf(dirs.replica.path, APP)) &&
+        headOf(dirs.replica.path, APP) === headOf(dirs.primary.path, APP)
+          ? true
+          : undefined,
+      20_000,
+    );
     const before = files(dirs.replica.path);
 
     // A small push (git would unpack it into loose objects) and a new repository, both fetched.
@@ -86,23 +118,48 @@ describe('a read replica after a power cut', () => {
     expect(pushed.status).toBe(200);
     const head = pushed.etag!.replace(/"/g, '');
     cliOk(dirs.primary.path, 'repo', 'create', LATER, '--context', 'Env', '--token-free-pull');
-    await eventually('both fetched', () => (headOf(dirs.replica.path, APP) === head && fs.existsSync(gitdirOf(dirs.replica.path, LATER)) && headOf(dirs.replica.path, LATER) === headOf(dirs.primary.path, LATER) ? true : undefined), 20_000);
+    await eventually(
+      'both fetched',
+      () =>
+        headOf(dirs.replica.path, APP) === head &&
+        fs.existsSync(gitdirOf(dirs.replica.path, LATER)) &&
+        headOf(dirs.replica.path, LATER) === headOf(dirs.primary.path, LATER)
+          ? true
+          : undefined,
+      20_000,
+    );
 
     // The cut: the server process killed outright (strace, its parent, then writes out its record and ends).
-    const server = Number(execFileSync('pgrep', ['-P', String(replica.pid)], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const server = Number(
+      execFileSync('pgrep', ['-P', String(replica.pid)], { encoding: 'utf8' })
+        .trim()
+        .split('\n')[0],
+    );
     process.kill(server, 'SIGKILL');
     await replica.exited;
     const durable = fsyncedPaths(fs.readFileSync(traceFile, 'utf8'));
-    const written = [...files(dirs.replica.path)].filter(([path, stamp]) => before.get(path) !== stamp && !path.includes(`${join('.cfghub', 'replica-work')}`));
+    const written = [...files(dirs.replica.path)].filter(
+      ([path, stamp]) => before.get(path) !== stamp && !path.includes(`${join('.cfghub', 'replica-work')}`),
+    );
     expect(written.length).toBeGreaterThan(0);
     const lost = written.filter(([path]) => !durable.has(path)).map(([path]) => path);
     for (const path of lost) fs.truncateSync(path, 0);
     // What a cut may take is only what the replica does not need: its own records' scratch, nothing of a mirror.
-    expect(lost.filter((path) => path.startsWith(gitdirOf(dirs.replica.path, APP)) || path.startsWith(gitdirOf(dirs.replica.path, LATER)))).toEqual([]);
+    expect(
+      lost.filter(
+        (path) =>
+          path.startsWith(gitdirOf(dirs.replica.path, APP)) || path.startsWith(gitdirOf(dirs.replica.path, LATER)),
+      ),
+    ).toEqual([]);
 
     for (const name of [APP, LATER]) git(gitdirOf(dirs.replica.path, name), 'fsck', '--strict', '--no-dangling');
     expect(headOf(dirs.replica.path, APP)).toBe(head);
-    const again = await startServerProcess(dirs.replica.path, { CFGHUB_REPLICATION_TOKEN: token }, [], ['--replica-of', primary.url]);
+    const again = await startServerProcess(
+      dirs.replica.path,
+      { CFGHUB_REPLICATION_TOKEN: token },
+      [],
+      ['--replica-of', primary.url],
+    );
     running.push(again);
     const answer = await fetch(`${again.url}/rest/pull/${APP}`, { headers: { Context: 'Prod' } });
     expect(answer.status).toBe(200);

@@ -30,15 +30,32 @@ beforeAll(async () => {
   mkdirSync(repos);
   cliOk(repos, 'repo', 'create', 'acme/app', '--context', 'Environment,Application', '--private');
   // A repository outside the repositories folder, and symbolic links to it from inside.
-  cliOk(outside, 'repo', 'create', 'victim/secret', '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+  cliOk(
+    outside,
+    'repo',
+    'create',
+    'victim/secret',
+    '--context',
+    'Environment,Application',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   symlinkSync(join(outside, 'victim'), join(repos, 'linked'));
   symlinkSync(join(outside, 'victim', 'secret.git'), join(repos, 'acme', 'secret.git'));
   token = cliOk(repos, 'token', 'create', 'acme/app', '--name', 'ci').trim();
   server = await startTestServer(repos, { timeouts: { headersMs: 500, requestMs: 1_000 } });
-  const seeded = await pushTo(server.url, '/rest/push', {
-    enableKeyCreation: true,
-    data: [{ key: 'db.password', values: [{ context: '*;*', value: SECRET }] }, { file: 'conf/app.properties', context: '*;*', content: 'pw=${ db.password }\n' }],
-  }, { 'Client-Token': token });
+  const seeded = await pushTo(
+    server.url,
+    '/rest/push',
+    {
+      enableKeyCreation: true,
+      data: [
+        { key: 'db.password', values: [{ context: '*;*', value: SECRET }] },
+        { file: 'conf/app.properties', context: '*;*', content: 'pw=${ db.password }\n' },
+      ],
+    },
+    { 'Client-Token': token },
+  );
   expect(seeded.status).toBe(200);
 });
 
@@ -60,7 +77,10 @@ function snapshotOf(folder: string): string[] {
 }
 
 /** Asserts a clean refusal: a 4xx JSON error (or a 304 with a clean reason), no secret, no path, no stack. */
-function expectRefused(answer: { status: number; headers: Record<string, unknown>; body: string }, label: string): void {
+function expectRefused(
+  answer: { status: number; headers: Record<string, unknown>; body: string },
+  label: string,
+): void {
   badInputs++;
   expect(answer.status, `${label}: ${answer.status} ${answer.body}`).not.toBe(200);
   expect(answer.status, label).toBeLessThan(500);
@@ -76,9 +96,30 @@ function expectRefused(answer: { status: number; headers: Record<string, unknown
 }
 
 const SEGMENTS = [
-  '..', '%2e%2e', '%2E%2E', '..%2F..', '..%2f..%2foutside', '..%5C..', 'a%5Cb', '%00', 'app%00', 'app.git', 'app%2Egit',
-  '.git', '.cfghub', 'linked', 'secret', '%2Ftmp', '%2F%2Fetc', 'C:%5Cwindows', '~root', '%252e%252e', 'app%0d%0aX-Injected:%201',
-  '%E0%A4%A', '%C0%AE%C0%AE', '%EF%BC%8E%EF%BC%8E',
+  '..',
+  '%2e%2e',
+  '%2E%2E',
+  '..%2F..',
+  '..%2f..%2foutside',
+  '..%5C..',
+  'a%5Cb',
+  '%00',
+  'app%00',
+  'app.git',
+  'app%2Egit',
+  '.git',
+  '.cfghub',
+  'linked',
+  'secret',
+  '%2Ftmp',
+  '%2F%2Fetc',
+  'C:%5Cwindows',
+  '~root',
+  '%252e%252e',
+  'app%0d%0aX-Injected:%201',
+  '%E0%A4%A',
+  '%C0%AE%C0%AE',
+  '%EF%BC%8E%EF%BC%8E',
 ];
 const ENDPOINTS = ['push', 'pull', 'rawFile', 'info', 'keyData', 'export'];
 
@@ -87,12 +128,25 @@ describe('hostile account and repository segments on every endpoint', () => {
     const before = [snapshotOf(repos), snapshotOf(outside)];
     for (const endpoint of ENDPOINTS) {
       for (const segment of SEGMENTS) {
-        for (const path of [`/rest/${endpoint}/${segment}/app`, `/rest/${endpoint}/acme/${segment}`, `/rest/${endpoint}/linked/secret`, `/rest/${endpoint}/acme/secret`]) {
+        for (const path of [
+          `/rest/${endpoint}/${segment}/app`,
+          `/rest/${endpoint}/acme/${segment}`,
+          `/rest/${endpoint}/linked/secret`,
+          `/rest/${endpoint}/acme/secret`,
+        ]) {
           const answer = await rawRequest(server.url, {
             method: endpoint === 'push' ? 'POST' : 'GET',
             path,
-            headers: { 'Content-Type': 'application/json', Context: '*;*', File: 'conf/app.properties', Key: 'db.password' },
-            body: endpoint === 'push' ? { enableKeyCreation: true, data: [{ key: 'escaped', values: [{ context: '*;*', value: SECRET }] }] } : undefined,
+            headers: {
+              'Content-Type': 'application/json',
+              Context: '*;*',
+              File: 'conf/app.properties',
+              Key: 'db.password',
+            },
+            body:
+              endpoint === 'push'
+                ? { enableKeyCreation: true, data: [{ key: 'escaped', values: [{ context: '*;*', value: SECRET }] }] }
+                : undefined,
           });
           expectRefused(answer, `${endpoint} ${path}`);
         }
@@ -106,12 +160,40 @@ describe('hostile account and repository segments on every endpoint', () => {
 });
 
 const BODY_ATTACKS: Record<string, unknown>[] = [
-  ...['../x', '../../outside/victim/secret.git/HEAD', '/etc/passwd/..', 'a/../../b', '..\\..\\x', 'C:\\x', '.git/HEAD', '.GIT/config', 'x/.git/hooks/post-update',
-    'git~1/config', '.git./x', '.g\u200cit/x', '.gitmodules', 'x/.gitattributes', 'a\u0000b', 'a\nb', 'a\rb', 'a\u0085b', '', '/', 'a//b', './a', 'x'.repeat(1025)].map(
-    (file) => ({ file, context: '*;*', content: SECRET, password: PASSWORD }),
-  ),
-  ...['../x', 'a/b', 'a b', 'a\u0000', 'a\nb', 'x'.repeat(121), '', 'a;b', '${x}', 'é'].map((key) => ({ key, values: [{ context: '*;*', value: SECRET }], password: PASSWORD })),
-  ...['../..;*', '*;..', 'a/b;*', 'a\\b;*', 'a\u0000;*', 'a\nb;*', '*;*;*', '*', 'a b;*', '%2e;*'].map((context) => ({ key: 'db.password', values: [{ context, value: SECRET }] })),
+  ...[
+    '../x',
+    '../../outside/victim/secret.git/HEAD',
+    '/etc/passwd/..',
+    'a/../../b',
+    '..\\..\\x',
+    'C:\\x',
+    '.git/HEAD',
+    '.GIT/config',
+    'x/.git/hooks/post-update',
+    'git~1/config',
+    '.git./x',
+    '.g\u200cit/x',
+    '.gitmodules',
+    'x/.gitattributes',
+    'a\u0000b',
+    'a\nb',
+    'a\rb',
+    'a\u0085b',
+    '',
+    '/',
+    'a//b',
+    './a',
+    'x'.repeat(1025),
+  ].map((file) => ({ file, context: '*;*', content: SECRET, password: PASSWORD })),
+  ...['../x', 'a/b', 'a b', 'a\u0000', 'a\nb', 'x'.repeat(121), '', 'a;b', '${x}', 'é'].map((key) => ({
+    key,
+    values: [{ context: '*;*', value: SECRET }],
+    password: PASSWORD,
+  })),
+  ...['../..;*', '*;..', 'a/b;*', 'a\\b;*', 'a\u0000;*', 'a\nb;*', '*;*;*', '*', 'a b;*', '%2e;*'].map((context) => ({
+    key: 'db.password',
+    values: [{ context, value: SECRET }],
+  })),
   { key: 'db.password', vdt: 'Integer', values: [{ context: '*;*', value: `${SECRET}\r\nX-Injected: 1` }] },
   { key: 'db.password', opp: 'delete' }, // still referenced by the file: refused
 ];
@@ -125,7 +207,11 @@ describe('hostile file paths, key names and contexts in a push', () => {
       const answer = await rawRequest(server.url, {
         path: '/rest/push',
         headers: { 'Content-Type': 'application/json', 'Client-Token': token },
-        body: { changeComment: 'attack', enableKeyCreation: true, data: [{ key: 'innocent', values: [{ context: '*;*', value: 'x' }] }, element] },
+        body: {
+          changeComment: 'attack',
+          enableKeyCreation: true,
+          data: [{ key: 'innocent', values: [{ context: '*;*', value: 'x' }] }, element],
+        },
       });
       expectRefused(answer, JSON.stringify(element).slice(0, 80));
       expect(headOf(repos, 'acme/app')).toBe(head);
@@ -135,12 +221,26 @@ describe('hostile file paths, key names and contexts in a push', () => {
 
   it('read headers cannot reach outside the repository either', async () => {
     for (const [name, value] of [
-      ['File', '../../outside/victim/secret.git/HEAD'], ['File', '/etc/passwd'], ['File', '..%2F..%2Fx'], ['File', '.git/config'],
-      ['Tag', '../heads/main'], ['Tag', '..'], ['Tag', 'a\\b'], ['Context', '..;..'], ['Context', '*;*;*;*;*;*;*;*;*;*;*'],
-      ['Repository-Date', '../../x'], ['Key', '../x'],
+      ['File', '../../outside/victim/secret.git/HEAD'],
+      ['File', '/etc/passwd'],
+      ['File', '..%2F..%2Fx'],
+      ['File', '.git/config'],
+      ['Tag', '../heads/main'],
+      ['Tag', '..'],
+      ['Tag', 'a\\b'],
+      ['Context', '..;..'],
+      ['Context', '*;*;*;*;*;*;*;*;*;*;*'],
+      ['Repository-Date', '../../x'],
+      ['Key', '../x'],
     ]) {
       for (const endpoint of ['pull', 'rawFile', 'keyData']) {
-        const headers: Record<string, string> = { 'Client-Token': token, Context: '*;*', File: 'conf/app.properties', Key: 'db.password', [name]: value };
+        const headers: Record<string, string> = {
+          'Client-Token': token,
+          Context: '*;*',
+          File: 'conf/app.properties',
+          Key: 'db.password',
+          [name]: value,
+        };
         const answer = await rawRequest(server.url, { method: 'GET', path: `/rest/${endpoint}`, headers });
         if (answer.status === 200) {
           // Only a header this endpoint does not read may pass; the answer is then the repository's own.
@@ -164,14 +264,22 @@ describe('tokens', () => {
     }
     expect(server.logText()).not.toContain(token);
     expect(server.logText()).not.toContain(SECRET);
-    const exported = await rawRequest(server.url, { method: 'GET', path: '/rest/export', headers: { 'Client-Token': token } });
+    const exported = await rawRequest(server.url, {
+      method: 'GET',
+      path: '/rest/export',
+      headers: { 'Client-Token': token },
+    });
     expect(exported.status).toBe(200);
     expect(exported.body).not.toContain(token);
   });
 
   it('a private repository is unreadable without its token', async () => {
     for (const endpoint of ['pull', 'rawFile', 'info', 'keyData', 'export']) {
-      const answer = await rawRequest(server.url, { method: 'GET', path: `/rest/${endpoint}/acme/app`, headers: { Context: '*;*', File: 'conf/app.properties', Key: 'db.password' } });
+      const answer = await rawRequest(server.url, {
+        method: 'GET',
+        path: `/rest/${endpoint}/acme/app`,
+        headers: { Context: '*;*', File: 'conf/app.properties', Key: 'db.password' },
+      });
       expectRefused(answer, endpoint);
       expect([401, 403, 404]).toContain(answer.status);
     }
@@ -181,12 +289,28 @@ describe('tokens', () => {
 describe('bounded input', () => {
   it('answers deeply nested JSON, a 10,000-element push and a huge body without falling over', async () => {
     const deep = `{"data":[{"key":"a","values":[{"context":"*;*","value":${'['.repeat(100_000)}${']'.repeat(100_000)}}]}]}`;
-    for (const body of [deep, `{"data":${'['.repeat(50_000)}`, `{"changeComment":"${'x'.repeat(17 * 1024 * 1024)}","data":[]}`]) {
-      const answer = await rawRequest(server.url, { path: '/rest/push', headers: { 'Content-Type': 'application/json', 'Client-Token': token }, body });
+    for (const body of [
+      deep,
+      `{"data":${'['.repeat(50_000)}`,
+      `{"changeComment":"${'x'.repeat(17 * 1024 * 1024)}","data":[]}`,
+    ]) {
+      const answer = await rawRequest(server.url, {
+        path: '/rest/push',
+        headers: { 'Content-Type': 'application/json', 'Client-Token': token },
+        body,
+      });
       expectRefused(answer, `${body.length} bytes`);
     }
-    const many = Array.from({ length: 9_999 }, (_, i) => ({ key: `bulk.${i}`, values: [{ context: '*;*', value: `v${i}` }] }));
-    const answer = await pushTo(server.url, '/rest/push', { enableKeyCreation: true, data: [...many, { key: 'bad key', values: [] }] }, { 'Client-Token': token });
+    const many = Array.from({ length: 9_999 }, (_, i) => ({
+      key: `bulk.${i}`,
+      values: [{ context: '*;*', value: `v${i}` }],
+    }));
+    const answer = await pushTo(
+      server.url,
+      '/rest/push',
+      { enableKeyCreation: true, data: [...many, { key: 'bad key', values: [] }] },
+      { 'Client-Token': token },
+    );
     expect(answer.status).toBe(304);
     badInputs++;
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
@@ -207,8 +331,15 @@ describe('bounded input', () => {
           if (n < parts.length) socket.write(parts[n++]);
         }, 200);
       });
-    const headerDrip = slow(['POST /rest/push HTTP/1.1\r\n', 'Host: x\r\n', ...Array.from({ length: 100 }, (_, i) => `X-Slow-${i}: y\r\n`)]);
-    const bodyDrip = slow([`POST /rest/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nClient-Token: ${token}\r\nContent-Length: 1000\r\n\r\n`, ...Array(100).fill('{')]);
+    const headerDrip = slow([
+      'POST /rest/push HTTP/1.1\r\n',
+      'Host: x\r\n',
+      ...Array.from({ length: 100 }, (_, i) => `X-Slow-${i}: y\r\n`),
+    ]);
+    const bodyDrip = slow([
+      `POST /rest/push HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nClient-Token: ${token}\r\nContent-Length: 1000\r\n\r\n`,
+      ...Array(100).fill('{'),
+    ]);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     // Both connections end long before their 100 drips (20 s) would have; the server answers 408 or closes.
     for (const received of await Promise.all([headerDrip, bodyDrip])) {

@@ -7,8 +7,15 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { runCommand, startTestServer, tempDir, type CliResult, type TestServer } from './harness.js';
 
 /** Runs the built command, without blocking this process (the server under test runs in it). */
-export function run(args: readonly string[], env: Record<string, string | undefined> = {}, input = ''): Promise<CliResult> {
-  return runCommand(args, { input, env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env } });
+export function run(
+  args: readonly string[],
+  env: Record<string, string | undefined> = {},
+  input = '',
+): Promise<CliResult> {
+  return runCommand(args, {
+    input,
+    env: { ...process.env, CFGHUB_REPOS: undefined, CFGHUB_SERVER: undefined, CFGHUB_ADMIN_TOKEN: undefined, ...env },
+  });
 }
 
 /**
@@ -75,17 +82,30 @@ export interface BothWaysServer {
   /** What `runBothWays` needs. */
   sides(): BothWays;
   /** A request to the admin API; `token` null sends none, a string body is sent as it is. */
-  admin(method: string, path: string, body?: unknown, token?: string | null): Promise<{ status: number; text: string; json: any }>;
+  admin(
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string | null,
+  ): Promise<{ status: number; text: string; json: any }>;
 }
 
 /** Makes a BothWaysServer before the file's tests and removes it after them. */
 export function bothWaysServer(): BothWaysServer {
   const world = {
-    sides: () => ({ local: world.local.path, remote: world.remote.path, serverUrl: world.server.url, adminToken: world.adminToken }),
+    sides: () => ({
+      local: world.local.path,
+      remote: world.remote.path,
+      serverUrl: world.server.url,
+      adminToken: world.adminToken,
+    }),
     async admin(method: string, path: string, body?: unknown, token: string | null = world.adminToken) {
       const response = await fetch(`${world.server.url}${path}`, {
         method,
-        headers: { ...(token === null ? {} : { Authorization: `Bearer ${token}` }), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        headers: {
+          ...(token === null ? {} : { Authorization: `Bearer ${token}` }),
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
         body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       });
       const text = await response.text();

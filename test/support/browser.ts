@@ -11,7 +11,9 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 /** CFGHUB_CHROMIUM names the browser (and only it); else Debian's and Ubuntu's places. */
-const CANDIDATES = process.env.CFGHUB_CHROMIUM ? [process.env.CFGHUB_CHROMIUM] : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+const CANDIDATES = process.env.CFGHUB_CHROMIUM
+  ? [process.env.CFGHUB_CHROMIUM]
+  : ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
 /** The Chromium to drive, or undefined when none is installed. */
 export const chromiumPath: string | undefined = CANDIDATES.find((path) => existsSync(path));

@@ -29,15 +29,19 @@ export function readWithAll(dir: string, text: string, names: readonly string[])
     'compose-go': readWithCompose(text),
   };
   for (const shell of SHELLS) read[shell] = readWithShell(shell, dir, names);
-  if (existsSync(join(dir, CANARY))) throw new Error(`reading the env file ran a command: ${CANARY} was made in ${dir}`);
+  if (existsSync(join(dir, CANARY)))
+    throw new Error(`reading the env file ran a command: ${CANARY} was made in ${dir}`);
   return read;
 }
 
 /** The python that has python-dotenv: the one on PATH, else Debian's (python3-dotenv, as CI installs it). */
 let python: string | undefined;
 function pythonWithDotenv(): string {
-  python ??= ['python3', '/usr/bin/python3'].find((candidate) => spawnSync(candidate, ['-c', 'import dotenv']).status === 0);
-  if (python === undefined) throw new Error('no python3 here has python-dotenv (pip install python-dotenv, or apt-get install python3-dotenv)');
+  python ??= ['python3', '/usr/bin/python3'].find(
+    (candidate) => spawnSync(candidate, ['-c', 'import dotenv']).status === 0,
+  );
+  if (python === undefined)
+    throw new Error('no python3 here has python-dotenv (pip install python-dotenv, or apt-get install python3-dotenv)');
   return python;
 }
 
@@ -50,7 +54,11 @@ function readWithPython(file: string): EnvValues {
 
 function readWithShell(shell: string, dir: string, names: readonly string[]): EnvValues {
   // The environment the sourced file exported, NUL-separated (a value may hold line feeds, never a NUL).
-  const run = spawnSync(shell, ['-c', 'set -a; . ./app.env; set +a; exec env -0'], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const run = spawnSync(shell, ['-c', 'set -a; . ./app.env; set +a; exec env -0'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH },
+  });
   if (run.status !== 0) throw new Error(`${shell} failed to source the file: ${run.stderr}`);
   const wanted = new Set(names);
   const values: EnvValues = {};

@@ -52,32 +52,53 @@ export class EtcdCluster {
     mkdirSync(this.folder.path, { recursive: true });
     const initialCluster = this.members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
     const args = [
-      '--name', member.name, '--data-dir', this.dataDir(member),
-      '--listen-client-urls', member.clientUrl, '--advertise-client-urls', member.clientUrl,
-      '--listen-peer-urls', member.peerUrl, '--initial-advertise-peer-urls', member.peerUrl,
-      '--initial-cluster', initialCluster, '--initial-cluster-token', `cfghub-test-${this.generation}`,
-      '--initial-cluster-state', 'new',
+      '--name',
+      member.name,
+      '--data-dir',
+      this.dataDir(member),
+      '--listen-client-urls',
+      member.clientUrl,
+      '--advertise-client-urls',
+      member.clientUrl,
+      '--listen-peer-urls',
+      member.peerUrl,
+      '--initial-advertise-peer-urls',
+      member.peerUrl,
+      '--initial-cluster',
+      initialCluster,
+      '--initial-cluster-token',
+      `cfghub-test-${this.generation}`,
+      '--initial-cluster-state',
+      'new',
       // Fast elections on loopback: a killed etcd leader is replaced within about a second.
-      '--heartbeat-interval', '100', '--election-timeout', '1000',
-      '--log-level', 'error',
+      '--heartbeat-interval',
+      '100',
+      '--election-timeout',
+      '1000',
+      '--log-level',
+      'error',
     ];
     member.child = spawn('etcd', args, { stdio: 'ignore' });
   }
 
   /** Waits until every running member answers `/health` true. */
   async healthy(timeoutMs = 30_000): Promise<void> {
-    await until(async () => {
-      const answers = await Promise.all(
-        this.members
-          .filter((member) => member.child && member.child.exitCode === null)
-          .map((member) =>
-            fetch(`${member.clientUrl}/health`, { signal: AbortSignal.timeout(1_000) })
-              .then(async (response) => ((await response.json()) as { health?: string }).health === 'true')
-              .catch(() => false),
-          ),
-      );
-      return answers.length > 0 && answers.every(Boolean);
-    }, 'etcd members healthy', timeoutMs);
+    await until(
+      async () => {
+        const answers = await Promise.all(
+          this.members
+            .filter((member) => member.child && member.child.exitCode === null)
+            .map((member) =>
+              fetch(`${member.clientUrl}/health`, { signal: AbortSignal.timeout(1_000) })
+                .then(async (response) => ((await response.json()) as { health?: string }).health === 'true')
+                .catch(() => false),
+            ),
+        );
+        return answers.length > 0 && answers.every(Boolean);
+      },
+      'etcd members healthy',
+      timeoutMs,
+    );
   }
 
   kill(index: number): void {

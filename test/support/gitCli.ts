@@ -54,7 +54,11 @@ export function tempGit(bare = true): TempGit {
         return { code: 0, stdout, stderr: '' };
       } catch (error) {
         const e = error as { status?: number; stdout?: Buffer; stderr?: Buffer };
-        return { code: e.status ?? -1, stdout: e.stdout?.toString('utf8') ?? '', stderr: e.stderr?.toString('utf8') ?? '' };
+        return {
+          code: e.status ?? -1,
+          stdout: e.stdout?.toString('utf8') ?? '',
+          stderr: e.stderr?.toString('utf8') ?? '',
+        };
       }
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),

@@ -47,7 +47,10 @@ export function cliWithInput(repos: string, input: string, ...args: string[]): P
  * Runs the built `cfghub` command as a child process, without blocking this process, and
  * collects what it prints: the one owner of that for cliWithInput and bothWays's run.
  */
-export function runCommand(args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+export function runCommand(
+  args: readonly string[],
+  options: { input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: options.env });
     let stdout = '';
@@ -81,7 +84,12 @@ export function keysAtHead(gitdir: string): string[] {
   return git(gitdir, 'ls-tree', '-r', '--name-only', 'refs/heads/main', 'keys/')
     .split('\n')
     .filter(Boolean)
-    .map((path) => path.split('/').pop()!.replace(/\.yaml$/, ''))
+    .map((path) =>
+      path
+        .split('/')
+        .pop()!
+        .replace(/\.yaml$/, ''),
+    )
     .sort();
 }
 
@@ -199,7 +207,8 @@ export function serverForFile(options: TestServerOptions = {}): FileServer {
       dir?.remove();
     }
   });
-  const notYet = (what: string) => new Error(`serverForFile: the ${what} is there only once its beforeAll has run (use it in a test or a hook)`);
+  const notYet = (what: string) =>
+    new Error(`serverForFile: the ${what} is there only once its beforeAll has run (use it in a test or a hook)`);
   return {
     get repos() {
       if (!dir) throw notYet('repositories folder');

@@ -97,6 +97,10 @@ export function deleteValueEl(context: string): ValueElement {
   return { context, hasValue: false, opp: 'delete' };
 }
 
-export function fileEl(file: string, context: string | undefined, more: Partial<Omit<FileElement, 'kind' | 'file' | 'context'>> = {}): FileElement {
+export function fileEl(
+  file: string,
+  context: string | undefined,
+  more: Partial<Omit<FileElement, 'kind' | 'file' | 'context'>> = {},
+): FileElement {
   return { kind: 'file', file, context, ...more };
 }

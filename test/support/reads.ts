@@ -35,7 +35,16 @@ export async function metricOf(url: string, name: string): Promise<number> {
 }
 
 /** Things no error body may hold: a stack frame or a filesystem path. */
-const LEAKS = [/\bat [^\s]+ \(/, /\n\s+at /, /\/tmp\//, /node_modules/, /\.git\b\//, /\/work\//, /\.ts:\d+/, /\.js:\d+/];
+const LEAKS = [
+  /\bat [^\s]+ \(/,
+  /\n\s+at /,
+  /\/tmp\//,
+  /node_modules/,
+  /\.git\b\//,
+  /\/work\//,
+  /\.ts:\d+/,
+  /\.js:\d+/,
+];
 
 /**
  * Asserts an error answer of the API: the status, a JSON body `{error, message}` with
@@ -72,7 +81,12 @@ export function keyPath(key: string): string {
  * the head. `date` sets the author and committer time (git's `@<seconds> +0000` form). Returns
  * the new commit id.
  */
-export function plainGitCommit(gitdir: string, changes: Record<string, string>, message: string, date?: number): string {
+export function plainGitCommit(
+  gitdir: string,
+  changes: Record<string, string>,
+  message: string,
+  date?: number,
+): string {
   const scratch = mkdtempSync(join(tmpdir(), 'cfghub-plain-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -84,7 +98,8 @@ export function plainGitCommit(gitdir: string, changes: Record<string, string>, 
     GIT_COMMITTER_EMAIL: 'plain@example.com',
     ...(date !== undefined ? { GIT_AUTHOR_DATE: `@${date} +0000`, GIT_COMMITTER_DATE: `@${date} +0000` } : {}),
   };
-  const run = (...args: string[]) => execFileSync('git', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const run = (...args: string[]) =>
+    execFileSync('git', args, { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   try {
     const head = run('rev-parse', 'refs/heads/main');
     run('read-tree', head);

@@ -18,13 +18,29 @@ export interface TestReplica {
   close(): Promise<void>;
 }
 
-export async function startTestReplica(repos: string, primary: string, token: string, options: { holdMs?: number; port?: number; acceptNewPrimary?: boolean } = {}): Promise<TestReplica> {
+export async function startTestReplica(
+  repos: string,
+  primary: string,
+  token: string,
+  options: { holdMs?: number; port?: number; acceptNewPrimary?: boolean } = {},
+): Promise<TestReplica> {
   const { lines, logger } = capturedLogger();
   const registry = new RepositoryRegistry(repos);
   const tokens = new TokenService(new TokenStore(repos));
-  const replicator = new Replicator({ source: { primary, token }, registry, tokens, logger, holdMs: options.holdMs, acceptNewPrimary: options.acceptNewPrimary });
+  const replicator = new Replicator({
+    source: { primary, token },
+    registry,
+    tokens,
+    logger,
+    holdMs: options.holdMs,
+    acceptNewPrimary: options.acceptNewPrimary,
+  });
   replicator.start();
-  const running = await startServer({ registry, tokens, logger, bodyLimit: DEFAULT_BODY_LIMIT, replica: replicator }, options.port ?? 0, '127.0.0.1');
+  const running = await startServer(
+    { registry, tokens, logger, bodyLimit: DEFAULT_BODY_LIMIT, replica: replicator },
+    options.port ?? 0,
+    '127.0.0.1',
+  );
   return {
     url: running.url,
     repos,
@@ -40,7 +56,11 @@ export async function startTestReplica(repos: string, primary: string, token: st
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `ms`. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 10_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  ms = 10_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -50,7 +70,8 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${ms} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

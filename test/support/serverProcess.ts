@@ -25,15 +25,24 @@ export interface ServerProcess {
  * `extraArgs`, for the multi-process server.
  *
  * `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
-export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, wrapper: readonly string[] = [], extraArgs: readonly string[] = []): Promise<ServerProcess> {
+export function startServerProcess(
+  repos: string,
+  env: NodeJS.ProcessEnv = {},
+  wrapper: readonly string[] = [],
+  extraArgs: readonly string[] = [],
+): Promise<ServerProcess> {
   const args = [CLI, 'serve', '--port', '0', '--repos', repos, ...extraArgs];
-  const child = spawn(wrapper[0] ?? process.execPath, wrapper.length > 0 ? [...wrapper.slice(1), process.execPath, ...args] : args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, CFGHUB_WORKERS: '1', ...env },
-    // A process group of its own, signalled whole: `faketime` runs the server as its child and
-    // does not pass signals on, so signalling the wrapper alone left the server running.
-    detached: true,
-  });
+  const child = spawn(
+    wrapper[0] ?? process.execPath,
+    wrapper.length > 0 ? [...wrapper.slice(1), process.execPath, ...args] : args,
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CFGHUB_WORKERS: '1', ...env },
+      // A process group of its own, signalled whole: `faketime` runs the server as its child and
+      // does not pass signals on, so signalling the wrapper alone left the server running.
+      detached: true,
+    },
+  );
   const signal = (name: NodeJS.Signals) => {
     try {
       process.kill(-child.pid!, name);
@@ -44,7 +53,9 @@ export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, w
   let out = '';
   let err = '';
   child.stderr!.on('data', (chunk) => (err += String(chunk)));
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('exit', (_code, signal) => resolve(signal)),
+  );
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
       const before = out;
@@ -67,6 +78,8 @@ export function startServerProcess(repos: string, env: NodeJS.ProcessEnv = {}, w
         });
       }
     });
-    child.once('exit', (code, signal) => reject(new Error(`cfghub serve ended (${code ?? signal}) before listening: ${out}${err}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`cfghub serve ended (${code ?? signal}) before listening: ${out}${err}`)),
+    );
   });
 }

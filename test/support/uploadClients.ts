@@ -30,7 +30,11 @@ function outcomesOf(stdout: string): Outcome[] {
 
 export async function fetchPost(url: string, body: Buffer, headers: Record<string, string> = {}): Promise<Outcome> {
   try {
-    const response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: new Uint8Array(body) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: new Uint8Array(body),
+    });
     return { status: response.status, body: await response.text() };
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause;
@@ -69,13 +73,29 @@ export async function javaPosts(url: string, file: string, tries: number): Promi
  * curl posting `file`; `expectContinue: false` sends it without `Expect: 100-continue` (which curl
  * adds for bodies over 1 MiB). `uploaded`: the body bytes curl sent.
  */
-export async function curlPost(url: string, file: string, expectContinue: boolean): Promise<Outcome & { uploaded?: number }> {
-  const args = ['-sS', '-H', 'Content-Type: application/json', '--data-binary', `@${file}`, '-w', '\n%{http_code} %{size_upload}', url];
+export async function curlPost(
+  url: string,
+  file: string,
+  expectContinue: boolean,
+): Promise<Outcome & { uploaded?: number }> {
+  const args = [
+    '-sS',
+    '-H',
+    'Content-Type: application/json',
+    '--data-binary',
+    `@${file}`,
+    '-w',
+    '\n%{http_code} %{size_upload}',
+    url,
+  ];
   if (!expectContinue) args.unshift('-H', 'Expect:');
   try {
     const { stdout } = await run('curl', args, { maxBuffer: OUTPUT_BYTES });
     const end = stdout.lastIndexOf('\n');
-    const [status, uploaded] = stdout.slice(end + 1).split(' ').map(Number);
+    const [status, uploaded] = stdout
+      .slice(end + 1)
+      .split(' ')
+      .map(Number);
     return { status, body: stdout.slice(0, end), uploaded };
   } catch (error) {
     return { error: String((error as { stderr?: string }).stderr ?? error).trim() };
@@ -133,7 +153,11 @@ export function socketPost(url: string, upload: SocketUpload): Promise<SocketAns
     const length = Math.min(PIECE_BYTES, size - offset);
     return typeof upload.body === 'number' ? filler.subarray(0, length) : upload.body.subarray(offset, offset + length);
   };
-  const headers: Record<string, string> = { Host: `${hostname}:${port}`, 'Content-Type': 'application/json', ...upload.headers };
+  const headers: Record<string, string> = {
+    Host: `${hostname}:${port}`,
+    'Content-Type': 'application/json',
+    ...upload.headers,
+  };
   if (upload.expectContinue) headers.Expect = '100-continue';
   if (upload.chunked) headers['Transfer-Encoding'] = 'chunked';
   else headers['Content-Length'] = String(size);
@@ -188,7 +212,9 @@ export function socketPost(url: string, upload: SocketUpload): Promise<SocketAns
       }
       while (sent < size && !stopped()) {
         const piece = pieceAt(sent);
-        const framed = upload.chunked ? [Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')] : [piece];
+        const framed = upload.chunked
+          ? [Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]
+          : [piece];
         let flushed = true;
         for (const part of framed) flushed = socket.write(part) && flushed;
         sent += piece.length;

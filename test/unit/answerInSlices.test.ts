@@ -17,7 +17,11 @@ function text(value: unknown, pretty: boolean): string | undefined {
   return pieces.length === 0 ? undefined : pieces.join('');
 }
 
-const strings = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.constantFrom('__proto__', 'constructor', '\u2028', '"\\', ''));
+const strings = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom('__proto__', 'constructor', '\u2028', '"\\', ''),
+);
 const values = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: 'small' },
@@ -48,7 +52,14 @@ describe('jsonSteps', () => {
   });
 
   it('cuts a long string into runs without splitting a surrogate pair', () => {
-    for (const pretty of [false, true]) expect(text({ files: { 'a.txt': { content: long } }, list: [long, undefined] }, pretty)).toBe(JSON.stringify({ files: { 'a.txt': { content: long } }, list: [long, undefined] }, null, pretty ? 2 : undefined));
+    for (const pretty of [false, true])
+      expect(text({ files: { 'a.txt': { content: long } }, list: [long, undefined] }, pretty)).toBe(
+        JSON.stringify(
+          { files: { 'a.txt': { content: long } }, list: [long, undefined] },
+          null,
+          pretty ? 2 : undefined,
+        ),
+      );
   });
 
   it('pauses between members, so a large value is serialized in slices', async () => {
@@ -79,7 +90,16 @@ describe('answers made in slices', () => {
 
   it('pullAnswer puts generatedOn last and makes the ETag of the content without it, as the one-piece pull did', async () => {
     const generatedOn = '2026-11-25T01:02:03Z';
-    const bodies: Record<string, unknown>[] = [{}, { files: { 'big.txt': { content: long, 'content-type': 'text/plain' } }, properties: { x: { val: 'y' } }, account: 'a', repo: 'r', context: 'P;*' }];
+    const bodies: Record<string, unknown>[] = [
+      {},
+      {
+        files: { 'big.txt': { content: long, 'content-type': 'text/plain' } },
+        properties: { x: { val: 'y' } },
+        account: 'a',
+        repo: 'r',
+        context: 'P;*',
+      },
+    ];
     for (const body of bodies) {
       for (const pretty of [false, true]) {
         const stringify = (value: unknown) => (pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value));

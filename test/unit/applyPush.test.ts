@@ -19,7 +19,12 @@ function push(state: MapState, data: PushElement[], more: Partial<PushRequest> =
   return applyPush(state, { enableKeyCreation: true, data, ...more }, { forceKeyPush: force });
 }
 
-function applied(state: MapState, data: PushElement[], more: Partial<PushRequest> = {}, force = false): { changes: PushChanges; after: MapState } {
+function applied(
+  state: MapState,
+  data: PushElement[],
+  more: Partial<PushRequest> = {},
+  force = false,
+): { changes: PushChanges; after: MapState } {
   const outcome = push(state, data, more, force);
   if (!outcome.ok) throw new Error(`expected the push to apply, refused: ${outcome.reason}`);
   return { changes: outcome.changes, after: state.with(outcome.changes) };
@@ -62,7 +67,8 @@ type ModelOutcome = { ok: true; model: Model } | { ok: false; blame: ReadonlySet
 
 const modelContext = (text: string) => text.split(';').map((item) => (item.trim() === '' ? '*' : item.trim()));
 const modelContextId = (context: readonly string[]) => context.join(';').toLowerCase();
-const modelText = (value: unknown): string | null => (value === null ? null : typeof value === 'string' ? value : String(value));
+const modelText = (value: unknown): string | null =>
+  value === null ? null : typeof value === 'string' ? value : String(value);
 
 function modelFits(vdt: string, text: string | null): boolean {
   if (text === null || vdt === 'Text') return true;
@@ -120,7 +126,8 @@ function modelPush(model: Model, request: ModelPush): ModelOutcome {
   const blame = new Set<number>();
   for (const [id, indices] of touchedBy) {
     const key = draft.get(id);
-    if (key && [...key.values.values()].some((v) => !modelFits(key.vdt, v.value))) for (const i of indices) blame.add(i);
+    if (key && [...key.values.values()].some((v) => !modelFits(key.vdt, v.value)))
+      for (const i of indices) blame.add(i);
   }
   return blame.size > 0 ? { ok: false, blame } : { ok: true, model: draft };
 }
@@ -128,37 +135,45 @@ function modelPush(model: Model, request: ModelPush): ModelOutcome {
 /** The state as the model sees it, for comparison. */
 function viewOfState(state: MapState): unknown {
   return Object.fromEntries(
-    [...state.keyMap].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, k]) => [
-      id,
-      {
-        key: k.key,
-        readme: k.readme,
-        deprecated: k.deprecated,
-        vdt: k.vdt,
-        push: k.push,
-        values: Object.fromEntries(
-          k.values.map((v) => [contextId(v.context), { context: [...v.context], value: v.value, active: v.active }]).sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
-        ),
-      },
-    ]),
+    [...state.keyMap]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([id, k]) => [
+        id,
+        {
+          key: k.key,
+          readme: k.readme,
+          deprecated: k.deprecated,
+          vdt: k.vdt,
+          push: k.push,
+          values: Object.fromEntries(
+            k.values
+              .map((v) => [contextId(v.context), { context: [...v.context], value: v.value, active: v.active }])
+              .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
+          ),
+        },
+      ]),
   );
 }
 
 function viewOfModel(model: Model): unknown {
   return Object.fromEntries(
-    [...model].sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, k]) => [
-      id,
-      {
-        key: k.key,
-        readme: k.readme,
-        deprecated: k.deprecated,
-        vdt: k.vdt,
-        push: k.push,
-        values: Object.fromEntries(
-          [...k.values].map(([cid, v]) => [cid, { context: [...v.context], value: v.value, active: v.active }]).sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
-        ),
-      },
-    ]),
+    [...model]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([id, k]) => [
+        id,
+        {
+          key: k.key,
+          readme: k.readme,
+          deprecated: k.deprecated,
+          vdt: k.vdt,
+          push: k.push,
+          values: Object.fromEntries(
+            [...k.values]
+              .map(([cid, v]) => [cid, { context: [...v.context], value: v.value, active: v.active }])
+              .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
+          ),
+        },
+      ]),
   );
 }
 
@@ -168,8 +183,18 @@ const contextText = fc.tuple(itemPool, itemPool).map(([a, b]) => `${a};${b}`);
 const valuePool = fc.constantFrom<unknown>('1', '42', '-7', '2147483648', 'true', 'false', 'abc', '', 7, true, null);
 
 const valueElement: fc.Arbitrary<ValueElement> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ context: contextText, value: valuePool, active: fc.option(fc.boolean(), { nil: undefined }) }).map(({ context, value, active }) => ({ context, value, hasValue: true, active })) },
-  { weight: 1, arbitrary: fc.record({ context: contextText, active: fc.option(fc.boolean(), { nil: undefined }) }).map(({ context, active }) => ({ context, hasValue: false, active })) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .record({ context: contextText, value: valuePool, active: fc.option(fc.boolean(), { nil: undefined }) })
+      .map(({ context, value, active }) => ({ context, value, hasValue: true, active })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ context: contextText, active: fc.option(fc.boolean(), { nil: undefined }) })
+      .map(({ context, active }) => ({ context, hasValue: false, active })),
+  },
   { weight: 2, arbitrary: contextText.map((context) => deleteValueEl(context)) },
 );
 
@@ -188,7 +213,12 @@ const keyElement: fc.Arbitrary<KeyElement> = fc.oneof(
       .map((fields) => ({ kind: 'key' as const, ...fields })),
   },
   { weight: 2, arbitrary: keyPool.map((key) => keyEl(key, { opp: 'delete' })) },
-  { weight: 1, arbitrary: fc.tuple(keyPool, contextText).map(([key, context]) => keyEl(key, { opp: 'delete', values: [valueEl(context, '1')] })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(keyPool, contextText)
+      .map(([key, context]) => keyEl(key, { opp: 'delete', values: [valueEl(context, '1')] })),
+  },
 );
 
 const modelPushArb: fc.Arbitrary<ModelPush> = fc.record({
@@ -205,7 +235,11 @@ describe('applyPush against a model (property)', () => {
         let model: Model = new Map();
         for (const request of pushes) {
           const expected = modelPush(model, request);
-          const outcome = applyPush(state, { enableKeyCreation: request.enableKeyCreation, data: request.data }, { forceKeyPush: request.force });
+          const outcome = applyPush(
+            state,
+            { enableKeyCreation: request.enableKeyCreation, data: request.data },
+            { forceKeyPush: request.force },
+          );
           if (!expected.ok) {
             expect(outcome.ok, JSON.stringify(request)).toBe(false);
             if (outcome.ok) return;
@@ -235,7 +269,14 @@ describe('applyPush against a model (property)', () => {
 describe('keys', () => {
   it('creates a key with the defaults of the contract', () => {
     const { after } = applied(empty(), [keyEl('db.port')]);
-    expect(after.key('db.port')).toEqual({ key: 'db.port', readme: '', deprecated: false, vdt: 'Text', push: true, values: [] });
+    expect(after.key('db.port')).toEqual({
+      key: 'db.port',
+      readme: '',
+      deprecated: false,
+      vdt: 'Text',
+      push: true,
+      values: [],
+    });
   });
 
   it('matches keys without regard to case and keeps the case first created', () => {
@@ -248,21 +289,33 @@ describe('keys', () => {
 
   it('keeps the stored value of every field an element leaves out, vdt included', () => {
     const state = new MapState(settingsWith(LEVELS), [
-      keyRecord('k', { readme: 'doc', deprecated: true, vdt: 'Integer', push: true, values: [{ context: ['Prod', '*'], value: '5', active: false }] }),
+      keyRecord('k', {
+        readme: 'doc',
+        deprecated: true,
+        vdt: 'Integer',
+        push: true,
+        values: [{ context: ['Prod', '*'], value: '5', active: false }],
+      }),
     ]);
     const { after } = applied(state, [keyEl('K')]);
     expect(after.key('k')).toEqual(state.key('k'));
   });
 
   it('keeps a key when its last value is deleted', () => {
-    const state = new MapState(settingsWith(LEVELS), [keyRecord('k', { values: [{ context: ['Prod', '*'], value: 'v', active: true }] })]);
+    const state = new MapState(settingsWith(LEVELS), [
+      keyRecord('k', { values: [{ context: ['Prod', '*'], value: 'v', active: true }] }),
+    ]);
     const { after } = applied(state, [keyEl('k', { values: [deleteValueEl('PROD;*')] })]);
     expect(after.key('k')).toEqual(keyRecord('k'));
   });
 
   it('treats deleting a key or value that does not exist as a no-op', () => {
     const state = new MapState(settingsWith(LEVELS), [keyRecord('k')]);
-    const { after } = applied(state, [keyEl('nope', { opp: 'delete' }), keyEl('k', { values: [deleteValueEl('Dev;*')] })], { enableKeyCreation: false });
+    const { after } = applied(
+      state,
+      [keyEl('nope', { opp: 'delete' }), keyEl('k', { values: [deleteValueEl('Dev;*')] })],
+      { enableKeyCreation: false },
+    );
     expect(after.keyMap).toEqual(state.keyMap);
   });
 
@@ -282,13 +335,19 @@ describe('keys', () => {
 
   it('refuses writing or deleting a key whose push flag is false, unless the token forces it', () => {
     const state = new MapState(settingsWith(LEVELS), [keyRecord('Locked', { push: false })]);
-    expect(refused(state, [keyEl('x'), keyEl('locked', { readme: 'r' })])).toBe('data[1] key locked: push is disabled for this key');
-    expect(refused(state, [keyEl('LOCKED', { opp: 'delete' })])).toBe('data[0] key LOCKED: push is disabled for this key');
+    expect(refused(state, [keyEl('x'), keyEl('locked', { readme: 'r' })])).toBe(
+      'data[1] key locked: push is disabled for this key',
+    );
+    expect(refused(state, [keyEl('LOCKED', { opp: 'delete' })])).toBe(
+      'data[0] key LOCKED: push is disabled for this key',
+    );
     expect(push(state, [keyEl('locked', { readme: 'r' })], {}, true).ok).toBe(true);
   });
 
   it('refuses invalid key names, showing them safely', () => {
-    expect(refused(empty(), [keyEl('ok'), keyEl('bad key')])).toBe('data[1] key bad key: key names are 1-120 letters, digits and . _ - + [ ] ( ) *');
+    expect(refused(empty(), [keyEl('ok'), keyEl('bad key')])).toBe(
+      'data[1] key bad key: key names are 1-120 letters, digits and . _ - + [ ] ( ) *',
+    );
     expect(refused(empty(), [keyEl('')])).toMatch(/^data\[0\] key : key names/);
     expect(refused(empty(), [keyEl('a"b\nc')])).toMatch(/^data\[0\] key a\?b\?c: /);
     expect(refused(empty(), [keyEl('k'.repeat(121))])).toMatch(/^data\[0\] key k+\.\.\.: key names/);
@@ -296,13 +355,19 @@ describe('keys', () => {
 
   it('refuses deleting a key with values', () => {
     const state = new MapState(settingsWith(LEVELS), [keyRecord('k')]);
-    expect(refused(state, [keyEl('k', { opp: 'delete', values: [] })])).toBe('data[0] key k: deleting a key takes no values');
+    expect(refused(state, [keyEl('k', { opp: 'delete', values: [] })])).toBe(
+      'data[0] key k: deleting a key takes no values',
+    );
   });
 
   it('refuses an unknown vdt, and any vdt but Text when value data types are off', () => {
-    expect(refused(empty(), [keyEl('k', { vdt: 'integer' })])).toMatch(/^data\[0\] key k: unknown vdt integer \(one of Text, Code, /);
+    expect(refused(empty(), [keyEl('k', { vdt: 'integer' })])).toMatch(
+      /^data\[0\] key k: unknown vdt integer \(one of Text, Code, /,
+    );
     const off = new MapState(settingsWith(LEVELS, { vdtEnabled: false }));
-    expect(refused(off, [keyEl('k', { vdt: 'Integer' })])).toBe('data[0] key k: value data types are off in this repository, so vdt must be Text');
+    expect(refused(off, [keyEl('k', { vdt: 'Integer' })])).toBe(
+      'data[0] key k: value data types are off in this repository, so vdt must be Text',
+    );
     expect(push(off, [keyEl('k', { vdt: 'Text' })]).ok).toBe(true);
   });
 
@@ -313,34 +378,74 @@ describe('keys', () => {
 });
 
 describe('security groups', () => {
-  const group = { name: 'Secrets', keyId: '0123456789abcdef', kdf: { name: 'scrypt' as const, salt: 'c2FsdA==', N: 16384, r: 8, p: 1 }, wrappedKey: 'enc:v1:password:x:y' };
-  const withGroup = (keys = [keyRecord('secret', { securityGroup: 'Secrets', values: [{ context: ['*', '*'], value: 'plain', active: true }] })], files: FileRecord[] = []) =>
-    new MapState(settingsWith(LEVELS), keys, files, [group]);
+  const group = {
+    name: 'Secrets',
+    keyId: '0123456789abcdef',
+    kdf: { name: 'scrypt' as const, salt: 'c2FsdA==', N: 16384, r: 8, p: 1 },
+    wrappedKey: 'enc:v1:password:x:y',
+  };
+  const withGroup = (
+    keys = [
+      keyRecord('secret', {
+        securityGroup: 'Secrets',
+        values: [{ context: ['*', '*'], value: 'plain', active: true }],
+      }),
+    ],
+    files: FileRecord[] = [],
+  ) => new MapState(settingsWith(LEVELS), keys, files, [group]);
   const pushAs = (state: MapState, data: PushElement[], unlocked: boolean) =>
     applyPush(state, { enableKeyCreation: true, data }, { forceKeyPush: false, unlocked: () => unlocked });
 
   it('needs the group for any change to a secured key, and for moving a key in or out', () => {
     const locked = 'data[0] key secret: the password for security group Secrets is missing or wrong';
-    for (const element of [keyEl('secret', { values: [valueEl('*;*', 'x')] }), keyEl('secret', { opp: 'delete' }), keyEl('secret', { readme: 'r' }), keyEl('secret', { securityGroup: '' })]) {
+    for (const element of [
+      keyEl('secret', { values: [valueEl('*;*', 'x')] }),
+      keyEl('secret', { opp: 'delete' }),
+      keyEl('secret', { readme: 'r' }),
+      keyEl('secret', { securityGroup: '' }),
+    ]) {
       expect(pushAs(withGroup(), [element], false)).toEqual({ ok: false, reason: locked });
       expect(pushAs(withGroup(), [element], true).ok).toBe(true);
     }
-    expect(pushAs(withGroup(), [keyEl('open', { securityGroup: 'secrets', values: [valueEl('*;*', 'x')] })], false)).toEqual({
+    expect(
+      pushAs(withGroup(), [keyEl('open', { securityGroup: 'secrets', values: [valueEl('*;*', 'x')] })], false),
+    ).toEqual({
       ok: false,
       reason: 'data[0] key open: the password for security group Secrets is missing or wrong',
     });
-    const moved = pushAs(withGroup(), [keyEl('new', { securityGroup: 'SECRETS', values: [valueEl('*;*', 'x')] }), keyEl('secret', { securityGroup: '' })], true);
+    const moved = pushAs(
+      withGroup(),
+      [
+        keyEl('new', { securityGroup: 'SECRETS', values: [valueEl('*;*', 'x')] }),
+        keyEl('secret', { securityGroup: '' }),
+      ],
+      true,
+    );
     if (!moved.ok) throw new Error(moved.reason);
     expect(moved.changes.keys.get('new')?.securityGroup).toBe('Secrets');
     expect(moved.changes.keys.get('secret')).not.toHaveProperty('securityGroup');
   });
 
   it('refuses a sealed value, plain file content that looks like an encrypted file, and deleting a key a sealed file uses', () => {
-    expect(pushAs(withGroup(), [keyEl('secret', { values: [valueEl('*;*', 'enc:v1:abc:def:ghi')] })], true)).toMatchObject({ ok: false, reason: expect.stringMatching(/sealed ciphertext/) });
-    expect(pushAs(withGroup(), [fileEl('f.txt', '*;*', { content: 'cfghub-encrypted-file: v1\nx' })], true)).toMatchObject({ ok: false, reason: expect.stringMatching(/marks an encrypted file/) });
-    const sealedFile: FileRecord = { path: 'f.txt', context: ['*', '*'], content: 'enc:v1:sealed', active: true, securityGroup: 'Secrets', references: ['used'] };
+    expect(
+      pushAs(withGroup(), [keyEl('secret', { values: [valueEl('*;*', 'enc:v1:abc:def:ghi')] })], true),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/sealed ciphertext/) });
+    expect(
+      pushAs(withGroup(), [fileEl('f.txt', '*;*', { content: 'cfghub-encrypted-file: v1\nx' })], true),
+    ).toMatchObject({ ok: false, reason: expect.stringMatching(/marks an encrypted file/) });
+    const sealedFile: FileRecord = {
+      path: 'f.txt',
+      context: ['*', '*'],
+      content: 'enc:v1:sealed',
+      active: true,
+      securityGroup: 'Secrets',
+      references: ['used'],
+    };
     const state = withGroup([keyRecord('used')], [sealedFile]);
-    expect(pushAs(state, [keyEl('used', { opp: 'delete' })], false)).toEqual({ ok: false, reason: 'data[0] key used: cannot delete, file f.txt references it' });
+    expect(pushAs(state, [keyEl('used', { opp: 'delete' })], false)).toEqual({
+      ok: false,
+      reason: 'data[0] key used: cannot delete, file f.txt references it',
+    });
   });
 });
 
@@ -354,17 +459,25 @@ describe('values', () => {
   });
 
   it('treats `*`, an empty item and spaces alike', () => {
-    const { after } = applied(empty(), [keyEl('k', { values: [valueEl(';', 'a'), valueEl('*;*', 'b'), valueEl(' ; * ', 'c')] })]);
+    const { after } = applied(empty(), [
+      keyEl('k', { values: [valueEl(';', 'a'), valueEl('*;*', 'b'), valueEl(' ; * ', 'c')] }),
+    ]);
     expect(after.key('k')!.values).toEqual([{ context: ['*', '*'], value: 'c', active: true }]);
   });
 
   it('sets active to true unless the element says otherwise, and keeps the value when the element has none', () => {
-    const state = new MapState(settingsWith(LEVELS), [keyRecord('k', { values: [{ context: ['a', 'b'], value: 'v', active: false }] })]);
-    expect(applied(state, [keyEl('k', { values: [valueEl('A;B')] })]).after.key('k')!.values).toEqual([{ context: ['a', 'b'], value: 'v', active: true }]);
-    expect(applied(state, [keyEl('k', { values: [valueEl('a;b', 'w')] })]).after.key('k')!.values).toEqual([{ context: ['a', 'b'], value: 'w', active: true }]);
-    expect(applied(state, [keyEl('k', { values: [valueEl('a;b', null, { active: false })] })]).after.key('k')!.values).toEqual([
-      { context: ['a', 'b'], value: null, active: false },
+    const state = new MapState(settingsWith(LEVELS), [
+      keyRecord('k', { values: [{ context: ['a', 'b'], value: 'v', active: false }] }),
     ]);
+    expect(applied(state, [keyEl('k', { values: [valueEl('A;B')] })]).after.key('k')!.values).toEqual([
+      { context: ['a', 'b'], value: 'v', active: true },
+    ]);
+    expect(applied(state, [keyEl('k', { values: [valueEl('a;b', 'w')] })]).after.key('k')!.values).toEqual([
+      { context: ['a', 'b'], value: 'w', active: true },
+    ]);
+    expect(
+      applied(state, [keyEl('k', { values: [valueEl('a;b', null, { active: false })] })]).after.key('k')!.values,
+    ).toEqual([{ context: ['a', 'b'], value: null, active: false }]);
   });
 
   it('stores numbers and booleans as their JSON text, and objects for Map keys', () => {
@@ -380,38 +493,53 @@ describe('values', () => {
 
   it('refuses a value without context, naming the value element', () => {
     const noContext: ValueElement = { value: 'x', hasValue: true };
-    expect(refused(empty(), [keyEl('k', { values: [valueEl('a;b', '1'), noContext] })])).toBe('data[0].values[1] key k: value has no context');
+    expect(refused(empty(), [keyEl('k', { values: [valueEl('a;b', '1'), noContext] })])).toBe(
+      'data[0].values[1] key k: value has no context',
+    );
   });
 
   it('refuses a context with the wrong number of items or an invalid item', () => {
     expect(refused(empty(), [keyEl('a'), keyEl('k', { values: [valueEl('a;b;c', '1')] })])).toBe(
       'data[1].values[0] key k: context has 3 items, the repository has 2 levels',
     );
-    expect(refused(empty(), [keyEl('k', { values: [valueEl('a b;c', '1')] })])).toMatch(/^data\[0\]\.values\[0\] key k: context item 1 /);
+    expect(refused(empty(), [keyEl('k', { values: [valueEl('a b;c', '1')] })])).toMatch(
+      /^data\[0\]\.values\[0\] key k: context item 1 /,
+    );
   });
 
   it('refuses a value that does not fit the key type, naming it and never echoing it', () => {
-    const reason = refused(empty(), [keyEl('db.port', { vdt: 'Integer', values: [valueEl('a;*', '5432'), valueEl('b;*', 'secret-text')] })]);
+    const reason = refused(empty(), [
+      keyEl('db.port', { vdt: 'Integer', values: [valueEl('a;*', '5432'), valueEl('b;*', 'secret-text')] }),
+    ]);
     expect(reason).toBe('data[0].values[1] key db.port: value is not an Integer');
     expect(reason).not.toContain('secret-text');
   });
 
   it('re-checks existing values when the vdt changes, naming the element that changed it', () => {
-    const state = new MapState(settingsWith(LEVELS), [keyRecord('k', { values: [{ context: ['Prod', '*'], value: 'abc', active: true }] })]);
-    expect(refused(state, [keyEl('other'), keyEl('K', { vdt: 'Integer' })])).toBe('data[1] key k: the value at context Prod;*: value is not an Integer');
+    const state = new MapState(settingsWith(LEVELS), [
+      keyRecord('k', { values: [{ context: ['Prod', '*'], value: 'abc', active: true }] }),
+    ]);
+    expect(refused(state, [keyEl('other'), keyEl('K', { vdt: 'Integer' })])).toBe(
+      'data[1] key k: the value at context Prod;*: value is not an Integer',
+    );
     const fixed = [keyEl('k', { vdt: 'Integer', values: [valueEl('prod;*', '12')] })];
     expect(applied(state, fixed).after.key('k')!.vdt).toBe('Integer');
   });
 
   it('checks types at the end of the push, so a later element can fix a value', () => {
-    const ok = applied(empty(), [keyEl('k', { vdt: 'Integer', values: [valueEl('a;*', 'x')] }), keyEl('k', { values: [valueEl('A;*', '1')] })]);
+    const ok = applied(empty(), [
+      keyEl('k', { vdt: 'Integer', values: [valueEl('a;*', 'x')] }),
+      keyEl('k', { values: [valueEl('A;*', '1')] }),
+    ]);
     expect(ok.after.key('k')!.values[0].value).toBe('1');
     const retyped = applied(empty(), [keyEl('k', { values: [valueEl('a;*', 'x')] }), keyEl('k', { vdt: 'Text' })]);
     expect(retyped.after.key('k')!.values[0].value).toBe('x');
   });
 
   it('refuses a structured value for a key that is not JSON, Map or List', () => {
-    expect(refused(empty(), [keyEl('k', { values: [valueEl('a;*', { x: 1 })] })])).toBe('data[0].values[0] key k: value is a JSON object but the key is a Text');
+    expect(refused(empty(), [keyEl('k', { values: [valueEl('a;*', { x: 1 })] })])).toBe(
+      'data[0].values[0] key k: value is a JSON object but the key is a Text',
+    );
   });
 
   it('applies elements in array order', () => {
@@ -453,12 +581,20 @@ describe('files', () => {
 
   it('adopts the spelling of a file context written earlier in the same push', () => {
     const { after } = applied(empty(), [fileEl('a.txt', 'Dev;*'), fileEl('b.txt', 'DEV;'), fileEl('c.txt', 'dev;*')]);
-    for (const path of ['a.txt', 'b.txt', 'c.txt']) expect(after.file(fileId(path, 'dev;*'))!.context).toEqual(['Dev', '*']);
+    for (const path of ['a.txt', 'b.txt', 'c.txt'])
+      expect(after.file(fileId(path, 'dev;*'))!.context).toEqual(['Dev', '*']);
   });
 
   it('deletes a file variant, and deleting a missing one is a no-op', () => {
-    const state = new MapState(settingsWith(LEVELS), [], [fileRecord('a.txt', ['Prod', '*']), fileRecord('a.txt', ['Dev', '*'])]);
-    const { after } = applied(state, [fileEl('a.txt', 'prod;*', { opp: 'delete' }), fileEl('zzz', 'Dev;*', { opp: 'delete' })]);
+    const state = new MapState(
+      settingsWith(LEVELS),
+      [],
+      [fileRecord('a.txt', ['Prod', '*']), fileRecord('a.txt', ['Dev', '*'])],
+    );
+    const { after } = applied(state, [
+      fileEl('a.txt', 'prod;*', { opp: 'delete' }),
+      fileEl('zzz', 'Dev;*', { opp: 'delete' }),
+    ]);
     expect([...after.files()]).toEqual([fileRecord('a.txt', ['Dev', '*'])]);
   });
 
@@ -469,18 +605,26 @@ describe('files', () => {
     ['a\\b', 'file path contains a backslash'],
     ['x'.repeat(1025), 'file path is longer than 1024 characters'],
   ])('refuses the path %j, naming the element', (path, problem) => {
-    expect(refused(empty(), [keyEl('k'), fileEl(path, '*;*')])).toMatch(new RegExp(`^data\\[1\\] file .*: ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    expect(refused(empty(), [keyEl('k'), fileEl(path, '*;*')])).toMatch(
+      new RegExp(`^data\\[1\\] file .*: ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`),
+    );
   });
 
   it('refuses a file without context or with a bad one', () => {
     expect(refused(empty(), [fileEl('a.txt', undefined)])).toBe('data[0] file a.txt: file has no context');
-    expect(refused(empty(), [fileEl('a.txt', 'a')])).toBe('data[0] file a.txt: context has 1 item, the repository has 2 levels');
+    expect(refused(empty(), [fileEl('a.txt', 'a')])).toBe(
+      'data[0] file a.txt: context has 1 item, the repository has 2 levels',
+    );
   });
 
   it('refuses a new path that differs only in case from another, or that is a folder of a file', () => {
     const state = new MapState(settingsWith(LEVELS), [], [fileRecord('conf/app.txt', ['Prod', '*'])]);
-    expect(refused(state, [fileEl('x', '*;*'), fileEl('Conf/other.txt', 'Dev;*')])).toBe('data[1] file Conf/other.txt: path Conf differs only in case from conf');
-    expect(refused(state, [fileEl('conf/app.txt/x', 'Dev;*')])).toBe('data[0] file conf/app.txt/x: path conf/app.txt is already a file, so it cannot be a folder');
+    expect(refused(state, [fileEl('x', '*;*'), fileEl('Conf/other.txt', 'Dev;*')])).toBe(
+      'data[1] file Conf/other.txt: path Conf differs only in case from conf',
+    );
+    expect(refused(state, [fileEl('conf/app.txt/x', 'Dev;*')])).toBe(
+      'data[0] file conf/app.txt/x: path conf/app.txt is already a file, so it cannot be a folder',
+    );
     expect(push(state, [fileEl('conf/app.txt', 'Dev;*')]).ok).toBe(true);
   });
 });
@@ -505,22 +649,35 @@ describe('references are checked at the end of the push', () => {
       'data[1] file app.conf: template references key missing, which does not exist',
     );
     const state = new MapState(settingsWith(LEVELS), [keyRecord('db.host')]);
-    expect(refused(state, [fileEl('app.conf', 'Prod;*', { content: '${db.host}' }), keyEl('db.host', { opp: 'delete' })])).toMatch(
-      /^data\[0\] file app\.conf: template references key db\.host/,
-    );
+    expect(
+      refused(state, [fileEl('app.conf', 'Prod;*', { content: '${db.host}' }), keyEl('db.host', { opp: 'delete' })]),
+    ).toMatch(/^data\[0\] file app\.conf: template references key db\.host/);
   });
 
   it('refuses deleting a key that a file still references, naming the key element', () => {
-    const state = new MapState(settingsWith(LEVELS), [keyRecord('DB.Host')], [fileRecord('app.conf', ['Prod', '*'], 'h=${db.host}', false)]);
-    expect(refused(state, [keyEl('other'), keyEl('db.host', { opp: 'delete' })])).toBe('data[1] key DB.Host: cannot delete, file app.conf references it');
-    expect(push(state, [keyEl('db.host', { opp: 'delete' }), fileEl('app.conf', 'prod;*', { opp: 'delete' })]).ok).toBe(true);
-    expect(push(state, [fileEl('app.conf', 'prod;*', { content: 'no refs' }), keyEl('db.host', { opp: 'delete' })]).ok).toBe(true);
+    const state = new MapState(
+      settingsWith(LEVELS),
+      [keyRecord('DB.Host')],
+      [fileRecord('app.conf', ['Prod', '*'], 'h=${db.host}', false)],
+    );
+    expect(refused(state, [keyEl('other'), keyEl('db.host', { opp: 'delete' })])).toBe(
+      'data[1] key DB.Host: cannot delete, file app.conf references it',
+    );
+    expect(push(state, [keyEl('db.host', { opp: 'delete' }), fileEl('app.conf', 'prod;*', { opp: 'delete' })]).ok).toBe(
+      true,
+    );
+    expect(
+      push(state, [fileEl('app.conf', 'prod;*', { content: 'no refs' }), keyEl('db.host', { opp: 'delete' })]).ok,
+    ).toBe(true);
   });
 
   it('a FileRef value may name a file pushed later in the same push, with or without a leading slash', () => {
     for (const data of [
       [keyEl('tpl', { vdt: 'FileRef', values: [valueEl('Prod;*', 'conf/app.txt')] }), fileEl('conf/app.txt', 'Prod;*')],
-      [fileEl('/conf/app.txt', 'Dev;*'), keyEl('tpl', { vdt: 'FileEmbed', values: [valueEl('Prod;*', '/conf/app.txt')] })],
+      [
+        fileEl('/conf/app.txt', 'Dev;*'),
+        keyEl('tpl', { vdt: 'FileEmbed', values: [valueEl('Prod;*', '/conf/app.txt')] }),
+      ],
     ]) {
       expect(push(empty(), data).ok).toBe(true);
     }
@@ -541,15 +698,25 @@ describe('references are checked at the end of the push', () => {
       [fileRecord('a.txt', ['Prod', '*']), fileRecord('a.txt', ['Dev', '*'])],
     );
     expect(push(state, [fileEl('a.txt', 'Prod;*', { opp: 'delete' })]).ok).toBe(true);
-    expect(refused(state, [fileEl('a.txt', 'Prod;*', { opp: 'delete' }), fileEl('a.txt', 'Dev;*', { opp: 'delete' })])).toMatch(
-      /^data\[[01]\] file a\.txt: cannot delete, key Tpl refers to it$/,
-    );
-    expect(push(state, [fileEl('a.txt', 'Prod;*', { opp: 'delete' }), fileEl('a.txt', 'Dev;*', { opp: 'delete' }), keyEl('tpl', { opp: 'delete' })]).ok).toBe(true);
+    expect(
+      refused(state, [fileEl('a.txt', 'Prod;*', { opp: 'delete' }), fileEl('a.txt', 'Dev;*', { opp: 'delete' })]),
+    ).toMatch(/^data\[[01]\] file a\.txt: cannot delete, key Tpl refers to it$/);
+    expect(
+      push(state, [
+        fileEl('a.txt', 'Prod;*', { opp: 'delete' }),
+        fileEl('a.txt', 'Dev;*', { opp: 'delete' }),
+        keyEl('tpl', { opp: 'delete' }),
+      ]).ok,
+    ).toBe(true);
   });
 
   it('refuses retyping a key to FileRef when its values name no file', () => {
-    const state = new MapState(settingsWith(LEVELS), [keyRecord('k', { values: [{ context: ['*', '*'], value: 'nope.txt', active: true }] })]);
-    expect(refused(state, [keyEl('k', { vdt: 'FileRef' })])).toBe('data[0] key k: the value at context *;*: value names no file of the repository');
+    const state = new MapState(settingsWith(LEVELS), [
+      keyRecord('k', { values: [{ context: ['*', '*'], value: 'nope.txt', active: true }] }),
+    ]);
+    expect(refused(state, [keyEl('k', { vdt: 'FileRef' })])).toBe(
+      'data[0] key k: the value at context *;*: value names no file of the repository',
+    );
   });
 });
 

@@ -109,7 +109,12 @@ describe('ChangeWatch of a head ref', () => {
       const { gitdir, ref } = layout();
       const watch = watchOf(gitdir);
       watch.beginCheck();
-      const from = what === 'the repository folder' ? gitdir : what === 'the account folder' ? join(root, 'acme') : join(gitdir, 'refs');
+      const from =
+        what === 'the repository folder'
+          ? gitdir
+          : what === 'the account folder'
+            ? join(root, 'acme')
+            : join(gitdir, 'refs');
       renameSync(from, moved(gitdir));
       expect(await untilChanged(watch)).toBe(true);
       mkdirSync(join(gitdir, 'refs', 'heads'), { recursive: true });
@@ -188,8 +193,19 @@ describe('GitRepository.head with the watch', () => {
       const first = repository.head();
       for (let round = 0; round < 20; round++) {
         const before = repository.head();
-        const tree = execFileSync('git', ['rev-parse', `${before}^{tree}`], { cwd: repository.gitdir }).toString().trim();
-        const commit = execFileSync('git', ['commit-tree', tree, '-p', before, '-m', `outside ${round}`], { cwd: repository.gitdir, env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } })
+        const tree = execFileSync('git', ['rev-parse', `${before}^{tree}`], { cwd: repository.gitdir })
+          .toString()
+          .trim();
+        const commit = execFileSync('git', ['commit-tree', tree, '-p', before, '-m', `outside ${round}`], {
+          cwd: repository.gitdir,
+          env: {
+            ...process.env,
+            GIT_AUTHOR_NAME: 't',
+            GIT_AUTHOR_EMAIL: 't@t',
+            GIT_COMMITTER_NAME: 't',
+            GIT_COMMITTER_EMAIL: 't@t',
+          },
+        })
           .toString()
           .trim();
         execFileSync('git', ['update-ref', 'refs/heads/main', commit, before], { cwd: repository.gitdir });

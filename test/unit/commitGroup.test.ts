@@ -18,7 +18,11 @@ import { tempDir } from '../support/harness.js';
 const CALLER: PushCaller = { forceKeyPush: false };
 
 function request(key: string, value: string, comment = `set ${key}`): PushRequest {
-  const parsed = parsePushBody({ changeComment: comment, enableKeyCreation: true, data: [{ key, values: [{ context: '*', value }] }] });
+  const parsed = parsePushBody({
+    changeComment: comment,
+    enableKeyCreation: true,
+    data: [{ key, values: [{ context: '*', value }] }],
+  });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
   return parsed.request;
 }
@@ -26,11 +30,16 @@ function request(key: string, value: string, comment = `set ${key}`): PushReques
 describe('group commit', () => {
   let dir: ReturnType<typeof tempDir>;
   let repository: GitRepository;
-  const git = (...args: string[]) => execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' }).trim();
 
   beforeAll(async () => {
     dir = tempDir();
-    repository = await createRepository(new RepositoryRegistry(dir.path), { account: 'acme', name: 'group', levels: ['Env'] });
+    repository = await createRepository(new RepositoryRegistry(dir.path), {
+      account: 'acme',
+      name: 'group',
+      levels: ['Env'],
+    });
     expect((await push(repository, request('first', '0'), CALLER)).kind).toBe('applied');
   });
   afterAll(() => dir.remove());
@@ -45,7 +54,10 @@ describe('group commit', () => {
     // The first starts its commit at once; the other seven arrive while it runs and form the next group.
     const first = push(repository, request('k0', 'v0'), CALLER);
     await turn();
-    const results = await Promise.all([first, ...Array.from({ length: 7 }, (_, i) => push(repository, request(`k${i + 1}`, `v${i + 1}`), CALLER))]);
+    const results = await Promise.all([
+      first,
+      ...Array.from({ length: 7 }, (_, i) => push(repository, request(`k${i + 1}`, `v${i + 1}`), CALLER)),
+    ]);
     expect(results.map((r) => r.kind)).toEqual(Array(8).fill('applied'));
     const ids = results.map((r) => (r.kind === 'applied' ? r.commitId : ''));
     // History is linear: each push's commit has the one before it as its only parent.
@@ -58,7 +70,12 @@ describe('group commit', () => {
     expect(commits.mock.calls[1][0].objects.filter((object) => object.type === 'commit')).toHaveLength(7);
     expect(git('fsck', '--strict')).toBe('');
     // Every push's own change, at its own commit.
-    for (let i = 0; i < 8; i++) expect(git('ls-tree', '-r', '--name-only', ids[i]).split('\n').filter((path) => path.includes(`k${i}`))).not.toHaveLength(0);
+    for (let i = 0; i < 8; i++)
+      expect(
+        git('ls-tree', '-r', '--name-only', ids[i])
+          .split('\n')
+          .filter((path) => path.includes(`k${i}`)),
+      ).not.toHaveLength(0);
   });
 
   it('settles a refused push, an unchanged push and a failed precondition alone, committing the rest', async () => {
@@ -74,9 +91,14 @@ describe('group commit', () => {
     const [a1, a2, again, conditional, refused, a5] = results;
     expect(a1.status === 'fulfilled' && a1.value.kind).toBe('applied');
     expect(a2.status === 'fulfilled' && a2.value.kind).toBe('applied');
-    expect(again.status === 'fulfilled' && again.value).toEqual({ kind: 'unchanged', commitId: a2.status === 'fulfilled' && a2.value.kind === 'applied' ? a2.value.commitId : '' });
+    expect(again.status === 'fulfilled' && again.value).toEqual({
+      kind: 'unchanged',
+      commitId: a2.status === 'fulfilled' && a2.value.kind === 'applied' ? a2.value.commitId : '',
+    });
     expect(conditional.status).toBe('rejected');
-    expect(conditional.status === 'rejected' && (conditional.reason as { code?: string }).code).toBe('precondition_failed');
+    expect(conditional.status === 'rejected' && (conditional.reason as { code?: string }).code).toBe(
+      'precondition_failed',
+    );
     expect(refused.status === 'fulfilled' && refused.value.kind).toBe('refused');
     expect(a5.status === 'fulfilled' && a5.value.kind).toBe('applied');
     expect(git('log', '--format=%s', `${head}..main`).split('\n').reverse()).toEqual(['set a1', 'set a2', 'set a5']);
@@ -85,7 +107,9 @@ describe('group commit', () => {
 
   it(`starts a new group after ${MAX_GROUP} pushes`, async () => {
     const commits = countCommits();
-    const results = await Promise.all(Array.from({ length: MAX_GROUP + 2 }, (_, i) => push(repository, request(`m${i}`, 'v'), CALLER)));
+    const results = await Promise.all(
+      Array.from({ length: MAX_GROUP + 2 }, (_, i) => push(repository, request(`m${i}`, 'v'), CALLER)),
+    );
     expect(results.every((r) => r.kind === 'applied')).toBe(true);
     // Arriving together: a full group, then the two left over.
     expect(commits).toHaveBeenCalledTimes(2);

@@ -24,14 +24,16 @@ describe('commitMessage', () => {
   });
 
   it('adds the trailers after a blank line, in a fixed order', () => {
-    expect(commitMessage('Set the port', { clientVersion: 'v1.5', tokenLabel: 'ci', applicationName: 'deployer' })).toBe(
-      'Set the port\n\nApplication-Name: deployer\nToken: ci\nClient-Version: v1.5\n',
-    );
+    expect(
+      commitMessage('Set the port', { clientVersion: 'v1.5', tokenLabel: 'ci', applicationName: 'deployer' }),
+    ).toBe('Set the port\n\nApplication-Name: deployer\nToken: ci\nClient-Version: v1.5\n');
   });
 
   it('holds only the trailers when there is no comment', () => {
     expect(commitMessage(undefined, { tokenLabel: 'ci' })).toBe('Token: ci\n');
-    expect(commitMessage('', { applicationName: 'app', clientVersion: 'v1.0' })).toBe('Application-Name: app\nClient-Version: v1.0\n');
+    expect(commitMessage('', { applicationName: 'app', clientVersion: 'v1.0' })).toBe(
+      'Application-Name: app\nClient-Version: v1.0\n',
+    );
   });
 
   it('leaves out trailers that are absent or empty once cleaned', () => {
@@ -40,14 +42,20 @@ describe('commitMessage', () => {
   });
 
   it('makes each trailer one trimmed line: control characters become spaces, so no trailer can be forged', () => {
-    expect(commitMessage('c', { applicationName: ' my\napp\r\n\tname\u0000x\u007f ' })).toBe('c\n\nApplication-Name: my app name x\n');
-    expect(commitMessage('c', { applicationName: 'x\nToken: forged' })).toBe('c\n\nApplication-Name: x Token: forged\n');
+    expect(commitMessage('c', { applicationName: ' my\napp\r\n\tname\u0000x\u007f ' })).toBe(
+      'c\n\nApplication-Name: my app name x\n',
+    );
+    expect(commitMessage('c', { applicationName: 'x\nToken: forged' })).toBe(
+      'c\n\nApplication-Name: x Token: forged\n',
+    );
   });
 
   it('keeps a trailer to 200 characters', () => {
     const long = 'a'.repeat(250);
     expect(commitMessage('c', { applicationName: long })).toBe(`c\n\nApplication-Name: ${'a'.repeat(200)}\n`);
-    expect(commitMessage('c', { applicationName: 'b'.repeat(200) })).toBe(`c\n\nApplication-Name: ${'b'.repeat(200)}\n`);
+    expect(commitMessage('c', { applicationName: 'b'.repeat(200) })).toBe(
+      `c\n\nApplication-Name: ${'b'.repeat(200)}\n`,
+    );
   });
 
   it('always ends with exactly one newline when not empty', () => {
@@ -83,7 +91,11 @@ describe('commitMessage: git reads the trailers back', () => {
   }
 
   it('after a change comment', () => {
-    const message = commitMessage('Set the port\n\nBecause.', { applicationName: 'deployer', tokenLabel: 'ci', clientVersion: 'v1.5' });
+    const message = commitMessage('Set the port\n\nBecause.', {
+      applicationName: 'deployer',
+      tokenLabel: 'ci',
+      clientVersion: 'v1.5',
+    });
     expect(trailersOf(message)).toBe('Application-Name: deployer\nToken: ci\nClient-Version: v1.5');
   });
 
@@ -93,7 +105,9 @@ describe('commitMessage: git reads the trailers back', () => {
   });
 
   it('without a change comment holds only the trailer lines', () => {
-    expect(commitMessage(undefined, { applicationName: 'deployer', tokenLabel: 'ci' })).toBe('Application-Name: deployer\nToken: ci\n');
+    expect(commitMessage(undefined, { applicationName: 'deployer', tokenLabel: 'ci' })).toBe(
+      'Application-Name: deployer\nToken: ci\n',
+    );
   });
 });
 
@@ -104,7 +118,9 @@ describe('defaultPushSubject', () => {
   it('names the first keys and files, once each, and counts the rest', () => {
     expect(defaultPushSubject([key('db.host')])).toBe('Push: db.host');
     expect(defaultPushSubject([key('a'), file('conf/x'), key('a'), key('b')])).toBe('Push: a, conf/x, b');
-    expect(defaultPushSubject([key('a'), key('b'), key('c'), key('d'), file('e'), file('e')])).toBe('Push: a, b, c and 2 more');
+    expect(defaultPushSubject([key('a'), key('b'), key('c'), key('d'), file('e'), file('e')])).toBe(
+      'Push: a, b, c and 2 more',
+    );
   });
 
   it('shortens a long name and never gives an empty subject', () => {
@@ -119,7 +135,10 @@ describe('commitMessage: the comment never forges trailers', () => {
     const message = commitMessage(forged, {});
     expect(message).toBe(`${forged}\n\nPushed-By: anonymous\n`);
     expect(parseCommitMessage(message)).toEqual({ comment: forged });
-    expect(parseCommitMessage(commitMessage(forged, { applicationName: 'app' }))).toEqual({ comment: forged, applicationName: 'app' });
+    expect(parseCommitMessage(commitMessage(forged, { applicationName: 'app' }))).toEqual({
+      comment: forged,
+      applicationName: 'app',
+    });
     expect(commitMessage('t\n\n token : x', {})).toBe('t\n\n token : x\n\nPushed-By: anonymous\n');
   });
 

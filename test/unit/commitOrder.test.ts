@@ -20,7 +20,11 @@ let dir: ReturnType<typeof tempDir>;
 let repository: GitRepository;
 beforeAll(async () => {
   dir = tempDir();
-  repository = await createRepository(new RepositoryRegistry(dir.path), { account: 'acme', name: 'order', levels: ['Env'] });
+  repository = await createRepository(new RepositoryRegistry(dir.path), {
+    account: 'acme',
+    name: 'order',
+    levels: ['Env'],
+  });
 });
 afterAll(() => dir.remove());
 
@@ -37,7 +41,11 @@ describe('a commit made durable by its own files', () => {
     try {
       const result = await push(
         repository,
-        { changeComment: 'one key', enableKeyCreation: true, data: [{ kind: 'key', key: 'db.host', values: [{ context: '*', value: 'a', hasValue: true }] }] },
+        {
+          changeComment: 'one key',
+          enableKeyCreation: true,
+          data: [{ kind: 'key', key: 'db.host', values: [{ context: '*', value: 'a', hasValue: true }] }],
+        },
         { forceKeyPush: false },
       );
       expect(result.kind).toBe('applied');

@@ -31,7 +31,10 @@ describe('the console push body', () => {
 
   it('enables key creation only for a push that creates a key', () => {
     const body = pushBody([{ kind: 'new-key', key: 'k', vdt: 'Integer', readme: 'r', context: '*;*', value: '1' }], '');
-    expect(body).toMatchObject({ enableKeyCreation: true, data: [{ key: 'k', vdt: 'Integer', readme: 'r', values: [{ context: '*;*', value: '1' }] }] });
+    expect(body).toMatchObject({
+      enableKeyCreation: true,
+      data: [{ key: 'k', vdt: 'Integer', readme: 'r', values: [{ context: '*;*', value: '1' }] }],
+    });
   });
 
   it('finds the change a refusal names', () => {

@@ -9,7 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { push } from '../../src/service/write/push.js';
 import { createRepository } from '../../src/service/admin/repositories.js';
-import { consolidatePacks, geometricPrefix, MERGED_PACK_LIMIT, PACKS_BEFORE_MERGE, packsToMerge } from '../../src/disk/objects/consolidatePacks.js';
+import {
+  consolidatePacks,
+  geometricPrefix,
+  MERGED_PACK_LIMIT,
+  PACKS_BEFORE_MERGE,
+  packsToMerge,
+} from '../../src/disk/objects/consolidatePacks.js';
 import { encodeObject } from '../../src/git/gitObjects.js';
 import { buildPack } from '../../src/git/packWriter.js';
 import type { PackFile } from '../../src/disk/packFile.js';
@@ -37,7 +43,8 @@ describe('packsToMerge', () => {
     ...Array.from({ length: small }, () => ({ objects: 1, bytes: 1 })),
     ...more.map(([objects, bytes]) => ({ objects, bytes })),
   ];
-  const merged = (list: ReturnType<typeof packs>, limit: number) => packsToMerge(list, limit).map((pack) => `${pack.objects}/${pack.bytes}`);
+  const merged = (list: ReturnType<typeof packs>, limit: number) =>
+    packsToMerge(list, limit).map((pack) => `${pack.objects}/${pack.bytes}`);
   it('is nothing while there are few packs', () => {
     expect(merged(packs(PACKS_BEFORE_MERGE), 100)).toEqual([]);
   });
@@ -45,7 +52,10 @@ describe('packsToMerge', () => {
     expect(merged(packs(PACKS_BEFORE_MERGE, [20, 20], [1_000, 40]), 100)).toHaveLength(PACKS_BEFORE_MERGE + 1);
   });
   it('is fewer packs when the prefix is over the limit', () => {
-    expect(merged(packs(PACKS_BEFORE_MERGE - 2, [2, 45], [3, 45], [4, 45]), 100)).toEqual([...Array(PACKS_BEFORE_MERGE - 2).fill('1/1'), '2/45']);
+    expect(merged(packs(PACKS_BEFORE_MERGE - 2, [2, 45], [3, 45], [4, 45]), 100)).toEqual([
+      ...Array(PACKS_BEFORE_MERGE - 2).fill('1/1'),
+      '2/45',
+    ]);
   });
   it('leaves out packs over half the limit, and counts only the others', () => {
     expect(merged(packs(PACKS_BEFORE_MERGE, [1, 60]), 100)).toEqual([]);
@@ -83,13 +93,16 @@ describe('a pack merge bounded in size', () => {
     const gitdir = join(dir.path, 'bounded.git');
     const { store, ids } = await packedBlobs(gitdir, 40, 1_000);
     const limit = 8 * 1_024;
-    for (let merged = -1; merged !== 0; ) merged = await consolidatePacks(store, limit);
+    for (let merged = -1; merged !== 0;) merged = await consolidatePacks(store, limit);
     await store.settled();
     const sizes = packSizes(gitdir);
     expect(sizes.length).toBeLessThan(40); // it did merge
     expect(Math.max(...sizes)).toBeLessThanOrEqual(limit);
     expect(sizes.filter((size) => size > limit / 2).length).toBeGreaterThan(1); // packs near the limit are not merged again
-    for (const id of ids) expect(execFileSync('git', ['--git-dir', gitdir, 'cat-file', '-s', id], { encoding: 'utf8' }).trim()).toBe('1000');
+    for (const id of ids)
+      expect(execFileSync('git', ['--git-dir', gitdir, 'cat-file', '-s', id], { encoding: 'utf8' }).trim()).toBe(
+        '1000',
+      );
     for (const id of ids) expect((await new ObjectStore(gitdir).read(id)).content.length).toBe(1_000);
   });
 
@@ -162,11 +175,16 @@ describe('consolidatePacks', () => {
   let dir: ReturnType<typeof tempDir>;
   let repository: GitRepository;
   const packs = () => readdirSync(join(repository.gitdir, 'objects', 'pack')).filter((name) => name.endsWith('.pack'));
-  const git = (...args: string[]) => execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' });
 
   beforeAll(async () => {
     dir = tempDir();
-    repository = await createRepository(new RepositoryRegistry(dir.path), { account: 'acme', name: 'packs', levels: ['Env'] });
+    repository = await createRepository(new RepositoryRegistry(dir.path), {
+      account: 'acme',
+      name: 'packs',
+      levels: ['Env'],
+    });
   });
   afterAll(() => dir.remove());
 
@@ -174,7 +192,11 @@ describe('consolidatePacks', () => {
     for (let i = 0; i < 60; i++) {
       const result = await push(
         repository,
-        { changeComment: `push ${i}`, enableKeyCreation: true, data: [{ kind: 'key', key: `k${i % 7}`, values: [{ context: '*', value: `v${i}`, hasValue: true }] }] },
+        {
+          changeComment: `push ${i}`,
+          enableKeyCreation: true,
+          data: [{ kind: 'key', key: `k${i % 7}`, values: [{ context: '*', value: `v${i}`, hasValue: true }] }],
+        },
         { forceKeyPush: false },
       );
       expect(result.kind).toBe('applied');
@@ -185,7 +207,8 @@ describe('consolidatePacks', () => {
     expect(packs().length).toBeLessThanOrEqual(PACKS_BEFORE_MERGE + 1);
     expect(Number(git('rev-list', '--count', 'refs/heads/main').trim())).toBe(61);
     git('fsck', '--strict', '--no-dangling');
-    for (const name of packs()) git('verify-pack', join(repository.gitdir, 'objects', 'pack', name.replace(/\.pack$/, '.idx')));
+    for (const name of packs())
+      git('verify-pack', join(repository.gitdir, 'objects', 'pack', name.replace(/\.pack$/, '.idx')));
     // Every commit's tree can be read, by git and by a reader that starts cold.
     const commits = git('rev-list', 'refs/heads/main').trim().split('\n');
     for (const commit of commits) git('ls-tree', '-r', commit);
@@ -200,12 +223,19 @@ describe('consolidatePacks', () => {
     git('repack', '-a', '-d', '-f', '-q'); // one pack, written by git, with deltas between versions
     const gitPacks = packs();
     expect(gitPacks).toHaveLength(1);
-    const deltas = git('verify-pack', '-v', join(repository.gitdir, 'objects', 'pack', gitPacks[0].replace(/\.pack$/, '.idx')));
+    const deltas = git(
+      'verify-pack',
+      '-v',
+      join(repository.gitdir, 'objects', 'pack', gitPacks[0].replace(/\.pack$/, '.idx')),
+    );
     const hasDeltas = deltas.split('\n').some((line) => /^[0-9a-f]{40} \w+ \d+ \d+ \d+ \d+ [0-9a-f]{40}$/.test(line));
     for (let i = 0; i < 30; i++) {
       await push(
         repository,
-        { enableKeyCreation: true, data: [{ kind: 'key', key: `after.${i}`, values: [{ context: '*', value: `${i}`, hasValue: true }] }] },
+        {
+          enableKeyCreation: true,
+          data: [{ kind: 'key', key: `after.${i}`, values: [{ context: '*', value: `${i}`, hasValue: true }] }],
+        },
         { forceKeyPush: false },
       );
     }

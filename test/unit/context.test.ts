@@ -25,7 +25,8 @@ function parsed(text: string, levels: number): readonly string[] {
 
 function problem(text: string, levels: number): string {
   const result = parseContext(text, levels);
-  if (result.ok) throw new Error(`expected ${JSON.stringify(text)} to be refused, got ${JSON.stringify(result.context)}`);
+  if (result.ok)
+    throw new Error(`expected ${JSON.stringify(text)} to be refused, got ${JSON.stringify(result.context)}`);
   return result.problem;
 }
 
@@ -83,7 +84,9 @@ describe('parseContext: items and wildcards', () => {
     ['a#b'],
     ['x'.repeat(121)],
   ])('refuses the item %j, naming its position', (item) => {
-    expect(problem(`ok;${item}`, 2)).toBe("context item 2 is not letters and digits joined by single '-', '.', '_' or '+'");
+    expect(problem(`ok;${item}`, 2)).toBe(
+      "context item 2 is not letters and digits joined by single '-', '.', '_' or '+'",
+    );
   });
 
   it('names the first invalid item', () => {
@@ -135,7 +138,14 @@ describe('formatContext, contextId and compareContexts', () => {
     expect(compareContexts(['A'], ['b'])).toBeLessThan(0);
     expect(compareContexts(['B'], ['a'])).toBeGreaterThan(0);
     expect(compareContexts(['Prod', '*'], ['prod', '*'])).toBe(0);
-    const sorted = [['b', 'x'], ['A', 'y'], ['*', 'z'], ['a', 'X']].sort(compareContexts).map(formatContext);
+    const sorted = [
+      ['b', 'x'],
+      ['A', 'y'],
+      ['*', 'z'],
+      ['a', 'X'],
+    ]
+      .sort(compareContexts)
+      .map(formatContext);
     expect(sorted).toEqual(['*;z', 'a;X', 'A;y', 'b;x']);
   });
 });
@@ -166,10 +176,14 @@ describe('properties', () => {
 
   it('padding items with spaces changes nothing', () => {
     fc.assert(
-      fc.property(context, fc.array(fc.constantFrom('', ' ', '  ', '\t'), { minLength: 2, maxLength: 2 }), (c, [left, right]) => {
-        const text = c.map((i) => `${left}${i}${right}`).join(';');
-        expect(parseContext(text, c.length)).toEqual({ ok: true, context: c });
-      }),
+      fc.property(
+        context,
+        fc.array(fc.constantFrom('', ' ', '  ', '\t'), { minLength: 2, maxLength: 2 }),
+        (c, [left, right]) => {
+          const text = c.map((i) => `${left}${i}${right}`).join(';');
+          expect(parseContext(text, c.length)).toEqual({ ok: true, context: c });
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -10,7 +10,7 @@ import { DELTA_BASE_BYTES, PackBases } from '../../src/disk/objects/deltaBases.j
 const blob = (bytes: number) => ({ type: 'blob' as const, content: Buffer.alloc(bytes, 1) });
 
 describe('PackBases', () => {
-  it('drops the entries of the pack closed, and keeps the others\'', () => {
+  it("drops the entries of the pack closed, and keeps the others'", () => {
     const closed = new PackBases();
     const open = new PackBases();
     for (let offset = 0; offset < 100; offset++) {
@@ -26,7 +26,7 @@ describe('PackBases', () => {
     expect(open.get(0)).toBeUndefined();
   });
 
-  it('keeps all packs\' bases within one budget, and a pack closed after its bases were pushed out still closes', () => {
+  it("keeps all packs' bases within one budget, and a pack closed after its bases were pushed out still closes", () => {
     const old = new PackBases();
     old.set(1, blob(1024));
     const big = new PackBases();
@@ -48,7 +48,10 @@ describe('PackBases', () => {
     bases.set(2, { type: 'blob', content: slab.subarray(100, 200) });
     const whole = Buffer.alloc(5000, 3);
     bases.set(3, { type: 'blob', content: whole });
-    for (const [offset, expected] of [[1, pooled], [2, slab.subarray(100, 200)]] as const) {
+    for (const [offset, expected] of [
+      [1, pooled],
+      [2, slab.subarray(100, 200)],
+    ] as const) {
       const kept = bases.get(offset)!.content;
       expect(kept.equals(expected)).toBe(true);
       expect(kept.buffer.byteLength).toBe(kept.length);

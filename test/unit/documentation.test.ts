@@ -83,9 +83,13 @@ describe('links in the documentation', () => {
 describe('the monitoring page', () => {
   /** Metric names registered with prom-client anywhere in src/ (`name: 'cfghub_…'`). */
   const registered = new Set(
-    filesUnder('src', '.ts').flatMap((file) => [...read(file).matchAll(/\bname: '((?:cfghub|process)_[a-z_]+)'/g)].map((match) => match[1])),
+    filesUnder('src', '.ts').flatMap((file) =>
+      [...read(file).matchAll(/\bname: '((?:cfghub|process)_[a-z_]+)'/g)].map((match) => match[1]),
+    ),
   );
-  const table = new Set([...read('docs/operations/monitoring.md').matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]));
+  const table = new Set(
+    [...read('docs/operations/monitoring.md').matchAll(/^\| `([a-z_]+)` \|/gm)].map((match) => match[1]),
+  );
 
   it('has a row for every metric the code registers, and none the code does not', () => {
     expect(registered.size).toBeGreaterThan(10);
@@ -96,7 +100,10 @@ describe('the monitoring page', () => {
 
 describe('CONTRIBUTING.md', () => {
   it('says why each package of package.json is there, one line each', () => {
-    const manifest = JSON.parse(read('package.json')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+    const manifest = JSON.parse(read('package.json')) as {
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+    };
     const packages = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies });
     const contributing = read('CONTRIBUTING.md');
     const section = contributing.slice(contributing.indexOf('## Dependencies'));
@@ -110,7 +117,9 @@ describe('the repository names rules, not tickets or machines', () => {
   const TICKET = new RegExp(['\\bissues?', ' \\d+\\b'].join(''), 'i');
   const CONTRACT = new RegExp(['contract', ' section'].join(''), 'i');
   const MACHINE_PATH = ['/wo', 'rk/'].join('');
-  const SOURCES = [...filesUnder('src', ''), ...filesUnder('test', '')].filter((file) => /\.(?:[cm]?[jt]sx?|cts|mjs|json|sh)$/.test(file));
+  const SOURCES = [...filesUnder('src', ''), ...filesUnder('test', '')].filter((file) =>
+    /\.(?:[cm]?[jt]sx?|cts|mjs|json|sh)$/.test(file),
+  );
 
   it('cites no ticket ("issue N") and no section of an outside contract in src/ or test/: comments state the rule instead', () => {
     const found = SOURCES.flatMap((file) =>

@@ -23,7 +23,31 @@ import { settingsWith } from '../support/mapState.js';
 /** Key names built of the characters a key name allows, YAML's flow indicators among them. */
 const hostileKeyName = fc.oneof(
   keyName,
-  fc.constantFrom('x]', '[x', 'a,b', '[a, b]', ']', '[', '*', '*a', '-', '-x', '(', ')', '+', '.', '..', 'null', 'true', 'y', '0', '1e3', '.inf', '__proto__', 'constructor'),
+  fc.constantFrom(
+    'x]',
+    '[x',
+    'a,b',
+    '[a, b]',
+    ']',
+    '[',
+    '*',
+    '*a',
+    '-',
+    '-x',
+    '(',
+    ')',
+    '+',
+    '.',
+    '..',
+    'null',
+    'true',
+    'y',
+    '0',
+    '1e3',
+    '.inf',
+    '__proto__',
+    'constructor',
+  ),
 );
 
 const bytesAndBack = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
@@ -41,7 +65,13 @@ const securedFile: fc.Arbitrary<FileRecord> = fc.record({
 const securityGroup: fc.Arbitrary<SecurityGroup> = fc.record({
   name: fc.oneof(anyText, hostileKeyName),
   keyId: fc.stringMatching(/^[0-9a-f]{16}$/),
-  kdf: fc.record({ name: fc.constant('scrypt' as const), salt: anyText, N: fc.integer({ min: 1, max: 2 ** 20 }), r: fc.integer({ min: 1, max: 64 }), p: fc.integer({ min: 1, max: 16 }) }),
+  kdf: fc.record({
+    name: fc.constant('scrypt' as const),
+    salt: anyText,
+    N: fc.integer({ min: 1, max: 2 ** 20 }),
+    r: fc.integer({ min: 1, max: 64 }),
+    p: fc.integer({ min: 1, max: 16 }),
+  }),
   wrappedKey: anyText,
 });
 
@@ -79,7 +109,14 @@ describe('documents parse back to exactly what was written (property)', () => {
   });
 
   it('settings and security groups keep a text of blanks and line breaks (a counterexample the property found)', () => {
-    const groups: SecurityGroup[] = [{ name: '', keyId: 'aa0aaaaa00aa0a00', kdf: { name: 'scrypt', salt: '  \n\n', N: 1, r: 1, p: 1 }, wrappedKey: ' \n' }];
+    const groups: SecurityGroup[] = [
+      {
+        name: '',
+        keyId: 'aa0aaaaa00aa0a00',
+        kdf: { name: 'scrypt', salt: '  \n\n', N: 1, r: 1, p: 1 },
+        wrappedKey: ' \n',
+      },
+    ];
     expect(parseSecurityGroups(bytesAndBack(serializeSecurityGroups(groups)))).toEqual(groups);
     const settings = settingsWith(['Environment'], { description: '  \n\n', created: '2023-11-14T22:13:20Z' });
     expect(parseSettings(bytesAndBack(serializeSettings(settings)))).toEqual(settings);
@@ -99,7 +136,14 @@ describe('documents parse back to exactly what was written (property)', () => {
   });
 
   it('the example of the issue: a key `x]` referenced by a secured file', () => {
-    const file: FileRecord = { path: 'secret/cert.pem', context: ['*'], active: true, content: 'enc:v1:x', securityGroup: 'vault', references: ['x]', 'a,b'] };
+    const file: FileRecord = {
+      path: 'secret/cert.pem',
+      context: ['*'],
+      active: true,
+      content: 'enc:v1:x',
+      securityGroup: 'vault',
+      references: ['x]', 'a,b'],
+    };
     expect(parseFileContent(serializeFileContent(file), 'f').references).toEqual(['x]', 'a,b']);
   });
 });

@@ -79,13 +79,14 @@ describe('normalizeFilePath: refused paths', () => {
     },
   );
 
-  it.each(
-    [0x00, 0x01, 0x07, 0x08, 0x09, 0x0a, 0x0d, 0x1b, 0x1f, 0x7f].map((code) => [code]),
-  )('refuses the control character U+%s', (code) => {
-    const char = String.fromCharCode(code);
-    expect(refused(`a${char}b`)).toBe('file path contains a control character');
-    expect(refused(`dir/name${char}`)).toBe('file path contains a control character');
-  });
+  it.each([0x00, 0x01, 0x07, 0x08, 0x09, 0x0a, 0x0d, 0x1b, 0x1f, 0x7f].map((code) => [code]))(
+    'refuses the control character U+%s',
+    (code) => {
+      const char = String.fromCharCode(code);
+      expect(refused(`a${char}b`)).toBe('file path contains a control character');
+      expect(refused(`dir/name${char}`)).toBe('file path contains a control character');
+    },
+  );
 
   // The C1 control characters U+0080-U+009F (Unicode category Cc, e.g. U+0085 NEXT LINE, U+009B
   // CSI) are control characters too, besides U+0000-U+001F and U+007F.
@@ -146,9 +147,14 @@ describe('normalizeFilePath: properties', () => {
 
   it('never accepts a path with a control character, a backslash or a `..` segment', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '\n', '\u007f', '\\', '/../', '/./', '//'), fc.string({ maxLength: 20 }), (a, bad, b) => {
-        expect(normalizeFilePath(`x${a}${bad}${b}x`).ok).toBe(false);
-      }),
+      fc.property(
+        fc.string({ maxLength: 20 }),
+        fc.constantFrom('\u0000', '\n', '\u007f', '\\', '/../', '/./', '//'),
+        fc.string({ maxLength: 20 }),
+        (a, bad, b) => {
+          expect(normalizeFilePath(`x${a}${bad}${b}x`).ok).toBe(false);
+        },
+      ),
       { numRuns: 300 },
     );
   });

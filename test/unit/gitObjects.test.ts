@@ -98,9 +98,19 @@ describe('serializeTree', () => {
   });
 
   it('sorts a file `a` before `a.b` but a folder `a` after it', () => {
-    const asFile = parseTree(serializeTree([{ name: 'a.b', mode: BLOB_MODE, oid: blob }, { name: 'a', mode: BLOB_MODE, oid: blob }]));
+    const asFile = parseTree(
+      serializeTree([
+        { name: 'a.b', mode: BLOB_MODE, oid: blob },
+        { name: 'a', mode: BLOB_MODE, oid: blob },
+      ]),
+    );
     expect(asFile.map((e) => e.name)).toEqual(['a', 'a.b']);
-    const asFolder = parseTree(serializeTree([{ name: 'a.b', mode: BLOB_MODE, oid: blob }, { name: 'a', mode: TREE_MODE, oid: tree }]));
+    const asFolder = parseTree(
+      serializeTree([
+        { name: 'a.b', mode: BLOB_MODE, oid: blob },
+        { name: 'a', mode: TREE_MODE, oid: tree },
+      ]),
+    );
     expect(asFolder.map((e) => e.name)).toEqual(['a.b', 'a']);
   });
 
@@ -118,13 +128,16 @@ describe('serializeTree', () => {
     expect(encodeObject('tree', serializeTree(entries)).oid).toBe(gitMktree(entries));
   });
 
-  it('gives the empty tree git\'s well-known id', () => {
+  it("gives the empty tree git's well-known id", () => {
     expect(encodeObject('tree', serializeTree([])).oid).toBe('4b825dc642cb6eb9a060e54bf8d69288fbee4904');
   });
 
   it('gives any tree the id of `git mktree` (property)', () => {
     const name = fc
-      .array(fc.constantFrom('a', 'b', 'A', '.', '-', '_', '0', '/'.replace('/', '~'), ' ', 'é', '🎉', 'Ａ', ';', '%'), { minLength: 1, maxLength: 4 })
+      .array(
+        fc.constantFrom('a', 'b', 'A', '.', '-', '_', '0', '/'.replace('/', '~'), ' ', 'é', '🎉', 'Ａ', ';', '%'),
+        { minLength: 1, maxLength: 4 },
+      )
       .map((chars) => chars.join(''))
       .filter((n) => n !== '.' && n !== '..');
     const entry = fc.record({ name, mode: fc.constantFrom(BLOB_MODE, TREE_MODE, '100755'), oid: hex40 });
@@ -144,9 +157,14 @@ describe('serializeTree', () => {
     });
     fc.assert(
       fc.property(
-        fc.uniqueArray(entry, { maxLength: 10, selector: (e) => e.name }).chain((entries) =>
-          fc.tuple(fc.constant(entries), fc.shuffledSubarray(entries, { minLength: entries.length, maxLength: entries.length })),
-        ),
+        fc
+          .uniqueArray(entry, { maxLength: 10, selector: (e) => e.name })
+          .chain((entries) =>
+            fc.tuple(
+              fc.constant(entries),
+              fc.shuffledSubarray(entries, { minLength: entries.length, maxLength: entries.length }),
+            ),
+          ),
         ([entries, shuffled]) => {
           expect(serializeTree(shuffled)).toEqual(serializeTree(entries));
         },
@@ -166,13 +184,17 @@ describe('SerializedTree', () => {
   it('gives the tree of the same names with some ids replaced the id of `git mktree` (property)', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(entry, { minLength: 1, maxLength: 9, selector: (e) => e.name }).chain((entries) =>
-          fc.tuple(fc.constant(entries), fc.array(fc.tuple(fc.nat(entries.length - 1), hex40), { maxLength: 4 })),
-        ),
+        fc
+          .uniqueArray(entry, { minLength: 1, maxLength: 9, selector: (e) => e.name })
+          .chain((entries) =>
+            fc.tuple(fc.constant(entries), fc.array(fc.tuple(fc.nat(entries.length - 1), hex40), { maxLength: 4 })),
+          ),
         ([entries, replaced]) => {
           const next = entries.map((e) => ({ ...e }));
           for (const [index, oid] of replaced) next[index].oid = oid;
-          const patched = SerializedTree.of(entries).withIds(replaced.map(([index, oid]) => [entries[index].name, oid] as const));
+          const patched = SerializedTree.of(entries).withIds(
+            replaced.map(([index, oid]) => [entries[index].name, oid] as const),
+          );
           expect(patched?.object.content).toEqual(serializeTree(next));
           expect(patched?.object.oid).toBe(gitMktree(next));
         },
@@ -196,7 +218,9 @@ describe('SerializedTree', () => {
 describe('parseTree', () => {
   it('reads back what serializeTree wrote, in git order (property)', () => {
     const entry = fc.record({
-      name: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 6 }).filter((n) => !n.includes('\0') && !n.includes('/')),
+      name: fc
+        .string({ unit: 'grapheme', minLength: 1, maxLength: 6 })
+        .filter((n) => !n.includes('\0') && !n.includes('/')),
       mode: fc.constantFrom(BLOB_MODE, TREE_MODE, '100755', '120000'),
       oid: hex40,
     });
@@ -208,7 +232,8 @@ describe('parseTree', () => {
         expect(serializeTree(parsed)).toEqual(serializeTree(entries));
         // in git order: by the bytes of the name, a folder's name compared as if it ended in `/`
         const key = (e: TreeEntry) => Buffer.from(e.mode === TREE_MODE ? `${e.name}/` : e.name);
-        for (let i = 1; i < parsed.length; i++) expect(Buffer.compare(key(parsed[i - 1]), key(parsed[i]))).toBeLessThan(0);
+        for (let i = 1; i < parsed.length; i++)
+          expect(Buffer.compare(key(parsed[i - 1]), key(parsed[i]))).toBeLessThan(0);
       }),
       { numRuns: 150 },
     );
@@ -217,7 +242,9 @@ describe('parseTree', () => {
   it('reads a tree written by git', () => {
     const blob = repo.git(['hash-object', '-w', '--stdin'], 'content\n').trim();
     const sub = repo.git(['mktree'], `100644 blob ${blob}\tinner.txt\n`).trim();
-    const root = repo.git(['mktree'], `100644 blob ${blob}\tz.txt\n040000 tree ${sub}\tdir\n100755 blob ${blob}\trun.sh\n`).trim();
+    const root = repo
+      .git(['mktree'], `100644 blob ${blob}\tz.txt\n040000 tree ${sub}\tdir\n100755 blob ${blob}\trun.sh\n`)
+      .trim();
     const parsed = parseTree(repo.gitBinary(['cat-file', 'tree', root]));
     expect(parsed).toEqual([
       { mode: TREE_MODE, name: 'dir', oid: sub },
@@ -276,12 +303,20 @@ describe('serializeCommit', () => {
     const first = gitCommitTree(base);
     expect(encodeObject('commit', serializeCommit(base)).oid).toBe(first);
     const second = gitCommitTree({ ...base, parents: [first], message: 'second' });
-    for (const message of ['', 'no newline at the end', 'Title\n\nBody\n\nToken: ci\n', 'ünïcödé 🎉\n', '\n\nleading blank lines\n', 'trailing blanks\n\n\n']) {
+    for (const message of [
+      '',
+      'no newline at the end',
+      'Title\n\nBody\n\nToken: ci\n',
+      'ünïcödé 🎉\n',
+      '\n\nleading blank lines\n',
+      'trailing blanks\n\n\n',
+    ]) {
       for (const parents of [[first], [first, second]]) {
         const fields = { ...base, parents, message };
-        expect(encodeObject('commit', serializeCommit(fields)).oid, JSON.stringify({ message, parents: parents.length })).toBe(
-          gitCommitTree(fields),
-        );
+        expect(
+          encodeObject('commit', serializeCommit(fields)).oid,
+          JSON.stringify({ message, parents: parents.length }),
+        ).toBe(gitCommitTree(fields));
       }
     }
   });
@@ -314,10 +349,23 @@ describe('parseCommit', () => {
       timestamp: fc.integer({ min: 0, max: 2 ** 33 }),
     });
     fc.assert(
-      fc.property(hex40, fc.array(hex40, { maxLength: 3 }), signature, signature, fc.string({ unit: 'grapheme', maxLength: 60 }), (tree, parents, author, committer, message) => {
-        const parsed = parseCommit(serializeCommit({ tree, parents, author, committer, message }));
-        expect(parsed).toEqual({ tree, parents, committedAt: committer.timestamp, author: { name: author.name, email: author.email }, message });
-      }),
+      fc.property(
+        hex40,
+        fc.array(hex40, { maxLength: 3 }),
+        signature,
+        signature,
+        fc.string({ unit: 'grapheme', maxLength: 60 }),
+        (tree, parents, author, committer, message) => {
+          const parsed = parseCommit(serializeCommit({ tree, parents, author, committer, message }));
+          expect(parsed).toEqual({
+            tree,
+            parents,
+            committedAt: committer.timestamp,
+            author: { name: author.name, email: author.email },
+            message,
+          });
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -335,11 +383,20 @@ describe('parseCommit', () => {
     const parent = repo.git(['commit-tree', tree], 'parent\n', env).trim();
     const commit = repo.git(['commit-tree', tree, '-p', parent], 'child\n\nbody\n', env).trim();
     const parsed = parseCommit(repo.gitBinary(['cat-file', 'commit', commit]));
-    expect(parsed).toEqual({ tree, parents: [parent], committedAt: 1_650_000_000, author: { name: 'A', email: 'a@x' }, message: 'child\n\nbody\n' });
+    expect(parsed).toEqual({
+      tree,
+      parents: [parent],
+      committedAt: 1_650_000_000,
+      author: { name: 'A', email: 'a@x' },
+      message: 'child\n\nbody\n',
+    });
 
     // A header git does not write by itself here (as in a signed commit): continuation lines are skipped.
     const raw = repo.gitBinary(['cat-file', 'commit', commit]).toString('utf8');
-    const signed = raw.replace(/\n\n/, '\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n abc\n -----END PGP SIGNATURE-----\n\n');
+    const signed = raw.replace(
+      /\n\n/,
+      '\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n abc\n -----END PGP SIGNATURE-----\n\n',
+    );
     expect(parseCommit(Buffer.from(signed))).toEqual(parsed);
   });
 

@@ -14,7 +14,13 @@ import { describe, expect, it } from 'vitest';
 import { createRepository } from '../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
 
 describe('GitRepository.head and a ref file that looks unchanged', () => {
   it('reads the commit the file holds, not the one remembered for its inode, mtime and size', async () => {
@@ -25,8 +31,15 @@ describe('GitRepository.head and a ref file that looks unchanged', () => {
       const ref = join(repository.gitdir, 'refs', 'heads', 'main');
       const before = repository.head();
       const seen = statSync(ref, { bigint: true });
-      const tree = execFileSync('git', ['rev-parse', `${before}^{tree}`], { cwd: repository.gitdir }).toString().trim();
-      const commit = execFileSync('git', ['commit-tree', tree, '-p', before, '-m', 'outside'], { cwd: repository.gitdir, env: GIT_ENV }).toString().trim();
+      const tree = execFileSync('git', ['rev-parse', `${before}^{tree}`], { cwd: repository.gitdir })
+        .toString()
+        .trim();
+      const commit = execFileSync('git', ['commit-tree', tree, '-p', before, '-m', 'outside'], {
+        cwd: repository.gitdir,
+        env: GIT_ENV,
+      })
+        .toString()
+        .trim();
       writeFileSync(ref, `${commit}\n`);
       const seconds = seen.mtimeNs / 1_000_000_000n;
       const nanoseconds = (seen.mtimeNs % 1_000_000_000n).toString().padStart(9, '0');

@@ -10,7 +10,13 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ObjectStore } from '../../src/disk/objects/objectStore.js';
-import { HELD_PACKS_BYTES, heldPackBytes, heldPacksBudget, setHeldPacksBudget, useHeldPacksBudget } from '../../src/disk/objects/heldPacks.js';
+import {
+  HELD_PACKS_BYTES,
+  heldPackBytes,
+  heldPacksBudget,
+  setHeldPacksBudget,
+  useHeldPacksBudget,
+} from '../../src/disk/objects/heldPacks.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 /** A repository with one pack of `kiB` KiB of random hex text (about 240 KiB packed for 400); the blobs' ids. */
@@ -23,7 +29,11 @@ function packedRepository(kiB: number): { repo: TempGit; blobs: string[] } {
   }
   repo.git(['fast-import', '--quiet'], script);
   repo.git(['repack', '-a', '-d', '-q']);
-  const blobs = repo.git(['ls-tree', 'main']).trim().split('\n').map((line) => line.split(/\s/)[2]);
+  const blobs = repo
+    .git(['ls-tree', 'main'])
+    .trim()
+    .split('\n')
+    .map((line) => line.split(/\s/)[2]);
   return { repo, blobs };
 }
 
@@ -97,7 +107,10 @@ describe('packs held within the process budget', () => {
     expect(a.store.packBytesHeld).toBe(0);
     const packsBefore = readdirSync(join(a.repo.gitdir, 'objects', 'pack'));
     // One more commit, then every object into one new pack: the pack the store had open is gone.
-    a.repo.git(['fast-import', '--quiet'], 'commit refs/heads/main\ncommitter T <t@example.com> 1700000001 +0000\ndata 4\nmore\nfrom refs/heads/main^0\nM 100644 inline added\ndata 6\nadded\n');
+    a.repo.git(
+      ['fast-import', '--quiet'],
+      'commit refs/heads/main\ncommitter T <t@example.com> 1700000001 +0000\ndata 4\nmore\nfrom refs/heads/main^0\nM 100644 inline added\ndata 6\nadded\n',
+    );
     a.repo.git(['repack', '-a', '-d', '-q']);
     const packsAfter = readdirSync(join(a.repo.gitdir, 'objects', 'pack'));
     expect(packsAfter.filter((name) => packsBefore.includes(name))).toEqual([]);

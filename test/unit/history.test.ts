@@ -22,7 +22,10 @@ describe('commitAtOrBefore', () => {
   const commits: Record<string, string> = {};
 
   const git = (args: string[], env: Record<string, string> = {}) =>
-    execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8', env: { ...process.env, ...env } }).trim();
+    execFileSync('git', ['--git-dir', repository.gitdir, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    }).trim();
 
   /** A commit made by git at a known committer time (the author time is another, to tell them apart). */
   function commitAt(iso: string, parents: string[], message: string): string {
@@ -45,7 +48,11 @@ describe('commitAtOrBefore', () => {
 
   beforeAll(async () => {
     dir = tempDir();
-    repository = await createRepository(new RepositoryRegistry(dir.path), { account: 'acme', name: 'history', levels: ['Env'] });
+    repository = await createRepository(new RepositoryRegistry(dir.path), {
+      account: 'acme',
+      name: 'history',
+      levels: ['Env'],
+    });
     tree = git(['rev-parse', 'refs/heads/main^{tree}']);
     // History rewritten with plain git: three commits at known times, replacing the first one.
     commits.first = commitAt('2021-01-01T00:00:00Z', [], 'first');
@@ -83,7 +90,10 @@ describe('commitAtOrBefore', () => {
   });
 
   it('reads committer times, not author times', async () => {
-    expect(await commitTimes(repository, commits.second)).toEqual({ parents: [commits.first], committedAt: seconds('2021-06-01T12:00:00Z') });
+    expect(await commitTimes(repository, commits.second)).toEqual({
+      parents: [commits.first],
+      committedAt: seconds('2021-06-01T12:00:00Z'),
+    });
   });
 
   it('starts from the head as it is now: commits made by plain git show at once, and so does a reset', async () => {

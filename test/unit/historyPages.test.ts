@@ -53,9 +53,22 @@ describe('history pages of a repository git repacked', () => {
     dir = tempDir();
     original = join(dir.path, 'original');
     repacked = join(dir.path, 'repacked');
-    const repository = await createRepository(new RepositoryRegistry(original), { account: 'acme', name: 'hist', levels: ['Env'], tokenFreePull: true });
+    const repository = await createRepository(new RepositoryRegistry(original), {
+      account: 'acme',
+      name: 'hist',
+      levels: ['Env'],
+      tokenFreePull: true,
+    });
     const name = (i: number) => `app.key${String(i).padStart(2, '0')}`;
-    const seeded = await push(repository, pushOf({ changeComment: 'seed', enableKeyCreation: true, data: Array.from({ length: KEYS }, (_, i) => ({ key: name(i), values: [{ context: '*', value: `v0-${i}` }] })) }), caller);
+    const seeded = await push(
+      repository,
+      pushOf({
+        changeComment: 'seed',
+        enableKeyCreation: true,
+        data: Array.from({ length: KEYS }, (_, i) => ({ key: name(i), values: [{ context: '*', value: `v0-${i}` }] })),
+      }),
+      caller,
+    );
     expect(seeded.kind).toBe('applied');
     for (let round = 1; round <= COMMITS; round++) {
       // One to three keys per commit, as the bench's fixture; now and then a new key or a second context.
@@ -63,7 +76,11 @@ describe('history pages of a repository git repacked', () => {
         const key = round % 17 === 0 && j === 0 ? `app.new${round}` : name((round * 7 + j * 13) % KEYS);
         return { key, values: [{ context: round % 5 === 0 ? 'Prod' : '*', value: `v${round}-${j}` }] };
       });
-      const result = await push(repository, pushOf({ changeComment: `round ${round}`, enableKeyCreation: true, data }), caller);
+      const result = await push(
+        repository,
+        pushOf({ changeComment: `round ${round}`, enableKeyCreation: true, data }),
+        caller,
+      );
       expect(result.kind).toBe('applied');
     }
     // Copied once merges are done: a merge removes the packs it merged after the push that set it off.
@@ -71,10 +88,14 @@ describe('history pages of a repository git repacked', () => {
     await repository.objects.settled();
     cpSync(original, repacked, { recursive: true });
     const gitdir = open(repacked).gitdir;
-    execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-f', '-q', '--depth=50', '--window=10'], { stdio: 'ignore' });
+    execFileSync('git', ['--git-dir', gitdir, 'repack', '-a', '-d', '-f', '-q', '--depth=50', '--window=10'], {
+      stdio: 'ignore',
+    });
     const indexes = readdirSync(join(gitdir, 'objects', 'pack')).filter((file) => file.endsWith('.idx'));
     expect(indexes).toHaveLength(1);
-    const verify = execFileSync('git', ['verify-pack', '-v', join(gitdir, 'objects', 'pack', indexes[0])], { encoding: 'utf8' });
+    const verify = execFileSync('git', ['verify-pack', '-v', join(gitdir, 'objects', 'pack', indexes[0])], {
+      encoding: 'utf8',
+    });
     expect(verify).toMatch(/chain length = [2-9]/); // deltas of deltas: bases read through the cache
   }, 120_000);
   afterAll(() => dir.remove());
@@ -106,7 +127,12 @@ describe('history pages of a repository git repacked', () => {
   it('decides a history read from the settings alone, building no snapshot of the head', async () => {
     const registry = new RepositoryRegistry(repacked);
     const policy = new AccessPolicy(registry, new TokenService(new TokenStore(repacked)));
-    const request = { operation: 'read', account: 'acme', repository: 'hist', what: 'GET /rest/history/acme/hist' } as const;
+    const request = {
+      operation: 'read',
+      account: 'acme',
+      repository: 'hist',
+      what: 'GET /rest/history/acme/hist',
+    } as const;
     const grant = await policy.require({ ...request, settingsOnly: true });
     expect(grant.repository.builtSnapshot(grant.head)).toBeUndefined();
     const pullGrant = await policy.require(request);

@@ -4,7 +4,15 @@
  * voided record is skipped and the chain goes on past it.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeHeader, decodeRecords, encodeHeader, encodeRecord, HEADER_BYTES, voidRecordBytes, type JournalEntry } from '../../src/disk/journal/journalRecords.js';
+import {
+  decodeHeader,
+  decodeRecords,
+  encodeHeader,
+  encodeRecord,
+  HEADER_BYTES,
+  voidRecordBytes,
+  type JournalEntry,
+} from '../../src/disk/journal/journalRecords.js';
 
 const entry = (n: number): JournalEntry => ({
   repository: 'acme/app.git',
@@ -28,7 +36,11 @@ describe('journal records', () => {
     expect(decodeHeader(file.subarray(0, HEADER_BYTES))).toBe('cfghub 12 34 56 boot host\n');
     const records = decodeRecords(file);
     expect(records.map((r) => r.seq)).toEqual([1, 2]);
-    expect(records[1].entry).toMatchObject({ ...entry(2), pack: Buffer.from('PACK bytes 2'), index: Buffer.from('index bytes 2') });
+    expect(records[1].entry).toMatchObject({
+      ...entry(2),
+      pack: Buffer.from('PACK bytes 2'),
+      index: Buffer.from('index bytes 2'),
+    });
     expect(records[1].offset).toBe(HEADER_BYTES + records[0].length);
   });
 
@@ -48,7 +60,9 @@ describe('journal records', () => {
   it('skip a voided record and go on with the chain', () => {
     const voided = encodeRecord(2, entry(2));
     voidRecordBytes().copy(voided, 0);
-    expect(decodeRecords(journal(encodeRecord(1, entry(1)), voided, encodeRecord(3, entry(3)))).map((r) => r.seq)).toEqual([1, 3]);
+    expect(
+      decodeRecords(journal(encodeRecord(1, entry(1)), voided, encodeRecord(3, entry(3)))).map((r) => r.seq),
+    ).toEqual([1, 3]);
   });
 
   it('is not a journal without its header line', () => {

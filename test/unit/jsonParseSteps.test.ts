@@ -5,7 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, JsonTooDeep, MAX_JSON_DEPTH, parseJsonSteps, SMALL_CONTAINER } from '../../src/lib/jsonParseSteps.js';
+import {
+  JsonSyntaxError,
+  JsonTooDeep,
+  MAX_JSON_DEPTH,
+  parseJsonSteps,
+  SMALL_CONTAINER,
+} from '../../src/lib/jsonParseSteps.js';
 import { runSteps } from '../../src/lib/steps.js';
 
 const parsed = (text: string, small: number) => runSteps(parseJsonSteps(text, small));
@@ -55,25 +61,40 @@ describe('parseJsonSteps', () => {
   it('refuses what JSON.parse refuses, and accepts what it accepts, for JSON with a mistake put in', () => {
     const mistakes = fc.constantFrom(',', ']', '}', '[', '{', '"', ':', '\\', 'x', ' ', '1', '\n', '\u0001');
     fc.assert(
-      fc.property(fc.json(), fc.nat(), mistakes, fc.boolean(), fc.integer({ min: 1, max: 16 }), (text, where, mistake, replace, small) => {
-        const at = where % (text.length + 1);
-        const changed = text.slice(0, at) + mistake + text.slice(replace ? at + 1 : at);
-        const expected = reference(changed);
-        const actual = ours(changed, small);
-        if (expected === 'refused') expect(actual).toBe('refused');
-        else same(actual, expected);
-      }),
+      fc.property(
+        fc.json(),
+        fc.nat(),
+        mistakes,
+        fc.boolean(),
+        fc.integer({ min: 1, max: 16 }),
+        (text, where, mistake, replace, small) => {
+          const at = where % (text.length + 1);
+          const changed = text.slice(0, at) + mistake + text.slice(replace ? at + 1 : at);
+          const expected = reference(changed);
+          const actual = ours(changed, small);
+          if (expected === 'refused') expect(actual).toBe('refused');
+          else same(actual, expected);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
 
   it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels before building anything`, () => {
     expect(() => parsed(`${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`, 16)).toThrow(JsonTooDeep);
-    same(parsed(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`, 16), JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`));
+    same(
+      parsed(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`, 16),
+      JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`),
+    );
   });
 
   it('pauses at least once per two small containers of text', () => {
-    const text = JSON.stringify({ data: Array.from({ length: 20_000 }, (_, i) => ({ key: `k${i}`, values: [{ context: '*', value: Array(20).fill(i) }] })) });
+    const text = JSON.stringify({
+      data: Array.from({ length: 20_000 }, (_, i) => ({
+        key: `k${i}`,
+        values: [{ context: '*', value: Array(20).fill(i) }],
+      })),
+    });
     const steps = parseJsonSteps(text);
     let pauses = 0;
     let next = steps.next();

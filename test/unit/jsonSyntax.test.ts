@@ -39,13 +39,18 @@ describe('jsonSyntaxProblem', () => {
     const near = fc.oneof(
       fc.json(),
       fc.json().map((text) => text.slice(0, -1)),
-      fc.tuple(fc.json(), fc.nat(), fc.constantFrom(',', '}', ']', '"', ':', 'x', ' ', '\\', '-', '.', 'e', '0')).map(([text, at, c]) => {
-        const i = at % (text.length + 1);
-        return text.slice(0, i) + c + text.slice(i);
-      }),
+      fc
+        .tuple(fc.json(), fc.nat(), fc.constantFrom(',', '}', ']', '"', ':', 'x', ' ', '\\', '-', '.', 'e', '0'))
+        .map(([text, at, c]) => {
+          const i = at % (text.length + 1);
+          return text.slice(0, i) + c + text.slice(i);
+        }),
       fc.string(),
     );
-    fc.assert(fc.property(near, (text) => (jsonSyntaxProblem(text) === undefined) === parses(text)), { numRuns: 2000 });
+    fc.assert(
+      fc.property(near, (text) => (jsonSyntaxProblem(text) === undefined) === parses(text)),
+      { numRuns: 2000 },
+    );
   });
 
   it('is not fooled by deep nesting (no recursion)', () => {

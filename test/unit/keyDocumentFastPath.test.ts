@@ -12,7 +12,34 @@ import { parseCanonicalKey, parseKey, serializeKey } from '../../src/layout/layo
 const text = fc.oneof(
   fc.string({ unit: 'binary' }),
   fc.string({ unit: 'grapheme' }),
-  fc.constantFrom('', ' ', 'true', 'Null', 'NO', '~', '- x', ': y', '#c', '*a', '&b', "'", '"', '\t', '\u2028', '\u0085', 'a b', 'a  b', 'a ', '0x1F', '1e5', '.inf', 'Production;*;*', 'a:b', 'a #b', '[x]'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'true',
+    'Null',
+    'NO',
+    '~',
+    '- x',
+    ': y',
+    '#c',
+    '*a',
+    '&b',
+    "'",
+    '"',
+    '\t',
+    '\u2028',
+    '\u0085',
+    'a b',
+    'a  b',
+    'a ',
+    '0x1F',
+    '1e5',
+    '.inf',
+    'Production;*;*',
+    'a:b',
+    'a #b',
+    '[x]',
+  ),
 );
 const item = fc.oneof(fc.constant('*'), fc.stringMatching(/^[A-Za-z0-9]{1,6}$/));
 const record: fc.Arbitrary<KeyRecord> = fc.record({
@@ -22,7 +49,14 @@ const record: fc.Arbitrary<KeyRecord> = fc.record({
   vdt: fc.constantFrom(...VALUE_TYPES),
   push: fc.boolean(),
   securityGroup: fc.option(text, { nil: undefined }),
-  values: fc.array(fc.record({ context: fc.array(item, { minLength: 1, maxLength: 4 }), value: fc.option(text, { nil: null }), active: fc.boolean() }), { maxLength: 4 }),
+  values: fc.array(
+    fc.record({
+      context: fc.array(item, { minLength: 1, maxLength: 4 }),
+      value: fc.option(text, { nil: null }),
+      active: fc.boolean(),
+    }),
+    { maxLength: 4 },
+  ),
 });
 
 describe('parseCanonicalKey', () => {
@@ -33,7 +67,10 @@ describe('parseCanonicalKey', () => {
         const fast = parseCanonicalKey(written);
         expect(fast).toEqual(key);
         const doc = YAML.parse(written, { schema: 'core' });
-        expect(fast).toEqual({ ...doc, values: doc.values.map((v: { context: string }) => ({ ...v, context: v.context.split(';') })) });
+        expect(fast).toEqual({
+          ...doc,
+          values: doc.values.map((v: { context: string }) => ({ ...v, context: v.context.split(';') })),
+        });
       }),
       { numRuns: 3000 },
     );
@@ -43,7 +80,10 @@ describe('parseCanonicalKey', () => {
     ['a comment', 'key: k  # note\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n'],
     ['a YAML-only escape', 'key: "k\\x41"\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n'],
     ['another field order', 'readme: ""\nkey: k\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n'],
-    ['a flow sequence of values', 'key: k\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues: [{context: "*", value: x, active: true}]\n'],
+    [
+      'a flow sequence of values',
+      'key: k\nreadme: ""\ndeprecated: false\nvdt: Text\npush: true\nvalues: [{context: "*", value: x, active: true}]\n',
+    ],
     ['a block scalar', 'key: k\nreadme: |\n  two\n  lines\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n'],
     ['a keyword as plain value', 'key: k\nreadme: yes\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n'],
   ])('steps aside for %s, and parseKey still reads it with the yaml library', (_what, written) => {
@@ -58,7 +98,10 @@ describe('parseCanonicalKey', () => {
   });
 
   it('reads a hand-written block scalar through the yaml library', () => {
-    const key = parseKey('key: k\nreadme: |\n  two\n  lines\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n', 'test');
+    const key = parseKey(
+      'key: k\nreadme: |\n  two\n  lines\ndeprecated: false\nvdt: Text\npush: true\nvalues: []\n',
+      'test',
+    );
     expect(key.readme).toBe('two\nlines\n');
   });
 });

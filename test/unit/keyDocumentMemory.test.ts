@@ -38,7 +38,9 @@ function keptBytes(handEdited: boolean): number {
     globalThis.gc();
     console.log(process.memoryUsage().heapUsed - before, records.length);
   `;
-  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   const [bytes, count] = out.trim().split(' ').map(Number);
   expect(count).toBe(DOCUMENTS);
   return bytes;
@@ -48,8 +50,12 @@ describe('a parsed key document', () => {
   it.each([
     ['the canonical reader', false],
     ['the yaml library, for a document edited by hand', true],
-  ])('keeps none of its text, read by %s', (_, handEdited) => {
-    // Views would keep every 20 KB text: 20 MB. Own strings: the records alone.
-    expect(keptBytes(handEdited)).toBeLessThan((DOCUMENTS * README_CHARS) / 10);
-  }, 60_000);
+  ])(
+    'keeps none of its text, read by %s',
+    (_, handEdited) => {
+      // Views would keep every 20 KB text: 20 MB. Own strings: the records alone.
+      expect(keptBytes(handEdited)).toBeLessThan((DOCUMENTS * README_CHARS) / 10);
+    },
+    60_000,
+  );
 });

@@ -26,27 +26,95 @@ function reading(record: KeyRecord | null, request: RequestContext): unknown {
 
 describe('readsTheSame', () => {
   it('is true when only values of other contexts changed', () => {
-    const before = key([['Prod;*', 'p'], ['Dev;*', 'd']]);
-    expect(readsTheSame(before, key([['Prod;*', 'p'], ['Dev;*', 'd2']]), prod)).toBe(true);
-    expect(readsTheSame(before, key([['Prod;*', 'p'], ['Dev;*', 'd'], ['Test;*', 't']]), prod)).toBe(true);
+    const before = key([
+      ['Prod;*', 'p'],
+      ['Dev;*', 'd'],
+    ]);
+    expect(
+      readsTheSame(
+        before,
+        key([
+          ['Prod;*', 'p'],
+          ['Dev;*', 'd2'],
+        ]),
+        prod,
+      ),
+    ).toBe(true);
+    expect(
+      readsTheSame(
+        before,
+        key([
+          ['Prod;*', 'p'],
+          ['Dev;*', 'd'],
+          ['Test;*', 't'],
+        ]),
+        prod,
+      ),
+    ).toBe(true);
   });
 
   it('is true when a losing or inactive value of the context changed', () => {
-    expect(readsTheSame(key([['*;*', 'g'], ['Prod;*', 'p']]), key([['*;*', 'g2'], ['Prod;*', 'p']]), prod)).toBe(true);
-    expect(readsTheSame(key([['Prod;*', 'p'], ['Prod;web', 'x', false]]), key([['Prod;*', 'p'], ['Prod;web', 'y', false]]), prod)).toBe(true);
+    expect(
+      readsTheSame(
+        key([
+          ['*;*', 'g'],
+          ['Prod;*', 'p'],
+        ]),
+        key([
+          ['*;*', 'g2'],
+          ['Prod;*', 'p'],
+        ]),
+        prod,
+      ),
+    ).toBe(true);
+    expect(
+      readsTheSame(
+        key([
+          ['Prod;*', 'p'],
+          ['Prod;web', 'x', false],
+        ]),
+        key([
+          ['Prod;*', 'p'],
+          ['Prod;web', 'y', false],
+        ]),
+        prod,
+      ),
+    ).toBe(true);
   });
 
   it("is false when the context's resolved value changes, or goes, or comes", () => {
     expect(readsTheSame(key([['Prod;*', 'p']]), key([['Prod;*', 'p2']]), prod)).toBe(false);
-    expect(readsTheSame(key([['*;*', 'g'], ['Prod;*', 'p']]), key([['*;*', 'g']]), prod)).toBe(false);
-    expect(readsTheSame(key([['Dev;*', 'd']]), key([['Dev;*', 'd'], ['*;web', 'w']]), prod)).toBe(false);
+    expect(
+      readsTheSame(
+        key([
+          ['*;*', 'g'],
+          ['Prod;*', 'p'],
+        ]),
+        key([['*;*', 'g']]),
+        prod,
+      ),
+    ).toBe(false);
+    expect(
+      readsTheSame(
+        key([['Dev;*', 'd']]),
+        key([
+          ['Dev;*', 'd'],
+          ['*;web', 'w'],
+        ]),
+        prod,
+      ),
+    ).toBe(false);
     expect(readsTheSame(key([['Prod;*', 'p']]), key([['prod;*', 'p']]), prod)).toBe(false); // the context as written is in the answer
   });
 
   it("weighs the key's fields only where it resolves", () => {
     expect(readsTheSame(key([['Prod;*', 'p']]), key([['Prod;*', 'p']], { deprecated: true }), prod)).toBe(false);
-    expect(readsTheSame(key([['Prod;*', 'p']]), key([['Prod;*', 'p']], { securityGroup: 'secrets' }), prod)).toBe(false);
-    expect(readsTheSame(key([['Dev;*', 'd']]), key([['Dev;*', 'd']], { readme: 'new', vdt: 'Integer' }), prod)).toBe(true);
+    expect(readsTheSame(key([['Prod;*', 'p']]), key([['Prod;*', 'p']], { securityGroup: 'secrets' }), prod)).toBe(
+      false,
+    );
+    expect(readsTheSame(key([['Dev;*', 'd']]), key([['Dev;*', 'd']], { readme: 'new', vdt: 'Integer' }), prod)).toBe(
+      true,
+    );
   });
 
   it('is false when the key appears or goes, or its name changes case, even resolving nothing', () => {
@@ -57,7 +125,10 @@ describe('readsTheSame', () => {
   });
 
   it('resolves through context groups', () => {
-    const groups = requestContext(['Prod', 'web'], new GroupIndex(['Env', 'App'], [{ level: 'App', name: 'Frontends', members: ['web'] }]));
+    const groups = requestContext(
+      ['Prod', 'web'],
+      new GroupIndex(['Env', 'App'], [{ level: 'App', name: 'Frontends', members: ['web'] }]),
+    );
     expect(readsTheSame(key([['*;Frontends', 'f']]), key([['*;Frontends', 'f2']]), groups)).toBe(false);
     expect(readsTheSame(key([['*;Frontends', 'f']]), key([['*;Frontends', 'f2']]), prod)).toBe(true); // without the group, not a member
   });
@@ -80,7 +151,9 @@ describe('readsTheSame', () => {
       }),
       { nil: null },
     );
-    const request = fc.tuple(fc.constantFrom('Prod', 'Dev'), fc.constantFrom('web', 'api')).map((items) => requestContext(items));
+    const request = fc
+      .tuple(fc.constantFrom('Prod', 'Dev'), fc.constantFrom('web', 'api'))
+      .map((items) => requestContext(items));
     fc.assert(
       fc.property(record, record, request, (before, after, context) => {
         if (readsTheSame(before, after, context)) expect(reading(after, context)).toEqual(reading(before, context));

@@ -32,7 +32,9 @@ function importsOf(text: string): string[] {
 /** The .ts files of a folder under src/, recursively (our folders are shallow). */
 function sourcesOf(folder: string): string[] {
   const entries = readdirSync(join(SRC, folder), { withFileTypes: true, recursive: true });
-  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.ts')).map((entry) => join(entry.parentPath, entry.name));
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => join(entry.parentPath, entry.name));
 }
 
 /**

@@ -8,7 +8,22 @@ import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { WILDCARD } from '../../src/domain/context.js';
 import type { KeyRecord, RepoSettings } from '../../src/domain/model.js';
-import { contextFolderName, decodeFilePath, decodeName, encodeFilePath, encodeName, filesFolder, keyFileName, keyPath, keyShard, parseContextFolderName, parseKey, parseSettings, serializeKey, serializeSettings } from '../../src/layout/layout.js';
+import {
+  contextFolderName,
+  decodeFilePath,
+  decodeName,
+  encodeFilePath,
+  encodeName,
+  filesFolder,
+  keyFileName,
+  keyPath,
+  keyShard,
+  parseContextFolderName,
+  parseKey,
+  parseSettings,
+  serializeKey,
+  serializeSettings,
+} from '../../src/layout/layout.js';
 import { anyText, contextOf, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
 import { LayoutError } from '../../src/layout/errors.js';
 
@@ -40,7 +55,24 @@ function gitForWindowsRefuses(segment: string): boolean {
 const nameText = anyText.map((s) => s.replace(/\//g, ''));
 const deviceLike = fc
   .tuple(
-    fc.constantFrom('con', 'CON', 'Con', 'prn', 'aux', 'AUX', 'nul', 'NuL', 'com0', 'com1', 'COM9', 'lpt0', 'lpt1', 'LPT9', 'conin$', 'CONOUT$'),
+    fc.constantFrom(
+      'con',
+      'CON',
+      'Con',
+      'prn',
+      'aux',
+      'AUX',
+      'nul',
+      'NuL',
+      'com0',
+      'com1',
+      'COM9',
+      'lpt0',
+      'lpt1',
+      'LPT9',
+      'conin$',
+      'CONOUT$',
+    ),
     fc.constantFrom('', '.', '.txt', '.tar.gz', ' ', '  ', ' .txt', '..', '.yaml', 'x', '1', ';_', ':s'),
   )
   .map(([stem, rest]) => stem + rest);
@@ -74,9 +106,16 @@ describe('encodeName and decodeName', () => {
 
   it('decodeName(encodeName(s)) is s for any string without `/` (property)', () => {
     fc.assert(
-      fc.property(fc.oneof(nameText, deviceLike, fc.string({ unit: 'binary' }).map((s) => s.replace(/\//g, ''))), (name) => {
-        expect(decodeName(encodeName(name))).toBe(name);
-      }),
+      fc.property(
+        fc.oneof(
+          nameText,
+          deviceLike,
+          fc.string({ unit: 'binary' }).map((s) => s.replace(/\//g, '')),
+        ),
+        (name) => {
+          expect(decodeName(encodeName(name))).toBe(name);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -103,7 +142,9 @@ describe('encodeName and decodeName', () => {
 
   it('adds no case collision: encodings equal without regard to case come from names equal without regard to case (property)', () => {
     const small = fc
-      .array(fc.constantFrom('c', 'C', 'o', 'n', 'N', '%', '3', '6', 'a', 'A', 'e', 'E', ':', '.', ' ', '*', '2'), { maxLength: 5 })
+      .array(fc.constantFrom('c', 'C', 'o', 'n', 'N', '%', '3', '6', 'a', 'A', 'e', 'E', ':', '.', ' ', '*', '2'), {
+        maxLength: 5,
+      })
       .map((chars) => chars.join(''));
     fc.assert(
       fc.property(small, small, (a, b) => {
@@ -118,12 +159,21 @@ describe('encodeName and decodeName', () => {
   // normalizeFilePath, so encodeName must encode them for a clone to work on Windows.
   it('never yields a segment that Git for Windows refuses to check out', () => {
     for (const name of ['con .txt', 'NUL  .yaml', 'aux ', 'conin$', 'CONOUT$.txt', 'conin$ .x', 'com1 .log', 'lpt0']) {
-      expect(gitForWindowsRefuses(encodeName(name)), `${JSON.stringify(name)} -> ${JSON.stringify(encodeName(name))}`).toBe(false);
+      expect(
+        gitForWindowsRefuses(encodeName(name)),
+        `${JSON.stringify(name)} -> ${JSON.stringify(encodeName(name))}`,
+      ).toBe(false);
     }
     fc.assert(
-      fc.property(fc.oneof(deviceLike, nameText.map((s) => s.replace(/[\u0000-\u001f\\]/g, ''))), (name) => {
-        expect(gitForWindowsRefuses(encodeName(name))).toBe(false);
-      }),
+      fc.property(
+        fc.oneof(
+          deviceLike,
+          nameText.map((s) => s.replace(/[\u0000-\u001f\\]/g, '')),
+        ),
+        (name) => {
+          expect(gitForWindowsRefuses(encodeName(name))).toBe(false);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -185,10 +235,16 @@ describe('context folders and file paths', () => {
     expect(encodeFilePath('conf/app:1.txt')).toEqual(['conf', 'app%3A1.txt']);
     expect(encodeFilePath('nul/x.')).toEqual(['%6Eul', 'x%2E']);
     fc.assert(
-      fc.property(fc.array(nameText.filter((s) => s.length > 0), { minLength: 1, maxLength: 4 }), (segments) => {
-        const path = segments.join('/');
-        expect(decodeFilePath(encodeFilePath(path))).toBe(path);
-      }),
+      fc.property(
+        fc.array(
+          nameText.filter((s) => s.length > 0),
+          { minLength: 1, maxLength: 4 },
+        ),
+        (segments) => {
+          const path = segments.join('/');
+          expect(decodeFilePath(encodeFilePath(path))).toBe(path);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -230,7 +286,11 @@ describe('serializeKey and parseKey', () => {
 
   it.each(TRICKY.map((t) => [t]))('round-trips the value and readme %j', (tricky) => {
     for (const text of [tricky, ` ${tricky} `, `${tricky}\n${tricky}`, `x${tricky}`, `${tricky}x`]) {
-      const record: KeyRecord = { ...sampleKey, readme: text, values: [{ context: ['a', '*'], value: text, active: true }] };
+      const record: KeyRecord = {
+        ...sampleKey,
+        readme: text,
+        values: [{ context: ['a', '*'], value: text, active: true }],
+      };
       const serialized = serializeKey(record);
       expect(parseKey(serialized, 'k')).toEqual(record);
       expect(parseKey(Buffer.from(serialized, 'utf8').toString('utf8'), 'k')).toEqual(record);
@@ -274,7 +334,13 @@ describe('parseKey refuses documents that do not match the layout', () => {
 
   it.each([
     ['an unknown top-level field', docOf((d) => (d.extra = 1))],
-    ['a mistyped field name', docOf((d) => { d.vdts = d.vdt; delete d.vdt; })],
+    [
+      'a mistyped field name',
+      docOf((d) => {
+        d.vdts = d.vdt;
+        delete d.vdt;
+      }),
+    ],
     ['an unknown field in a value', docOf((d) => ((d.values as Record<string, unknown>[])[0].opp = 'delete'))],
     ['a missing field', docOf((d) => delete d.push)],
     ['a missing value field', docOf((d) => delete (d.values as Record<string, unknown>[])[0].active)],
@@ -301,8 +367,15 @@ describe('parseKey refuses documents that do not match the layout', () => {
   });
 
   it('names the document in the error', () => {
-    expect(() => parseKey('key: [', 'keys/ab/x.yaml at commit 123')).toThrow(/^keys\/ab\/x\.yaml at commit 123 is not valid YAML/);
-    expect(() => parseKey(docOf((d) => (d.extra = 1)), 'keys/ab/x.yaml')).toThrow(/^keys\/ab\/x\.yaml does not match the layout/);
+    expect(() => parseKey('key: [', 'keys/ab/x.yaml at commit 123')).toThrow(
+      /^keys\/ab\/x\.yaml at commit 123 is not valid YAML/,
+    );
+    expect(() =>
+      parseKey(
+        docOf((d) => (d.extra = 1)),
+        'keys/ab/x.yaml',
+      ),
+    ).toThrow(/^keys\/ab\/x\.yaml does not match the layout/);
   });
 });
 

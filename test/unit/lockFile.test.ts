@@ -167,7 +167,8 @@ describe('users of the lock', () => {
     const registry = new RepositoryRegistry(dir);
     try {
       const repository = await createRepository(registry, { account: 'acme', name: 'app', levels: ['Environment'] });
-      const git = (...args: string[]) => execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' });
+      const git = (...args: string[]) =>
+        execFileSync('git', ['--git-dir', repository.gitdir, ...args], { encoding: 'utf8' });
       git('tag', 'packed', repository.head());
       git('pack-refs', '--all');
       writeFileSync(join(repository.gitdir, 'packed-refs.lock'), '');

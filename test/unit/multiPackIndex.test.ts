@@ -5,13 +5,22 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks } from '../../src/disk/objects/multiPackIndex.js';
+import {
+  clearMultiPackIndex,
+  packsNamedByIndex,
+  removeIndexNamingMissingPacks,
+} from '../../src/disk/objects/multiPackIndex.js';
 import { tempGit, type TempGit } from '../support/gitCli.js';
 
 describe('multi-pack-index', () => {
   let repo: TempGit;
   const folder = () => join(repo.gitdir, 'objects', 'pack');
-  const packs = () => new Set(readdirSync(folder()).filter((f) => f.endsWith('.pack')).map((f) => f.replace(/\.pack$/, '')));
+  const packs = () =>
+    new Set(
+      readdirSync(folder())
+        .filter((f) => f.endsWith('.pack'))
+        .map((f) => f.replace(/\.pack$/, '')),
+    );
 
   beforeAll(() => {
     repo = tempGit();
@@ -19,9 +28,14 @@ describe('multi-pack-index', () => {
     for (let i = 0; i < 3; i++) {
       const blob = repo.git(['hash-object', '-w', '--stdin'], `content ${i}\n`).trim();
       const tree = repo.git(['mktree'], `100644 blob ${blob}\tfile${i}\n`).trim();
-      const commit = repo.git(['commit-tree', tree, ...parent, '-m', `c${i}`], undefined, {
-        GIT_AUTHOR_NAME: 'a', GIT_AUTHOR_EMAIL: 'a@b', GIT_COMMITTER_NAME: 'a', GIT_COMMITTER_EMAIL: 'a@b',
-      }).trim();
+      const commit = repo
+        .git(['commit-tree', tree, ...parent, '-m', `c${i}`], undefined, {
+          GIT_AUTHOR_NAME: 'a',
+          GIT_AUTHOR_EMAIL: 'a@b',
+          GIT_COMMITTER_NAME: 'a',
+          GIT_COMMITTER_EMAIL: 'a@b',
+        })
+        .trim();
       repo.git(['update-ref', 'refs/heads/main', commit]);
       repo.git(['repack', '-d', '-q']);
       parent = ['-p', commit];

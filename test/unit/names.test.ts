@@ -7,21 +7,42 @@ import { describe, expect, it } from 'vitest';
 import { isValidKeyName, isValidName, keyId, nameProblem, referencedKeys } from '../../src/domain/names.js';
 
 describe('account, repository and label names', () => {
-  it.each([['a'], ['A'], ['1'], ['acme'], ['my-repo'], ['my.repo'], ['my_repo'], ['a-b.c_d'], ['v1.2'], ['x'.repeat(120)]])(
-    'accepts %j',
-    (name) => {
-      expect(isValidName(name)).toBe(true);
-      expect(nameProblem('name', name)).toBeUndefined();
-    },
-  );
+  it.each([
+    ['a'],
+    ['A'],
+    ['1'],
+    ['acme'],
+    ['my-repo'],
+    ['my.repo'],
+    ['my_repo'],
+    ['a-b.c_d'],
+    ['v1.2'],
+    ['x'.repeat(120)],
+  ])('accepts %j', (name) => {
+    expect(isValidName(name)).toBe(true);
+    expect(nameProblem('name', name)).toBeUndefined();
+  });
 
-  it.each([['-a'], ['a-'], ['a--b'], ['a-.b'], ['.a'], ['a.'], ['_a'], ['a+b'], ['a b'], ['a/b'], ['a*'], ['é'], ['a\n']])(
-    'refuses %j: letters and digits joined by single separators',
-    (name) => {
-      expect(isValidName(name)).toBe(false);
-      expect(nameProblem('account name', name)).toBe("account name must be letters and digits joined by single '-', '.' or '_'");
-    },
-  );
+  it.each([
+    ['-a'],
+    ['a-'],
+    ['a--b'],
+    ['a-.b'],
+    ['.a'],
+    ['a.'],
+    ['_a'],
+    ['a+b'],
+    ['a b'],
+    ['a/b'],
+    ['a*'],
+    ['é'],
+    ['a\n'],
+  ])('refuses %j: letters and digits joined by single separators', (name) => {
+    expect(isValidName(name)).toBe(false);
+    expect(nameProblem('account name', name)).toBe(
+      "account name must be letters and digits joined by single '-', '.' or '_'",
+    );
+  });
 
   it('refuses the empty name and names over 120 characters', () => {
     expect(isValidName('')).toBe(false);
@@ -112,7 +133,11 @@ describe('key names', () => {
 
 describe('template references `${ key }`', () => {
   it('finds references with and without spaces, in order of first appearance', () => {
-    expect(referencedKeys('host=${db.host} port=${ db.port }  user=${  user  }')).toEqual(['db.host', 'db.port', 'user']);
+    expect(referencedKeys('host=${db.host} port=${ db.port }  user=${  user  }')).toEqual([
+      'db.host',
+      'db.port',
+      'user',
+    ]);
   });
 
   it('keeps one reference per key, matched without regard to case, in its first spelling', () => {
@@ -164,12 +189,16 @@ describe('template references `${ key }`', () => {
     const key = fc.stringMatching(/^[A-Za-z0-9._+\-[\]()*]{1,12}$/);
     const filler = fc.string({ maxLength: 10 }).filter((s) => !s.includes('$') && !s.includes('{') && !s.includes('}'));
     fc.assert(
-      fc.property(fc.array(fc.tuple(filler, key, fc.constantFrom('', ' ', '  ')), { maxLength: 6 }), filler, (parts, tail) => {
-        const text = parts.map(([before, k, pad]) => `${before}\${${pad}${k}${pad}}`).join('') + tail;
-        const expected = new Map<string, string>();
-        for (const [, k] of parts) if (!expected.has(k.toLowerCase())) expected.set(k.toLowerCase(), k);
-        expect(referencedKeys(text)).toEqual([...expected.values()]);
-      }),
+      fc.property(
+        fc.array(fc.tuple(filler, key, fc.constantFrom('', ' ', '  ')), { maxLength: 6 }),
+        filler,
+        (parts, tail) => {
+          const text = parts.map(([before, k, pad]) => `${before}\${${pad}${k}${pad}}`).join('') + tail;
+          const expected = new Map<string, string>();
+          for (const [, k] of parts) if (!expected.has(k.toLowerCase())) expected.set(k.toLowerCase(), k);
+          expect(referencedKeys(text)).toEqual([...expected.values()]);
+        },
+      ),
       { numRuns: 200 },
     );
   });

@@ -8,7 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { deflateSync, inflateSync } from 'node:zlib';
 import fc from 'fast-check';
-import { adler32, compressObject, DEFLATE_FROM_BYTES, inflateObject, storedZlib } from '../../src/git/objectCompression.js';
+import {
+  adler32,
+  compressObject,
+  DEFLATE_FROM_BYTES,
+  inflateObject,
+  storedZlib,
+} from '../../src/git/objectCompression.js';
 
 describe('storedZlib', () => {
   for (const size of [0, 1, 1023, 1024, 1025, 65_534, 65_535, 65_536, 131_070, 131_071, 200_000]) {
@@ -45,7 +51,12 @@ describe('compressObject', () => {
 
   it('puts the stream after a head in one buffer, for small and large objects alike', () => {
     const head = Buffer.from([0xb5, 0x02]); // a pack entry's header
-    for (const content of [Buffer.alloc(0), Buffer.from('key: a\n'), randomBytes(70_000), Buffer.alloc(DEFLATE_FROM_BYTES, 'a')]) {
+    for (const content of [
+      Buffer.alloc(0),
+      Buffer.from('key: a\n'),
+      randomBytes(70_000),
+      Buffer.alloc(DEFLATE_FROM_BYTES, 'a'),
+    ]) {
       const framed = compressObject(content, head);
       expect(framed.subarray(0, head.length).equals(head)).toBe(true);
       expect(framed.subarray(head.length).equals(compressObject(content))).toBe(true);

@@ -25,7 +25,8 @@ function pack(ids: string, indexVersion: number): void {
   repo.git(['prune-packed']);
 }
 
-const allIds = () => repo.git(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)']).trim().split('\n').sort();
+const allIds = () =>
+  repo.git(['cat-file', '--batch-all-objects', '--batch-check=%(objectname)']).trim().split('\n').sort();
 
 beforeAll(() => {
   repo = tempGit();
@@ -33,7 +34,9 @@ beforeAll(() => {
   pack(write(300, 'v1'), 1);
   write(200, 'loose');
   const indexes = readdirSync(`${repo.gitdir}/objects/pack`).filter((file) => file.endsWith('.idx'));
-  expect(indexes.map((file) => readFileSync(`${repo.gitdir}/objects/pack/${file}`).readUInt32BE(0) === 0xff744f63).sort()).toEqual([false, true]);
+  expect(
+    indexes.map((file) => readFileSync(`${repo.gitdir}/objects/pack/${file}`).readUInt32BE(0) === 0xff744f63).sort(),
+  ).toEqual([false, true]);
   expect(repo.git(['count-objects']).trim()).toMatch(/^200 objects/);
 });
 
@@ -44,7 +47,12 @@ describe('ObjectStore.idsWithPrefix', () => {
     const ids = allIds();
     expect(ids).toHaveLength(900);
     const store = new ObjectStore(repo.gitdir);
-    const prefixes = new Set<string>(['00', 'ff', 'abc', ...ids.slice(0, 80).flatMap((id) => [id.slice(0, 2), id.slice(0, 3), id.slice(0, 7), id])]);
+    const prefixes = new Set<string>([
+      '00',
+      'ff',
+      'abc',
+      ...ids.slice(0, 80).flatMap((id) => [id.slice(0, 2), id.slice(0, 3), id.slice(0, 7), id]),
+    ]);
     for (const prefix of prefixes) {
       expect(store.idsWithPrefix(prefix, 1000), prefix).toEqual(ids.filter((id) => id.startsWith(prefix)));
     }

@@ -45,7 +45,10 @@ function deltaCount(repo: TempGit): number {
 
 /** `count` commits of one growing file, so that git stores most versions as deltas. */
 function importHistory(repo: TempGit, count: number, from = 0): void {
-  const lines = Array.from({ length: 200 }, (_, i) => `line ${i} of a configuration file that changes a little each time`);
+  const lines = Array.from(
+    { length: 200 },
+    (_, i) => `line ${i} of a configuration file that changes a little each time`,
+  );
   let script = '';
   for (let i = from; i < from + count; i++) {
     lines[i % lines.length] = `changed in commit ${i}`;
@@ -82,7 +85,9 @@ describe('ObjectStore reads what git wrote', () => {
     importHistory(repo, 40);
     repo.git(['repack', '-adf', '--depth=50']);
     const folder = join(repo.gitdir, 'objects', 'pack');
-    const name = readdirSync(folder).find((entry) => entry.endsWith('.pack'))!.slice(0, -'.pack'.length);
+    const name = readdirSync(folder)
+      .find((entry) => entry.endsWith('.pack'))!
+      .slice(0, -'.pack'.length);
     const all = Number.MAX_SAFE_INTEGER;
     const readings: PackReading[] = [
       { wholeUpTo: 0, windowsUpTo: 0, window: 64 * 1024 }, // entry by entry
@@ -97,7 +102,9 @@ describe('ObjectStore reads what git wrote', () => {
         for (const object of [...allObjects(repo), ...allObjects(repo).reverse()]) {
           const read = pack.read(Buffer.from(object.oid, 'hex'), () => undefined)!;
           expect(read.type, object.oid).toBe(object.type);
-          expect(read.content.equals(object.content), `${object.type} ${object.oid} (${JSON.stringify(reading)})`).toBe(true);
+          expect(read.content.equals(object.content), `${object.type} ${object.oid} (${JSON.stringify(reading)})`).toBe(
+            true,
+          );
         }
       } finally {
         pack.close();
@@ -110,13 +117,25 @@ describe('ObjectStore reads what git wrote', () => {
     importHistory(repo, 40);
     repo.git(['repack', '-adf', '--depth=50']);
     const folder = join(repo.gitdir, 'objects', 'pack');
-    const name = readdirSync(folder).find((entry) => entry.endsWith('.pack'))!.slice(0, -'.pack'.length);
+    const name = readdirSync(folder)
+      .find((entry) => entry.endsWith('.pack'))!
+      .slice(0, -'.pack'.length);
     const objects = allObjects(repo);
-    const pack = PackFile.open(join(folder, name), name, { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 512 });
+    const pack = PackFile.open(join(folder, name), name, {
+      wholeUpTo: 0,
+      windowsUpTo: Number.MAX_SAFE_INTEGER,
+      window: 512,
+    });
     try {
-      expect(pack.read(Buffer.from(objects[0].oid, 'hex'), () => undefined)?.content.equals(objects[0].content)).toBe(true);
+      expect(pack.read(Buffer.from(objects[0].oid, 'hex'), () => undefined)?.content.equals(objects[0].content)).toBe(
+        true,
+      );
       for (const file of readdirSync(folder)) rmSync(join(folder, file));
-      for (const object of objects) expect(pack.read(Buffer.from(object.oid, 'hex'), () => undefined)?.content.equals(object.content), object.oid).toBe(true);
+      for (const object of objects)
+        expect(
+          pack.read(Buffer.from(object.oid, 'hex'), () => undefined)?.content.equals(object.content),
+          object.oid,
+        ).toBe(true);
     } finally {
       pack.close();
     }
@@ -133,10 +152,21 @@ describe('ObjectStore reads what git wrote', () => {
     const checksum = Buffer.alloc(4);
     checksum.writeUInt32BE(adler32(content));
     const empty = Buffer.from([0, 0, 0, 0xff, 0xff]);
-    const stream = Buffer.concat([Buffer.from([0x78, 0x01]), ...Array.from({ length: 300 }, () => empty), final, content, checksum]);
+    const stream = Buffer.concat([
+      Buffer.from([0x78, 0x01]),
+      ...Array.from({ length: 300 }, () => empty),
+      final,
+      content,
+      checksum,
+    ]);
     // A pack of that one blob (type 3; its size in the header's varint), then its SHA-1.
     const header = [0x80 | (3 << 4) | (content.length & 0x0f), content.length >> 4];
-    const body = Buffer.concat([Buffer.from('PACK'), Buffer.from([0, 0, 0, 2, 0, 0, 0, 1]), Buffer.from(header), stream]);
+    const body = Buffer.concat([
+      Buffer.from('PACK'),
+      Buffer.from([0, 0, 0, 2, 0, 0, 0, 1]),
+      Buffer.from(header),
+      stream,
+    ]);
     const trailer = createHash('sha1').update(body).digest();
     const folder = join(repo.gitdir, 'objects', 'pack');
     mkdirSync(folder, { recursive: true });
@@ -146,7 +176,11 @@ describe('ObjectStore reads what git wrote', () => {
     const oid = repo.git(['hash-object', '--stdin'], content.toString()).trim();
     expect(repo.gitBinary(['cat-file', 'blob', oid]).equals(content)).toBe(true); // git reads it
     // Windows of 256 bytes: the stream's first window holds what zlib would make of it, not all of it.
-    const pack = PackFile.open(join(folder, name), name, { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 256 });
+    const pack = PackFile.open(join(folder, name), name, {
+      wholeUpTo: 0,
+      windowsUpTo: Number.MAX_SAFE_INTEGER,
+      window: 256,
+    });
     try {
       expect(pack.read(Buffer.from(oid, 'hex'), () => undefined)?.content.equals(content)).toBe(true);
     } finally {
@@ -192,7 +226,9 @@ describe('ObjectStore reads what git wrote', () => {
   it('names a missing object', async () => {
     repo = tempGit();
     importHistory(repo, 2);
-    await expect(new ObjectStore(repo.gitdir).read('0123456789abcdef0123456789abcdef01234567')).rejects.toBeInstanceOf(ObjectNotFoundError);
+    await expect(new ObjectStore(repo.gitdir).read('0123456789abcdef0123456789abcdef01234567')).rejects.toBeInstanceOf(
+      ObjectNotFoundError,
+    );
   });
 });
 

@@ -40,13 +40,24 @@ function bytesPerKeptString(): { own: number; flat: number; viewOfCopy: number }
     const viewOfCopy = measure((s) => (' ' + s).slice(1));
     console.log(JSON.stringify({ own, flat, viewOfCopy }));
   `;
-  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
   return JSON.parse(out.trim()) as { own: number; flat: number; viewOfCopy: number };
 }
 
 describe('ownString', () => {
   it('gives the very same text, whatever its characters', () => {
-    for (const text of ['', 'a', 'twelve chars', 'thirteen char', 'ünïcödé and more than thirteen', '😀 emoji, long enough here', 'lone \ud800 surrogate, long enough', 'quote " and backslash \\ inside']) {
+    for (const text of [
+      '',
+      'a',
+      'twelve chars',
+      'thirteen char',
+      'ünïcödé and more than thirteen',
+      '😀 emoji, long enough here',
+      'lone \ud800 surrogate, long enough',
+      'quote " and backslash \\ inside',
+    ]) {
       expect(ownString(text)).toBe(text);
     }
   });

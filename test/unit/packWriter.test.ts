@@ -23,12 +23,15 @@ function sampleObjects() {
     encodeObject('blob', Buffer.alloc(70_000, 'x')), // a size that needs a multi-byte entry header
     encodeObject('blob', Buffer.from('ünïcödé and bytes \u0000\u00ff')),
   ];
-  const tree = encodeObject('tree', serializeTree(blobs.map((b, i) => ({ name: `f${i}`, mode: BLOB_MODE, oid: b.oid }))));
+  const tree = encodeObject(
+    'tree',
+    serializeTree(blobs.map((b, i) => ({ name: `f${i}`, mode: BLOB_MODE, oid: b.oid }))),
+  );
   return [...blobs, tree];
 }
 
 describe('the CRC-32 of pack entries', () => {
-  it('is zlib\'s where Node has it, and the JavaScript one gives the same (property)', () => {
+  it("is zlib's where Node has it, and the JavaScript one gives the same (property)", () => {
     expect(crc32Bytes(Buffer.from('123456789'))).toBe(0xcbf43926); // the check value of CRC-32
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 3_000 }), (bytes) => {
@@ -79,20 +82,27 @@ describe('readPackEntries (through the one index parser, packIndex.ts)', () => {
   });
 
   it('as steps, pauses after each run of 1,024 entries and gives the same entries (a merge of 8 MiB was one piece of 45 to 90 ms)', () => {
-    const objects = Array.from({ length: 5_000 }, (_, i) => encodeObject('blob', Buffer.from(`key: k${i}\nvalue: ${i}\n`)));
+    const objects = Array.from({ length: 5_000 }, (_, i) =>
+      encodeObject('blob', Buffer.from(`key: k${i}\nvalue: ${i}\n`)),
+    );
     const pack = buildPack(objects);
     const steps = readPackEntriesSteps(pack.pack, pack.index);
     let pauses = 0;
     let next = steps.next();
     for (; !next.done; next = steps.next()) pauses++;
     expect(pauses).toBeGreaterThanOrEqual(2 * Math.floor(objects.length / 1_024));
-    expect(next.value!.map((entry) => entry.oid.toString('hex'))).toEqual(readPackEntries(pack.pack, pack.index)!.map((entry) => entry.oid.toString('hex')));
+    expect(next.value!.map((entry) => entry.oid.toString('hex'))).toEqual(
+      readPackEntries(pack.pack, pack.index)!.map((entry) => entry.oid.toString('hex')),
+    );
   });
 
   it('leaves a pack with deltas or a version 1 index to git (undefined), and counts a version 1 index', () => {
     repo = tempGit();
     const base = Buffer.from(Array.from({ length: 200 }, (_, i) => `line ${i}\n`).join(''));
-    const objects = [encodeObject('blob', base), encodeObject('blob', Buffer.concat([base, Buffer.from('one more\n')]))];
+    const objects = [
+      encodeObject('blob', base),
+      encodeObject('blob', Buffer.concat([base, Buffer.from('one more\n')])),
+    ];
     const plain = buildPack(objects);
     const packPath = join(repo.dir, 'mine.pack');
     writeFileSync(packPath, plain.pack);
@@ -105,7 +115,10 @@ describe('readPackEntries (through the one index parser, packIndex.ts)', () => {
     expect(indexedObjectCount(readFileSync(v1))).toBe(2);
     writeFileSync(join(repo.gitdir, 'objects', 'pack', `${plain.name}.pack`), plain.pack);
     writeFileSync(join(repo.gitdir, 'objects', 'pack', `${plain.name}.idx`), plain.index);
-    const deltified = repo.gitBinary(['pack-objects', '--stdout', '--no-reuse-object', '--window=10', '--depth=5'], `${listed}\n`);
+    const deltified = repo.gitBinary(
+      ['pack-objects', '--stdout', '--no-reuse-object', '--window=10', '--depth=5'],
+      `${listed}\n`,
+    );
     writeFileSync(join(repo.dir, 'delta.pack'), deltified);
     repo.git(['index-pack', '-o', join(repo.dir, 'delta.idx'), join(repo.dir, 'delta.pack')]);
     expect(readPackEntries(deltified, readFileSync(join(repo.dir, 'delta.idx')))).toBeUndefined();

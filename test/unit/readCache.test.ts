@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { answerOf, ReadCache } from '../../src/http/readCache.js';
 
 describe('ReadCache', () => {
-  it('keeps a small answer (a view into Node\'s 8 KiB pool) as bytes of its own, with the same bytes and ETag', () => {
+  it("keeps a small answer (a view into Node's 8 KiB pool) as bytes of its own, with the same bytes and ETag", () => {
     const cache = new ReadCache();
     const answer = answerOf('{"a":1}', 'application/json');
     expect(answer.body.buffer.byteLength).toBeGreaterThan(answer.body.length); // pooled
@@ -15,7 +15,10 @@ describe('ReadCache', () => {
     const kept = cache.get('k')!;
     expect(kept.body.equals(answer.body)).toBe(true);
     expect(kept.body.buffer.byteLength).toBe(kept.body.length);
-    expect({ etag: kept.etag, contentType: kept.contentType }).toEqual({ etag: answer.etag, contentType: answer.contentType });
+    expect({ etag: kept.etag, contentType: kept.contentType }).toEqual({
+      etag: answer.etag,
+      contentType: answer.contentType,
+    });
   });
 
   it('drops the least recently used answer past its bounds in entries and in bytes', () => {
@@ -23,7 +26,9 @@ describe('ReadCache', () => {
     for (const key of ['a', 'b']) byEntries.set(key, answerOf(key, 'text/plain'));
     byEntries.get('a'); // now b is the least recently used
     byEntries.set('c', answerOf('c', 'text/plain'));
-    expect([byEntries.get('a'), byEntries.get('b'), byEntries.get('c')].map((answer) => answer?.body.toString())).toEqual(['a', undefined, 'c']);
+    expect(
+      [byEntries.get('a'), byEntries.get('b'), byEntries.get('c')].map((answer) => answer?.body.toString()),
+    ).toEqual(['a', undefined, 'c']);
 
     const byBytes = new ReadCache(100, 10);
     byBytes.set('a', answerOf('123456', 'text/plain'));

@@ -2,7 +2,15 @@
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { documentationPages, fencedBlocks, isRun, selected, shows, stepsOf, withPorts } from '../support/readmeBlocks.js';
+import {
+  documentationPages,
+  fencedBlocks,
+  isRun,
+  selected,
+  shows,
+  stepsOf,
+  withPorts,
+} from '../support/readmeBlocks.js';
 import { tempDir } from '../support/harness.js';
 
 const MARKDOWN = [
@@ -45,7 +53,9 @@ describe('README blocks', () => {
       { page: 'README.md', line: 4, section: 'Try it', code: 'echo one', expects: ['one'] },
       { page: 'README.md', line: 6, section: 'Try it', code: 'echo two\necho three', expects: ['two', 'three'] },
     ]);
-    expect(stepsOf(blocks[3])).toEqual([{ page: 'README.md', line: 19, section: 'Other', code: 'echo last', expects: [] }]);
+    expect(stepsOf(blocks[3])).toEqual([
+      { page: 'README.md', line: 19, section: 'Other', code: 'echo last', expects: [] },
+    ]);
   });
 
   it('matches an expected line with … standing for anything within one line', () => {
@@ -60,11 +70,23 @@ describe('documentation pages', () => {
   it('runs README.md first, then every Markdown page under docs/ in alphabetical order of its path', () => {
     const dir = tempDir('cfghub-pages-');
     try {
-      for (const page of ['docs/watch.md', 'docs/operations/replicas.md', 'docs/cli.md', 'docs/operations.md', 'docs/images/a.png']) {
+      for (const page of [
+        'docs/watch.md',
+        'docs/operations/replicas.md',
+        'docs/cli.md',
+        'docs/operations.md',
+        'docs/images/a.png',
+      ]) {
         mkdirSync(join(dir.path, page, '..'), { recursive: true });
         writeFileSync(join(dir.path, page), '');
       }
-      expect(documentationPages(dir.path)).toEqual(['README.md', 'docs/cli.md', 'docs/operations.md', 'docs/operations/replicas.md', 'docs/watch.md']);
+      expect(documentationPages(dir.path)).toEqual([
+        'README.md',
+        'docs/cli.md',
+        'docs/operations.md',
+        'docs/operations/replicas.md',
+        'docs/watch.md',
+      ]);
     } finally {
       dir.remove();
     }
@@ -72,7 +94,10 @@ describe('documentation pages', () => {
 
   it('keeps every README block under a filter, and a docs block whose page path or heading holds a word', () => {
     const readme = fencedBlocks('## Try it\n```sh\necho\n```\n')[0];
-    const [first, second] = fencedBlocks('## Tokens\n```sh\necho\n```\n## Groups\n```sh\necho\n```\n', 'docs/security.md');
+    const [first, second] = fencedBlocks(
+      '## Tokens\n```sh\necho\n```\n## Groups\n```sh\necho\n```\n',
+      'docs/security.md',
+    );
     expect(first.page).toBe('docs/security.md');
     expect([readme, first, second].map((block) => selected(block, ['tokens']))).toEqual([true, true, false]);
     expect([readme, first, second].map((block) => selected(block, ['Security']))).toEqual([true, true, true]);
@@ -82,8 +107,12 @@ describe('documentation pages', () => {
 
   it('gives each example server of 8080 to 8089 a free port, in addresses and port options', () => {
     const ports = [40000, 40001, 40002, 40003, 40004, 40005, 40006, 40007, 40008, 40009];
-    expect(withPorts('curl http://127.0.0.1:8080/healthz http://localhost:8083/x', ports)).toBe('curl http://127.0.0.1:40000/healthz http://localhost:40003/x');
-    expect(withPorts('cfghub serve --port 8081 & PORT=8089 cfghub serve --port=8082', ports)).toBe('cfghub serve --port 40001 & PORT=40009 cfghub serve --port=40002');
+    expect(withPorts('curl http://127.0.0.1:8080/healthz http://localhost:8083/x', ports)).toBe(
+      'curl http://127.0.0.1:40000/healthz http://localhost:40003/x',
+    );
+    expect(withPorts('cfghub serve --port 8081 & PORT=8089 cfghub serve --port=8082', ports)).toBe(
+      'cfghub serve --port 40001 & PORT=40009 cfghub serve --port=40002',
+    );
     expect(withPorts('echo 8080 127.0.0.1:80801 10.0.0.1:8080', ports)).toBe('echo 8080 127.0.0.1:80801 10.0.0.1:8080');
   });
 });

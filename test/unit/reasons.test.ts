@@ -98,7 +98,10 @@ describe('shown', () => {
 
 describe('withoutPaths', () => {
   it.each([
-    ["ENOENT: no such file or directory, open '/srv/cfghub/repos/acme/app.git/HEAD'", "ENOENT: no such file or directory, open '<path>'"],
+    [
+      "ENOENT: no such file or directory, open '/srv/cfghub/repos/acme/app.git/HEAD'",
+      "ENOENT: no such file or directory, open '<path>'",
+    ],
     ['EACCES: permission denied, mkdir "/var/lib/cfghub/acme"', 'EACCES: permission denied, mkdir "<path>"'],
     ['failed at /home/user/repos/x.git: bad', 'failed at <path>: bad'],
     ['C:\\Users\\me\\repos\\acme\\app.git is locked', '<path> is locked'],
@@ -111,7 +114,13 @@ describe('withoutPaths', () => {
   });
 
   it('leaves texts without paths alone', () => {
-    for (const text of ['repository acme/app does not exist', 'key db.port: value is not an Integer', 'a / b', 'no paths here', '']) {
+    for (const text of [
+      'repository acme/app does not exist',
+      'key db.port: value is not an Integer',
+      'a / b',
+      'no paths here',
+      '',
+    ]) {
       expect(withoutPaths(text)).toBe(text);
     }
   });

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { CacheSlot, COMMIT_BYTES_KEPT, PEELED_TAGS_KEPT, RepositoryCaches, SNAPSHOTS_KEPT } from '../../src/layout/repositoryCaches.js';
+import {
+  CacheSlot,
+  COMMIT_BYTES_KEPT,
+  PEELED_TAGS_KEPT,
+  RepositoryCaches,
+  SNAPSHOTS_KEPT,
+} from '../../src/layout/repositoryCaches.js';
 import type { Snapshot } from '../../src/layout/snapshot.js';
 
-describe('a repository\'s caches', () => {
+describe("a repository's caches", () => {
   it('keep a bounded number of snapshots, and forget the built copy of one that went', () => {
     const caches = new RepositoryCaches();
     const snapshot = {} as Snapshot;
@@ -16,7 +22,7 @@ describe('a repository\'s caches', () => {
     expect(caches.built.size).toBe(SNAPSHOTS_KEPT);
   });
 
-  it('keep a snapshot\'s built copy when the same commit\'s snapshot is set again', () => {
+  it("keep a snapshot's built copy when the same commit's snapshot is set again", () => {
     const caches = new RepositoryCaches();
     const snapshot = {} as Snapshot;
     caches.snapshots.set('c', Promise.resolve(snapshot));
@@ -29,7 +35,13 @@ describe('a repository\'s caches', () => {
     const caches = new RepositoryCaches();
     const message = 'x'.repeat(1024 * 1024);
     for (let i = 0; i < 64; i++) {
-      caches.commits.set(`c${i}`, { tree: 't', parents: [], committedAt: 0, author: { name: 'a', email: 'e' }, message });
+      caches.commits.set(`c${i}`, {
+        tree: 't',
+        parents: [],
+        committedAt: 0,
+        author: { name: 'a', email: 'e' },
+        message,
+      });
     }
     expect(caches.commits.calculatedSize).toBeLessThanOrEqual(COMMIT_BYTES_KEPT);
     expect(caches.commits.has('c63')).toBe(true);

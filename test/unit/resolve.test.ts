@@ -23,14 +23,22 @@ const resolve = (k: KeyRecord, context: string) => resolveValue(k, requestContex
 
 describe('resolveValue', () => {
   it("follows ConfigHub's example", () => {
-    const k = key([['*;*;*', 'a'], ['Prod;*;*', 'b'], ['*;*;i1', 'c']]);
+    const k = key([
+      ['*;*;*', 'a'],
+      ['Prod;*;*', 'b'],
+      ['*;*;i1', 'c'],
+    ]);
     expect(resolve(k, 'Prod;web;i1')).toBe('c');
     expect(resolve(k, 'Prod;web;i2')).toBe('b');
     expect(resolve(k, 'Dev;web;i2')).toBe('a');
   });
 
   it('compares items without regard to case, and skips inactive values', () => {
-    const k = key([['*;*;*', 'a'], ['Prod;Web;*', 'b'], ['prod;web;I1', 'c', false]]);
+    const k = key([
+      ['*;*;*', 'a'],
+      ['Prod;Web;*', 'b'],
+      ['prod;web;I1', 'c', false],
+    ]);
     expect(resolve(k, 'PROD;WEB;i1')).toBe('b');
   });
 
@@ -47,13 +55,21 @@ describe('resolveValue', () => {
         const deep = items.map((_, i) => (i === deepest ? items[i] : '*'));
         const request = requestContext(items);
         expect(contextWeight(deep, request)).toBeGreaterThan(contextWeight(wide, request));
-        expect(contextWeight(items.map((item, i) => (i === seed % levels ? 'other' : item)), request)).toBe(-1);
+        expect(
+          contextWeight(
+            items.map((item, i) => (i === seed % levels ? 'other' : item)),
+            request,
+          ),
+        ).toBe(-1);
       }),
     );
   });
 
   it('matches a requested * only against wildcards', () => {
-    const k = key([['*;*;*', 'a'], ['Prod;*;*', 'b']]);
+    const k = key([
+      ['*;*;*', 'a'],
+      ['Prod;*;*', 'b'],
+    ]);
     expect(resolve(k, '*;web;i1')).toBe('a');
   });
 });
@@ -74,17 +90,25 @@ describe('renderFile', () => {
   });
 
   it('embeds files through FileEmbed keys, nested, and names a cycle', () => {
-    const keys = [key([['*', 'b.txt']], 'FileEmbed', 'eb'), key([['*', 'c.txt']], 'FileEmbed', 'ec'), key([['*', 'a.txt']], 'FileEmbed', 'ea')];
+    const keys = [
+      key([['*', 'b.txt']], 'FileEmbed', 'eb'),
+      key([['*', 'c.txt']], 'FileEmbed', 'ec'),
+      key([['*', 'a.txt']], 'FileEmbed', 'ea'),
+    ];
     const files = [file('a.txt', 'A[${eb}]'), file('b.txt', 'B[${ec}]'), file('c.txt', 'C')];
     expect(renderFile(files[0], source(keys, files)).content).toBe('A[B[C]]');
     const cyclic = [file('a.txt', 'A[${eb}]'), file('b.txt', 'B[${ea}]')];
-    expect(() => renderFile(cyclic[0], source(keys, cyclic))).toThrow(new ReferenceCycleError(['a.txt', 'b.txt', 'a.txt']));
+    expect(() => renderFile(cyclic[0], source(keys, cyclic))).toThrow(
+      new ReferenceCycleError(['a.txt', 'b.txt', 'a.txt']),
+    );
   });
 
   /** Files f0..fN, each embedding the next `times` times (through key eI, naming fI). */
   const ladder = (levels: number, times: number, last: string) => {
     const keys = Array.from({ length: levels }, (_, i) => key([['*', `f${i + 1}`]], 'FileEmbed', `e${i + 1}`));
-    const files = Array.from({ length: levels + 1 }, (_, i) => file(`f${i}`, i < levels ? `\${e${i + 1}}`.repeat(times) : last));
+    const files = Array.from({ length: levels + 1 }, (_, i) =>
+      file(`f${i}`, i < levels ? `\${e${i + 1}}`.repeat(times) : last),
+    );
     return { keys, files };
   };
 
@@ -155,7 +179,8 @@ describe('compileGlob and contentTypeOf', () => {
 
   it('agrees with a regular expression on random patterns and paths', () => {
     const alphabet = ['a', 'b', '/', '*', '?', '{', '}', ','];
-    const random = (length: number, chars: string[]) => Array.from({ length }, () => chars[Math.floor(Math.random() * chars.length)]).join('');
+    const random = (length: number, chars: string[]) =>
+      Array.from({ length }, () => chars[Math.floor(Math.random() * chars.length)]).join('');
     for (let i = 0; i < 2000; i++) {
       const glob = random(Math.floor(Math.random() * 8), alphabet);
       const path = random(Math.floor(Math.random() * 8), ['a', 'b', '/']);
@@ -200,18 +225,33 @@ function referenceRegExp(pattern: string): RegExp {
 }
 
 describe('deepestEmbedProblem', () => {
-  const file = (path: string, content: string, context = ['*']): FileRecord => ({ path, context, content, active: true });
-  const embeds = (name: string, ...paths: string[]) => key(paths.map((p, i) => [i === 0 ? '*' : `c${i}`, p]), 'FileEmbed', name);
+  const file = (path: string, content: string, context = ['*']): FileRecord => ({
+    path,
+    context,
+    content,
+    active: true,
+  });
+  const embeds = (name: string, ...paths: string[]) =>
+    key(
+      paths.map((p, i) => [i === 0 ? '*' : `c${i}`, p]),
+      'FileEmbed',
+      name,
+    );
 
   it('counts the deepest chain over every context of each FileEmbed key, and leaves cycles to the pull', () => {
     const keys = [embeds('e1', 'f1'), embeds('e2', 'f2', 'f0')];
     const lookup = (id: string) => keys.find((k) => k.key.toLowerCase() === id);
     expect(deepestEmbedProblem([file('f0', '${e1}'), file('f1', '${e2}'), file('f2', 'end')], lookup)).toBeUndefined();
-    const chain = Array.from({ length: MAX_EMBED_DEPTH + 2 }, (_, i) => file(`p${i}`, i <= MAX_EMBED_DEPTH ? `\${k${i + 1}}` : 'end'));
+    const chain = Array.from({ length: MAX_EMBED_DEPTH + 2 }, (_, i) =>
+      file(`p${i}`, i <= MAX_EMBED_DEPTH ? `\${k${i + 1}}` : 'end'),
+    );
     const chainKeys = chain.map((_, i) => embeds(`k${i + 1}`, `p${i + 1}`));
     const find = (id: string) => chainKeys.find((k) => k.key.toLowerCase() === id);
     expect(deepestEmbedProblem(chain.slice(0, MAX_EMBED_DEPTH + 1), find)).toBeUndefined();
-    expect(deepestEmbedProblem(chain, find)).toMatchObject({ path: 'p0', chain: expect.arrayContaining(['p0', 'p1', `p${MAX_EMBED_DEPTH + 1}`]) });
+    expect(deepestEmbedProblem(chain, find)).toMatchObject({
+      path: 'p0',
+      chain: expect.arrayContaining(['p0', 'p1', `p${MAX_EMBED_DEPTH + 1}`]),
+    });
     // Reversed order of files: the same answer.
     expect(deepestEmbedProblem([...chain].reverse(), find)?.path).toBe('p0');
   });

@@ -4,8 +4,22 @@
  * was given, and a secured file's envelope in git reads back as written.
  */
 import { describe, expect, it } from 'vitest';
-import { fileIdentity, newGroup, open, seal, unlockWithPassword, unwrapForToken, valueIdentity, wrapForToken } from '../../src/service/security/sealing.js';
-import { parseFileContent, parseSecurityGroups, serializeFileContent, serializeSecurityGroups } from '../../src/layout/layout.js';
+import {
+  fileIdentity,
+  newGroup,
+  open,
+  seal,
+  unlockWithPassword,
+  unwrapForToken,
+  valueIdentity,
+  wrapForToken,
+} from '../../src/service/security/sealing.js';
+import {
+  parseFileContent,
+  parseSecurityGroups,
+  serializeFileContent,
+  serializeSecurityGroups,
+} from '../../src/layout/layout.js';
 
 describe('sealing', () => {
   it('opens a value only with its key and its own identity, and seals the same text differently each time', async () => {
@@ -42,8 +56,19 @@ describe('sealing', () => {
   it('writes security-groups.yaml and secured file envelopes that read back as written', async () => {
     const { group } = await newGroup('secrets', 'password-one');
     expect(parseSecurityGroups(serializeSecurityGroups([group]))).toEqual([group]);
-    const file = { path: 'a.txt', context: ['*'], active: true, securityGroup: 'secrets', references: ['db.host', 'x'], content: 'enc:v1:0123456789abcdef:n:c' };
-    expect(parseFileContent(serializeFileContent(file), 'a.txt')).toEqual({ content: file.content, securityGroup: 'secrets', references: ['db.host', 'x'] });
+    const file = {
+      path: 'a.txt',
+      context: ['*'],
+      active: true,
+      securityGroup: 'secrets',
+      references: ['db.host', 'x'],
+      content: 'enc:v1:0123456789abcdef:n:c',
+    };
+    expect(parseFileContent(serializeFileContent(file), 'a.txt')).toEqual({
+      content: file.content,
+      securityGroup: 'secrets',
+      references: ['db.host', 'x'],
+    });
     expect(parseFileContent('plain content', 'a.txt')).toEqual({ content: 'plain content' });
   });
 });

@@ -6,7 +6,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/service/errors.js';
-import { coreWorkers, MAX_WORKERS, readServeConfig, resolveServeOptions, SERVE_CONFIG_FIELDS } from '../../src/server/serveConfig.js';
+import {
+  coreWorkers,
+  MAX_WORKERS,
+  readServeConfig,
+  resolveServeOptions,
+  SERVE_CONFIG_FIELDS,
+} from '../../src/server/serveConfig.js';
 import { availableParallelism } from 'node:os';
 import { tempDir } from '../support/harness.js';
 
@@ -34,22 +40,60 @@ describe('serve settings', () => {
   it('takes every field from the config file', () => {
     const options = resolveServeOptions({ config: config('full.yaml', FULL) }, {});
     expect(options).toMatchObject({
-      reposDir: '/srv/from-file', port: 9000, host: '0.0.0.0', demo: true, bodyLimit: 1048576, looseObjectLimit: undefined,
-      metricsToken: 'from-file', logFormat: 'pretty', logLevel: 'warn',
+      reposDir: '/srv/from-file',
+      port: 9000,
+      host: '0.0.0.0',
+      demo: true,
+      bodyLimit: 1048576,
+      looseObjectLimit: undefined,
+      metricsToken: 'from-file',
+      logFormat: 'pretty',
+      logLevel: 'warn',
     });
   });
 
   it('lets the environment win over the file, and flags win over both', () => {
     const file = config('full2.yaml', FULL);
-    const env = { PORT: '9001', CFGHUB_REPOS: '/srv/from-env', CFGHUB_METRICS_TOKEN: 'from-env', LOG_LEVEL: 'debug', CFGHUB_LOG_FORMAT: 'json' };
-    expect(resolveServeOptions({ config: file }, env)).toMatchObject({ port: 9001, reposDir: '/srv/from-env', metricsToken: 'from-env', logLevel: 'debug', logFormat: 'json', host: '0.0.0.0' });
-    expect(resolveServeOptions({ config: file, port: '9002', repos: '/srv/from-flag', metricsToken: 'from-flag', logFormat: 'pretty' }, env)).toMatchObject({
-      port: 9002, reposDir: '/srv/from-flag', metricsToken: 'from-flag', logFormat: 'pretty',
+    const env = {
+      PORT: '9001',
+      CFGHUB_REPOS: '/srv/from-env',
+      CFGHUB_METRICS_TOKEN: 'from-env',
+      LOG_LEVEL: 'debug',
+      CFGHUB_LOG_FORMAT: 'json',
+    };
+    expect(resolveServeOptions({ config: file }, env)).toMatchObject({
+      port: 9001,
+      reposDir: '/srv/from-env',
+      metricsToken: 'from-env',
+      logLevel: 'debug',
+      logFormat: 'json',
+      host: '0.0.0.0',
+    });
+    expect(
+      resolveServeOptions(
+        { config: file, port: '9002', repos: '/srv/from-flag', metricsToken: 'from-flag', logFormat: 'pretty' },
+        env,
+      ),
+    ).toMatchObject({
+      port: 9002,
+      reposDir: '/srv/from-flag',
+      metricsToken: 'from-flag',
+      logFormat: 'pretty',
     });
   });
 
   it('has the documented defaults without file, flags or environment', () => {
-    expect(resolveServeOptions({}, {})).toMatchObject({ reposDir: resolve('./repos'), port: 8080, host: '127.0.0.1', demo: false, bodyLimit: 16 * 1024 * 1024, looseObjectLimit: 6700, metricsToken: undefined, logFormat: 'json', logLevel: 'info' });
+    expect(resolveServeOptions({}, {})).toMatchObject({
+      reposDir: resolve('./repos'),
+      port: 8080,
+      host: '127.0.0.1',
+      demo: false,
+      bodyLimit: 16 * 1024 * 1024,
+      looseObjectLimit: 6700,
+      metricsToken: undefined,
+      logFormat: 'json',
+      logLevel: 'info',
+    });
   });
 
   it.each([
@@ -97,7 +141,9 @@ describe("the production page's example config file", () => {
     expect(resolveServeOptions({ config: file }, {}).workers).toBe(3);
     expect(resolveServeOptions({ config: file }, { CFGHUB_WORKERS: '4' }).workers).toBe(4);
     expect(resolveServeOptions({ config: file, workers: '1' }, { CFGHUB_WORKERS: '4' }).workers).toBe(1);
-    expect(() => resolveServeOptions({ workers: '0' }, {})).toThrow(`--workers must be a whole number from 1 to ${MAX_WORKERS}, got "0"`);
+    expect(() => resolveServeOptions({ workers: '0' }, {})).toThrow(
+      `--workers must be a whole number from 1 to ${MAX_WORKERS}, got "0"`,
+    );
     expect(() => resolveServeOptions({}, { CFGHUB_WORKERS: 'many' })).toThrow('CFGHUB_WORKERS must be a whole number');
   });
 });

@@ -7,14 +7,30 @@ import { describe, expect, it } from 'vitest';
 import { CfghubError, ErrorCode, RenderLimitError } from '../../src/domain/errors.js';
 import { DeltaFormatError, ObjectFormatError, PackFormatError, PackIndexFormatError } from '../../src/git/errors.js';
 import { LayoutError } from '../../src/layout/errors.js';
-import { LockBusyError, ObjectNotFoundError, RepositoryDamagedError, RepositoryGoneError, StorageFullError } from '../../src/disk/errors.js';
+import {
+  LockBusyError,
+  ObjectNotFoundError,
+  RepositoryDamagedError,
+  RepositoryGoneError,
+  StorageFullError,
+} from '../../src/disk/errors.js';
 import { asServiceError, DamagedSecretError, FAULT_EVENT_OF, ServiceError } from '../../src/service/errors.js';
 import { HTTP_CODE_OF, STATUS_OF } from '../../src/http/answer/errors.js';
 
-function answer(error: unknown): { status: number; code: string; message: string; fields?: Readonly<Record<string, string>> } {
+function answer(error: unknown): {
+  status: number;
+  code: string;
+  message: string;
+  fields?: Readonly<Record<string, string>>;
+} {
   const known = asServiceError(error);
   if (!known) throw new Error('not translated');
-  return { status: STATUS_OF[known.code], code: HTTP_CODE_OF[known.code], message: known.message, fields: known.fields };
+  return {
+    status: STATUS_OF[known.code],
+    code: HTTP_CODE_OF[known.code],
+    message: known.message,
+    fields: known.fields,
+  };
 }
 
 describe('asServiceError', () => {
@@ -27,7 +43,11 @@ describe('asServiceError', () => {
 
   it('a missing object: 409 repository_damaged naming the repository and the object', () => {
     const got = answer(new ObjectNotFoundError('acme/app', 'ab'.repeat(20)));
-    expect(got).toMatchObject({ status: 409, code: 'repository_damaged', fields: { repository: 'acme/app', object: 'ab'.repeat(20) } });
+    expect(got).toMatchObject({
+      status: 409,
+      code: 'repository_damaged',
+      fields: { repository: 'acme/app', object: 'ab'.repeat(20) },
+    });
     expect(got.message).toContain('repository acme/app is damaged');
   });
 
@@ -41,19 +61,42 @@ describe('asServiceError', () => {
   });
 
   it('faults of the disk are logged as such; the rest answer with their own status', () => {
-    expect(FAULT_EVENT_OF[asServiceError(new StorageFullError('acme/app', 'no space left on device'))!.code]).toBe('storage-full');
-    expect(FAULT_EVENT_OF[asServiceError(new RepositoryDamagedError('acme/app', 'ab'.repeat(20), 'cannot be read'))!.code]).toBe('repository-damaged');
-    expect(answer(new StorageFullError('acme/app', 'no space left on device'))).toMatchObject({ status: 507, code: 'insufficient_storage', fields: { repository: 'acme/app' } });
+    expect(FAULT_EVENT_OF[asServiceError(new StorageFullError('acme/app', 'no space left on device'))!.code]).toBe(
+      'storage-full',
+    );
+    expect(
+      FAULT_EVENT_OF[asServiceError(new RepositoryDamagedError('acme/app', 'ab'.repeat(20), 'cannot be read'))!.code],
+    ).toBe('repository-damaged');
+    expect(answer(new StorageFullError('acme/app', 'no space left on device'))).toMatchObject({
+      status: 507,
+      code: 'insufficient_storage',
+      fields: { repository: 'acme/app' },
+    });
     expect(answer(new RepositoryGoneError('acme/app'))).toMatchObject({ status: 404, code: 'not_found' });
-    expect(answer(new LockBusyError('the token store'))).toMatchObject({ status: 503, code: 'unavailable', message: 'the token store is busy with other writers; try again' });
-    expect(answer(new LayoutError('bad YAML', 'keys/a.yaml', 'c'.repeat(40)))).toMatchObject({ status: 409, code: 'repository_content_invalid', fields: { file: 'keys/a.yaml' } });
-    expect(answer(new RenderLimitError(ErrorCode.RenderTooLarge, 'a.conf', 'too large'))).toMatchObject({ status: 409, code: 'render_too_large', fields: { file: 'a.conf' } });
+    expect(answer(new LockBusyError('the token store'))).toMatchObject({
+      status: 503,
+      code: 'unavailable',
+      message: 'the token store is busy with other writers; try again',
+    });
+    expect(answer(new LayoutError('bad YAML', 'keys/a.yaml', 'c'.repeat(40)))).toMatchObject({
+      status: 409,
+      code: 'repository_content_invalid',
+      fields: { file: 'keys/a.yaml' },
+    });
+    expect(answer(new RenderLimitError(ErrorCode.RenderTooLarge, 'a.conf', 'too large'))).toMatchObject({
+      status: 409,
+      code: 'render_too_large',
+      fields: { file: 'a.conf' },
+    });
     const service = new ServiceError(ErrorCode.NotFound, 'no such thing');
     expect(asServiceError(service)).toBe(service);
   });
 
   it('an error of the system with a fault code counts only with its syscall; an unknown error stays unknown (a 500)', () => {
-    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', syscall: 'write' });
+    const full = Object.assign(new Error('ENOSPC: no space left on device, write'), {
+      code: 'ENOSPC',
+      syscall: 'write',
+    });
     expect(answer(full)).toMatchObject({ status: 507, code: 'insufficient_storage' });
     expect(asServiceError(Object.assign(new Error('looks like it'), { code: 'ENOSPC' }))).toBeUndefined();
     expect(asServiceError(new Error('a bug'))).toBeUndefined();

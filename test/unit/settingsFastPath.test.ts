@@ -16,16 +16,49 @@ import { settingsWith } from '../support/mapState.js';
 const text = fc.oneof(
   fc.string({ unit: 'binary' }),
   fc.string({ unit: 'grapheme' }),
-  fc.constantFrom('', ' ', 'true', 'Null', 'NO', '~', '- x', ': y', '#c', '*a', '&b', "'", '"', '\t', '\u2028', 'a b', 'a ', '0x1F', '1e5', '.inf', 'a:b', 'a #b', '[x]', '2024-01-02', 'My repo, 10 keys'),
+  fc.constantFrom(
+    '',
+    ' ',
+    'true',
+    'Null',
+    'NO',
+    '~',
+    '- x',
+    ': y',
+    '#c',
+    '*a',
+    '&b',
+    "'",
+    '"',
+    '\t',
+    '\u2028',
+    'a b',
+    'a ',
+    '0x1F',
+    '1e5',
+    '.inf',
+    'a:b',
+    'a #b',
+    '[x]',
+    '2024-01-02',
+    'My repo, 10 keys',
+  ),
 );
 const created = fc.oneof(
-  fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')),
+  fc
+    .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().replace(/\.\d{3}Z$/, 'Z')),
   fc.date({ noInvalidDate: true, min: new Date(0) }).map((d) => d.toISOString()),
   text,
 );
 /** The project's settings, with levels, description and creation date widened to any text. */
 const settings: fc.Arbitrary<RepoSettings> = fc
-  .tuple(repoSettings, fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,8}$/), text), { minLength: 1, maxLength: 10 }), text, created)
+  .tuple(
+    repoSettings,
+    fc.array(fc.oneof(fc.stringMatching(/^[A-Za-z][A-Za-z0-9]{0,8}$/), text), { minLength: 1, maxLength: 10 }),
+    text,
+    created,
+  )
   .map(([base, levels, description, when]) => ({ ...base, levels, description, created: when }));
 
 /** What the yaml library reads from a document, in RepoSettings' shape. */
@@ -58,14 +91,25 @@ describe('parseCanonicalSettings', () => {
   it('takes the shortcut for the settings cfghub writes for an ordinary repository', () => {
     const written = serializeSettings(plain);
     expect(parseCanonicalSettings(written)).toEqual(plain);
-    expect(parseCanonicalSettings(serializeSettings({ ...plain, description: '', created: '2024-02-29T23:59:59.123Z' }))).toEqual({ ...plain, description: '', created: '2024-02-29T23:59:59.123Z' });
+    expect(
+      parseCanonicalSettings(serializeSettings({ ...plain, description: '', created: '2024-02-29T23:59:59.123Z' })),
+    ).toEqual({ ...plain, description: '', created: '2024-02-29T23:59:59.123Z' });
   });
 
   const written = serializeSettings(plain);
   it.each([
     ['a comment', written.replace('isPrivate: false', 'isPrivate: false # not yet')],
-    ['another field order', written.replace('isPrivate: false\nisPersonal: false', 'isPersonal: false\nisPrivate: false')],
-    ['a flow sequence of levels', written.replace('context:\n  - Environment\n  - Application\n  - Instance', 'context: [Environment, Application, Instance]')],
+    [
+      'another field order',
+      written.replace('isPrivate: false\nisPersonal: false', 'isPersonal: false\nisPrivate: false'),
+    ],
+    [
+      'a flow sequence of levels',
+      written.replace(
+        'context:\n  - Environment\n  - Application\n  - Instance',
+        'context: [Environment, Application, Instance]',
+      ),
+    ],
     ['a YAML 1.1 boolean', written.replace('vdtEnabled: true', 'vdtEnabled: yes')],
     ['a missing field', written.replace('tokenFreePull: true\n', '')],
     ['an extra field', `${written}owner: someone\n`],

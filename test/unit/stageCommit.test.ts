@@ -15,7 +15,14 @@ import { contextId } from '../../src/domain/context.js';
 import type { RepoSettings } from '../../src/domain/model.js';
 import type { PushElement } from '../../src/domain/pushRequest.js';
 import { createBareRepository } from '../../src/disk/createRepository.js';
-import { encodeObject, isTreeEntry, parseTree, serializeTree, TREE_MODE, type Signature } from '../../src/git/gitObjects.js';
+import {
+  encodeObject,
+  isTreeEntry,
+  parseTree,
+  serializeTree,
+  TREE_MODE,
+  type Signature,
+} from '../../src/git/gitObjects.js';
 import { keyPath } from '../../src/layout/layout.js';
 import { ObjectStore } from '../../src/disk/objects/objectStore.js';
 import { readSnapshot } from '../../src/layout/readSnapshot.js';
@@ -51,7 +58,12 @@ async function newRepository(): Promise<GitRepository> {
 }
 
 function git(gitdir: string, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], { env: gitEnv(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+  return execFileSync('git', ['--git-dir', gitdir, ...args], {
+    env: gitEnv(),
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 64 << 20,
+  });
 }
 
 function fsck(gitdir: string): { code: number; output: string } {
@@ -76,7 +88,10 @@ function stage(base: Snapshot, data: PushElement[], force = false): StagedCommit
 }
 
 /** Stages and commits a push to disk; returns the new head snapshot. */
-async function commit(repository: GitRepository, data: PushElement[]): Promise<{ staged: StagedCommit; snapshot: Snapshot }> {
+async function commit(
+  repository: GitRepository,
+  data: PushElement[],
+): Promise<{ staged: StagedCommit; snapshot: Snapshot }> {
   const head = repository.head();
   const base = await repository.snapshot(head);
   const staged = stage(base, data);
@@ -89,7 +104,10 @@ async function commit(repository: GitRepository, data: PushElement[]): Promise<{
 
 /** A snapshot as plain data, for comparing snapshots built in different ways. */
 function view(snapshot: Snapshot): unknown {
-  const keys = [...snapshot.keys()].map((k) => ({ ...k, values: k.values.map((v) => ({ ...v, context: [...v.context] })) }));
+  const keys = [...snapshot.keys()].map((k) => ({
+    ...k,
+    values: k.values.map((v) => ({ ...v, context: [...v.context] })),
+  }));
   keys.sort((a, b) => (a.key.toLowerCase() < b.key.toLowerCase() ? -1 : 1));
   const files = [...snapshot.files()].map((f) => ({ ...f, context: [...f.context] }));
   files.sort((a, b) => {
@@ -111,8 +129,14 @@ function view(snapshot: Snapshot): unknown {
 }
 
 const RICH_PUSH: PushElement[] = [
-  keyEl('DB.Port', { vdt: 'Integer', readme: 'The port.\nSecond line: with # and "quotes"', values: [valueEl('Prod;*', '5432'), valueEl('*;*', 5433), valueEl('Dev;App-1', null, { active: false })] }),
-  keyEl('db.host', { values: [valueEl('Prod;*', '  spaced  '), valueEl('dev;*', '- not a list'), valueEl('PROD;x', 'multi\nline\n')] }),
+  keyEl('DB.Port', {
+    vdt: 'Integer',
+    readme: 'The port.\nSecond line: with # and "quotes"',
+    values: [valueEl('Prod;*', '5432'), valueEl('*;*', 5433), valueEl('Dev;App-1', null, { active: false })],
+  }),
+  keyEl('db.host', {
+    values: [valueEl('Prod;*', '  spaced  '), valueEl('dev;*', '- not a list'), valueEl('PROD;x', 'multi\nline\n')],
+  }),
   keyEl('con', { vdt: 'Boolean', values: [valueEl(';', true)] }),
   keyEl('weird*[key](1)+', { vdt: 'JSON', values: [valueEl('*;*', { a: [1, null, 'x'] })] }),
   keyEl('tpl', { vdt: 'FileRef', values: [valueEl('Prod;*', '/conf/app.properties')] }),
@@ -134,8 +158,16 @@ describe('stageCommit and readSnapshot agree', () => {
   it('re-reading each commit from disk, without a previous snapshot, gives the snapshot stageCommit returned', async () => {
     const pushes: PushElement[][] = [
       RICH_PUSH,
-      [keyEl('db.port', { values: [valueEl('prod;*', '6543'), deleteValueEl('*;*')] }), keyEl('NEW', { readme: 'r' }), fileEl('old/notes.md', 'prod;*', { content: 'now active' })],
-      [keyEl('con', { opp: 'delete' }), fileEl('trailing.', '*;*', { opp: 'delete' }), fileEl('extra/x.txt', 'PROD;*', { content: 'adopts Prod' })],
+      [
+        keyEl('db.port', { values: [valueEl('prod;*', '6543'), deleteValueEl('*;*')] }),
+        keyEl('NEW', { readme: 'r' }),
+        fileEl('old/notes.md', 'prod;*', { content: 'now active' }),
+      ],
+      [
+        keyEl('con', { opp: 'delete' }),
+        fileEl('trailing.', '*;*', { opp: 'delete' }),
+        fileEl('extra/x.txt', 'PROD;*', { content: 'adopts Prod' }),
+      ],
       [keyEl('new', { opp: 'delete' }), keyEl('weird*[KEY](1)+', { values: [deleteValueEl('*;*')] })],
     ];
     for (const data of pushes) {
@@ -143,7 +175,11 @@ describe('stageCommit and readSnapshot agree', () => {
       const fresh = await readSnapshot(new ObjectStore(repository.gitdir), staged.commitId!);
       expect(view(fresh)).toEqual(view(snapshot));
       // the incremental path (reusing the previous snapshot's parts) agrees as well
-      const incremental = await readSnapshot(new ObjectStore(repository.gitdir), staged.commitId!, (await repository.snapshot(repository.head())) as Snapshot);
+      const incremental = await readSnapshot(
+        new ObjectStore(repository.gitdir),
+        staged.commitId!,
+        (await repository.snapshot(repository.head())) as Snapshot,
+      );
       expect(view(incremental)).toEqual(view(snapshot));
     }
     const last = await readSnapshot(new ObjectStore(repository.gitdir), repository.head());
@@ -164,11 +200,19 @@ describe('stageCommit and readSnapshot agree', () => {
     expect(paths).toContain('files/_;_/a%3Ab%2Ac%3F.txt');
     expect(paths).toContain('files/Prod;_/old/notes.md');
     expect(paths.some((p) => p.startsWith('inactive-files/'))).toBe(false);
-    expect(git(repository.gitdir, 'show', `${head}:files/Prod;_/conf/app.properties`)).toBe('host=${ db.host }\nport=${DB.PORT}\n');
+    expect(git(repository.gitdir, 'show', `${head}:files/Prod;_/conf/app.properties`)).toBe(
+      'host=${ db.host }\nport=${DB.PORT}\n',
+    );
     const keyFile = git(repository.gitdir, 'show', `${head}:${keyPath('db.port')}`);
     expect(keyFile).toMatch(/^key: DB\.Port\n/);
     expect(keyFile).toContain('context: Prod;*');
-    expect(git(repository.gitdir, 'log', '--format=%s', head).trim().split('\n')).toEqual(['A push', 'A push', 'A push', 'A push', 'Create repository acme/repo0']);
+    expect(git(repository.gitdir, 'log', '--format=%s', head).trim().split('\n')).toEqual([
+      'A push',
+      'A push',
+      'A push',
+      'A push',
+      'Create repository acme/repo0',
+    ]);
   });
 
   it('leaves `git fsck --strict` clean', () => {
@@ -191,7 +235,9 @@ describe('stageCommit and readSnapshot agree', () => {
           expect(view(await readSnapshot(memory.asObjectStore(), staged.commitId))).toEqual(view(snapshot));
           // The keys tree made from the previous one (SerializedTree.withIds) is the one made afresh.
           const fresh = [...snapshot.shards].map(([name, shard]) => ({ name, mode: TREE_MODE, oid: shard.treeId }));
-          expect(snapshot.keysTreeId).toBe(fresh.length === 0 ? undefined : encodeObject('tree', serializeTree(fresh)).oid);
+          expect(snapshot.keysTreeId).toBe(
+            fresh.length === 0 ? undefined : encodeObject('tree', serializeTree(fresh)).oid,
+          );
         }
       }),
       { numRuns: 60 },
@@ -201,29 +247,73 @@ describe('stageCommit and readSnapshot agree', () => {
 
 // --- random pushes ---------------------------------------------------------------------------------
 
-const keyPool = fc.constantFrom('db.port', 'DB.PORT', 'Db.Host', 'db.host', 'con', 'CON', 'aux.x', 'a*b', 'list[0]', 'x.', 'X.');
+const keyPool = fc.constantFrom(
+  'db.port',
+  'DB.PORT',
+  'Db.Host',
+  'db.host',
+  'con',
+  'CON',
+  'aux.x',
+  'a*b',
+  'list[0]',
+  'x.',
+  'X.',
+);
 const itemPool = fc.constantFrom('Prod', 'prod', 'PROD', 'Dev', 'dev', 'con', 'Con', 'a.b', '*', '');
 const contextText = fc.tuple(itemPool, itemPool).map(([a, b]) => `${a};${b}`);
 const pathPool = fc.constantFrom(
-  'conf/app.txt', 'Conf/app.txt', 'conf/App.txt', 'conf', 'conf/x/y', 'nul', 'NUL.txt', 'com1/lpt9.log', 'a:b', 'q?', 'p|q', 'end.', 'end ',
-  'ünï/cödé', 'ÜNÏ/x', '%41', 'a%2Ab', 'x.yaml', 'keys', 'repository.yaml',
+  'conf/app.txt',
+  'Conf/app.txt',
+  'conf/App.txt',
+  'conf',
+  'conf/x/y',
+  'nul',
+  'NUL.txt',
+  'com1/lpt9.log',
+  'a:b',
+  'q?',
+  'p|q',
+  'end.',
+  'end ',
+  'ünï/cödé',
+  'ÜNÏ/x',
+  '%41',
+  'a%2Ab',
+  'x.yaml',
+  'keys',
+  'repository.yaml',
 );
 const valuePool = fc.constantFrom<unknown>('1', 'x', '', null, 'multi\nline', ': y', 42, true);
 const randomElement: fc.Arbitrary<PushElement> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc
-      .record({ key: keyPool, readme: fc.option(fc.constantFrom('', 'doc', '# x'), { nil: undefined }), values: fc.array(fc.tuple(contextText, valuePool, fc.boolean()), { maxLength: 3 }) })
-      .map(({ key, readme, values }) => keyEl(key, { readme, values: values.map(([c, v, del]) => (del ? deleteValueEl(c) : valueEl(c, v))) })),
+      .record({
+        key: keyPool,
+        readme: fc.option(fc.constantFrom('', 'doc', '# x'), { nil: undefined }),
+        values: fc.array(fc.tuple(contextText, valuePool, fc.boolean()), { maxLength: 3 }),
+      })
+      .map(({ key, readme, values }) =>
+        keyEl(key, { readme, values: values.map(([c, v, del]) => (del ? deleteValueEl(c) : valueEl(c, v))) }),
+      ),
   },
   { weight: 1, arbitrary: keyPool.map((key) => keyEl(key, { opp: 'delete' })) },
   {
     weight: 3,
     arbitrary: fc
-      .record({ path: pathPool, context: contextText, content: fc.option(fc.constantFrom('', 'text', 'a\r\nb', '🎉'), { nil: undefined }), active: fc.option(fc.boolean(), { nil: undefined }) })
+      .record({
+        path: pathPool,
+        context: contextText,
+        content: fc.option(fc.constantFrom('', 'text', 'a\r\nb', '🎉'), { nil: undefined }),
+        active: fc.option(fc.boolean(), { nil: undefined }),
+      })
       .map(({ path, context, content, active }) => fileEl(path, context, { content, active })),
   },
-  { weight: 1, arbitrary: fc.tuple(pathPool, contextText).map(([path, context]) => fileEl(path, context, { opp: 'delete' })) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(pathPool, contextText).map(([path, context]) => fileEl(path, context, { opp: 'delete' })),
+  },
 );
 const randomPush = fc.array(randomElement, { minLength: 1, maxLength: 6 });
 
@@ -237,7 +327,10 @@ describe('a push of one key writes a bounded number of objects', () => {
     repository = await newRepository();
     const base = await repository.headSnapshot();
     const data = Array.from({ length: 2000 }, (_, i) =>
-      keyEl(`key.${i}`, { vdt: i % 2 ? 'Integer' : 'Text', values: [valueEl('Prod;*', String(i)), valueEl('*;*', String(i + 1))] }),
+      keyEl(`key.${i}`, {
+        vdt: i % 2 ? 'Integer' : 'Text',
+        values: [valueEl('Prod;*', String(i)), valueEl('*;*', String(i + 1))],
+      }),
     );
     const staged = stage(base, data);
     // a fixture: written as one pack (as after `git gc`), then the branch moved with plain git
@@ -280,7 +373,10 @@ describe('a push of one key writes a bounded number of objects', () => {
     const added = packIndexes(repository.gitdir).filter((name) => !packsBefore.includes(name));
     expect(added).toHaveLength(1);
     const listed = git(repository.gitdir, 'verify-pack', '-v', join(repository.gitdir, 'objects', 'pack', added[0]));
-    const ids = listed.split('\n').filter((line) => /^[0-9a-f]{40} /.test(line)).map((line) => line.slice(0, 40));
+    const ids = listed
+      .split('\n')
+      .filter((line) => /^[0-9a-f]{40} /.test(line))
+      .map((line) => line.slice(0, 40));
     expect(ids.sort()).toEqual(staged.objects.map((o) => o.oid).sort());
     expect(git(repository.gitdir, 'rev-parse', 'refs/heads/main').trim()).toBe(staged.commitId);
     expect(git(repository.gitdir, 'show', `${staged.commitId}:${keyPath('key.42')}`)).toContain('readme: changed');
@@ -290,7 +386,7 @@ describe('a push of one key writes a bounded number of objects', () => {
     expect(fsck(repository.gitdir)).toEqual({ code: 0, output: '' });
   });
 
-  it('a push of one file writes the file\'s blob and the trees on its path', () => {
+  it("a push of one file writes the file's blob and the trees on its path", () => {
     const staged = stage(big, [fileEl('conf/app.txt', 'Prod;*', { content: 'x' })]);
     // blob, conf/, Prod;_/, files/, root, commit, and (see the skipped test below) the unchanged keys tree
     expect(staged.objects.length).toBeLessThanOrEqual(7);
@@ -301,7 +397,9 @@ describe('a push of one key writes a bounded number of objects', () => {
   // already": a push that changes only files must not stage the unchanged `keys` tree again.
   it('a push of one file stages no object the repository already holds', () => {
     const staged = stage(big, [fileEl('conf/app.txt', 'Prod;*', { content: 'x' })]);
-    const existing = new Set(git(repository.gitdir, 'ls-tree', '-t', '-r', '--format=%(objectname)', big.commitId).split('\n'));
+    const existing = new Set(
+      git(repository.gitdir, 'ls-tree', '-t', '-r', '--format=%(objectname)', big.commitId).split('\n'),
+    );
     for (const object of staged.objects) expect(existing.has(object.oid), `${object.type} ${object.oid}`).toBe(false);
   });
 });
@@ -319,11 +417,18 @@ describe('the same state always gives the same tree', () => {
   const contexts = ['Prod;*', 'Dev;*', '*;*', 'Prod;App', 'Dev;App-2'];
   const paths = ['conf/app.txt', 'conf/db.txt', 'readme.md', 'deep/a/b/c.txt', 'nul.txt'];
   const change = fc.oneof(
-    fc.tuple(fc.constantFrom(...keyNames), fc.subarray(contexts, { minLength: 0 })).map(([key, ctxs]) => ({ kind: 'key' as const, key, ctxs })),
-    fc.tuple(fc.constantFrom(...paths), fc.constantFrom(...contexts), fc.boolean()).map(([path, context, active]) => ({ kind: 'file' as const, path, context, active })),
+    fc
+      .tuple(fc.constantFrom(...keyNames), fc.subarray(contexts, { minLength: 0 }))
+      .map(([key, ctxs]) => ({ kind: 'key' as const, key, ctxs })),
+    fc
+      .tuple(fc.constantFrom(...paths), fc.constantFrom(...contexts), fc.boolean())
+      .map(([path, context, active]) => ({ kind: 'file' as const, path, context, active })),
   );
 
-  function elementsOf(c: { kind: 'key'; key: string; ctxs: string[] } | { kind: 'file'; path: string; context: string; active: boolean }, reverseValues: boolean): PushElement {
+  function elementsOf(
+    c: { kind: 'key'; key: string; ctxs: string[] } | { kind: 'file'; path: string; context: string; active: boolean },
+    reverseValues: boolean,
+  ): PushElement {
     if (c.kind === 'file') return fileEl(c.path, c.context, { content: `content of ${c.path}`, active: c.active });
     const values = c.ctxs.map((ctx) => valueEl(ctx, `${c.key}@${ctx}`));
     return keyEl(c.key, { readme: `about ${c.key}`, values: reverseValues ? values.reverse() : values });
@@ -369,18 +474,31 @@ describe('the same state always gives the same tree', () => {
   });
 
   it('adding then removing a key, a value or a file gives back the same tree', () => {
-    const start = treeAfter([[keyEl('a', { values: [valueEl('Prod;*', '1')] }), fileEl('f.txt', 'Prod;*', { content: 'x' })]]);
+    const start = treeAfter([
+      [keyEl('a', { values: [valueEl('Prod;*', '1')] }), fileEl('f.txt', 'Prod;*', { content: 'x' })],
+    ]);
     const roundabout = treeAfter([
       [keyEl('a', { values: [valueEl('Prod;*', '1')] }), fileEl('f.txt', 'Prod;*', { content: 'x' })],
       [keyEl('temp'), keyEl('a', { values: [valueEl('Dev;*', '2')] }), fileEl('g.txt', 'Dev;*', { content: 'y' })],
-      [keyEl('temp', { opp: 'delete' }), keyEl('a', { values: [deleteValueEl('dev;*')] }), fileEl('g.txt', 'dev;*', { opp: 'delete' })],
+      [
+        keyEl('temp', { opp: 'delete' }),
+        keyEl('a', { values: [deleteValueEl('dev;*')] }),
+        fileEl('g.txt', 'dev;*', { opp: 'delete' }),
+      ],
     ]);
     expect(roundabout).toBe(start);
     expect(treeAfter([[keyEl('a'), keyEl('a', { opp: 'delete' })]])).toBe(base.treeId);
   });
 
   it('a push that changes nothing makes no commit and writes nothing', () => {
-    const outcome = applyPush(base, { enableKeyCreation: true, data: [keyEl('k'), keyEl('K', { opp: 'delete' }), fileEl('f', '*;*', { opp: 'delete' })] }, { forceKeyPush: false });
+    const outcome = applyPush(
+      base,
+      {
+        enableKeyCreation: true,
+        data: [keyEl('k'), keyEl('K', { opp: 'delete' }), fileEl('f', '*;*', { opp: 'delete' })],
+      },
+      { forceKeyPush: false },
+    );
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
     const staged = stageCommit(base, outcome.changes, { message: 'p\n', author: author() });
@@ -388,8 +506,14 @@ describe('the same state always gives the same tree', () => {
     expect(staged.objects).toEqual([]);
     expect(staged.snapshot).toBe(base);
     const once = stage(base, [keyEl('k', { values: [valueEl('Prod;*', 'v')] })]);
-    const again = applyPush(once.snapshot, { data: [keyEl('K', { values: [valueEl('prod;*', 'v')] })] }, { forceKeyPush: false });
-    expect(again.ok && stageCommit(once.snapshot, again.changes, { message: 'p\n', author: author() }).commitId).toBeNull();
+    const again = applyPush(
+      once.snapshot,
+      { data: [keyEl('K', { values: [valueEl('prod;*', 'v')] })] },
+      { forceKeyPush: false },
+    );
+    expect(
+      again.ok && stageCommit(once.snapshot, again.changes, { message: 'p\n', author: author() }).commitId,
+    ).toBeNull();
   });
 });
 
@@ -404,7 +528,8 @@ describe('every tree checks out on Linux, macOS and Windows', () => {
   function* trees(memory: MemoryObjects, oid: string, path: string): Generator<{ path: string; names: string[] }> {
     const entries = parseTree(memory.readSync(oid).content);
     yield { path, names: entries.map((e) => e.name) };
-    for (const entry of entries) if (isTreeEntry(entry) && memory.has(entry.oid)) yield* trees(memory, entry.oid, `${path}${entry.name}/`);
+    for (const entry of entries)
+      if (isTreeEntry(entry) && memory.has(entry.oid)) yield* trees(memory, entry.oid, `${path}${entry.name}/`);
   }
 
   it('no two names in a folder differ only by case, and no name is one Windows forbids (property)', () => {
@@ -456,11 +581,17 @@ describe('what git itself refuses', () => {
     expect(await repository.commit(staged, head)).toEqual({ ok: true });
     expect(fsck(repository.gitdir)).toEqual({ code: 0, output: '' });
     const clone = join(root, `clone-${counter++}`);
-    execFileSync('git', ['clone', '--quiet', repository.gitdir, clone], { env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync('git', ['clone', '--quiet', repository.gitdir, clone], {
+      env: gitEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   it('ordinary dot-files are fine', async () => {
-    await refusedOrAcceptedByGit([fileEl('.gitignore', '*;*', { content: '*.log\n' }), fileEl('x/.github/ci.yml', '*;*', { content: 'on: push\n' })]);
+    await refusedOrAcceptedByGit([
+      fileEl('.gitignore', '*;*', { content: '*.log\n' }),
+      fileEl('x/.github/ci.yml', '*;*', { content: 'on: push\n' }),
+    ]);
   });
 
   // `git~1` is the NTFS short name of `.git`: git fsck --strict reports "hasDotgit" and `git clone`
@@ -478,7 +609,9 @@ describe('what git itself refuses', () => {
   // A file named `.gitmodules` is checked by git fsck wherever it is in the tree; a submodule url
   // git considers dangerous makes `git fsck --strict` fail ("gitmodulesUrl").
   it('a `.gitmodules` file with a dangerous url', async () => {
-    await refusedOrAcceptedByGit([fileEl('.gitmodules', '*;*', { content: '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=evil\n' })]);
+    await refusedOrAcceptedByGit([
+      fileEl('.gitmodules', '*;*', { content: '[submodule "x"]\n\tpath = x\n\turl = -oProxyCommand=evil\n' }),
+    ]);
   });
 
   // A `.gitattributes` line longer than 2,048 bytes (well under the 1 MiB file limit) makes

@@ -67,7 +67,10 @@ it('removes and reports what crashed writers left, keeps what may be in use, and
   ]);
   expect(JSON.stringify(findings)).not.toContain(root);
   // The locks are reported as any stale lock is (the server logs `stale-lock-removed`).
-  expect(reported.map((report) => [report.repository, report.ref]).sort()).toEqual([['acme/app', 'packed-refs'], ['acme/app', 'refs/heads/main']]);
+  expect(reported.map((report) => [report.repository, report.ref]).sort()).toEqual([
+    ['acme/app', 'packed-refs'],
+    ['acme/app', 'refs/heads/main'],
+  ]);
   execFileSync('git', ['--git-dir', repository.gitdir, 'fsck', '--strict'], { stdio: 'pipe' });
   expect(await recoverAtStart(root)).toEqual([]); // nothing left to do the second time
 });

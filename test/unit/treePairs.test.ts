@@ -5,7 +5,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { BLOB_MODE, compareTreeEntries, parseTree, serializeTree, TREE_MODE, type TreeEntry } from '../../src/git/gitObjects.js';
+import {
+  BLOB_MODE,
+  compareTreeEntries,
+  parseTree,
+  serializeTree,
+  TREE_MODE,
+  type TreeEntry,
+} from '../../src/git/gitObjects.js';
 import { changedEntries, type EntryPair } from '../../src/git/treePairs.js';
 
 /** The pairing as it was: both trees parsed, entries walked in git's order. */
@@ -30,9 +37,12 @@ function parsedPairs(before: Buffer, after: Buffer): EntryPair[] {
 
 /** A tree's bytes from entries given with raw name bytes (which may not be valid UTF-8), in git's order. */
 function rawTree(entries: { name: Buffer; mode: string; oid: string }[]): Buffer {
-  const key = (e: { name: Buffer; mode: string }) => (e.mode === TREE_MODE ? Buffer.concat([e.name, Buffer.from('/')]) : e.name);
+  const key = (e: { name: Buffer; mode: string }) =>
+    e.mode === TREE_MODE ? Buffer.concat([e.name, Buffer.from('/')]) : e.name;
   const sorted = [...entries].sort((x, y) => Buffer.compare(key(x), key(y)));
-  return Buffer.concat(sorted.flatMap((e) => [Buffer.from(`${e.mode} `), e.name, Buffer.from([0]), Buffer.from(e.oid, 'hex')]));
+  return Buffer.concat(
+    sorted.flatMap((e) => [Buffer.from(`${e.mode} `), e.name, Buffer.from([0]), Buffer.from(e.oid, 'hex')]),
+  );
 }
 
 const oid = (n: number) => n.toString(16).padStart(40, '0');
@@ -40,8 +50,18 @@ const entry = (name: string, mode: string, n: number): TreeEntry => ({ name, mod
 
 describe('changedEntries', () => {
   it('lists only the entries that differ, paired by name, as parsing both trees did', () => {
-    const before = serializeTree([entry('a', BLOB_MODE, 1), entry('b', TREE_MODE, 2), entry('c', BLOB_MODE, 3), entry('e', BLOB_MODE, 5)]);
-    const after = serializeTree([entry('a', BLOB_MODE, 1), entry('b', TREE_MODE, 9), entry('d', BLOB_MODE, 4), entry('e', '100755', 5)]);
+    const before = serializeTree([
+      entry('a', BLOB_MODE, 1),
+      entry('b', TREE_MODE, 2),
+      entry('c', BLOB_MODE, 3),
+      entry('e', BLOB_MODE, 5),
+    ]);
+    const after = serializeTree([
+      entry('a', BLOB_MODE, 1),
+      entry('b', TREE_MODE, 9),
+      entry('d', BLOB_MODE, 4),
+      entry('e', '100755', 5),
+    ]);
     expect(changedEntries(before, after)).toEqual([
       [entry('b', TREE_MODE, 2), entry('b', TREE_MODE, 9)],
       [entry('c', BLOB_MODE, 3), undefined],
@@ -65,7 +85,9 @@ describe('changedEntries', () => {
   it('gives what parsing both trees gave, for any two trees (property)', () => {
     // Names as UTF-8 (ASCII or not), or any bytes at all (often not valid UTF-8).
     const nameBytes = fc.oneof(
-      fc.constantFrom('a', 'b', 'a.b', 'a-b', 'ab', 'é', 'é.x', 'zz', '_', '00', '0a', 'ff').map((text) => Buffer.from(text, 'utf8')),
+      fc
+        .constantFrom('a', 'b', 'a.b', 'a-b', 'ab', 'é', 'é.x', 'zz', '_', '00', '0a', 'ff')
+        .map((text) => Buffer.from(text, 'utf8')),
       fc.uint8Array({ minLength: 1, maxLength: 4 }).map((bytes) => Buffer.from(bytes)),
     );
     const anEntry = fc.record({
@@ -96,9 +118,18 @@ describe('changedEntries', () => {
   it('gives what parsing both trees gave for large trees that differ in a few entries, as commits make them (property)', () => {
     // Trees past the size from which common runs are skipped (treePairs.ts), with ids full of
     // zero and space bytes, and a few entries removed, added or changed between the two.
-    const anId = fc.oneof(fc.integer({ min: 0, max: 0x2020 }).map(oid), fc.uint8Array({ minLength: 20, maxLength: 20 }).map((bytes) => Buffer.from(bytes).toString('hex')));
+    const anId = fc.oneof(
+      fc.integer({ min: 0, max: 0x2020 }).map(oid),
+      fc.uint8Array({ minLength: 20, maxLength: 20 }).map((bytes) => Buffer.from(bytes).toString('hex')),
+    );
     const anEntry = fc.record({
-      name: fc.oneof(fc.stringMatching(/^[0-9a-f]{2}$/), fc.stringMatching(/^[a-z0-9._-]{1,12}$/), fc.constantFrom('é', 'a b', 'x\u00ff')).map((text) => Buffer.from(text, 'utf8')),
+      name: fc
+        .oneof(
+          fc.stringMatching(/^[0-9a-f]{2}$/),
+          fc.stringMatching(/^[a-z0-9._-]{1,12}$/),
+          fc.constantFrom('é', 'a b', 'x\u00ff'),
+        )
+        .map((text) => Buffer.from(text, 'utf8')),
       mode: fc.constantFrom(BLOB_MODE, TREE_MODE, '100755'),
       oid: anId,
     });
@@ -111,7 +142,10 @@ describe('changedEntries', () => {
         return true;
       });
     };
-    const edits = fc.array(fc.record({ at: fc.nat(), kind: fc.constantFrom('remove', 'add', 'id', 'mode'), entry: anEntry }), { maxLength: 4 });
+    const edits = fc.array(
+      fc.record({ at: fc.nat(), kind: fc.constantFrom('remove', 'add', 'id', 'mode'), entry: anEntry }),
+      { maxLength: 4 },
+    );
     fc.assert(
       fc.property(fc.array(anEntry, { minLength: 20, maxLength: 80 }), edits, (list, changes) => {
         const before = unique(list);
@@ -120,7 +154,11 @@ describe('changedEntries', () => {
           const at = change.at % Math.max(1, after.length);
           if (change.kind === 'remove') after.splice(at, 1);
           else if (change.kind === 'add') after.push(change.entry);
-          else if (after[at]) after[at] = change.kind === 'id' ? { ...after[at], oid: change.entry.oid } : { ...after[at], mode: after[at].mode === BLOB_MODE ? '100755' : BLOB_MODE };
+          else if (after[at])
+            after[at] =
+              change.kind === 'id'
+                ? { ...after[at], oid: change.entry.oid }
+                : { ...after[at], mode: after[at].mode === BLOB_MODE ? '100755' : BLOB_MODE };
         }
         const [b, a] = [rawTree(before), rawTree(unique(after))];
         expect(changedEntries(b, a)).toEqual(parsedPairs(b, a));

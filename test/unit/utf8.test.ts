@@ -29,11 +29,16 @@ function errorOf(bytes: Uint8Array): InvalidUtf8Error {
 
 describe('decodeUtf8Strict', () => {
   it('decodes valid text unchanged, a BOM and a literal U+FFFD included', () => {
-    for (const text of ['', '{"a":"café €  😀"}', '\uFEFF{}', 'a\uFFFDb']) expect(decodeUtf8Strict(Buffer.from(text, 'utf8'))).toBe(text);
+    for (const text of ['', '{"a":"café €  😀"}', '\uFEFF{}', 'a\uFFFDb'])
+      expect(decodeUtf8Strict(Buffer.from(text, 'utf8'))).toBe(text);
   });
 
   it('names the offset and value of the byte the ConfigHub Java client sends for é', () => {
-    const body = Buffer.concat([Buffer.from('{"data":[{"key":"k","values":[{"value":"caf'), Buffer.from([0xe9]), Buffer.from('"}]}]}')]);
+    const body = Buffer.concat([
+      Buffer.from('{"data":[{"key":"k","values":[{"value":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}]}]}'),
+    ]);
     const error = errorOf(body);
     expect(error.offset).toBe(body.indexOf(0xe9));
     expect(error.byte).toBe(0xe9);

@@ -18,7 +18,20 @@ import {
 describe('VALUE_TYPES and isValueType', () => {
   it('lists exactly the twelve types of the contract', () => {
     expect([...VALUE_TYPES].sort()).toEqual(
-      ['Boolean', 'Code', 'Double', 'FileEmbed', 'FileRef', 'Float', 'Integer', 'JSON', 'List', 'Long', 'Map', 'Text'].sort(),
+      [
+        'Boolean',
+        'Code',
+        'Double',
+        'FileEmbed',
+        'FileRef',
+        'Float',
+        'Integer',
+        'JSON',
+        'List',
+        'Long',
+        'Map',
+        'Text',
+      ].sort(),
     );
   });
 
@@ -62,21 +75,41 @@ describe('fitsType: Boolean', () => {
   it.each([['true'], ['false']])('accepts %j', (text) => {
     expect(fitsType('Boolean', text)).toBe(true);
   });
-  it.each([['True'], ['FALSE'], ['TRUE'], [' true'], ['true '], ['1'], ['0'], ['yes'], ['no'], ['on'], [''], ['t'], ['"true"']])(
-    'refuses %j (exact spelling only)',
-    (text) => {
-      expect(fitsType('Boolean', text)).toBe(false);
-    },
-  );
+  it.each([
+    ['True'],
+    ['FALSE'],
+    ['TRUE'],
+    [' true'],
+    ['true '],
+    ['1'],
+    ['0'],
+    ['yes'],
+    ['no'],
+    ['on'],
+    [''],
+    ['t'],
+    ['"true"'],
+  ])('refuses %j (exact spelling only)', (text) => {
+    expect(fitsType('Boolean', text)).toBe(false);
+  });
 });
 
 describe('fitsType: Integer (32-bit)', () => {
-  it.each([['0'], ['-0'], ['+0'], ['1'], ['+1'], ['-1'], ['007'], ['2147483647'], ['-2147483648'], ['+2147483647'], ['00000000002147483647']])(
-    'accepts %j',
-    (text) => {
-      expect(fitsType('Integer', text)).toBe(true);
-    },
-  );
+  it.each([
+    ['0'],
+    ['-0'],
+    ['+0'],
+    ['1'],
+    ['+1'],
+    ['-1'],
+    ['007'],
+    ['2147483647'],
+    ['-2147483648'],
+    ['+2147483647'],
+    ['00000000002147483647'],
+  ])('accepts %j', (text) => {
+    expect(fitsType('Integer', text)).toBe(true);
+  });
   it.each([
     ['2147483648'],
     ['-2147483649'],
@@ -120,18 +153,29 @@ describe('fitsType: Integer (32-bit)', () => {
 });
 
 describe('fitsType: Long (64-bit)', () => {
-  it.each([['9223372036854775807'], ['-9223372036854775808'], ['2147483648'], ['-2147483649'], ['0'], ['+9223372036854775807']])(
-    'accepts %j',
-    (text) => {
-      expect(fitsType('Long', text)).toBe(true);
-    },
-  );
-  it.each([['9223372036854775808'], ['-9223372036854775809'], ['18446744073709551616'], ['1.0'], ['1e3'], [' 1'], ['1 '], [''], ['0x1']])(
-    'refuses %j',
-    (text) => {
-      expect(fitsType('Long', text)).toBe(false);
-    },
-  );
+  it.each([
+    ['9223372036854775807'],
+    ['-9223372036854775808'],
+    ['2147483648'],
+    ['-2147483649'],
+    ['0'],
+    ['+9223372036854775807'],
+  ])('accepts %j', (text) => {
+    expect(fitsType('Long', text)).toBe(true);
+  });
+  it.each([
+    ['9223372036854775808'],
+    ['-9223372036854775809'],
+    ['18446744073709551616'],
+    ['1.0'],
+    ['1e3'],
+    [' 1'],
+    ['1 '],
+    [''],
+    ['0x1'],
+  ])('refuses %j', (text) => {
+    expect(fitsType('Long', text)).toBe(false);
+  });
 
   it('agrees with the 64-bit range for any integer (property)', () => {
     fc.assert(
@@ -145,7 +189,25 @@ describe('fitsType: Long (64-bit)', () => {
 });
 
 describe('fitsType: Float and Double (finite decimals)', () => {
-  const decimals = ['0', '-0', '1', '+1', '-1', '1.5', '.5', '-.5', '1.', '1e5', '1E5', '1e+5', '1e-5', '2.5E-3', '+.5e1', '007.25', '0.0'];
+  const decimals = [
+    '0',
+    '-0',
+    '1',
+    '+1',
+    '-1',
+    '1.5',
+    '.5',
+    '-.5',
+    '1.',
+    '1e5',
+    '1E5',
+    '1e+5',
+    '1e-5',
+    '2.5E-3',
+    '+.5e1',
+    '007.25',
+    '0.0',
+  ];
   for (const type of ['Float', 'Double'] as const) {
     it.each(decimals.map((t) => [t]))(`${type} accepts the decimal form %j`, (text) => {
       expect(fitsType(type, text)).toBe(true);
@@ -198,9 +260,12 @@ describe('fitsType: Float and Double (finite decimals)', () => {
     expect(fitsType('Float', '-3.4028235e38')).toBe(true);
   });
 
-  it.each([['3.5e38'], ['-3.5e38'], ['1e39'], ['1e309'], ['3.4028236e38']])('Float refuses %j (beyond the float range)', (text) => {
-    expect(fitsType('Float', text)).toBe(false);
-  });
+  it.each([['3.5e38'], ['-3.5e38'], ['1e39'], ['1e309'], ['3.4028236e38']])(
+    'Float refuses %j (beyond the float range)',
+    (text) => {
+      expect(fitsType('Float', text)).toBe(false);
+    },
+  );
 
   it('Double accepts the largest finite double, refuses what overflows', () => {
     expect(fitsType('Double', '1.7976931348623157e308')).toBe(true);
@@ -237,12 +302,19 @@ describe('fitsType: Float and Double (finite decimals)', () => {
 });
 
 describe('fitsType: JSON, Map, List', () => {
-  it.each([['{}'], ['[]'], ['null'], ['1'], ['"text"'], ['true'], [' { "a" : [1, 2] } '], ['{"a":{"b":null}}'], ['-1.5e3']])(
-    'JSON accepts valid JSON %j',
-    (text) => {
-      expect(fitsType('JSON', text)).toBe(true);
-    },
-  );
+  it.each([
+    ['{}'],
+    ['[]'],
+    ['null'],
+    ['1'],
+    ['"text"'],
+    ['true'],
+    [' { "a" : [1, 2] } '],
+    ['{"a":{"b":null}}'],
+    ['-1.5e3'],
+  ])('JSON accepts valid JSON %j', (text) => {
+    expect(fitsType('JSON', text)).toBe(true);
+  });
   it.each([[''], ['{'], ["{'a':1}"], ['{a:1}'], ['[1,]'], ['NaN'], ['undefined'], ['text'], ['01'], ['{"a":1}}']])(
     'JSON refuses invalid JSON %j',
     (text) => {

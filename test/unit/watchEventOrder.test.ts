@@ -23,12 +23,25 @@ import { RepositoryRegistry } from '../../src/disk/registry.js';
 import type { GitRepository } from '../../src/disk/repository.js';
 import { pollPhase } from '../support/eventLoop.js';
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
 
 /** A commit on the head made by another process (plain git), as a second server would. */
 function commitOutside(repository: GitRepository, parent: string, round: number): string {
-  const tree = execFileSync('git', ['rev-parse', `${parent}^{tree}`], { cwd: repository.gitdir }).toString().trim();
-  const commit = execFileSync('git', ['commit-tree', tree, '-p', parent, '-m', `outside ${round}`], { cwd: repository.gitdir, env: GIT_ENV }).toString().trim();
+  const tree = execFileSync('git', ['rev-parse', `${parent}^{tree}`], { cwd: repository.gitdir })
+    .toString()
+    .trim();
+  const commit = execFileSync('git', ['commit-tree', tree, '-p', parent, '-m', `outside ${round}`], {
+    cwd: repository.gitdir,
+    env: GIT_ENV,
+  })
+    .toString()
+    .trim();
   execFileSync('git', ['update-ref', 'refs/heads/main', commit, parent], { cwd: repository.gitdir });
   return commit;
 }

@@ -19,19 +19,26 @@ function parseBoolean(text: string, what: string): boolean {
 export function addAccessCommands(program: Command): void {
   const switchesOf = (options: { stopOnFirstMatch?: string; unmatchedEditable?: string }) => {
     const switches: { stopOnFirstMatch?: boolean; unmatchedEditable?: boolean } = {};
-    if (options.stopOnFirstMatch !== undefined) switches.stopOnFirstMatch = parseBoolean(options.stopOnFirstMatch, '--stop-on-first-match');
-    if (options.unmatchedEditable !== undefined) switches.unmatchedEditable = parseBoolean(options.unmatchedEditable, '--unmatched-editable');
+    if (options.stopOnFirstMatch !== undefined)
+      switches.stopOnFirstMatch = parseBoolean(options.stopOnFirstMatch, '--stop-on-first-match');
+    if (options.unmatchedEditable !== undefined)
+      switches.unmatchedEditable = parseBoolean(options.unmatchedEditable, '--unmatched-editable');
     return switches;
   };
 
-  const rules = program.command('rules').description('access rule sets: which elements the tokens of a set may change (with access controls on)');
+  const rules = program
+    .command('rules')
+    .description('access rule sets: which elements the tokens of a set may change (with access controls on)');
   withTarget(
     rules
       .command('create')
       .description('create an empty rule set (stopOnFirstMatch true, unmatchedEditable false unless told)')
       .argument('<account/name>')
       .argument('<set>')
-      .option('--stop-on-first-match <bool>', 'true: the first matching rule decides; false: any matching rule that denies decides')
+      .option(
+        '--stop-on-first-match <bool>',
+        'true: the first matching rule decides; false: any matching rule that denies decides',
+      )
       .option('--unmatched-editable <bool>', 'whether an element no rule matches may be changed'),
   ).action(async (fullName: string, set: string, options) => {
     const admin = administrationOf(fullName, options);
@@ -48,13 +55,16 @@ export function addAccessCommands(program: Command): void {
   ).action(async (fullName: string, set: string, options) => {
     const admin = administrationOf(fullName, options);
     const switches = switchesOf(options);
-    if (Object.keys(switches).length === 0) throw new ServiceError('invalid_argument', 'give --stop-on-first-match or --unmatched-editable');
+    if (Object.keys(switches).length === 0)
+      throw new ServiceError('invalid_argument', 'give --stop-on-first-match or --unmatched-editable');
     printJson(await admin.setRuleSetSwitches(fullName, set, switches));
   });
   withTarget(
     rules
       .command('add')
-      .description('add a rule: key Is|StartsWith|EndsWith|Contains TEXT, or value Resolves|DoesNotResolve CONTEXT (a;*;b) or ContainsAny|ContainsAll|DoesNotContain ITEMS (a,b)')
+      .description(
+        'add a rule: key Is|StartsWith|EndsWith|Contains TEXT, or value Resolves|DoesNotResolve CONTEXT (a;*;b) or ContainsAny|ContainsAll|DoesNotContain ITEMS (a,b)',
+      )
       .argument('<account/name>')
       .argument('<set>')
       .argument('<target>', 'key or value')
@@ -83,7 +93,9 @@ export function addAccessCommands(program: Command): void {
   withTarget(
     rules
       .command('delete')
-      .description('delete the rule at a priority, or with no priority the whole set (refused while a token is assigned to it)')
+      .description(
+        'delete the rule at a priority, or with no priority the whole set (refused while a token is assigned to it)',
+      )
       .argument('<account/name>')
       .argument('<set>')
       .argument('[priority]'),
@@ -92,11 +104,15 @@ export function addAccessCommands(program: Command): void {
     const at = priority === undefined ? undefined : priorityOf(priority);
     printJson(at === undefined ? await admin.deleteRuleSet(fullName, set) : await admin.deleteRule(fullName, set, at));
   });
-  withTarget(rules.command('list').description('the rule sets and their rules, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
+  withTarget(
+    rules.command('list').description('the rule sets and their rules, as JSON').argument('<account/name>'),
+  ).action(async (fullName: string, options) => {
     printJson(await administrationOf(fullName, options).listRuleSets(fullName));
   });
 
-  const groups = program.command('context-group').description('context groups: an item of a level standing for other items of the level');
+  const groups = program
+    .command('context-group')
+    .description('context groups: an item of a level standing for other items of the level');
   withTarget(
     groups
       .command('create')
@@ -135,7 +151,9 @@ export function addAccessCommands(program: Command): void {
   ).action(async (fullName: string, level: string, group: string, options) => {
     printJson(await administrationOf(fullName, options).deleteContextGroup(fullName, level, group));
   });
-  withTarget(groups.command('list').description('the context groups with their members, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
+  withTarget(
+    groups.command('list').description('the context groups with their members, as JSON').argument('<account/name>'),
+  ).action(async (fullName: string, options) => {
     printJson(await administrationOf(fullName, options).listContextGroups(fullName));
   });
 }

@@ -18,7 +18,9 @@ function service(repos: string | undefined, create = false): AdminTokenService {
 }
 
 export function addAdminTokenCommands(program: Command): void {
-  const adminToken = program.command('admin-token').description('admin tokens, which guard the admin API (/rest/admin/...)');
+  const adminToken = program
+    .command('admin-token')
+    .description('admin tokens, which guard the admin API (/rest/admin/...)');
   adminToken
     .command('create')
     .description('print a new admin token on stdout, once')

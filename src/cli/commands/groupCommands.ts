@@ -18,7 +18,10 @@ export async function readPasswordLines(count: number, what: readonly string[]):
   input.close();
   for (let i = 0; i < count; i++) {
     if (lines[i] === undefined || lines[i] === '') {
-      throw new ServiceError('invalid_argument', `expected ${what.join(', then ')} on standard input, one per line; line ${i + 1} is missing`);
+      throw new ServiceError(
+        'invalid_argument',
+        `expected ${what.join(', then ')} on standard input, one per line; line ${i + 1} is missing`,
+      );
     }
   }
   return lines.slice(0, count);
@@ -46,14 +49,19 @@ export function addGroupCommands(program: Command): void {
     printJson(await admin.createGroup(fullName, name, password));
   });
   withTarget(
-    group.command('list').description('the security groups, with how many keys and files each holds, as JSON').argument('<account/name>'),
+    group
+      .command('list')
+      .description('the security groups, with how many keys and files each holds, as JSON')
+      .argument('<account/name>'),
   ).action(async (fullName: string, options) => {
     printJson(await (await target(fullName, options, false)).listGroups(fullName));
   });
   withTarget(
     group
       .command('passwd')
-      .description('change the password (reads the current one, then the new one, from standard input) and re-encrypt everything of the group in one commit')
+      .description(
+        'change the password (reads the current one, then the new one, from standard input) and re-encrypt everything of the group in one commit',
+      )
       .argument('<account/name>')
       .argument('<group>'),
   ).action(async (fullName: string, name: string, options) => {
@@ -62,7 +70,11 @@ export function addGroupCommands(program: Command): void {
     printJson(await admin.changePassword(fullName, name, current, next));
   });
   withTarget(
-    group.command('delete').description('delete a security group that no key or file uses').argument('<account/name>').argument('<group>'),
+    group
+      .command('delete')
+      .description('delete a security group that no key or file uses')
+      .argument('<account/name>')
+      .argument('<group>'),
   ).action(async (fullName: string, name: string, options) => {
     const deleted = await (await target(fullName, options, false)).deleteGroup(fullName, name);
     process.stderr.write(`cfghub: security group ${deleted.name} of ${deleted.repository} deleted\n`);

@@ -34,12 +34,14 @@ export function formatDiff(answer: DiffAnswer): string {
   if (resolved) {
     lines.push(`resolved for ${resolved.context}:`);
     const before = lines.length;
-    for (const [name, value] of Object.entries(resolved.properties.added)) lines.push(`  + ${name} = ${shown((value as { val?: unknown })?.val ?? value)}`);
+    for (const [name, value] of Object.entries(resolved.properties.added))
+      lines.push(`  + ${name} = ${shown((value as { val?: unknown })?.val ?? value)}`);
     for (const [name, change] of Object.entries(resolved.properties.changed)) {
       const val = (side: unknown) => shown((side as { val?: unknown })?.val ?? side);
       lines.push(`  ~ ${name}: ${val(change.before)} -> ${val(change.after)}`);
     }
-    for (const [name, value] of Object.entries(resolved.properties.removed)) lines.push(`  - ${name} (was ${shown((value as { val?: unknown })?.val ?? value)})`);
+    for (const [name, value] of Object.entries(resolved.properties.removed))
+      lines.push(`  - ${name} (was ${shown((value as { val?: unknown })?.val ?? value)})`);
     for (const path of Object.keys(resolved.files.added)) lines.push(`  + file ${path}`);
     for (const path of Object.keys(resolved.files.changed)) lines.push(`  ~ file ${path}`);
     for (const path of Object.keys(resolved.files.removed)) lines.push(`  - file ${path}`);
@@ -60,29 +62,54 @@ export function addHistoryCommands(program: Command): void {
       .option('--before <commit>', 'start below this commit (paging)')
       .option('--json', "the server's answer, as JSON"),
   )
-    .addHelpText('after', `\nExamples:\n  $ cfghub history acme/app --key db.host\n  $ cfghub history acme/app --limit 5 --json`)
-    .action(async (fullName: string, options: RemoteOptions & { key?: string; file?: string; limit?: string; before?: string; json?: boolean }) => {
-      const client = remoteClient(options);
-      const answer = await remote(() =>
-        client.history(fullName, { key: options.key, file: options.file, limit: options.limit === undefined ? undefined : Number(options.limit), before: options.before }),
-      );
-      process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : formatHistory(answer));
-    });
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ cfghub history acme/app --key db.host\n  $ cfghub history acme/app --limit 5 --json`,
+    )
+    .action(
+      async (
+        fullName: string,
+        options: RemoteOptions & { key?: string; file?: string; limit?: string; before?: string; json?: boolean },
+      ) => {
+        const client = remoteClient(options);
+        const answer = await remote(() =>
+          client.history(fullName, {
+            key: options.key,
+            file: options.file,
+            limit: options.limit === undefined ? undefined : Number(options.limit),
+            before: options.before,
+          }),
+        );
+        process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : formatHistory(answer));
+      },
+    );
 
   withRemoteOptions(
     program
       .command('diff')
-      .description('what changed between two points (commit, tag or ISO date; TO defaults to the head), and what a context sees change')
+      .description(
+        'what changed between two points (commit, tag or ISO date; TO defaults to the head), and what a context sees change',
+      )
       .argument('<account/name>')
       .argument('<from>')
       .argument('[to]')
       .option('--context <items>', 'also show what this context resolves differently')
       .option('--json', "the server's answer, as JSON"),
   )
-    .addHelpText('after', `\nExamples:\n  $ cfghub diff acme/app v1 --context 'Production;web;node1'\n  $ cfghub diff acme/app 2026-11-01T00:00:00Z v2 --json`)
-    .action(async (fullName: string, from: string, to: string | undefined, options: RemoteOptions & { context?: string; json?: boolean }) => {
-      const client = remoteClient(options);
-      const answer = await remote(() => client.diff(fullName, from, { to, context: options.context }));
-      process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : formatDiff(answer));
-    });
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ cfghub diff acme/app v1 --context 'Production;web;node1'\n  $ cfghub diff acme/app 2026-11-01T00:00:00Z v2 --json`,
+    )
+    .action(
+      async (
+        fullName: string,
+        from: string,
+        to: string | undefined,
+        options: RemoteOptions & { context?: string; json?: boolean },
+      ) => {
+        const client = remoteClient(options);
+        const answer = await remote(() => client.diff(fullName, from, { to, context: options.context }));
+        process.stdout.write(options.json ? `${JSON.stringify(answer, null, 2)}\n` : formatDiff(answer));
+      },
+    );
 }

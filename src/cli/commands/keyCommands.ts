@@ -15,7 +15,10 @@ function valueOf(text: string, type: string | undefined): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    throw new ServiceError('invalid_argument', `a ${type} value is JSON, e.g. ${type === 'List' ? '["a","b"]' : '{"a":"1"}'}; got ${JSON.stringify(text)}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `a ${type} value is JSON, e.g. ${type === 'List' ? '["a","b"]' : '{"a":"1"}'}; got ${JSON.stringify(text)}`,
+    );
   }
 }
 
@@ -30,26 +33,42 @@ export function addKeyCommands(program: Command): void {
       .option('--all', 'every value of the key, with its context, one per line')
       .option('--json', 'as JSON'),
   )
-    .addHelpText('after', `\nExamples:\n  $ cfghub get acme/app db.host --context 'Production;web;node1'\n  $ cfghub get acme/app db.host --all --json`)
-    .action(async (fullName: string, key: string, options: RemoteOptions & { context?: string; all?: boolean; json?: boolean }) => {
-      const client = remoteClient(options);
-      if (options.all) {
-        const exported = await remote(() => client.export(fullName, { omitFiles: true }));
-        const found = exported.data.find((element) => typeof element.key === 'string' && element.key.toLowerCase() === key.toLowerCase());
-        if (!found) throw new ServiceError('not_found', `${fullName} has no key ${key}`);
-        const values = (found.values ?? []) as { context: string; value: unknown; active: boolean }[];
-        if (options.json) process.stdout.write(`${JSON.stringify(values, null, 2)}\n`);
-        else for (const v of values) process.stdout.write(`${v.context}\t${asLine(v.value)}${v.active ? '' : '\t(inactive)'}\n`);
-        return;
-      }
-      if (options.context === undefined) throw new ServiceError('invalid_argument', 'get needs --context (or --all)');
-      const { body } = await remote(() => client.pull(fullName, { context: options.context!, includeValueContext: true }));
-      const name = Object.keys(body?.properties ?? {}).find((k) => k.toLowerCase() === key.toLowerCase());
-      if (name === undefined) throw new ServiceError('not_found', `key ${key} has no value for context ${options.context} in ${fullName}`);
-      const property = body!.properties![name];
-      if (options.json) process.stdout.write(`${JSON.stringify({ key: name, ...property }, null, 2)}\n`);
-      else process.stdout.write(`${asLine(property.val)}\n`);
-    });
+    .addHelpText(
+      'after',
+      `\nExamples:\n  $ cfghub get acme/app db.host --context 'Production;web;node1'\n  $ cfghub get acme/app db.host --all --json`,
+    )
+    .action(
+      async (
+        fullName: string,
+        key: string,
+        options: RemoteOptions & { context?: string; all?: boolean; json?: boolean },
+      ) => {
+        const client = remoteClient(options);
+        if (options.all) {
+          const exported = await remote(() => client.export(fullName, { omitFiles: true }));
+          const found = exported.data.find(
+            (element) => typeof element.key === 'string' && element.key.toLowerCase() === key.toLowerCase(),
+          );
+          if (!found) throw new ServiceError('not_found', `${fullName} has no key ${key}`);
+          const values = (found.values ?? []) as { context: string; value: unknown; active: boolean }[];
+          if (options.json) process.stdout.write(`${JSON.stringify(values, null, 2)}\n`);
+          else
+            for (const v of values)
+              process.stdout.write(`${v.context}\t${asLine(v.value)}${v.active ? '' : '\t(inactive)'}\n`);
+          return;
+        }
+        if (options.context === undefined) throw new ServiceError('invalid_argument', 'get needs --context (or --all)');
+        const { body } = await remote(() =>
+          client.pull(fullName, { context: options.context!, includeValueContext: true }),
+        );
+        const name = Object.keys(body?.properties ?? {}).find((k) => k.toLowerCase() === key.toLowerCase());
+        if (name === undefined)
+          throw new ServiceError('not_found', `key ${key} has no value for context ${options.context} in ${fullName}`);
+        const property = body!.properties![name];
+        if (options.json) process.stdout.write(`${JSON.stringify({ key: name, ...property }, null, 2)}\n`);
+        else process.stdout.write(`${asLine(property.val)}\n`);
+      },
+    );
 
   withRemoteOptions(
     program
@@ -58,16 +77,34 @@ export function addKeyCommands(program: Command): void {
       .argument('<account/name>')
       .argument('<key>')
       .argument('<value>')
-      .requiredOption('--context <items>', 'the value\'s context: one item per level, * for any')
-      .option('--type <type>', 'value data type: Text, Code, Boolean, Integer, Long, Float, Double, FileEmbed, FileRef, Map, List, JSON')
+      .requiredOption('--context <items>', "the value's context: one item per level, * for any")
+      .option(
+        '--type <type>',
+        'value data type: Text, Code, Boolean, Integer, Long, Float, Double, FileEmbed, FileRef, Map, List, JSON',
+      )
       .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
   )
-    .addHelpText('after', `\nExample:\n  $ cfghub set acme/app db.port 5433 --context 'Production;*;*' --type Integer -m 'New database port'`)
-    .action(async (fullName: string, key: string, value: string, options: RemoteOptions & { context: string; type?: string; message: string }) => {
-      const client = remoteClient(options);
-      const result = await remote(() => client.push(fullName).set(key, valueOf(value, options.type), { context: options.context, type: options.type }).send(options.message));
-      process.stdout.write(`${result.commit}\n`);
-    });
+    .addHelpText(
+      'after',
+      `\nExample:\n  $ cfghub set acme/app db.port 5433 --context 'Production;*;*' --type Integer -m 'New database port'`,
+    )
+    .action(
+      async (
+        fullName: string,
+        key: string,
+        value: string,
+        options: RemoteOptions & { context: string; type?: string; message: string },
+      ) => {
+        const client = remoteClient(options);
+        const result = await remote(() =>
+          client
+            .push(fullName)
+            .set(key, valueOf(value, options.type), { context: options.context, type: options.type })
+            .send(options.message),
+        );
+        process.stdout.write(`${result.commit}\n`);
+      },
+    );
 
   withRemoteOptions(
     program
@@ -78,10 +115,15 @@ export function addKeyCommands(program: Command): void {
       .requiredOption('--context <items>', "the value's context, as it was set")
       .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
   )
-    .addHelpText('after', `\nExample:\n  $ cfghub unset acme/app db.port --context 'Production;*;*' -m 'Back to the default port'`)
+    .addHelpText(
+      'after',
+      `\nExample:\n  $ cfghub unset acme/app db.port --context 'Production;*;*' -m 'Back to the default port'`,
+    )
     .action(async (fullName: string, key: string, options: RemoteOptions & { context: string; message: string }) => {
       const client = remoteClient(options);
-      const result = await remote(() => client.push(fullName).unset(key, { context: options.context }).send(options.message));
+      const result = await remote(() =>
+        client.push(fullName).unset(key, { context: options.context }).send(options.message),
+      );
       process.stdout.write(`${result.commit}\n`);
     });
 }

@@ -22,7 +22,10 @@ import { ErrorCode } from '../../domain/errors.js';
 
 /** Writes `text` to `path` through a temporary file beside it: readers see the old file or the new one, never a mix. */
 export async function writeAtomically(path: string, text: string): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.cfghub-${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = join(
+    dirname(path),
+    `.${basename(path)}.cfghub-${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
+  );
   // Configuration often holds secrets: a new file is readable by its owner only; an existing one keeps its mode.
   const mode = fs.statSync(path, { throwIfNoEntry: false })?.mode ?? 0o600;
   const handle = await fs.promises.open(temporary, 'wx', mode & 0o777);
@@ -73,7 +76,12 @@ async function pullOnce(fullName: string, options: PullCommandOptions): Promise<
     if (!output) process.stdout.write(answer.text.endsWith('\n') ? answer.text : `${answer.text}\n`);
     else await writeAtomically(output, answer.text);
   } catch (error) {
-    if (output && error instanceof ServiceError && error.code === ErrorCode.Unavailable && currentContent(output) !== undefined) {
+    if (
+      output &&
+      error instanceof ServiceError &&
+      error.code === ErrorCode.Unavailable &&
+      currentContent(output) !== undefined
+    ) {
       throw new ServiceError('unavailable', `${error.message}; keeping the last good copy in ${options.output}`);
     }
     throw error;
@@ -96,7 +104,8 @@ async function pullWatching(fullName: string, options: PullCommandOptions): Prom
       onRetry: (error) => {
         if (unreachable) return;
         unreachable = true;
-        const kept = output && currentContent(output) !== undefined ? `; keeping the last good copy in ${options.output}` : '';
+        const kept =
+          output && currentContent(output) !== undefined ? `; keeping the last good copy in ${options.output}` : '';
         process.stderr.write(`cfghub: ${error.message}${kept}; trying again\n`);
       },
     });
@@ -130,8 +139,13 @@ export function addPullCommand(program: Command): void {
       .description("a context's resolved configuration from a server; --watch keeps --output current")
       .argument('<account/name>')
       .requiredOption('--context <items>', 'one item per context level, separated by ;')
-      .addOption(new Option('--format <format>', 'json, yaml, properties or env').choices([...PULL_FORMATS]).default('json'))
-      .option('--output <file>', 'write to this file atomically (else stdout); kept as it is when the server cannot be reached')
+      .addOption(
+        new Option('--format <format>', 'json, yaml, properties or env').choices([...PULL_FORMATS]).default('json'),
+      )
+      .option(
+        '--output <file>',
+        'write to this file atomically (else stdout); kept as it is when the server cannot be reached',
+      )
       .option('--watch', 'keep going: rewrite on every change of the context, until interrupted')
       .option('--exec <command>', 'with --watch: run this shell command after each write'),
   )

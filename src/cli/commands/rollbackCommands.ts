@@ -27,12 +27,21 @@ export function addRollbackCommands(program: Command): void {
         await admin.repositoryRecord(fullName); // an unknown repository is told before a password is asked for
         [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
       }
-      const result = await admin[name](fullName, target, { comment: options.comment, applicationName: APPLICATION, securityGroup: options.securityGroup, password });
+      const result = await admin[name](fullName, target, {
+        comment: options.comment,
+        applicationName: APPLICATION,
+        securityGroup: options.securityGroup,
+        password,
+      });
       printJson(result);
     });
 
   add('revert', 'make a new commit that undoes one commit', '<commit>');
-  add('restore', 'make a new commit whose keys and files equal those of a tag, commit or date', '<tag-or-commit>').option(
+  add(
+    'restore',
+    'make a new commit whose keys and files equal those of a tag, commit or date',
+    '<tag-or-commit>',
+  ).option(
     '--security-group <group>',
     "a group whose secured keys and files the restore may change; reads the group's password from standard input",
   );

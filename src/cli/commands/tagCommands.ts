@@ -18,11 +18,15 @@ export function addTagCommands(program: Command): void {
   ).action(async (fullName: string, name: string, options) => {
     printJson(await administrationOf(fullName, options).createTag(fullName, name, options.comment ?? ''));
   });
-  withTarget(tag.command('list').description('the tags, sorted by name, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
-    printJson(await administrationOf(fullName, options).listTags(fullName));
-  });
-  withTarget(tag.command('delete').description('delete a tag').argument('<account/name>').argument('<tag>')).action(async (fullName: string, name: string, options) => {
-    const deleted = await administrationOf(fullName, options).deleteTag(fullName, name);
-    process.stderr.write(`cfghub: tag ${deleted.tag} of ${deleted.repository} deleted\n`);
-  });
+  withTarget(tag.command('list').description('the tags, sorted by name, as JSON').argument('<account/name>')).action(
+    async (fullName: string, options) => {
+      printJson(await administrationOf(fullName, options).listTags(fullName));
+    },
+  );
+  withTarget(tag.command('delete').description('delete a tag').argument('<account/name>').argument('<tag>')).action(
+    async (fullName: string, name: string, options) => {
+      const deleted = await administrationOf(fullName, options).deleteTag(fullName, name);
+      process.stderr.write(`cfghub: tag ${deleted.tag} of ${deleted.repository} deleted\n`);
+    },
+  );
 }

@@ -6,7 +6,13 @@
  */
 import type { RuleSet } from '../../domain/accessRules.js';
 import type { ContextGroup } from '../../domain/contextGroups.js';
-import { checkSwitches, checkTokenLabel, type AccessAdministration, type RuleSetChange, type RuleSetSwitches } from '../../service/admin/accessAdministration.js';
+import {
+  checkSwitches,
+  checkTokenLabel,
+  type AccessAdministration,
+  type RuleSetChange,
+  type RuleSetSwitches,
+} from '../../service/admin/accessAdministration.js';
 import { checkRuleSetName, type RuleFields } from '../../service/access/accessRuleSetCommands.js';
 import { checkGroupWords } from '../../service/access/contextGroupCommands.js';
 import { AdminApi, repoPath } from './adminApi.js';
@@ -38,7 +44,10 @@ export class RemoteAccessAdministration extends AdminApi implements AccessAdmini
 
   addRule(fullName: string, set: string, rule: RuleFields, priority?: number): Promise<RuleSetChange> {
     checkRuleSetName(set);
-    return this.call('POST', `${setPath(fullName, set)}/rules`, { ...rule, ...(priority === undefined ? {} : { priority }) });
+    return this.call('POST', `${setPath(fullName, set)}/rules`, {
+      ...rule,
+      ...(priority === undefined ? {} : { priority }),
+    });
   }
 
   moveRule(fullName: string, set: string, from: number, to: number): Promise<RuleSetChange> {
@@ -55,7 +64,12 @@ export class RemoteAccessAdministration extends AdminApi implements AccessAdmini
     return this.call('GET', `${repoPath(fullName)}/context-groups`);
   }
 
-  createContextGroup(fullName: string, level: string, group: string, members: readonly string[]): Promise<{ commit: string }> {
+  createContextGroup(
+    fullName: string,
+    level: string,
+    group: string,
+    members: readonly string[],
+  ): Promise<{ commit: string }> {
     checkGroupWords(level, group);
     return this.call('POST', `${repoPath(fullName)}/context-groups`, { level, name: group, members });
   }

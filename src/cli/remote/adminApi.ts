@@ -7,7 +7,15 @@
 import { NO_REDIRECTS, redirectRefusal } from '../../client/redirects.js';
 import { ServiceError, type ServiceErrorCode } from '../../service/errors.js';
 
-const SERVICE_CODES = new Set<string>(['invalid_argument', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'precondition_failed', 'unavailable']);
+const SERVICE_CODES = new Set<string>([
+  'invalid_argument',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'precondition_failed',
+  'unavailable',
+]);
 
 /** How long the CLI waits for one answer. */
 const REQUEST_TIMEOUT_MS = 60_000;
@@ -39,21 +47,40 @@ export class AdminApi {
     try {
       url = new URL(server);
     } catch {
-      throw new ServiceError('invalid_argument', `--server must be a URL like http://cfghub.example:8080, got ${JSON.stringify(server)}`);
+      throw new ServiceError(
+        'invalid_argument',
+        `--server must be a URL like http://cfghub.example:8080, got ${JSON.stringify(server)}`,
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new ServiceError('invalid_argument', `--server must be an http or https URL, got ${JSON.stringify(server)}`);
+      throw new ServiceError(
+        'invalid_argument',
+        `--server must be an http or https URL, got ${JSON.stringify(server)}`,
+      );
     }
-    if (!token) throw new ServiceError('invalid_argument', 'a remote server needs an admin token in CFGHUB_ADMIN_TOKEN (cfghub admin-token create on its host makes one)');
+    if (!token)
+      throw new ServiceError(
+        'invalid_argument',
+        'a remote server needs an admin token in CFGHUB_ADMIN_TOKEN (cfghub admin-token create on its host makes one)',
+      );
     this.base = url.href.replace(/\/+$/, '');
   }
 
-  protected async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  protected async call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.base}${path}`, {
         method,
-        headers: { Authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+        headers: {
+          Authorization: `Bearer ${this.token}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...headers,
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
         ...NO_REDIRECTS,
@@ -72,7 +99,9 @@ export class AdminApi {
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
-      throw new Error(`the server at ${this.base} answered ${response.status} with something that is not JSON: is it a cfghub server?`);
+      throw new Error(
+        `the server at ${this.base} answered ${response.status} with something that is not JSON: is it a cfghub server?`,
+      );
     }
     if (!response.ok) throw errorOf(response.status, parsed);
     return parsed as T;

@@ -4,7 +4,12 @@
  * the same operations, and its JSON errors are turned back into the same ServiceErrors, so a
  * command prints and exits alike both ways. Passwords go only in request bodies.
  */
-import { checkTagName, type Administration, type NewClientToken, type Rollback } from '../../service/admin/administration.js';
+import {
+  checkTagName,
+  type Administration,
+  type NewClientToken,
+  type Rollback,
+} from '../../service/admin/administration.js';
 import type { RepositoryRecord, UnreadableRecord } from '../../service/read/listing.js';
 import type { NewRepository } from '../../service/admin/repositories.js';
 import type { SettingsChange } from '../../service/admin/repositorySettings.js';
@@ -50,7 +55,10 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
 
   createTag(fullName: string, tag: string, comment?: string): Promise<TagRecord> {
     checkTagName(tag);
-    return this.call('POST', `${repoPath(fullName)}/tags`, { name: tag, ...(comment === undefined ? {} : { comment }) });
+    return this.call('POST', `${repoPath(fullName)}/tags`, {
+      name: tag,
+      ...(comment === undefined ? {} : { comment }),
+    });
   }
 
   listTags(fullName: string): Promise<TagRecord[]> {
@@ -70,26 +78,49 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     return this.call('GET', `${repoPath(fullName)}/groups`);
   }
 
-  changePassword(fullName: string, group: string, current: string, next: string): Promise<{ name: string; commit: string }> {
-    return this.call('POST', `${repoPath(fullName)}/groups/${encodeURIComponent(group)}/password`, { current, new: next });
+  changePassword(
+    fullName: string,
+    group: string,
+    current: string,
+    next: string,
+  ): Promise<{ name: string; commit: string }> {
+    return this.call('POST', `${repoPath(fullName)}/groups/${encodeURIComponent(group)}/password`, {
+      current,
+      new: next,
+    });
   }
 
   deleteGroup(fullName: string, group: string): Promise<{ name: string; commit: string; repository: string }> {
     return this.call('DELETE', `${repoPath(fullName)}/groups/${encodeURIComponent(group)}`);
   }
 
-  revert(fullName: string, commit: string, rollback: Rollback): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
-    return this.call('POST', `${repoPath(fullName)}/revert`, { commit, ...(rollback.comment === undefined ? {} : { comment: rollback.comment }) }, applicationHeader(rollback));
+  revert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
+    return this.call(
+      'POST',
+      `${repoPath(fullName)}/revert`,
+      { commit, ...(rollback.comment === undefined ? {} : { comment: rollback.comment }) },
+      applicationHeader(rollback),
+    );
   }
 
-  restore(fullName: string, to: string, rollback: Rollback): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
+  restore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
     return this.call(
       'POST',
       `${repoPath(fullName)}/restore`,
       {
         to,
         ...(rollback.comment === undefined ? {} : { comment: rollback.comment }),
-        ...(rollback.securityGroup === undefined ? {} : { securityGroup: rollback.securityGroup, password: rollback.password }),
+        ...(rollback.securityGroup === undefined
+          ? {}
+          : { securityGroup: rollback.securityGroup, password: rollback.password }),
       },
       applicationHeader(rollback),
     );

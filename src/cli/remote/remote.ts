@@ -17,7 +17,12 @@ export interface RemoteOptions {
 export function withRemoteOptions(command: Command): Command {
   return command
     .addOption(new Option('--server <url>', 'the cfghub server, e.g. http://127.0.0.1:8080 (else CFGHUB_SERVER)'))
-    .addOption(new Option('--token <token>', 'a client token of the repository (else CFGHUB_TOKEN; prefer the variable: a command line is visible to others)'));
+    .addOption(
+      new Option(
+        '--token <token>',
+        'a client token of the repository (else CFGHUB_TOKEN; prefer the variable: a command line is visible to others)',
+      ),
+    );
 }
 
 /** The server's URL from the options or the environment; a clear usage error without one. */
@@ -28,9 +33,13 @@ export function serverOf(options: RemoteOptions): string {
   try {
     url = new URL(server);
   } catch {
-    throw new ServiceError('invalid_argument', `--server must be a URL like http://127.0.0.1:8080, got ${JSON.stringify(server)}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `--server must be a URL like http://127.0.0.1:8080, got ${JSON.stringify(server)}`,
+    );
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ServiceError('invalid_argument', '--server must be an http:// or https:// URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ServiceError('invalid_argument', '--server must be an http:// or https:// URL');
   return server;
 }
 
@@ -42,7 +51,11 @@ export function remoteClient(options: RemoteOptions): Client {
 /** A client's error as the CLI reports it: one line on stderr, exit 1 (2 for a bad argument). */
 export function asCliError(error: unknown): unknown {
   if (error instanceof PushRefusedError) return new ServiceError('conflict', `push refused: ${error.reason}`);
-  if (error instanceof ClientError) return new ServiceError(error.code === ErrorCode.InvalidArgument && error.status === 0 ? 'invalid_argument' : 'unavailable', error.status ? `${error.message} (${error.status} ${error.code})` : error.message);
+  if (error instanceof ClientError)
+    return new ServiceError(
+      error.code === ErrorCode.InvalidArgument && error.status === 0 ? 'invalid_argument' : 'unavailable',
+      error.status ? `${error.message} (${error.status} ${error.code})` : error.message,
+    );
   if (error instanceof ConnectionError) return new ServiceError('unavailable', error.message);
   return error;
 }

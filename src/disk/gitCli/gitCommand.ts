@@ -26,7 +26,8 @@ export function gitEnvironment(extra: Record<string, string | undefined>): NodeJ
 export function spawnGit(args: readonly string[], options: SpawnOptions): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, options);
-    const failed = (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new GitUnavailableError() : error);
+    const failed = (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new GitUnavailableError() : error);
     child.once('error', failed);
     child.once('spawn', () => {
       child.off('error', failed);
@@ -37,7 +38,10 @@ export function spawnGit(args: readonly string[], options: SpawnOptions): Promis
 
 /** Runs git to the end; rejects with its stderr's first line when it exits with a failure. */
 export async function runGit(gitdir: string, args: readonly string[]): Promise<void> {
-  const child = await spawnGit(['--git-dir', gitdir, ...args], { env: gitEnvironment({}), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = await spawnGit(['--git-dir', gitdir, ...args], {
+    env: gitEnvironment({}),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     if (stderr.length < 4096) stderr += text;

@@ -108,13 +108,30 @@ function entryOf(body: Buffer): JournalEntry | undefined {
     return undefined;
   }
   const { repository, ref, old, new: next, before, after, packName, packBytes, indexBytes } = meta;
-  if (typeof repository !== 'string' || typeof ref !== 'string' || typeof before !== 'string' || typeof after !== 'string') return undefined;
+  if (
+    typeof repository !== 'string' ||
+    typeof ref !== 'string' ||
+    typeof before !== 'string' ||
+    typeof after !== 'string'
+  )
+    return undefined;
   if (typeof old !== 'string' || typeof next !== 'string' || !HEX40.test(old) || !HEX40.test(next)) return undefined;
   if (typeof packName !== 'string' || !/^pack-[0-9a-f]{40}$/.test(packName)) return undefined;
-  if (typeof packBytes !== 'number' || typeof indexBytes !== 'number' || 4 + metaLength + packBytes + indexBytes !== body.length) return undefined;
+  if (
+    typeof packBytes !== 'number' ||
+    typeof indexBytes !== 'number' ||
+    4 + metaLength + packBytes + indexBytes !== body.length
+  )
+    return undefined;
   const packAt = 4 + metaLength;
   return {
-    repository, ref, old, new: next, before, after, packName,
+    repository,
+    ref,
+    old,
+    new: next,
+    before,
+    after,
+    packName,
     pack: body.subarray(packAt, packAt + packBytes),
     index: body.subarray(packAt + packBytes),
   };

@@ -118,7 +118,11 @@ async function restorePacks(store: ObjectStore, entries: readonly JournalEntry[]
     const [packPath, indexPath] = store.packPaths(entry.packName);
     if (sameBytes(packPath, entry.pack) && sameBytes(indexPath, entry.index)) continue;
     if (!fs.existsSync(packPath) && (await commitReadable(store, entry.new))) continue; // merged or repacked
-    await store.writePackDurably({ name: entry.packName, pack: Buffer.from(entry.pack), index: Buffer.from(entry.index) });
+    await store.writePackDurably({
+      name: entry.packName,
+      pack: Buffer.from(entry.pack),
+      index: Buffer.from(entry.index),
+    });
     restored++;
   }
   return restored;
@@ -183,7 +187,10 @@ async function moveRef(gitdir: string, ref: string, target: string, stamp: strin
   }
 }
 
-async function replayRepository(gitdir: string, entries: readonly JournalEntry[]): Promise<Omit<JournalReplayFinding, 'repository' | 'records'>> {
+async function replayRepository(
+  gitdir: string,
+  entries: readonly JournalEntry[],
+): Promise<Omit<JournalReplayFinding, 'repository' | 'records'>> {
   const store = new ObjectStore(gitdir);
   const packsRestored = await restorePacks(store, entries);
   let refMoved = false;
@@ -221,14 +228,26 @@ export async function replayJournals(root: string): Promise<JournalReplayFinding
     const gitdir = join(root, relative);
     const repository = repositoryNameOf(gitdir);
     if (!REPOSITORY.test(relative) || !fs.lstatSync(gitdir, { throwIfNoEntry: false })?.isDirectory()) {
-      findings.push({ repository, records: entries.length, packsRestored: 0, refMoved: false, problem: 'the repository is gone' });
+      findings.push({
+        repository,
+        records: entries.length,
+        packsRestored: 0,
+        refMoved: false,
+        problem: 'the repository is gone',
+      });
       continue;
     }
     try {
       findings.push({ repository, records: entries.length, ...(await replayRepository(gitdir, entries)) });
     } catch (error) {
       failed = true;
-      findings.push({ repository, records: entries.length, packsRestored: 0, refMoved: false, problem: `not replayed: ${error instanceof LockBusyError ? error.message : problemOf(error)}` });
+      findings.push({
+        repository,
+        records: entries.length,
+        packsRestored: 0,
+        refMoved: false,
+        problem: `not replayed: ${error instanceof LockBusyError ? error.message : problemOf(error)}`,
+      });
     }
   }
   if (!failed) {

@@ -62,7 +62,8 @@ export interface JournalTicket {
 
 function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
   let written = 0;
-  while (written < bytes.length) written += fs.writeSync(fd, bytes, written, bytes.length - written, position + written);
+  while (written < bytes.length)
+    written += fs.writeSync(fd, bytes, written, bytes.length - written, position + written);
 }
 
 /** One journal file, appended to by this process only. */

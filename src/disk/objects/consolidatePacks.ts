@@ -24,7 +24,12 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { fsyncFolder, removeIfPresent } from '../durableFs.js';
 import { fsNow } from '../refs/fsClock.js';
-import { clearMultiPackIndex, packsNamedByIndex, removeIndexNamingMissingPacks, withIndexLock } from './multiPackIndex.js';
+import {
+  clearMultiPackIndex,
+  packsNamedByIndex,
+  removeIndexNamingMissingPacks,
+  withIndexLock,
+} from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
 import { STALE_LOCK_MS } from '../refs/refs.js';
 import { assemblePackSteps, type PackEntry } from '../../git/packWriter.js';
@@ -86,7 +91,10 @@ export function geometricPrefix(sizes: readonly number[]): number {
  * large file in few objects, cannot stop the others merging). Of those, by object count, the
  * geometric prefix, and at least two, as long as their bytes add up to no more than `limit`.
  */
-export function packsToMerge<P extends { readonly objects: number; readonly bytes: number }>(packs: readonly P[], limit: number): P[] {
+export function packsToMerge<P extends { readonly objects: number; readonly bytes: number }>(
+  packs: readonly P[],
+  limit: number,
+): P[] {
   const candidates = packs.filter((pack) => pack.bytes <= limit / 2).sort((a, b) => a.objects - b.objects);
   if (candidates.length <= PACKS_BEFORE_MERGE) return [];
   let count = Math.max(2, geometricPrefix(candidates.map((pack) => pack.objects)));
@@ -113,7 +121,10 @@ export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_L
   const merging: PackFile[] = [];
   const slices = new TimeSlices();
   for (const pack of chosen) {
-    const [data, index] = await Promise.all([fs.promises.readFile(join(folder, `${pack.base}.pack`)), fs.promises.readFile(join(folder, `${pack.base}.idx`))]);
+    const [data, index] = await Promise.all([
+      fs.promises.readFile(join(folder, `${pack.base}.pack`)),
+      fs.promises.readFile(join(folder, `${pack.base}.idx`)),
+    ]);
     const packEntries = await slices.run(readPackEntriesSteps(data, index));
     if (!packEntries) continue;
     merging.push(pack);
@@ -132,8 +143,16 @@ export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_L
   // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
   // mounted with discard). Each index goes before its data, so no index names a missing pack.
   const old = merging.filter((pack) => pack.base !== merged);
-  store.removeLater(removePacks(folder, old.map((pack) => pack.base)));
-  store.packsMerged(pack, old.map((pack) => pack.base));
+  store.removeLater(
+    removePacks(
+      folder,
+      old.map((pack) => pack.base),
+    ),
+  );
+  store.packsMerged(
+    pack,
+    old.map((pack) => pack.base),
+  );
   store.packsWritten = 0;
   return merging.length;
 }

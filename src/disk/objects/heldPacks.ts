@@ -74,7 +74,8 @@ export class PackHolder {
     this.used();
     while (total > budget) {
       let oldest: PackHolder | undefined;
-      for (const holder of holders) if (holder !== this && (!oldest || holder.lastUse < oldest.lastUse)) oldest = holder;
+      for (const holder of holders)
+        if (holder !== this && (!oldest || holder.lastUse < oldest.lastUse)) oldest = holder;
       if (!oldest) return; // this store alone is over budget: its packs stay while it reads
       oldest.close();
       oldest.releaseAll(); // in case `close` held nothing it counted

@@ -50,7 +50,8 @@ export function packsNamedByIndex(folder: string): Set<string> | undefined {
 export async function clearMultiPackIndex(folder: string): Promise<void> {
   await fs.promises.rm(join(folder, MULTI_PACK_INDEX), { force: true });
   for (const name of await fs.promises.readdir(folder)) {
-    if (/^multi-pack-index-[0-9a-f]+\.(bitmap|rev)$/.test(name)) await fs.promises.rm(join(folder, name), { force: true });
+    if (/^multi-pack-index-[0-9a-f]+\.(bitmap|rev)$/.test(name))
+      await fs.promises.rm(join(folder, name), { force: true });
   }
 }
 

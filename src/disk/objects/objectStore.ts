@@ -69,7 +69,9 @@ const DAMAGE_CODES: readonly string[] = ['ERR_OUT_OF_RANGE', 'ERR_BUFFER_OUT_OF_
 function isDamage(error: unknown): boolean {
   if (error instanceof GitFormatError || error instanceof RangeError) return true;
   const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_ZLIB') || DAMAGE_CODES.includes(code));
+  return (
+    typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR_ZLIB') || DAMAGE_CODES.includes(code))
+  );
 }
 
 function unwrap(wrapped: Buffer): StoredObject {
@@ -127,7 +129,11 @@ export class ObjectStore {
       return found;
     } catch (error) {
       if (error instanceof RepositoryDamagedError || !isDamage(error)) throw error;
-      throw new RepositoryDamagedError(this.repository, oid, `cannot be read (${(error as Error).message.replace(/\/[^\s]*/g, '…')})`);
+      throw new RepositoryDamagedError(
+        this.repository,
+        oid,
+        `cannot be read (${(error as Error).message.replace(/\/[^\s]*/g, '…')})`,
+      );
     }
   }
 
@@ -300,7 +306,14 @@ export class ObjectStore {
    */
   private openWritten(pack: Pack): void {
     if (!this.packs) return;
-    const opened = PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index, DEFAULT_READING, this.grew);
+    const opened = PackFile.written(
+      join(this.packFolder, pack.name),
+      pack.name,
+      pack.pack,
+      pack.index,
+      DEFAULT_READING,
+      this.grew,
+    );
     this.closePack(pack.name);
     this.packs.set(pack.name, opened);
     this.holder.hold(opened.heldBytes);
@@ -369,7 +382,11 @@ export class ObjectStore {
     try {
       wrapped = inflateSync(deflated);
     } catch (error) {
-      throw new RepositoryDamagedError(this.repository, oid, `cannot be read (its loose file is damaged: ${(error as Error).message})`);
+      throw new RepositoryDamagedError(
+        this.repository,
+        oid,
+        `cannot be read (its loose file is damaged: ${(error as Error).message})`,
+      );
     }
     const object = unwrap(wrapped);
     if (object.content.length !== Number(wrapped.toString('latin1', wrapped.indexOf(0x20) + 1, wrapped.indexOf(0)))) {

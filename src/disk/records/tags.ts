@@ -54,7 +54,6 @@ export function isValidTagName(name: string): boolean {
   return isValidName(name) && !/\.lock$/i.test(name);
 }
 
-
 // --- tag refs on disk ---------------------------------------------------------------------------
 
 interface TagRef {
@@ -66,7 +65,8 @@ interface TagRef {
 
 function packedTagRefs(gitdir: string): Map<string, string> {
   const found = new Map<string, string>();
-  for (const [ref, oid] of packedRefs(gitdir)) if (ref.startsWith(TAGS_PREFIX)) found.set(ref.slice(TAGS_PREFIX.length), oid);
+  for (const [ref, oid] of packedRefs(gitdir))
+    if (ref.startsWith(TAGS_PREFIX)) found.set(ref.slice(TAGS_PREFIX.length), oid);
   return found;
 }
 
@@ -75,7 +75,8 @@ function looseTagRefs(gitdir: string, folder = '', found = new Map<string, strin
   try {
     entries = fs.readdirSync(join(gitdir, TAGS_PREFIX, folder), { withFileTypes: true });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return found;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return found;
     throw error;
   }
   for (const entry of entries) {
@@ -98,7 +99,9 @@ function looseTagRefs(gitdir: string, folder = '', found = new Map<string, strin
 function tagRefs(gitdir: string): TagRef[] {
   const refs = packedTagRefs(gitdir);
   for (const [name, oid] of looseTagRefs(gitdir)) refs.set(name, oid);
-  return [...refs].map(([name, oid]) => ({ name, oid })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...refs]
+    .map(([name, oid]) => ({ name, oid }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** The tag of that exact name, else the first whose name matches it without regard to case. */
@@ -110,7 +113,6 @@ function findTagRef(refs: readonly TagRef[], name: string): TagRef | undefined {
 // --- peeling, cached by object id (objects never change; repositoryCaches.ts) ----------------------------------------
 
 type Peeled = Omit<TagRecord, 'name'>;
-
 
 /** What a tag ref's object comes to: the commit, when, and the message; null if it is not a commit. */
 async function peel(repository: GitRepository, oid: string): Promise<Peeled | null> {
@@ -182,7 +184,12 @@ export async function resolveTag(repository: GitRepository, name: string): Promi
  * must not exist. Refused if a tag of that name exists in any case. `name` must be valid
  * (isValidTagName); `message` must not hold a NUL character.
  */
-export function createTag(repository: GitRepository, name: string, message: string, tagger: Signature): Promise<TagCreation> {
+export function createTag(
+  repository: GitRepository,
+  name: string,
+  message: string,
+  tagger: Signature,
+): Promise<TagCreation> {
   if (!isValidTagName(name)) throw new Error(`invalid tag name ${JSON.stringify(name)}`);
   if (message.includes('\u0000')) throw new Error('a tag message must not contain a NUL character');
   const { gitdir } = repository;
@@ -218,7 +225,12 @@ export function createTag(repository: GitRepository, name: string, message: stri
           }
           const update = await lock.swap(null);
           if (!update.ok) return { ok: false, why: 'exists', existing: name };
-          const record: TagRecord = { name, commitId, created: isoSeconds(new Date(tagger.timestamp * 1000)), message: parseTag(tag.content).message };
+          const record: TagRecord = {
+            name,
+            commitId,
+            created: isoSeconds(new Date(tagger.timestamp * 1000)),
+            message: parseTag(tag.content).message,
+          };
           return { ok: true, tag: record };
         } finally {
           await guard?.release();

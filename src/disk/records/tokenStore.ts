@@ -40,7 +40,8 @@ const STALE_LOCK_MS = 10_000;
 export class TokenStore {
   private readonly folder: string;
   private readonly path: string;
-  private cached: { stamp: string; records: readonly TokenRecord[]; byHash: ReadonlyMap<string, TokenRecord> } | undefined;
+  private cached:
+    { stamp: string; records: readonly TokenRecord[]; byHash: ReadonlyMap<string, TokenRecord> } | undefined;
   private readonly watch: ChangeWatch;
 
   constructor(reposDir: string) {

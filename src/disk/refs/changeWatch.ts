@@ -142,7 +142,8 @@ export class ChangeWatch {
     const entry = name === null ? null : name.toString();
     // The folder itself (inotify names it by its own name) or the next one on the way changed:
     // the watches may now be on folders no longer in place, so they are armed again.
-    if (entry === null || entry === basename(link.folder) || (link.next !== undefined && entry === link.next)) this.close();
+    if (entry === null || entry === basename(link.folder) || (link.next !== undefined && entry === link.next))
+      this.close();
     else if (link.next === undefined && (this.names === undefined || this.names.includes(entry))) this.quiet = false;
     else return;
     this.onChange?.();

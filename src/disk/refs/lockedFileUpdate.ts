@@ -9,7 +9,12 @@ import { LockBusyError } from '../errors.js';
 import { LockFile, type LockFileOptions } from './refs.js';
 
 /** Takes `<folder>/<name>.lock`, retrying while another writer holds it; LockBusyError naming `what` if it never frees. */
-export async function takeLock(folder: string, name: string, what: string, options: LockFileOptions): Promise<LockFile> {
+export async function takeLock(
+  folder: string,
+  name: string,
+  what: string,
+  options: LockFileOptions,
+): Promise<LockFile> {
   const lock = await retryWhileBusy(async () => {
     const taken = await LockFile.acquire(folder, name, options);
     return taken === 'locked' ? BUSY : taken;

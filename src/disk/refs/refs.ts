@@ -57,7 +57,8 @@ export function packedRefs(gitdir: string): Map<string, string> {
  */
 export function branchesAndTags(gitdir: string): Array<[string, string]> {
   const found = new Map<string, string>();
-  for (const [name, oid] of packedRefs(gitdir)) if (name.startsWith('refs/heads/') || name.startsWith('refs/tags/')) found.set(name, oid);
+  for (const [name, oid] of packedRefs(gitdir))
+    if (name.startsWith('refs/heads/') || name.startsWith('refs/tags/')) found.set(name, oid);
   const walk = (folder: string) => {
     let entries: fs.Dirent[];
     try {
@@ -100,7 +101,8 @@ export const STALE_LOCK_MS = staleLockMs(process.env.CFGHUB_STALE_LOCK_SECONDS);
 function staleLockMs(seconds: string | undefined): number {
   if (seconds === undefined || seconds === '') return 30_000;
   const value = Number(seconds);
-  if (!Number.isFinite(value) || value <= 0) throw new Error('CFGHUB_STALE_LOCK_SECONDS must be a positive number of seconds');
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error('CFGHUB_STALE_LOCK_SECONDS must be a positive number of seconds');
   return value * 1000;
 }
 
@@ -131,7 +133,10 @@ const heldHere = new Set<string>();
  * file found stale: a writer that replaced it meanwhile gets its lock back. The aside name ends in
  * `.lock`, which git's ref listing skips.
  */
-export async function removeStaleLock(lockPath: string, staleMs = STALE_LOCK_MS): Promise<{ ageMs: number } | undefined> {
+export async function removeStaleLock(
+  lockPath: string,
+  staleMs = STALE_LOCK_MS,
+): Promise<{ ageMs: number } | undefined> {
   if (heldHere.has(lockPath)) return undefined;
   const seen = await fs.promises.stat(lockPath).catch(() => undefined);
   if (!seen) return undefined;
@@ -156,7 +161,12 @@ export async function removeStaleLock(lockPath: string, staleMs = STALE_LOCK_MS)
 }
 
 /** Removes a stale lock (see removeStaleLock) and reports it to the listeners (`name`: the locked file's, relative to its repository); true if it did. */
-export async function removeIfStale(lockPath: string, name: string, owner: string, staleMs = STALE_LOCK_MS): Promise<boolean> {
+export async function removeIfStale(
+  lockPath: string,
+  name: string,
+  owner: string,
+  staleMs = STALE_LOCK_MS,
+): Promise<boolean> {
   const removed = await removeStaleLock(lockPath, staleMs);
   if (!removed) return false;
   const report = { repository: owner, ref: name, ageSeconds: Math.round(removed.ageMs / 1000) };
@@ -349,12 +359,18 @@ export class RefLock {
    *   never sees a commit that a power cut could take back. A rename that fails after the record
    *   is durable voids the record (the hook's ticket).
    */
-  async swap(expected: string | null, durably: readonly string[] | JournalHook = []): Promise<RefUpdate & { ticket?: JournalTicket }> {
+  async swap(
+    expected: string | null,
+    durably: readonly string[] | JournalHook = [],
+  ): Promise<RefUpdate & { ticket?: JournalTicket }> {
     try {
       const current = readRef(this.gitdir, this.name);
       if (current !== expected) return { ok: false, why: 'moved', current };
       if (typeof durably === 'function') {
-        const ticket = await durably({ before: refStamp(this.gitdir, this.name), after: fileStamp('loose', fs.statSync(`${this.refPath}.lock`, { bigint: true })) });
+        const ticket = await durably({
+          before: refStamp(this.gitdir, this.name),
+          after: fileStamp('loose', fs.statSync(`${this.refPath}.lock`, { bigint: true })),
+        });
         faultPoint('journaled');
         try {
           await this.file.rename();

@@ -30,7 +30,14 @@ async function isPrivate(repository: GitRepository): Promise<boolean> {
  * repository: it is public, or the request holds a valid token of it. `account` and `name` are the
  * names as the request spelled them.
  */
-export async function requireVisible(deps: HttpDeps, req: IncomingMessage, repository: GitRepository, account: string, name: string, presented?: string): Promise<void> {
+export async function requireVisible(
+  deps: HttpDeps,
+  req: IncomingMessage,
+  repository: GitRepository,
+  account: string,
+  name: string,
+  presented?: string,
+): Promise<void> {
   if (!deps.hidePrivate) return;
   const credential = presented ?? header(req, 'Client-Token');
   if (credential !== undefined) {
@@ -49,12 +56,22 @@ export async function requireVisible(deps: HttpDeps, req: IncomingMessage, repos
  * The listing a caller sees under --hide-private: every public repository, and a private one only
  * when the caller's token is one of its own (bound to its folder's exact spelling, as tokenBelongsTo).
  */
-export function visibleRecords(records: readonly RepositoryRecord[], token: TokenRecord | undefined): RepositoryRecord[] {
-  const mine = (record: RepositoryRecord) => token !== undefined && token.account === record.account && token.repository === record.name;
+export function visibleRecords(
+  records: readonly RepositoryRecord[],
+  token: TokenRecord | undefined,
+): RepositoryRecord[] {
+  const mine = (record: RepositoryRecord) =>
+    token !== undefined && token.account === record.account && token.repository === record.name;
   return records.filter((record) => !record.isPrivate || mine(record));
 }
 
 /** requireVisible for a repository named by the request's path (an unknown name is the same 404). */
-export async function requireVisibleByName(deps: HttpDeps, req: IncomingMessage, account: string, name: string, presented?: string): Promise<void> {
+export async function requireVisibleByName(
+  deps: HttpDeps,
+  req: IncomingMessage,
+  account: string,
+  name: string,
+  presented?: string,
+): Promise<void> {
   await requireVisible(deps, req, requireRepository(deps.registry, account, name), account, name, presented);
 }

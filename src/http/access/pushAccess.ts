@@ -27,15 +27,23 @@ export function plainWriteAccess(deps: HttpDeps): PlainWriteAccess {
   const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
   return async (req, named) => {
     const what = `${req.method} ${named.pathname}`;
-    if (named.account === undefined || named.repository === undefined) return policy.require({ operation: 'write', token: header(req, 'Client-Token'), what });
+    if (named.account === undefined || named.repository === undefined)
+      return policy.require({ operation: 'write', token: header(req, 'Client-Token'), what });
     if (deps.hidePrivate) await requireVisibleByName(deps, req, named.account, named.repository);
-    return policy.require({ operation: 'write', account: named.account, repository: named.repository, token: header(req, 'Client-Token'), what });
+    return policy.require({
+      operation: 'write',
+      account: named.account,
+      repository: named.repository,
+      token: header(req, 'Client-Token'),
+      what,
+    });
   };
 }
 
 export function pushAccess(deps: HttpDeps): { byToken: WriteAccess; byPath: WriteAccess } {
   const access = plainWriteAccess(deps);
   const byToken: WriteAccess = (req) => access(req, { pathname: req.path });
-  const byPath: WriteAccess = (req) => access(req, { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) });
+  const byPath: WriteAccess = (req) =>
+    access(req, { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) });
   return { byToken, byPath };
 }

@@ -34,7 +34,8 @@ export function readAccess(deps: HttpDeps): ReadAccess {
   return async (req, named, options) => {
     // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
     const token = named.token ?? header(req, 'Client-Token');
-    if (deps.hidePrivate && named.account !== undefined) await requireVisibleByName(deps, req, named.account, named.repository!, token);
+    if (deps.hidePrivate && named.account !== undefined)
+      await requireVisibleByName(deps, req, named.account, named.repository!, token);
     return policy.require({
       operation: 'read',
       account: named.account,

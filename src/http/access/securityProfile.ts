@@ -28,18 +28,32 @@ function passwordsOf(req: Request): { group: string; password: string }[] {
   } catch {
     parsed = undefined;
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === 'string')) {
-    throw new ServiceError('invalid_argument', `${PROFILE_HEADER} must be a JSON object of security group names to passwords`);
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    Array.isArray(parsed) ||
+    !Object.values(parsed).every((v) => typeof v === 'string')
+  ) {
+    throw new ServiceError(
+      'invalid_argument',
+      `${PROFILE_HEADER} must be a JSON object of security group names to passwords`,
+    );
   }
   const entries = Object.entries(parsed as Record<string, string>);
   if (entries.length > MAX_PROFILE_GROUPS) {
-    throw new ServiceError('invalid_argument', `${PROFILE_HEADER} names ${entries.length} security groups, more than the ${MAX_PROFILE_GROUPS} allowed`);
+    throw new ServiceError(
+      'invalid_argument',
+      `${PROFILE_HEADER} names ${entries.length} security groups, more than the ${MAX_PROFILE_GROUPS} allowed`,
+    );
   }
   const seen = new Map<string, string>();
   for (const [group] of entries) {
     const earlier = seen.get(groupId(group));
     if (earlier !== undefined) {
-      throw new ServiceError('invalid_argument', `${PROFILE_HEADER} names security group ${JSON.stringify(group)} twice (also as ${JSON.stringify(earlier)}); group names are compared without regard to case`);
+      throw new ServiceError(
+        'invalid_argument',
+        `${PROFILE_HEADER} names security group ${JSON.stringify(group)} twice (also as ${JSON.stringify(earlier)}); group names are compared without regard to case`,
+      );
     }
     seen.set(groupId(group), group);
   }
@@ -47,10 +61,17 @@ function passwordsOf(req: Request): { group: string; password: string }[] {
 }
 
 /** The reader's key ring for the commit read (groups, and their keys, are those of that commit). */
-export async function readerKeyRing(req: Request, repository: GitRepository, commitId: string, tokenKeys: readonly GroupKey[]): Promise<KeyRing> {
+export async function readerKeyRing(
+  req: Request,
+  repository: GitRepository,
+  commitId: string,
+  tokenKeys: readonly GroupKey[],
+): Promise<KeyRing> {
   const attempts = passwordsOf(req);
   if (attempts.length === 0 && tokenKeys.length === 0) return KeyRing.EMPTY;
   const { securityGroups } = await repository.snapshot(commitId);
   if (securityGroups.length === 0) return KeyRing.EMPTY;
-  return KeyRing.of(securityGroups, tokenKeys, repository.fullName).with(await unlockWithPasswords(repository.gitdir, repository.fullName, securityGroups, attempts));
+  return KeyRing.of(securityGroups, tokenKeys, repository.fullName).with(
+    await unlockWithPasswords(repository.gitdir, repository.fullName, securityGroups, attempts),
+  );
 }

@@ -59,7 +59,11 @@ class EncodedText {
   }
 }
 
-const answer = (body: Buffer, hash: Hash): CachedAnswer => ({ body, contentType: `${MEDIA_TYPE}; charset=utf-8`, etag: `"${hash.digest('hex')}"` });
+const answer = (body: Buffer, hash: Hash): CachedAnswer => ({
+  body,
+  contentType: `${MEDIA_TYPE}; charset=utf-8`,
+  etag: `"${hash.digest('hex')}"`,
+});
 
 /** The answer `answerOf(JSON.stringify(body[, null, 2]), 'application/json')` gives, made in slices. */
 export async function jsonAnswer(body: unknown, pretty: boolean, slices = new TimeSlices()): Promise<CachedAnswer> {
@@ -74,7 +78,12 @@ export async function jsonAnswer(body: unknown, pretty: boolean, slices = new Ti
  * The text is made once: the content's closing brace is held back from the answer's bytes (but
  * hashed), and `generatedOn` is written before it.
  */
-export async function pullAnswer(body: Record<string, unknown>, pretty: boolean, generatedOn: string, slices = new TimeSlices()): Promise<CachedAnswer> {
+export async function pullAnswer(
+  body: Record<string, unknown>,
+  pretty: boolean,
+  generatedOn: string,
+  slices = new TimeSlices(),
+): Promise<CachedAnswer> {
   const text = new EncodedText();
   let held: string | undefined;
   await slices.run(
@@ -87,8 +96,12 @@ export async function pullAnswer(body: Record<string, unknown>, pretty: boolean,
   // The last piece closes the top object: `}` (compact, or no member) or `\n}` (pretty).
   const closing = held!;
   text.hash.update(closing);
-  const hasMembers = Object.values(body).some((value) => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol');
-  const member = pretty ? `\n  "generatedOn": ${JSON.stringify(generatedOn)}\n}` : `"generatedOn":${JSON.stringify(generatedOn)}}`;
+  const hasMembers = Object.values(body).some(
+    (value) => value !== undefined && typeof value !== 'function' && typeof value !== 'symbol',
+  );
+  const member = pretty
+    ? `\n  "generatedOn": ${JSON.stringify(generatedOn)}\n}`
+    : `"generatedOn":${JSON.stringify(generatedOn)}}`;
   const tail = `${hasMembers ? ',' : ''}${member}`;
   return answer(await text.joined(slices, Buffer.from(tail, 'utf8')), text.hash);
 }

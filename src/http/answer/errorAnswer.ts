@@ -10,7 +10,13 @@ import type { HttpDeps } from '../deps.js';
 import { HTTP_CODE_OF, HttpError, STATUS_OF } from './errors.js';
 import { sendJson } from './headers.js';
 
-export function answerError(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, requestId: string, error: unknown): void {
+export function answerError(
+  deps: HttpDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  error: unknown,
+): void {
   const answer = errorAnswer(deps, requestId, error);
   if (res.headersSent) return;
   sendJson(req, res, answer.status, answer.body());

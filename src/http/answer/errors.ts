@@ -22,7 +22,12 @@ export class HttpError extends Error {
   }
 
   body(): Record<string, unknown> {
-    return { error: this.code, message: this.message, ...this.fields, ...(this.details ? { details: this.details } : {}) };
+    return {
+      error: this.code,
+      message: this.message,
+      ...this.fields,
+      ...(this.details ? { details: this.details } : {}),
+    };
   }
 }
 
@@ -67,4 +72,5 @@ export const HTTP_CODE_OF: Record<ServiceErrorCode, string> = {
   git_unavailable: 'git_unavailable',
 };
 
-export const badRequest = (message: string, details?: readonly ErrorDetail[]) => new HttpError(400, 'bad_request', message, details);
+export const badRequest = (message: string, details?: readonly ErrorDetail[]) =>
+  new HttpError(400, 'bad_request', message, details);

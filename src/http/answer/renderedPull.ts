@@ -5,8 +5,15 @@ import { pullBody, type ReadTarget } from '../../service/read/read.js';
 import { answerOf, type CachedAnswer } from '../readCache.js';
 
 export function renderedPull(target: ReadTarget, context: Context, format: Exclude<PullFormat, 'json'>): CachedAnswer {
-  const body = pullBody(target, '', context, { includeComments: false, includeValueContext: false, noProperties: false, noFiles: true });
-  const properties: RenderedProperty[] = Object.entries(body.properties as Record<string, { val: unknown; encryption?: boolean }>).map(([name, p]) => ({
+  const body = pullBody(target, '', context, {
+    includeComments: false,
+    includeValueContext: false,
+    noProperties: false,
+    noFiles: true,
+  });
+  const properties: RenderedProperty[] = Object.entries(
+    body.properties as Record<string, { val: unknown; encryption?: boolean }>,
+  ).map(([name, p]) => ({
     name,
     value: p.encryption ? undefined : p.val,
   }));

@@ -22,7 +22,9 @@ export function bodyReader(limit: number): (req: Request, res: Response) => Prom
     const tooLarge = announcedTooLarge(req, res, limit);
     if (tooLarge) return Promise.reject(tooLarge);
     return new Promise<Buffer>((resolve, reject) =>
-      rawBody(req, res, (error?: unknown) => (error ? reject(error) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)))),
+      rawBody(req, res, (error?: unknown) =>
+        error ? reject(error) : resolve(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)),
+      ),
     );
   };
 }
@@ -43,7 +45,11 @@ function announcedTooLarge(req: IncomingMessage, res: ServerResponse, limit: num
   const announced = req.headers['content-length'];
   if (announced === undefined || !/^\d+$/.test(announced) || Number(announced) <= limit) return undefined;
   closeAfterDraining(req, res);
-  return new HttpError(413, 'payload_too_large', `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`);
+  return new HttpError(
+    413,
+    'payload_too_large',
+    `the request body is ${announced} bytes (Content-Length), more than the limit of ${limit}`,
+  );
 }
 
 /** A body-parser error of the given type: errorAnswer.ts answers it as it answers body-parser's own. */
@@ -78,7 +84,8 @@ export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: 
     };
     const onEnd = () => {
       const announced = req.headers['content-length'];
-      if (announced !== undefined && Number(announced) !== received) return done(parserError('request.size.invalid', 'request size did not match content length'));
+      if (announced !== undefined && Number(announced) !== received)
+        return done(parserError('request.size.invalid', 'request size did not match content length'));
       done();
     };
     const onAborted = () => done(parserError('request.aborted', 'request aborted'));
@@ -93,7 +100,8 @@ export function readPlainBody(req: IncomingMessage, res: ServerResponse, limit: 
 /** A 415 unless the request says its body is JSON; `what` names the request in the message. */
 export function requireJsonContentType(req: IncomingMessage, what: string): void {
   const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (contentType !== 'application/json') throw new HttpError(415, 'unsupported_media_type', `${what} must be sent with Content-Type: application/json`);
+  if (contentType !== 'application/json')
+    throw new HttpError(415, 'unsupported_media_type', `${what} must be sent with Content-Type: application/json`);
 }
 
 /**
@@ -119,6 +127,8 @@ export function parseJson(body: Buffer): unknown {
     const found = jsonSyntaxProblem(text);
     if (!found) throw badRequest('the body is not valid JSON');
     const { line, column } = lineAndColumn(text, found.offset);
-    throw badRequest(`the body is not valid JSON: ${found.problem}, at line ${line}, column ${column} (character ${found.offset + 1})`);
+    throw badRequest(
+      `the body is not valid JSON: ${found.problem}, at line ${line}, column ${column} (character ${found.offset + 1})`,
+    );
   }
 }

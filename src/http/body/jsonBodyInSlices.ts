@@ -26,7 +26,9 @@ export async function parseJsonInSlices(body: Buffer, slices: TimeSlices): Promi
     return await slices.run(parseJsonSteps(text));
   } catch (error) {
     if (error instanceof JsonTooDeep) {
-      throw badRequest(`the body is not a push: it nests deeper than ${MAX_JSON_DEPTH} levels (at character ${error.offset + 1})`);
+      throw badRequest(
+        `the body is not a push: it nests deeper than ${MAX_JSON_DEPTH} levels (at character ${error.offset + 1})`,
+      );
     }
     // Not JSON: JSON.parse and the syntax scanner say where (a mistake stops them where it is).
     return parseJson(body);

@@ -38,7 +38,11 @@ export const LINGER_BOUNDS: LingerBounds = { bytes: 64 * 1024 * 1024, ms: 30_000
  * Marks the answer being made as one that closes the connection after draining what remains of
  * the request's body (within `bounds`). Call it before the answer's headers are sent.
  */
-export function closeAfterDraining(req: IncomingMessage, res: ServerResponse, bounds: LingerBounds = LINGER_BOUNDS): void {
+export function closeAfterDraining(
+  req: IncomingMessage,
+  res: ServerResponse,
+  bounds: LingerBounds = LINGER_BOUNDS,
+): void {
   res.setHeader('Connection', 'close');
   // Just before the answer is complete: node:http then has the socket ended and destroyed (which
   // resets a connection with unread bytes), and would stop handing the body on.

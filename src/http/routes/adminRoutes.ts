@@ -42,92 +42,176 @@ const fullName = (p: Params) => `${p.account}/${p.repository}`;
 
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   {
-    method: 'get', path: '/rest/admin/repositories', summary: 'the records of every readable repository, and apart the ones that cannot be read (cfghub repo list)',
-    status: 200, answer: s.listing, errors: [],
+    method: 'get',
+    path: '/rest/admin/repositories',
+    summary: 'the records of every readable repository, and apart the ones that cannot be read (cfghub repo list)',
+    status: 200,
+    answer: s.listing,
+    errors: [],
     run: (admin) => admin.listRepositories(),
   },
   {
-    method: 'post', path: '/rest/admin/repositories', summary: 'create a repository with a first commit holding its settings (cfghub repo create)',
-    body: s.newRepositoryBody, status: 201, answer: s.repositoryRecord, errors: [409, 415],
+    method: 'post',
+    path: '/rest/admin/repositories',
+    summary: 'create a repository with a first commit holding its settings (cfghub repo create)',
+    body: s.newRepositoryBody,
+    status: 201,
+    answer: s.repositoryRecord,
+    errors: [409, 415],
     run: (admin, _p, b: z.infer<typeof s.newRepositoryBody>) => {
       const { context, ...rest } = b;
       return admin.createRepository({ ...rest, levels: context });
     },
   },
   {
-    method: 'get', path: REPO, summary: "one repository's record",
-    status: 200, answer: s.listingRecord, errors: [404],
+    method: 'get',
+    path: REPO,
+    summary: "one repository's record",
+    status: 200,
+    answer: s.listingRecord,
+    errors: [404],
     run: (admin, p) => admin.repositoryRecord(fullName(p)),
   },
   {
-    method: 'patch', path: REPO, summary: "change a repository's settings, in one commit (cfghub repo settings)",
-    body: s.settingsChangeBody, status: 200, answer: s.listingRecord, errors: [404, 409, 415],
+    method: 'patch',
+    path: REPO,
+    summary: "change a repository's settings, in one commit (cfghub repo settings)",
+    body: s.settingsChangeBody,
+    status: 200,
+    answer: s.listingRecord,
+    errors: [404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.settingsChangeBody>) => admin.changeSettings(fullName(p), b),
   },
   {
-    method: 'delete', path: REPO, summary: 'move a repository aside, out of service, and revoke its tokens (cfghub repo delete)',
-    status: 200, answer: s.deletedRepository, errors: [404],
+    method: 'delete',
+    path: REPO,
+    summary: 'move a repository aside, out of service, and revoke its tokens (cfghub repo delete)',
+    status: 200,
+    answer: s.deletedRepository,
+    errors: [404],
     run: (admin, p) => admin.deleteRepository(fullName(p)),
   },
   {
-    method: 'get', path: `${REPO}/tokens`, summary: 'label, created, expires and flags of each client token; never the token (cfghub token list)',
-    status: 200, answer: s.tokenInfo.array(), errors: [404],
+    method: 'get',
+    path: `${REPO}/tokens`,
+    summary: 'label, created, expires and flags of each client token; never the token (cfghub token list)',
+    status: 200,
+    answer: s.tokenInfo.array(),
+    errors: [404],
     run: (admin, p) => admin.listTokens(fullName(p)),
   },
   {
-    method: 'post', path: `${REPO}/tokens`, summary: 'a new client token, shown once (cfghub token create)',
-    body: s.newTokenBody, status: 201, answer: s.createdToken, errors: [403, 404, 409, 415],
+    method: 'post',
+    path: `${REPO}/tokens`,
+    summary: 'a new client token, shown once (cfghub token create)',
+    body: s.newTokenBody,
+    status: 201,
+    answer: s.createdToken,
+    errors: [403, 404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.newTokenBody>) => admin.createToken(fullName(p), b),
   },
   {
-    method: 'delete', path: `${REPO}/tokens/:label`, summary: 'revoke a client token at once (cfghub token revoke)',
-    status: 200, answer: s.revokedToken, errors: [404],
+    method: 'delete',
+    path: `${REPO}/tokens/:label`,
+    summary: 'revoke a client token at once (cfghub token revoke)',
+    status: 200,
+    answer: s.revokedToken,
+    errors: [404],
     run: (admin, p) => admin.revokeToken(fullName(p), p.label),
   },
   {
-    method: 'get', path: `${REPO}/tags`, summary: 'the tags, sorted by name (cfghub tag list)',
-    status: 200, answer: s.tagRecord.array(), errors: [404, 409],
+    method: 'get',
+    path: `${REPO}/tags`,
+    summary: 'the tags, sorted by name (cfghub tag list)',
+    status: 200,
+    answer: s.tagRecord.array(),
+    errors: [404, 409],
     run: (admin, p) => admin.listTags(fullName(p)),
   },
   {
-    method: 'post', path: `${REPO}/tags`, summary: "tag the repository's head (cfghub tag create)",
-    body: s.newTagBody, status: 201, answer: s.tagRecord, errors: [404, 409, 415],
+    method: 'post',
+    path: `${REPO}/tags`,
+    summary: "tag the repository's head (cfghub tag create)",
+    body: s.newTagBody,
+    status: 201,
+    answer: s.tagRecord,
+    errors: [404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.newTagBody>) => admin.createTag(fullName(p), b.name, b.comment),
   },
   {
-    method: 'delete', path: `${REPO}/tags/:tag`, summary: 'delete a tag (cfghub tag delete)',
-    status: 200, answer: s.deletedTag, errors: [404],
+    method: 'delete',
+    path: `${REPO}/tags/:tag`,
+    summary: 'delete a tag (cfghub tag delete)',
+    status: 200,
+    answer: s.deletedTag,
+    errors: [404],
     run: (admin, p) => admin.deleteTag(fullName(p), p.tag),
   },
   {
-    method: 'get', path: `${REPO}/groups`, summary: 'the security groups with how many keys and files each holds (cfghub group list)',
-    status: 200, answer: s.groupInfo.array(), errors: [404, 409],
+    method: 'get',
+    path: `${REPO}/groups`,
+    summary: 'the security groups with how many keys and files each holds (cfghub group list)',
+    status: 200,
+    answer: s.groupInfo.array(),
+    errors: [404, 409],
     run: (admin, p) => admin.listGroups(fullName(p)),
   },
   {
-    method: 'post', path: `${REPO}/groups`, summary: 'create a security group, as a commit (cfghub group create)',
-    body: s.newGroupBody, status: 201, answer: s.groupCommit, errors: [404, 409, 415],
+    method: 'post',
+    path: `${REPO}/groups`,
+    summary: 'create a security group, as a commit (cfghub group create)',
+    body: s.newGroupBody,
+    status: 201,
+    answer: s.groupCommit,
+    errors: [404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.newGroupBody>) => admin.createGroup(fullName(p), b.name, b.password),
   },
   {
-    method: 'post', path: `${REPO}/groups/:group/password`, summary: "change a group's password and re-encrypt it, in one commit (cfghub group passwd)",
-    body: s.passwordChangeBody, status: 200, answer: s.groupCommit, errors: [403, 404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.passwordChangeBody>) => admin.changePassword(fullName(p), p.group, b.current, b.new),
+    method: 'post',
+    path: `${REPO}/groups/:group/password`,
+    summary: "change a group's password and re-encrypt it, in one commit (cfghub group passwd)",
+    body: s.passwordChangeBody,
+    status: 200,
+    answer: s.groupCommit,
+    errors: [403, 404, 409, 415],
+    run: (admin, p, b: z.infer<typeof s.passwordChangeBody>) =>
+      admin.changePassword(fullName(p), p.group, b.current, b.new),
   },
   {
-    method: 'delete', path: `${REPO}/groups/:group`, summary: 'delete a security group no key or file uses, as a commit (cfghub group delete)',
-    status: 200, answer: s.deletedGroup, errors: [404, 409],
+    method: 'delete',
+    path: `${REPO}/groups/:group`,
+    summary: 'delete a security group no key or file uses, as a commit (cfghub group delete)',
+    status: 200,
+    answer: s.deletedGroup,
+    errors: [404, 409],
     run: (admin, p) => admin.deleteGroup(fullName(p), p.group),
   },
   {
-    method: 'post', path: `${REPO}/revert`, summary: 'a new commit that undoes one commit (cfghub revert)',
-    body: s.revertBody, status: 200, answer: s.rollbackResult, errors: [404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.revertBody>, req) => admin.revert(fullName(p), b.commit, { comment: b.comment, applicationName: header(req, 'Application-Name') }),
+    method: 'post',
+    path: `${REPO}/revert`,
+    summary: 'a new commit that undoes one commit (cfghub revert)',
+    body: s.revertBody,
+    status: 200,
+    answer: s.rollbackResult,
+    errors: [404, 409, 415],
+    run: (admin, p, b: z.infer<typeof s.revertBody>, req) =>
+      admin.revert(fullName(p), b.commit, { comment: b.comment, applicationName: header(req, 'Application-Name') }),
   },
   {
-    method: 'post', path: `${REPO}/restore`, summary: 'a new commit whose keys and files equal those of a tag, commit or date (cfghub restore)',
-    body: s.restoreBody, status: 200, answer: s.rollbackResult, errors: [404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.restoreBody>, req) => admin.restore(fullName(p), b.to, { comment: b.comment, applicationName: header(req, 'Application-Name'), securityGroup: b.securityGroup, password: b.password }),
+    method: 'post',
+    path: `${REPO}/restore`,
+    summary: 'a new commit whose keys and files equal those of a tag, commit or date (cfghub restore)',
+    body: s.restoreBody,
+    status: 200,
+    answer: s.rollbackResult,
+    errors: [404, 409, 415],
+    run: (admin, p, b: z.infer<typeof s.restoreBody>, req) =>
+      admin.restore(fullName(p), b.to, {
+        comment: b.comment,
+        applicationName: header(req, 'Application-Name'),
+        securityGroup: b.securityGroup,
+        password: b.password,
+      }),
   },
   ...ACCESS_ADMIN_ROUTES, // rule sets, context groups, replication tokens
 ];
@@ -139,11 +223,19 @@ function bearer(req: Request): string | undefined {
   return match?.[1];
 }
 
-export function adminRoutes(deps: HttpDeps, adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root))): Router {
+export function adminRoutes(
+  deps: HttpDeps,
+  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
+): Router {
   const router = express.Router();
   const readBody = bodyReader(deps.bodyLimit);
   const onUnreadable = (res: Response) => (repository: string, error: unknown) =>
-    deps.logger.warn({ reqId: res.locals.requestId, event: 'unreadable-repository', repository, problem: withoutPaths(String((error as Error)?.message ?? error)) });
+    deps.logger.warn({
+      reqId: res.locals.requestId,
+      event: 'unreadable-repository',
+      repository,
+      problem: withoutPaths(String((error as Error)?.message ?? error)),
+    });
 
   for (const route of ADMIN_ROUTES) {
     router[route.method](route.path, async (req: Request, res: Response) => {
@@ -161,7 +253,12 @@ export function adminRoutes(deps: HttpDeps, adminTokens = new AdminTokenService(
       const administration = new LocalAdministration(deps.registry, deps.tokens, onUnreadable(res));
       const result = await route.run(administration, req.params as Params, body, req);
       if (route.method !== 'get') {
-        deps.logger.info({ reqId: res.locals.requestId, event: 'admin', admin, route: `${route.method.toUpperCase()} ${route.path}` });
+        deps.logger.info({
+          reqId: res.locals.requestId,
+          event: 'admin',
+          admin,
+          route: `${route.method.toUpperCase()} ${route.path}`,
+        });
       }
       sendJson(req, res, route.status, result);
     });

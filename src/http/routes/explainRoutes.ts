@@ -33,7 +33,12 @@ export function explainRoutes(deps: HttpDeps): Router {
     if (!parsed.ok) throw badRequest(parsed.problem);
     const ring = await readerKeyRing(req, grant.repository, grant.head, grant.groupKeys ?? []);
     const body = explain({ snapshot, keyName, context: parsed.context, ring, token: grant.token });
-    sendJson(req, res, 200, { account: grant.repository.account, repository: grant.repository.name, head: grant.head, ...body });
+    sendJson(req, res, 200, {
+      account: grant.repository.account,
+      repository: grant.repository.name,
+      head: grant.head,
+      ...body,
+    });
   });
   return router;
 }

@@ -30,7 +30,11 @@ const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|gi
 const GIT_PROTOCOL = /^[A-Za-z0-9=:._,-]{1,100}$/;
 
 const readOnly = () =>
-  new HttpError(403, 'forbidden', 'this repository is read-only over git: change it through the REST API (POST /rest/push)');
+  new HttpError(
+    403,
+    'forbidden',
+    'this repository is read-only over git: change it through the REST API (POST /rest/push)',
+  );
 
 export function gitRoutes(deps: HttpDeps): Router {
   const router = express.Router();
@@ -68,18 +72,36 @@ export function gitRoutes(deps: HttpDeps): Router {
       res,
     );
     if (outcome.stderr) {
-      deps.logger.warn({ reqId: res.locals.requestId, event: 'git-http-backend', repository: repository.fullName, problem: withoutPaths(outcome.stderr.split('\n')[0]) });
+      deps.logger.warn({
+        reqId: res.locals.requestId,
+        event: 'git-http-backend',
+        repository: repository.fullName,
+        problem: withoutPaths(outcome.stderr.split('\n')[0]),
+      });
     }
   });
 
   return router;
 }
 
-function locate(deps: HttpDeps, path: string): { repository: GitRepository; endpoint: UploadPackEndpoint | 'git-receive-pack'; account: string; name: string } {
+function locate(
+  deps: HttpDeps,
+  path: string,
+): { repository: GitRepository; endpoint: UploadPackEndpoint | 'git-receive-pack'; account: string; name: string } {
   // Names are letters, digits and `-._`: a `%`, a backslash or an empty or dot segment is never
   // part of a repository's address, and is refused before anything is looked up.
-  if (/[%\\]/.test(path) || path.split('/').slice(1).some((segment) => segment === '' || segment === '.' || segment === '..')) {
-    throw new HttpError(400, 'bad_request', 'a git URL is /git/{account}/{repository}.git, without encoded or relative segments');
+  if (
+    /[%\\]/.test(path) ||
+    path
+      .split('/')
+      .slice(1)
+      .some((segment) => segment === '' || segment === '.' || segment === '..')
+  ) {
+    throw new HttpError(
+      400,
+      'bad_request',
+      'a git URL is /git/{account}/{repository}.git, without encoded or relative segments',
+    );
   }
   const match = GIT_PATH.exec(path);
   if (!match) throw new HttpError(404, 'not_found', 'no such git endpoint: clone /git/{account}/{repository}.git');
@@ -87,10 +109,16 @@ function locate(deps: HttpDeps, path: string): { repository: GitRepository; endp
   try {
     repository = requireRepository(deps.registry, match[1], match[2]);
   } catch (error) {
-    if (deps.hidePrivate && error instanceof ServiceError && error.code === ErrorCode.NotFound) throw hiddenFromGit(match[1], match[2]);
+    if (deps.hidePrivate && error instanceof ServiceError && error.code === ErrorCode.NotFound)
+      throw hiddenFromGit(match[1], match[2]);
     throw error;
   }
-  return { repository, endpoint: match[3] as UploadPackEndpoint | 'git-receive-pack', account: match[1], name: match[2] };
+  return {
+    repository,
+    endpoint: match[3] as UploadPackEndpoint | 'git-receive-pack',
+    account: match[1],
+    name: match[2],
+  };
 }
 
 /**
@@ -99,10 +127,20 @@ function locate(deps: HttpDeps, path: string): { repository: GitRepository; endp
  * helper holds, since it sends credentials only when challenged.
  */
 function hiddenFromGit(account: string, name: string): HttpError {
-  return new HttpError(401, 'unauthorized', `repository ${account}/${name} does not exist, or reading it needs a token of its own: give one as the password`);
+  return new HttpError(
+    401,
+    'unauthorized',
+    `repository ${account}/${name} does not exist, or reading it needs a token of its own: give one as the password`,
+  );
 }
 
-async function requireVisibleToGit(deps: HttpDeps, req: Request, repository: GitRepository, account: string, name: string): Promise<void> {
+async function requireVisibleToGit(
+  deps: HttpDeps,
+  req: Request,
+  repository: GitRepository,
+  account: string,
+  name: string,
+): Promise<void> {
   try {
     await requireVisible(deps, req, repository, account, name, basicPassword(req) ?? header(req, 'Client-Token'));
   } catch (error) {

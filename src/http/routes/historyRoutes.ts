@@ -37,20 +37,30 @@ function limitOf(req: Request): number {
   const text = option(req, 'Limit');
   if (text === undefined) return DEFAULT_HISTORY_LIMIT;
   const limit = /^\d{1,7}$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= MAX_HISTORY_LIMIT)) throw badRequest(`Limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
+  if (!(limit >= 1 && limit <= MAX_HISTORY_LIMIT))
+    throw badRequest(`Limit must be a whole number from 1 to ${MAX_HISTORY_LIMIT}`);
   return limit;
 }
 
 export function historyRoutes(deps: HttpDeps): Router {
   const router = express.Router();
   const access = readAccess(deps);
-  const named = (req: Request): NamedRepository => ({ pathname: req.path, account: req.params.account as string | undefined, repository: req.params.repository as string | undefined });
+  const named = (req: Request): NamedRepository => ({
+    pathname: req.path,
+    account: req.params.account as string | undefined,
+    repository: req.params.repository as string | undefined,
+  });
 
   const historyOf = async (req: Request, res: Response) => {
     clientVersion(req);
     const limit = limitOf(req);
     const { repository, head } = await access(req, named(req), { settingsOnly: true });
-    const page = await history(repository, head, { limit, before: option(req, 'Before'), key: option(req, 'Key'), file: option(req, 'File') });
+    const page = await history(repository, head, {
+      limit,
+      before: option(req, 'Before'),
+      key: option(req, 'Key'),
+      file: option(req, 'File'),
+    });
     const changes = page.commits.reduce((sum, commit) => sum + commit.keys.length + commit.files.length, 0);
     await sendAnswer(req, res, { account: repository.account, repository: repository.name, head, ...page }, changes);
   };
@@ -61,8 +71,15 @@ export function historyRoutes(deps: HttpDeps): Router {
     if (from === undefined) throw badRequest('the From header is required: a commit id, a tag or an ISO 8601 date');
     const { repository, head } = await access(req, named(req));
     const body = await diff(repository, head, { from, to: option(req, 'To'), context: option(req, 'Context') });
-    const resolved = body.resolved ? [body.resolved.properties, body.resolved.files].flatMap((changed) => [changed.added, changed.changed, changed.removed]) : [];
-    const changes = body.keys.length + body.files.length + resolved.reduce((sum, names) => sum + Object.keys(names).length, 0);
+    const resolved = body.resolved
+      ? [body.resolved.properties, body.resolved.files].flatMap((changed) => [
+          changed.added,
+          changed.changed,
+          changed.removed,
+        ])
+      : [];
+    const changes =
+      body.keys.length + body.files.length + resolved.reduce((sum, names) => sum + Object.keys(names).length, 0);
     await sendAnswer(req, res, { account: repository.account, repository: repository.name, ...body }, changes);
   };
 

@@ -13,7 +13,12 @@ export function infoRoutes(deps: HttpDeps): Router {
   router.get('/rest/info/all', async (req, res) => {
     clientVersion(req);
     const listing = await listRepositories(deps.registry, deps.tokens, (repository, error) => {
-      deps.logger.warn({ reqId: res.locals.requestId, event: 'unreadable-repository', repository, problem: withoutPaths(String((error as Error)?.message ?? error)) });
+      deps.logger.warn({
+        reqId: res.locals.requestId,
+        event: 'unreadable-repository',
+        repository,
+        problem: withoutPaths(String((error as Error)?.message ?? error)),
+      });
     });
     if (serialised?.fingerprint !== listing.fingerprint) {
       serialised = { fingerprint: listing.fingerprint, compact: JSON.stringify(listing.records) };
@@ -21,11 +26,19 @@ export function infoRoutes(deps: HttpDeps): Router {
     if (deps.hidePrivate) {
       // Made for each caller: what it may see depends on its token (hidePrivate.ts).
       const presented = header(req, 'Client-Token');
-      const visible = visibleRecords(listing.records, presented === undefined ? undefined : deps.tokens.authenticate(presented));
-      res.status(200).type('application/json').send(booleanHeader(req, 'Pretty') ? JSON.stringify(visible, null, 2) : JSON.stringify(visible));
+      const visible = visibleRecords(
+        listing.records,
+        presented === undefined ? undefined : deps.tokens.authenticate(presented),
+      );
+      res
+        .status(200)
+        .type('application/json')
+        .send(booleanHeader(req, 'Pretty') ? JSON.stringify(visible, null, 2) : JSON.stringify(visible));
       return;
     }
-    const body = booleanHeader(req, 'Pretty') ? (serialised.pretty ??= JSON.stringify(listing.records, null, 2)) : serialised.compact;
+    const body = booleanHeader(req, 'Pretty')
+      ? (serialised.pretty ??= JSON.stringify(listing.records, null, 2))
+      : serialised.compact;
     res.status(200).type('application/json').send(body);
   });
   return router;

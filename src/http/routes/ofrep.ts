@@ -13,7 +13,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { contextOfEvaluation, evaluateAllFlags, evaluateFlag, OfrepRequestError, type OfrepFailureCode } from '../../service/protocols/ofrep.js';
+import {
+  contextOfEvaluation,
+  evaluateAllFlags,
+  evaluateFlag,
+  OfrepRequestError,
+  type OfrepFailureCode,
+} from '../../service/protocols/ofrep.js';
 import type { HttpDeps } from '../deps.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { sendJson, header } from '../answer/headers.js';
@@ -38,20 +44,36 @@ function evaluationContextOf(body: Buffer): unknown {
   } catch {
     throw new OfrepRequestError('PARSE_ERROR', 'the body must be JSON: {"context": {…}}');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new OfrepRequestError('PARSE_ERROR', 'the body must be a JSON object: {"context": {…}}');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new OfrepRequestError('PARSE_ERROR', 'the body must be a JSON object: {"context": {…}}');
   return (parsed as { context?: unknown }).context;
 }
 
 function heldEtags(req: IncomingMessage): string[] {
-  return (header(req, 'If-None-Match') ?? '').split(',').map((tag) => tag.trim().replace(/^W\//, '')).filter(Boolean);
+  return (header(req, 'If-None-Match') ?? '')
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .filter(Boolean);
 }
 
-const FAILURE_STATUS: Record<OfrepFailureCode, number> = { FLAG_NOT_FOUND: 404, PARSE_ERROR: 400, TARGETING_KEY_MISSING: 400, INVALID_CONTEXT: 400, GENERAL: 400 };
+const FAILURE_STATUS: Record<OfrepFailureCode, number> = {
+  FLAG_NOT_FOUND: 404,
+  PARSE_ERROR: 400,
+  TARGETING_KEY_MISSING: 400,
+  INVALID_CONTEXT: 400,
+  GENERAL: 400,
+};
 
 export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   const access = readAccess(deps);
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, named: NamedRepository, flag: string | undefined, note: ReadNote): Promise<void> => {
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    named: NamedRepository,
+    flag: string | undefined,
+    note: ReadNote,
+  ): Promise<void> => {
     const body = await readPlainBody(req, res, Math.min(MAX_OFREP_BODY, deps.bodyLimit));
     try {
       const evaluationContext = evaluationContextOf(body);
@@ -73,7 +95,11 @@ export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerR
       sendJson(req, res, 200, { flags });
     } catch (error) {
       if (!(error instanceof OfrepRequestError)) throw error;
-      sendJson(req, res, 400, { ...(flag !== undefined ? { key: flag } : {}), errorCode: error.errorCode, errorDetails: error.message });
+      sendJson(req, res, 400, {
+        ...(flag !== undefined ? { key: flag } : {}),
+        errorCode: error.errorCode,
+        errorDetails: error.message,
+      });
     }
   };
 
@@ -88,7 +114,13 @@ export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerR
     const route = `${match[1] === undefined ? '' : '/openfeature/:account/:repository'}/ofrep/v1/evaluate/flags${match[3] === undefined ? '' : '/:key'}`;
     const requestId = beginRequest(deps, req, res, () => readFields(note), route);
     (async () => {
-      const named: NamedRepository = { pathname, token: presentedToken(req), ...(match[1] === undefined ? {} : { account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) }) };
+      const named: NamedRepository = {
+        pathname,
+        token: presentedToken(req),
+        ...(match[1] === undefined
+          ? {}
+          : { account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) }),
+      };
       await handle(req, res, named, match[3] === undefined ? undefined : decodeURIComponent(match[3]), note);
     })().catch((error: unknown) => answerError(deps, req, res, requestId, error));
     return true;

@@ -27,6 +27,12 @@ export async function protocolRead(
   const { repository } = grant;
   const commitId = point === undefined ? grant.head : await resolvePoint(repository, grant.head, point);
   const ring = await readerKeyRing(req, repository, commitId, grant.groupKeys ?? []);
-  const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(commitId), ring };
+  const target: ReadTarget = {
+    repository,
+    account: repository.account,
+    name: repository.name,
+    snapshot: await repository.snapshot(commitId),
+    ring,
+  };
   return { grant, commitId, target };
 }

@@ -34,7 +34,10 @@ export function pushFront(deps: HttpDeps): (req: IncomingMessage, res: ServerRes
     let named;
     let decodeError: unknown;
     try {
-      named = match[1] === undefined ? { pathname } : { pathname, account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) };
+      named =
+        match[1] === undefined
+          ? { pathname }
+          : { pathname, account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) };
     } catch (error) {
       decodeError = error; // a malformed escape: 400, and no route matched (as express's router has it)
     }
@@ -44,7 +47,9 @@ export function pushFront(deps: HttpDeps): (req: IncomingMessage, res: ServerRes
       answerError(deps, req, res, requestId, decodeError);
       return true;
     }
-    handle(req, res, locals, requestId, named, () => readPlainBody(req, res, deps.bodyLimit)).catch((error: unknown) => answerError(deps, req, res, requestId, error));
+    handle(req, res, locals, requestId, named, () => readPlainBody(req, res, deps.bodyLimit)).catch((error: unknown) =>
+      answerError(deps, req, res, requestId, error),
+    );
     return true;
   };
 }

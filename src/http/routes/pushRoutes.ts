@@ -25,7 +25,14 @@ export interface PushLocals {
 }
 
 /** The push itself, for a request of node:http: served by pushFront.ts, and by express for bodies it must inflate. */
-export type PushHandler = (req: IncomingMessage, res: ServerResponse, locals: PushLocals, requestId: string, named: NamedWrite, readBody: () => Promise<Buffer>) => Promise<void>;
+export type PushHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  locals: PushLocals,
+  requestId: string,
+  named: NamedWrite,
+  readBody: () => Promise<Buffer>,
+) => Promise<void>;
 
 export function pushHandler(deps: HttpDeps): PushHandler {
   const access = plainWriteAccess(deps);
@@ -38,7 +45,11 @@ export function pushHandler(deps: HttpDeps): PushHandler {
     const slices = new TimeSlices();
     const body = await parseJsonInSlices(raw, slices);
     const parsed = await slices.run(parsePushBodySteps(body));
-    if (!parsed.ok) throw badRequest(`the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`, parsed.problems);
+    if (!parsed.ok)
+      throw badRequest(
+        `the push is malformed: ${parsed.problems[0].path}: ${parsed.problems[0].message}`,
+        parsed.problems,
+      );
     const limit = await slices.run(findLimitProblemSteps(parsed.request));
     if (limit) throw new HttpError(413, 'payload_too_large', `${limit.path}: ${limit.message}`, [limit]);
     await slices.pause();
@@ -53,7 +64,14 @@ export function pushHandler(deps: HttpDeps): PushHandler {
       ifMatch: ifMatch(req),
     });
     if (repository.maintenanceProblem) {
-      deps.logger.warn({ reqId: requestId, event: 'pack-merge-failed', repository: repository.fullName, problem: withoutPaths(String((repository.maintenanceProblem as Error)?.message ?? repository.maintenanceProblem)) });
+      deps.logger.warn({
+        reqId: requestId,
+        event: 'pack-merge-failed',
+        repository: repository.fullName,
+        problem: withoutPaths(
+          String((repository.maintenanceProblem as Error)?.message ?? repository.maintenanceProblem),
+        ),
+      });
     }
     locals.pushOutcome = result.kind;
     if (result.kind === 'refused') {
@@ -63,7 +81,14 @@ export function pushHandler(deps: HttpDeps): PushHandler {
       res.end();
       return;
     }
-    deps.logger.info({ reqId: requestId, event: 'push', repository: repository.fullName, outcome: result.kind, commit: result.commitId, elements: parsed.request.data.length });
+    deps.logger.info({
+      reqId: requestId,
+      event: 'push',
+      repository: repository.fullName,
+      outcome: result.kind,
+      commit: result.commitId,
+      elements: parsed.request.data.length,
+    });
     res.statusCode = 200;
     res.setHeader('ETag', `"${result.commitId}"`);
     res.setHeader('Content-Length', '0');
@@ -76,9 +101,18 @@ export function pushRoutes(deps: HttpDeps): Router {
   const router = express.Router();
   const readBody = bodyReader(deps.bodyLimit);
   const handle = pushHandler(deps);
-  router.post('/rest/push', (req: Request, res: Response) => handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path }, () => readBody(req, res)));
+  router.post('/rest/push', (req: Request, res: Response) =>
+    handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path }, () => readBody(req, res)),
+  );
   router.post('/rest/push/:account/:repository', (req: Request, res: Response) =>
-    handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) }, () => readBody(req, res)),
+    handle(
+      req,
+      res,
+      res.locals,
+      res.locals.requestId as string,
+      { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) },
+      () => readBody(req, res),
+    ),
   );
   return router;
 }

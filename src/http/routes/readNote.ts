@@ -24,7 +24,12 @@ export function applicationNameOf(req: IncomingMessage): string | undefined {
   return header(req, 'Application-Name')?.slice(0, MAX_APPLICATION_NAME);
 }
 
-export function noteRead(note: ReadNote, read: { readonly grant: AccessGrant; readonly commitId: string }, context: Context | undefined, req?: IncomingMessage): void {
+export function noteRead(
+  note: ReadNote,
+  read: { readonly grant: AccessGrant; readonly commitId: string },
+  context: Context | undefined,
+  req?: IncomingMessage,
+): void {
   note.repository = read.grant.repository.fullName;
   note.tokenLabel = read.grant.token?.label;
   note.context = context === undefined ? undefined : formatContext(context);

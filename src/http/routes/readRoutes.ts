@@ -13,7 +13,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseRequestContext, type Context } from '../../domain/context.js';
 import { ServiceError } from '../../service/errors.js';
-import { exportBodySteps, infoBodySteps, keyDataBody, pullBodySteps, rawFile, type ReadTarget } from '../../service/read/read.js';
+import {
+  exportBodySteps,
+  infoBodySteps,
+  keyDataBody,
+  pullBodySteps,
+  rawFile,
+  type ReadTarget,
+} from '../../service/read/read.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import { readPoint } from '../../service/read/readPoint.js';
 import { isoSeconds } from '../../lib/dates.js';
@@ -71,7 +78,12 @@ interface Endpoint {
   readonly varies: readonly string[];
   /** False when the answer depends on more than the commit (tags can move without a commit). */
   cacheable(req: Request): boolean;
-  build(req: Request, target: ReadTarget, generatedOn: string, format: PullFormat): Promise<CachedAnswer> | CachedAnswer;
+  build(
+    req: Request,
+    target: ReadTarget,
+    generatedOn: string,
+    format: PullFormat,
+  ): Promise<CachedAnswer> | CachedAnswer;
 }
 
 /** Serialized in slices (answerInSlices.ts): an export of a large repository is megabytes of JSON. */
@@ -80,7 +92,10 @@ const json = (req: Request, body: unknown): Promise<CachedAnswer> => jsonAnswer(
 function requiredContext(req: Request, target: ReadTarget): Context {
   const text = header(req, 'Context');
   if (text === undefined) {
-    throw new ServiceError('invalid_argument', `the Context header is required: one item per level (${target.snapshot.settings.levels.join(';')})`);
+    throw new ServiceError(
+      'invalid_argument',
+      `the Context header is required: one item per level (${target.snapshot.settings.levels.join(';')})`,
+    );
   }
   const parsed = parseRequestContext(text, target.snapshot.settings.levels);
   if (!parsed.ok) throw new ServiceError('invalid_argument', parsed.problem);
@@ -96,12 +111,14 @@ const ENDPOINTS: Record<string, Endpoint> = {
       if (format !== 'json') return renderedPull(target, context, format);
       // Key by key in slices: a pull of a large repository resolves every key of it.
       const slices = new TimeSlices();
-      const body = await slices.run(pullBodySteps(target, header(req, 'Context') ?? '', context, {
-        includeComments: booleanHeader(req, 'Include-Comments'),
-        includeValueContext: booleanHeader(req, 'Include-Value-Context'),
-        noProperties: booleanHeader(req, 'No-Properties'),
-        noFiles: booleanHeader(req, 'No-Files'),
-      }));
+      const body = await slices.run(
+        pullBodySteps(target, header(req, 'Context') ?? '', context, {
+          includeComments: booleanHeader(req, 'Include-Comments'),
+          includeValueContext: booleanHeader(req, 'Include-Value-Context'),
+          noProperties: booleanHeader(req, 'No-Properties'),
+          noFiles: booleanHeader(req, 'No-Files'),
+        }),
+      );
       // The ETag is of the content alone: generatedOn varies without it. Made
       // in slices (answerInSlices.ts): the largest allowed answer is 8 Mi characters of files.
       return pullAnswer(body, booleanHeader(req, 'Pretty'), generatedOn, slices);
@@ -112,7 +129,8 @@ const ENDPOINTS: Record<string, Endpoint> = {
     cacheable: () => true,
     build: (req, target) => {
       const path = header(req, 'File');
-      if (path === undefined) throw new ServiceError('invalid_argument', 'the File header is required: the path of the file to read');
+      if (path === undefined)
+        throw new ServiceError('invalid_argument', 'the File header is required: the path of the file to read');
       const file = rawFile(target, path, requiredContext(req, target));
       return answerOf(file.content, file.contentType);
     },
@@ -126,7 +144,13 @@ const ENDPOINTS: Record<string, Endpoint> = {
       const tags = booleanHeader(req, 'Tags') ? await listTags(target.repository) : undefined;
       const body = await new TimeSlices().run(
         infoBodySteps(target, {
-          contextElements: labels !== undefined ? labels.split(',').map((l) => l.trim()).filter(Boolean) : booleanHeader(req, 'Context-Elements'),
+          contextElements:
+            labels !== undefined
+              ? labels
+                  .split(',')
+                  .map((l) => l.trim())
+                  .filter(Boolean)
+              : booleanHeader(req, 'Context-Elements'),
           files: glob ?? booleanHeader(req, 'Files'),
           tags,
         }),
@@ -147,7 +171,16 @@ const ENDPOINTS: Record<string, Endpoint> = {
   export: {
     varies: ['Omit-Values', 'Omit-Files', 'Pretty'],
     cacheable: () => true,
-    build: async (req, target) => json(req, await new TimeSlices().run(exportBodySteps(target, { omitValues: booleanHeader(req, 'Omit-Values'), omitFiles: booleanHeader(req, 'Omit-Files') }))),
+    build: async (req, target) =>
+      json(
+        req,
+        await new TimeSlices().run(
+          exportBodySteps(target, {
+            omitValues: booleanHeader(req, 'Omit-Values'),
+            omitFiles: booleanHeader(req, 'Omit-Files'),
+          }),
+        ),
+      ),
   },
 };
 
@@ -160,7 +193,8 @@ function heldEtags(req: Request): readonly string[] | true {
 }
 
 /** For a held pull: whether its answer may differ between two heads (service/answers/changeReach.ts). */
-const pullReach = (repository: GitRepository, contextText: string) => (from: string, to: string) => pullMayDiffer(repository, from, to, contextText);
+const pullReach = (repository: GitRepository, contextText: string) => (from: string, to: string) =>
+  pullMayDiffer(repository, from, to, contextText);
 
 /** Whether `If-None-Match` names this ETag (or `*`). */
 function notModified(req: Request, etag: string): boolean {
@@ -200,8 +234,19 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   };
   const hub = new WatchHub(deps.maxWatchers ?? DEFAULT_MAX_WATCHERS, respond);
   // One line per wake (not per watcher): how many were answered, and how long the server took.
-  hub.onWake = (wake) => deps.logger.info({ event: 'watch-wake', repository: wake.repository, answersMade: wake.answersMade, woken: wake.woken, durationMs: Math.round(wake.ms * 10) / 10 });
-  watcherCount(deps, () => hub.size, () => hub.answersMade); // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
+  hub.onWake = (wake) =>
+    deps.logger.info({
+      event: 'watch-wake',
+      repository: wake.repository,
+      answersMade: wake.answersMade,
+      woken: wake.woken,
+      durationMs: Math.round(wake.ms * 10) / 10,
+    });
+  watcherCount(
+    deps,
+    () => hub.size,
+    () => hub.answersMade,
+  ); // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
 
   const access = readAccess(deps);
 
@@ -210,7 +255,13 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
    * reach its context (service/answers/changeReach.ts): after a push, the contexts it did not change are
    * served without their answers being made again. Any doubt: undefined, and the answer is made.
    */
-  const carried = async (req: Request, repository: GitRepository, commitId: string, groupKey: string, keyAt: (commitId: string) => string) => {
+  const carried = async (
+    req: Request,
+    repository: GitRepository,
+    commitId: string,
+    groupKey: string,
+    keyAt: (commitId: string) => string,
+  ) => {
     const last = cache.lastCommitOf(groupKey);
     if (last === undefined || last === commitId) return undefined;
     const answer = cache.get(keyAt(last));
@@ -223,7 +274,15 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   };
 
   /** The answer of a request at a commit, made once per commit and options (the cache), and what groups it with its like. */
-  const answerAt = async (req: Request, name: string, format: PullFormat, repository: GitRepository, commitId: string, repoDate: string | undefined, groupKeys: readonly GroupKey[]) => {
+  const answerAt = async (
+    req: Request,
+    name: string,
+    format: PullFormat,
+    repository: GitRepository,
+    commitId: string,
+    repoDate: string | undefined,
+    groupKeys: readonly GroupKey[],
+  ) => {
     const endpoint = ENDPOINTS[name];
     // Answers differ by the security groups the caller unlocked: the key names them (by a hash), never a password.
     const ring = await readerKeyRing(req, repository, commitId, groupKeys);
@@ -231,7 +290,14 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     const keyAt = (at: string) => [repository.gitdir, at, repoDate ?? '', ...options].join('\0');
     const groupKey = [repository.gitdir, ...options].join('\0');
     const make = async () => {
-      const target: ReadTarget = { repository, account: repository.account, name: repository.name, snapshot: await repository.snapshot(commitId), repoDate, ring };
+      const target: ReadTarget = {
+        repository,
+        account: repository.account,
+        name: repository.name,
+        snapshot: await repository.snapshot(commitId),
+        repoDate,
+        ring,
+      };
       return endpoint.build(req, target, isoSeconds(new Date()), format);
     };
     if (!endpoint.cacheable(req)) return { answer: await make(), groupKey };
@@ -243,7 +309,8 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     }
     // Only pulls of the present carry: a body of the past names its date, and other endpoints are not weighed.
     const lastOfGroup = name === 'pull' && repoDate === undefined ? { key: groupKey, commitId } : undefined;
-    if (lastOfGroup && (answer = await carried(req, repository, commitId, groupKey, keyAt))) telemetry.readCache('carried');
+    if (lastOfGroup && (answer = await carried(req, repository, commitId, groupKey, keyAt)))
+      telemetry.readCache('carried');
     else {
       telemetry.readCache('miss');
       answer = await make();
@@ -256,7 +323,11 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   const headWithCommit = async (repository: GitRepository, commit: string): Promise<string> => {
     const head = await headHolding(repository, commit);
     if (head !== undefined) return head;
-    throw new HttpError(409, 'commit_unknown', `commit ${commit.toLowerCase()} is neither the head of ${repository.fullName} nor one of its ancestors on this server: it was lost in a failover, or is of another repository`);
+    throw new HttpError(
+      409,
+      'commit_unknown',
+      `commit ${commit.toLowerCase()} is neither the head of ${repository.fullName} nor one of its ancestors on this server: it was lost in a failover, or is of another repository`,
+    );
   };
 
   const handle = async (req: Request, res: ServerResponse, path: ReadPath, requestId: string): Promise<void> => {
@@ -265,12 +336,20 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     const format = name === 'pull' ? pullFormat(req) : 'json';
     const waitMs = name === 'pull' || name === 'rawFile' ? waitMsOf(req) : undefined;
     // decodeURIComponent throws URIError on a malformed escape: answered 400.
-    const named = path.account === undefined ? path : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
+    const named =
+      path.account === undefined
+        ? path
+        : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
     const { repository, head: accessHead, groupKeys = [] } = await access(req, named);
     // At least a commit (`Min-Commit`): a replica waits for it; a primary that does not have it
     // (lost in a failover, or never of this repository) says so rather than serve an older state.
     const minCommit = header(req, 'Min-Commit');
-    const head = minCommit === undefined ? accessHead : deps.replica ? await deps.replica.awaitCommit(repository, minCommit) : await headWithCommit(repository, minCommit);
+    const head =
+      minCommit === undefined
+        ? accessHead
+        : deps.replica
+          ? await deps.replica.awaitCommit(repository, minCommit)
+          : await headWithCommit(repository, minCommit);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     res.setHeader('Commit', point.commitId); // the commit served: the ETag names the content
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
@@ -284,7 +363,8 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
         etag: answer.etag,
         repository,
         groupKey: made.groupKey,
-        answerAt: async (commitId) => (await answerAt(req, name, format, repository, commitId, undefined, groupKeys)).answer,
+        answerAt: async (commitId) =>
+          (await answerAt(req, name, format, repository, commitId, undefined, groupKeys)).answer,
         // A pull's answer is its context's resolved keys and files (in any format): a change of keys resolving for other contexts only leaves it as it was.
         ...(name === 'pull' ? { mayDiffer: pullReach(repository, header(req, 'Context') ?? '') } : {}),
         holds: heldEtags(req),
@@ -305,7 +385,13 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   const routes = (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = readPathOf(req);
     if (!path) return false;
-    const requestId = beginRequest(deps, req, res, undefined, `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`);
+    const requestId = beginRequest(
+      deps,
+      req,
+      res,
+      undefined,
+      `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`,
+    );
     handle(req, res, path, requestId).catch((error: unknown) => answerError(deps, req, res, requestId, error));
     return true;
   };

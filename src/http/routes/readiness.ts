@@ -39,7 +39,9 @@ async function folderProblem(root: string): Promise<string | undefined> {
     stat = await fs.promises.stat(root);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? 'the repositories folder does not exist' : `the repositories folder cannot be read (${code})`;
+    return code === 'ENOENT'
+      ? 'the repositories folder does not exist'
+      : `the repositories folder cannot be read (${code})`;
   }
   if (!stat.isDirectory()) return 'the repositories folder is not a folder';
   try {
@@ -50,7 +52,8 @@ async function folderProblem(root: string): Promise<string | undefined> {
   try {
     const space = await fs.promises.statfs(root);
     const free = space.bavail * space.bsize;
-    if (free < MIN_FREE_BYTES) return `the disk is full: ${Math.floor(free / (1024 * 1024))} MiB free, under ${MIN_FREE_BYTES / (1024 * 1024)} MiB`;
+    if (free < MIN_FREE_BYTES)
+      return `the disk is full: ${Math.floor(free / (1024 * 1024))} MiB free, under ${MIN_FREE_BYTES / (1024 * 1024)} MiB`;
   } catch {
     // statfs unsupported here: free space is not checked
   }
@@ -67,19 +70,34 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
   if (staleGeneration) problems.push(staleGeneration);
   const warnings: string[] = [];
   const replica = deps.replica?.status();
-  if (replica?.refused) warnings.push(`replication refused: ${replica.refused}; serving what this replica has (start it with --accept-new-primary to follow this primary)`);
+  if (replica?.refused)
+    warnings.push(
+      `replication refused: ${replica.refused}; serving what this replica has (start it with --accept-new-primary to follow this primary)`,
+    );
   if (replica && replica.rewindsRefused.length > 0) {
-    warnings.push(`replication refused: the primary moved the branch of ${replica.rewindsRefused.join(', ')} backwards; this replica keeps its head (start it with --accept-new-primary to follow)`);
+    warnings.push(
+      `replication refused: the primary moved the branch of ${replica.rewindsRefused.join(', ')} backwards; this replica keeps its head (start it with --accept-new-primary to follow)`,
+    );
   }
   const unreadable: Readiness['unreadable'] = [];
   // Under --hide-private a repository that cannot be read counts as private (hidePrivate.ts): not named to anyone here.
   if (!folder && !deps.hidePrivate) {
     const listing = await listRepositories(deps.registry, deps.tokens, () => undefined);
     for (const record of listing.unreadable) {
-      unreadable.push({ repository: `${record.account}/${record.name}`, error: record.error, message: withoutPaths(record.message) });
+      unreadable.push({
+        repository: `${record.account}/${record.name}`,
+        error: record.error,
+        message: withoutPaths(record.message),
+      });
     }
   }
-  return { status: problems.length ? 'unready' : 'ready', problems, unreadable, ...(warnings.length > 0 ? { warnings } : {}), ...(replica ? { replica } : {}) };
+  return {
+    status: problems.length ? 'unready' : 'ready',
+    problems,
+    unreadable,
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(replica ? { replica } : {}),
+  };
 }
 
 export async function answerReadiness(deps: HttpDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {

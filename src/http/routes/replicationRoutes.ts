@@ -21,7 +21,12 @@ import { ServiceError } from '../../service/errors.js';
 import { FeedHub, MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
 import { folderIdentitySchema } from '../../service/replication/folderIdentity.js';
 import { ReplicationOrigin } from '../../service/replication/origin.js';
-import { currentState, MAX_REPLICATED_REPOSITORIES, openEveryRepository, type ReplicationState } from '../../service/replication/state.js';
+import {
+  currentState,
+  MAX_REPLICATED_REPOSITORIES,
+  openEveryRepository,
+  type ReplicationState,
+} from '../../service/replication/state.js';
 import type { HttpDeps } from '../deps.js';
 import { HttpError } from '../answer/errors.js';
 import { header, sendJson } from '../answer/headers.js';
@@ -57,9 +62,16 @@ function presentedToken(req: Request): string | undefined {
 
 function requireReplicationToken(deps: HttpDeps, req: Request): void {
   const presented = presentedToken(req);
-  if (!presented) throw new ServiceError('unauthorized', 'the replication endpoints need a replication token (cfghub token create --replication) in Client-Token');
+  if (!presented)
+    throw new ServiceError(
+      'unauthorized',
+      'the replication endpoints need a replication token (cfghub token create --replication) in Client-Token',
+    );
   if (deps.tokens.authenticate(presented).kind !== 'replication') {
-    throw new ServiceError('forbidden', 'the replication endpoints need a replication token; this is a token of one repository');
+    throw new ServiceError(
+      'forbidden',
+      'the replication endpoints need a replication token; this is a token of one repository',
+    );
   }
 }
 
@@ -100,13 +112,26 @@ export function replicationRoutes(deps: HttpDeps): Router {
     await opening(req);
     requireJsonContentType(req, 'a replication feed request');
     const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
-    if (!parsed.success) throw new HttpError(400, 'bad_request', `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`);
+    if (!parsed.success)
+      throw new HttpError(
+        400,
+        'bad_request',
+        `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`,
+      );
     if (Object.keys(parsed.data.refs).length > MAX_REPLICATED_REPOSITORIES) {
-      throw new HttpError(400, 'bad_request', `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`);
+      throw new HttpError(
+        400,
+        'bad_request',
+        `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`,
+      );
     }
     await openEveryRepository(deps.registry);
     if (res.destroyed) return; // the replica went away meanwhile
-    if (hub.waiting >= MAX_FEED_WAITERS) throw new ServiceError('unavailable', `${MAX_FEED_WAITERS} replicas are waiting on this server already; try again`);
+    if (hub.waiting >= MAX_FEED_WAITERS)
+      throw new ServiceError(
+        'unavailable',
+        `${MAX_FEED_WAITERS} replicas are waiting on this server already; try again`,
+      );
 
     res.status(200).set({ 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
     res.flushHeaders();

@@ -77,7 +77,10 @@ export function rollbackRoutes(deps: HttpDeps): Router {
     const { repository, token, groupKeys } = await access(req);
     const body = await bodyOf(req, res);
     const target = header(req, operation.header) ?? body[operation.field];
-    if (target === undefined) throw badRequest(`the ${operation.header} header (or "${operation.field}" in the body) is required: ${operation.describe}`);
+    if (target === undefined)
+      throw badRequest(
+        `the ${operation.header} header (or "${operation.field}" in the body) is required: ${operation.describe}`,
+      );
     const result = await operation.run(repository, target, {
       comment: header(req, 'Change-Comment') ?? body.changeComment ?? undefined,
       tokenLabel: token?.label,
@@ -86,7 +89,13 @@ export function rollbackRoutes(deps: HttpDeps): Router {
       clientVersion: version,
       ring: await callerRing(req, repository, groupKeys ?? []),
     });
-    deps.logger.info({ reqId: res.locals.requestId, event: name, repository: repository.fullName, outcome: result.kind, commit: result.commitId });
+    deps.logger.info({
+      reqId: res.locals.requestId,
+      event: name,
+      repository: repository.fullName,
+      outcome: result.kind,
+      commit: result.commitId,
+    });
     res.status(200).set('ETag', `"${result.commitId}"`).set('Content-Length', '0').end();
   };
 

@@ -55,14 +55,21 @@ type SpringRequest =
   | { kind: 'file'; application: string; profiles: string; label: string; path: string };
 
 function decoded(segment: string): string {
-  if (segment.length > MAX_SPRING_SEGMENT) throw badRequest(`a path segment is longer than ${MAX_SPRING_SEGMENT} characters`);
+  if (segment.length > MAX_SPRING_SEGMENT)
+    throw badRequest(`a path segment is longer than ${MAX_SPRING_SEGMENT} characters`);
   return decodeURIComponent(segment); // a malformed escape: URIError, answered 400
 }
 
 function document(segment: string, label?: string): SpringRequest | undefined {
   const match = DOCUMENT.exec(decoded(segment));
   if (!match) return undefined;
-  return { kind: 'document', application: match[1], profiles: match[2], extension: match[3] as Extension, ...(label !== undefined ? { label } : {}) };
+  return {
+    kind: 'document',
+    application: match[1],
+    profiles: match[2],
+    extension: match[3] as Extension,
+    ...(label !== undefined ? { label } : {}),
+  };
 }
 
 /** What a path under /spring/ asks for; undefined when it names nothing Spring serves. */
@@ -71,7 +78,14 @@ function springRequestOf(rest: string): SpringRequest | undefined {
   if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop(); // a final slash
   if (segments.some((s) => s === '')) return undefined;
   if (segments.length === 1) return document(segments[0]);
-  if (segments.length === 2) return document(segments[1], decoded(segments[0])) ?? { kind: 'environment', application: decoded(segments[0]), profiles: decoded(segments[1]) };
+  if (segments.length === 2)
+    return (
+      document(segments[1], decoded(segments[0])) ?? {
+        kind: 'environment',
+        application: decoded(segments[0]),
+        profiles: decoded(segments[1]),
+      }
+    );
   const [application, profiles, label] = segments.slice(0, 3).map(decoded);
   if (segments.length === 3) return { kind: 'environment', application, profiles, label };
   return { kind: 'file', application, profiles, label, path: segments.slice(3).map(decoded).join('/') };
@@ -89,9 +103,19 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     if (found) return found;
     throw unknownApplication(application);
   };
-  const unknownApplication = (application: string) => new ServiceError('not_found', `no application ${application}: an application is a repository, written account.repository`);
+  const unknownApplication = (application: string) =>
+    new ServiceError(
+      'not_found',
+      `no application ${application}: an application is a repository, written account.repository`,
+    );
 
-  const handle = async (req: IncomingMessage, res: ServerResponse, pathname: string, asked: SpringRequest, note: ReadNote): Promise<void> => {
+  const handle = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    pathname: string,
+    asked: SpringRequest,
+    note: ReadNote,
+  ): Promise<void> => {
     const [account, repository] = repositoryOf(asked.application);
     const point = labelPoint(asked.label);
     let read;
@@ -99,7 +123,12 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
       read = await protocolRead(access, req, { pathname, account, repository, token: presentedToken(req) }, point);
     } catch (error) {
       // A repository hidden from this caller (serve --hide-private) answers as an application that does not exist.
-      if (error instanceof ServiceError && error.code === ErrorCode.NotFound && error.message === unknownRepository(account, repository).message) throw unknownApplication(asked.application);
+      if (
+        error instanceof ServiceError &&
+        error.code === ErrorCode.NotFound &&
+        error.message === unknownRepository(account, repository).message
+      )
+        throw unknownApplication(asked.application);
       throw error;
     }
     const { target, commitId } = read;
@@ -109,12 +138,23 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     res.setHeader('Commit', commitId);
     let answer;
     if (asked.kind === 'environment') {
-      const environment = await new TimeSlices().run(springEnvironmentSteps(target, commitId, { application: asked.application, profiles, label: asked.label }, context));
+      const environment = await new TimeSlices().run(
+        springEnvironmentSteps(
+          target,
+          commitId,
+          { application: asked.application, profiles, label: asked.label },
+          context,
+        ),
+      );
       answer = await jsonAnswer(environment, booleanHeader(req, 'Pretty'));
     } else if (asked.kind === 'document') {
-      answer = asked.extension === 'json'
-        ? await jsonAnswer(await new TimeSlices().run(springPropertiesSteps(target, context)), booleanHeader(req, 'Pretty'))
-        : renderedPull(target, context, EXTENSION_FORMATS[asked.extension]);
+      answer =
+        asked.extension === 'json'
+          ? await jsonAnswer(
+              await new TimeSlices().run(springPropertiesSteps(target, context)),
+              booleanHeader(req, 'Pretty'),
+            )
+          : renderedPull(target, context, EXTENSION_FORMATS[asked.extension]);
     } else {
       const file = rawFile(target, asked.path, context);
       answer = answerOf(file.content, file.contentType);

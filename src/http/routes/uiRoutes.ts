@@ -42,7 +42,9 @@ const POLICY = [
  * the server runs from its TypeScript sources (the tests), the project's `dist/ui`.
  */
 function builtFolder(): string | undefined {
-  const candidates = [new URL('../../ui/', import.meta.url), new URL('../../../dist/ui/', import.meta.url)].map((url) => fileURLToPath(url));
+  const candidates = [new URL('../../ui/', import.meta.url), new URL('../../../dist/ui/', import.meta.url)].map((url) =>
+    fileURLToPath(url),
+  );
   // app.js tells the built folder from src/ui, which holds index.html too.
   return candidates.find((dir) => existsSync(`${dir}index.html`) && existsSync(`${dir}app.js`));
 }

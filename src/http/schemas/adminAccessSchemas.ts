@@ -7,8 +7,14 @@ import { z } from 'zod';
 import { KEY_MATCHES, VALUE_MATCHES } from '../../domain/accessRules.js';
 
 const switchesShape = {
-  stopOnFirstMatch: z.boolean().optional().describe('true (default): the first matching rule decides; false: any matching rule that denies decides'),
-  unmatchedEditable: z.boolean().optional().describe('whether an element no rule matches may be changed (default false)'),
+  stopOnFirstMatch: z
+    .boolean()
+    .optional()
+    .describe('true (default): the first matching rule decides; false: any matching rule that denies decides'),
+  unmatchedEditable: z
+    .boolean()
+    .optional()
+    .describe('whether an element no rule matches may be changed (default false)'),
 };
 
 export const newRuleSetBody = z.strictObject({ name: z.string().describe('the rule set name'), ...switchesShape });
@@ -22,7 +28,12 @@ export const accessRule = z.object({
   canEdit: z.boolean(),
 });
 
-export const ruleSet = z.object({ name: z.string(), stopOnFirstMatch: z.boolean(), unmatchedEditable: z.boolean(), rules: z.array(accessRule) });
+export const ruleSet = z.object({
+  name: z.string(),
+  stopOnFirstMatch: z.boolean(),
+  unmatchedEditable: z.boolean(),
+  rules: z.array(accessRule),
+});
 
 export const ruleSetChange = z.object({ ruleSet, commit: z.string() });
 
@@ -52,8 +63,13 @@ export const newContextGroupBody = z.strictObject({
 
 export const groupMemberBody = z.strictObject({ member: z.string().describe('an item of the level') });
 
-export const newReplicationTokenBody = z.strictObject({ label: z.string().optional().describe('label of the token (else replica-N)') });
+export const newReplicationTokenBody = z.strictObject({
+  label: z.string().optional().describe('label of the token (else replica-N)'),
+});
 
-export const createdReplicationToken = z.object({ token: z.string().describe('the replication token, shown only this once'), label: z.string() });
+export const createdReplicationToken = z.object({
+  token: z.string().describe('the replication token, shown only this once'),
+  label: z.string(),
+});
 
 export const revokedReplicationToken = z.object({ label: z.string() });

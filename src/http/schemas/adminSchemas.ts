@@ -72,7 +72,10 @@ export const newTokenBody = z.strictObject({
   securityGroup: z.string().optional().describe('the security group the token unlocks on its own'),
   password: z.string().optional().describe("that group's password"),
   readOnly: flag.describe('the token may read but never push, revert or restore'),
-  ruleSet: z.string().optional().describe('the access rule set the token is assigned to (applies with access controls on)'),
+  ruleSet: z
+    .string()
+    .optional()
+    .describe('the access rule set the token is assigned to (applies with access controls on)'),
 });
 
 export const createdToken = z.object({
@@ -111,7 +114,10 @@ export const passwordChangeBody = z.strictObject({ current: z.string(), new: z.s
 
 export const deletedGroup = z.object({ name: z.string(), commit: z.string(), repository: z.string() });
 
-export const revertBody = z.strictObject({ commit: z.string().describe('full id of the commit to undo'), comment: z.string().optional() });
+export const revertBody = z.strictObject({
+  commit: z.string().describe('full id of the commit to undo'),
+  comment: z.string().optional(),
+});
 
 export const restoreBody = z.strictObject({
   to: z.string().describe('commit id, tag or ISO 8601 date'),

@@ -44,7 +44,8 @@ function* nestsWithinSteps(value: unknown, limit: number): Steps<boolean> {
 const nestingChecked = new WeakMap<object, boolean>();
 
 const nestsWithinLimit = (value: unknown) =>
-  (typeof value === 'object' && value !== null ? nestingChecked.get(value) : undefined) ?? nestsWithin(value, MAX_VALUE_DEPTH);
+  (typeof value === 'object' && value !== null ? nestingChecked.get(value) : undefined) ??
+  nestsWithin(value, MAX_VALUE_DEPTH);
 
 export const valueSchema = z.strictObject({
   context: z.string().optional(),
@@ -112,7 +113,8 @@ export function* parsePushBodySteps(body: unknown): Steps<PushParse> {
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) {
       if (issue.code === 'unrecognized_keys') {
-        for (const key of issue.keys) problems.push({ path: jsonPath([...at, ...issue.path, key]), message: 'unknown field' });
+        for (const key of issue.keys)
+          problems.push({ path: jsonPath([...at, ...issue.path, key]), message: 'unknown field' });
       } else {
         problems.push({ path: jsonPath([...at, ...issue.path]) || '(body)', message: issue.message });
       }
@@ -152,7 +154,10 @@ function* parseElement(raw: unknown, i: number, check: Check, problems: ErrorDet
   const hasKey = 'key' in raw;
   const hasFile = 'file' in raw;
   if (hasKey === hasFile) {
-    problems.push({ path: at, message: hasKey ? 'an element carries key or file, not both' : 'an element must carry key or file' });
+    problems.push({
+      path: at,
+      message: hasKey ? 'an element carries key or file, not both' : 'an element must carry key or file',
+    });
     return undefined;
   }
   if (hasFile) {
@@ -168,7 +173,12 @@ function* parseElement(raw: unknown, i: number, check: Check, problems: ErrorDet
 }
 
 /** `values` is an array, or, in the delete form, one object with `opp: "delete"`. Null: a problem was reported. */
-function* parseValues(raw: unknown, i: number, check: Check, problems: ErrorDetail[]): Steps<ValueElement[] | undefined | null> {
+function* parseValues(
+  raw: unknown,
+  i: number,
+  check: Check,
+  problems: ErrorDetail[],
+): Steps<ValueElement[] | undefined | null> {
   if (raw === undefined) return undefined;
   const at = `data[${i}].values`;
   let items: unknown[];
@@ -186,14 +196,18 @@ function* parseValues(raw: unknown, i: number, check: Check, problems: ErrorDeta
   for (let j = 0; j < items.length; j++) {
     const item = items[j];
     const value = typeof item === 'object' && item !== null ? (item as { value?: unknown }).value : undefined;
-    if (typeof value === 'object' && value !== null && !nestingChecked.has(value)) nestingChecked.set(value, yield* nestsWithinSteps(value, MAX_VALUE_DEPTH));
+    if (typeof value === 'object' && value !== null && !nestingChecked.has(value))
+      nestingChecked.set(value, yield* nestsWithinSteps(value, MAX_VALUE_DEPTH));
     const parsed = check(valueSchema, item, ['data', i, 'values', ...(single ? [] : [j])]);
     if (!parsed) {
       failed = true;
       continue;
     }
     if (single && parsed.opp !== 'delete') {
-      problems.push({ path: at, message: 'a single value object is only accepted in the delete form (opp: "delete"); use an array' });
+      problems.push({
+        path: at,
+        message: 'a single value object is only accepted in the delete form (opp: "delete"); use an array',
+      });
       failed = true;
       continue;
     }
@@ -207,7 +221,6 @@ function* parseValues(raw: unknown, i: number, check: Check, problems: ErrorDeta
 function withoutNulls<T extends object>(fields: T): T {
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as T;
 }
-
 
 /** The whole body as one schema, for the OpenAPI description (parsePushBody checks it in steps). */
 export const pushBodyDescription = bodySchema.extend({

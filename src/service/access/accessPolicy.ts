@@ -93,10 +93,23 @@ export class AccessPolicy {
     try {
       decision = await this.decideOrThrow(request);
     } catch (error) {
-      if (!(error instanceof ServiceError && (error.code === ErrorCode.Unauthorized || error.code === ErrorCode.Forbidden || error.code === ErrorCode.NotFound))) throw error;
+      if (!(
+        error instanceof ServiceError &&
+        (error.code === ErrorCode.Unauthorized ||
+          error.code === ErrorCode.Forbidden ||
+          error.code === ErrorCode.NotFound)
+      ))
+        throw error;
       decision = refuse(error.code, error.message);
     }
-    if (decision.allowed || !this.options.hidePrivate || decision.status === 'not_found' || request.account === undefined || request.repository === undefined) return decision;
+    if (
+      decision.allowed ||
+      !this.options.hidePrivate ||
+      decision.status === 'not_found' ||
+      request.account === undefined ||
+      request.repository === undefined
+    )
+      return decision;
     if (!(await this.isHidden(request.account, request.repository))) return decision;
     const unknown = unknownRepository(request.account, request.repository);
     return refuse('not_found', unknown.message);
@@ -112,7 +125,6 @@ export class AccessPolicy {
       return true;
     }
   }
-
 
   /** The grant, or a ServiceError with the refusal's class and reason: for adapters that answer errors by throwing. */
   async require(request: AccessRequest): Promise<AccessGrant> {
@@ -136,8 +148,13 @@ export class AccessPolicy {
     if (request.token) {
       const token = this.tokens.authenticate(request.token);
       // A replica's token clones every repository, and does nothing else.
-      if (token.kind === 'replication' && operation === 'clone') return { allowed: true, repository, head: repository.head() };
-      if (!tokenBelongsTo(token, repository)) return refuse('forbidden', `the ${operation === 'clone' ? 'token' : 'Client-Token'} is not a token of ${repository.fullName}`);
+      if (token.kind === 'replication' && operation === 'clone')
+        return { allowed: true, repository, head: repository.head() };
+      if (!tokenBelongsTo(token, repository))
+        return refuse(
+          'forbidden',
+          `the ${operation === 'clone' ? 'token' : 'Client-Token'} is not a token of ${repository.fullName}`,
+        );
       return this.withToken(operation, repository, token, request.token);
     }
     const head = repository.head();
@@ -149,18 +166,35 @@ export class AccessPolicy {
           ? await settingsWithoutSnapshot(repository, head)
           : await settingsAt(repository, head);
     if (operation === 'write') {
-      if (!settings.tokenFreePush) return refuse('forbidden', `repository ${repository.fullName} does not allow push without a Client-Token`);
+      if (!settings.tokenFreePush)
+        return refuse('forbidden', `repository ${repository.fullName} does not allow push without a Client-Token`);
       return { allowed: true, repository, head };
     }
-    if (settings.isPrivate) return refuse('unauthorized', `repository ${repository.fullName} is private: reading it needs ${CREDENTIAL[operation]} of its own`);
-    if (!settings.tokenFreePull) return refuse('forbidden', `repository ${repository.fullName} does not allow reads without ${CREDENTIAL[operation]}`);
+    if (settings.isPrivate)
+      return refuse(
+        'unauthorized',
+        `repository ${repository.fullName} is private: reading it needs ${CREDENTIAL[operation]} of its own`,
+      );
+    if (!settings.tokenFreePull)
+      return refuse(
+        'forbidden',
+        `repository ${repository.fullName} does not allow reads without ${CREDENTIAL[operation]}`,
+      );
     return { allowed: true, repository, head };
   }
 
-  private withToken(operation: AccessOperation, repository: GitRepository, token: TokenRecord, presented: string): AccessDecision {
+  private withToken(
+    operation: AccessOperation,
+    repository: GitRepository,
+    token: TokenRecord,
+    presented: string,
+  ): AccessDecision {
     // No rule can widen a read-only token.
     if (operation === 'write' && token.readOnly) {
-      return refuse('forbidden', `token ${token.label} of ${repository.fullName} is read-only: it cannot push, revert or restore`);
+      return refuse(
+        'forbidden',
+        `token ${token.label} of ${repository.fullName} is read-only: it cannot push, revert or restore`,
+      );
     }
     return { allowed: true, repository, head: repository.head(), token, groupKeys: tokenGroupKeys(token, presented) };
   }

@@ -67,7 +67,9 @@ export function* groupChangeElements(
       if (!members) continue;
       for (const member of members) {
         const context = holder.context.map((at, i) => (i === level ? spelling(member) : at));
-        yield holder.kind === 'value' ? { kind: 'value', key: holder.name, context } : { kind: 'file', path: holder.name, context };
+        yield holder.kind === 'value'
+          ? { kind: 'value', key: holder.name, context }
+          : { kind: 'file', path: holder.name, context };
       }
     }
   }

@@ -23,7 +23,14 @@ import {
   setRuleSetSwitches,
   type RuleFields,
 } from '../access/accessRuleSetCommands.js';
-import { addGroupMember, checkGroupWords, createContextGroup, deleteContextGroup, listContextGroups, removeGroupMember } from '../access/contextGroupCommands.js';
+import {
+  addGroupMember,
+  checkGroupWords,
+  createContextGroup,
+  deleteContextGroup,
+  listContextGroups,
+  removeGroupMember,
+} from '../access/contextGroupCommands.js';
 import { ServiceError } from '../errors.js';
 import { parseFullName, requireRepository } from './repositories.js';
 import type { TokenService } from './tokens.js';
@@ -47,7 +54,12 @@ export interface AccessAdministration {
   moveRule(fullName: string, set: string, from: number, to: number): Promise<RuleSetChange>;
   deleteRule(fullName: string, set: string, priority: number): Promise<RuleSetChange>;
   listContextGroups(fullName: string): Promise<readonly ContextGroup[]>;
-  createContextGroup(fullName: string, level: string, group: string, members: readonly string[]): Promise<{ commit: string }>;
+  createContextGroup(
+    fullName: string,
+    level: string,
+    group: string,
+    members: readonly string[],
+  ): Promise<{ commit: string }>;
   addGroupMember(fullName: string, level: string, group: string, member: string): Promise<{ commit: string }>;
   removeGroupMember(fullName: string, level: string, group: string, member: string): Promise<{ commit: string }>;
   deleteContextGroup(fullName: string, level: string, group: string): Promise<{ commit: string }>;
@@ -122,7 +134,12 @@ export class LocalAccessAdministration implements AccessAdministration {
     return listContextGroups(this.repository(fullName));
   }
 
-  createContextGroup(fullName: string, level: string, group: string, members: readonly string[]): Promise<{ commit: string }> {
+  createContextGroup(
+    fullName: string,
+    level: string,
+    group: string,
+    members: readonly string[],
+  ): Promise<{ commit: string }> {
     checkGroupWords(level, group);
     return createContextGroup(this.repository(fullName), level, group, members);
   }

@@ -38,14 +38,21 @@ export class AdminTokenService {
       if (records.some((r) => r.revoked === null && r.label.toLowerCase() === chosen.toLowerCase())) {
         throw new ServiceError('conflict', `there already is an active admin token labelled ${chosen}`);
       }
-      const record: AdminTokenRecord = { hash: hashOf(token), label: chosen, created: isoSeconds(new Date()), revoked: null };
+      const record: AdminTokenRecord = {
+        hash: hashOf(token),
+        label: chosen,
+        created: isoSeconds(new Date()),
+        revoked: null,
+      };
       return { records: [...records, record], result: chosen };
     });
     return { token, label: chosen };
   }
 
   list(): AdminTokenInfo[] {
-    return this.store.all().map((r) => ({ label: r.label, created: r.created, revoked: r.revoked, active: r.revoked === null }));
+    return this.store
+      .all()
+      .map((r) => ({ label: r.label, created: r.created, revoked: r.revoked, active: r.revoked === null }));
   }
 
   async revoke(label: string): Promise<void> {
@@ -61,7 +68,10 @@ export class AdminTokenService {
   /** The label of the presented token's record, or why it does not authenticate (401). */
   authenticate(token: string | undefined): string {
     if (token === undefined || token === '') {
-      throw new ServiceError('unauthorized', 'the admin API needs an admin token: Authorization: Bearer <token> (cfghub admin-token create makes one)');
+      throw new ServiceError(
+        'unauthorized',
+        'the admin API needs an admin token: Authorization: Bearer <token> (cfghub admin-token create makes one)',
+      );
     }
     const hash = hashOf(token);
     const found = this.store.all().find((r) => r.hash === hash);

@@ -18,7 +18,14 @@ import { changeSettings, type SettingsChange } from './repositorySettings.js';
 import { KeyRing } from '../security/keyRing.js';
 import { restore } from '../history/restore.js';
 import { revert } from '../history/revert.js';
-import { changePassword, createGroup, deleteGroup, groupKeyWithPassword, listGroups, type GroupInfo } from '../security/securityGroupCommands.js';
+import {
+  changePassword,
+  createGroup,
+  deleteGroup,
+  groupKeyWithPassword,
+  listGroups,
+  type GroupInfo,
+} from '../security/securityGroupCommands.js';
 import { createTag, deleteTag, listTags, tagNameProblem, type TagRecord } from './tags.js';
 import type { TokenInfo, TokenService } from './tokens.js';
 
@@ -67,16 +74,33 @@ export interface Administration extends AccessAdministration {
   deleteTag(fullName: string, tag: string): Promise<{ tag: string; repository: string }>;
   createGroup(fullName: string, group: string, password: string): Promise<{ name: string; commit: string }>;
   listGroups(fullName: string): Promise<GroupInfo[]>;
-  changePassword(fullName: string, group: string, current: string, next: string): Promise<{ name: string; commit: string }>;
+  changePassword(
+    fullName: string,
+    group: string,
+    current: string,
+    next: string,
+  ): Promise<{ name: string; commit: string }>;
   deleteGroup(fullName: string, group: string): Promise<{ name: string; commit: string; repository: string }>;
-  revert(fullName: string, commit: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
-  restore(fullName: string, to: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  revert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  restore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
 }
 
 /** An ISO 8601 instant (`YYYY-MM-DDTHH:MM:SSZ` or with `+hh:mm`); `what` names it in the error. */
 export function parseExpiry(text: string, what = 'expires'): Date {
   const date = parseIsoInstant(text);
-  if (!date) throw new ServiceError('invalid_argument', `${what} must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`);
+  if (!date)
+    throw new ServiceError(
+      'invalid_argument',
+      `${what} must be an ISO 8601 date like 2030-01-31T00:00:00Z, got ${JSON.stringify(text)}`,
+    );
   return date;
 }
 
@@ -99,7 +123,8 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
   async createRepository(input: NewRepository): Promise<RepositoryRecord> {
     const repository = await createRepository(this.registry, input);
     const record = await repositoryRecord(repository, this.tokens);
-    if ('error' in record) throw new ServiceError('unavailable', `repository ${repository.fullName} was created but cannot be read back`);
+    if ('error' in record)
+      throw new ServiceError('unavailable', `repository ${repository.fullName} was created but cannot be read back`);
     return record;
   }
 
@@ -122,18 +147,26 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     return { records, unreadable };
   }
 
-  async createToken(fullName: string, input: NewClientToken): Promise<{ token: string; label: string; repository: string }> {
+  async createToken(
+    fullName: string,
+    input: NewClientToken,
+  ): Promise<{ token: string; label: string; repository: string }> {
     const expires = input.expires === undefined ? undefined : parseExpiry(input.expires);
     const repository = this.repository(fullName);
     const groupKeys = [];
     if (input.securityGroup !== undefined) {
-      if (!input.password) throw new ServiceError('invalid_argument', `the password of security group ${input.securityGroup} is required`);
+      if (!input.password)
+        throw new ServiceError('invalid_argument', `the password of security group ${input.securityGroup} is required`);
       groupKeys.push(await groupKeyWithPassword(repository, input.securityGroup, input.password));
     }
     let ruleSet: string | undefined;
     if (input.ruleSet !== undefined) {
       const set = findRuleSet(await repository.headSnapshot(), input.ruleSet);
-      if (!set) throw new ServiceError('not_found', `repository ${repository.fullName} has no rule set ${input.ruleSet}: create it with cfghub rules create`);
+      if (!set)
+        throw new ServiceError(
+          'not_found',
+          `repository ${repository.fullName} has no rule set ${input.ruleSet}: create it with cfghub rules create`,
+        );
       ruleSet = set.name;
     }
     const created = await this.tokens.create(repository, {
@@ -180,7 +213,12 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     return listGroups(this.repository(fullName));
   }
 
-  changePassword(fullName: string, group: string, current: string, next: string): Promise<{ name: string; commit: string }> {
+  changePassword(
+    fullName: string,
+    group: string,
+    current: string,
+    next: string,
+  ): Promise<{ name: string; commit: string }> {
     return changePassword(this.repository(fullName), group, current, next);
   }
 
@@ -189,19 +227,31 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     return { ...(await deleteGroup(repository, group)), repository: repository.fullName };
   }
 
-  async revert(fullName: string, commit: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }> {
+  async revert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }> {
     const result = await revert(this.repository(fullName), commit, rollback);
     return { commit: result.commitId, outcome: result.kind };
   }
 
-  async restore(fullName: string, to: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }> {
+  async restore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }> {
     const repository = this.repository(fullName);
     let ring = KeyRing.EMPTY;
     if (rollback.securityGroup !== undefined) {
       const key = await groupKeyWithPassword(repository, rollback.securityGroup, rollback.password ?? '');
       ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key], repository.fullName);
     }
-    const result = await restore(repository, to, { comment: rollback.comment, applicationName: rollback.applicationName, ring });
+    const result = await restore(repository, to, {
+      comment: rollback.comment,
+      applicationName: rollback.applicationName,
+      ring,
+    });
     return { commit: result.commitId, outcome: result.kind };
   }
 }

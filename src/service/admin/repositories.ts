@@ -22,7 +22,8 @@ export interface NewRepository extends SettingsChange {
 /** `ACCOUNT/NAME` as the CLI takes it. */
 export function parseFullName(text: string): { account: string; name: string } {
   const parts = text.split('/');
-  if (parts.length !== 2) throw new ServiceError('invalid_argument', `expected ACCOUNT/NAME, got ${JSON.stringify(text)}`);
+  if (parts.length !== 2)
+    throw new ServiceError('invalid_argument', `expected ACCOUNT/NAME, got ${JSON.stringify(text)}`);
   const [account, name] = parts;
   const problem = nameProblem('account name', account) ?? nameProblem('repository name', name);
   if (problem) throw new ServiceError('invalid_argument', problem);
@@ -31,14 +32,21 @@ export function parseFullName(text: string): { account: string; name: string } {
 
 function checkLevels(levels: readonly string[]): void {
   if (levels.length < MIN_LEVELS || levels.length > MAX_LEVELS) {
-    throw new ServiceError('invalid_argument', `a repository has ${MIN_LEVELS} to ${MAX_LEVELS} context levels, got ${levels.length}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `a repository has ${MIN_LEVELS} to ${MAX_LEVELS} context levels, got ${levels.length}`,
+    );
   }
   const seen = new Set<string>();
   for (const level of levels) {
     if (!isValidLevelName(level)) {
-      throw new ServiceError('invalid_argument', `context level ${JSON.stringify(level)} must be letters and digits joined by single '-', '.' or '_'`);
+      throw new ServiceError(
+        'invalid_argument',
+        `context level ${JSON.stringify(level)} must be letters and digits joined by single '-', '.' or '_'`,
+      );
     }
-    if (seen.has(level.toLowerCase())) throw new ServiceError('invalid_argument', `context level ${level} appears twice`);
+    if (seen.has(level.toLowerCase()))
+      throw new ServiceError('invalid_argument', `context level ${level} appears twice`);
     seen.add(level.toLowerCase());
   }
 }
@@ -66,7 +74,13 @@ export async function createRepository(registry: RepositoryRegistry, input: NewR
   };
   const account = registry.accountFolder(input.account) ?? input.account;
   try {
-    await createBareRepository(join(registry.root, account), input.name, settings, author, `Create repository ${account}/${input.name}\n`);
+    await createBareRepository(
+      join(registry.root, account),
+      input.name,
+      settings,
+      author,
+      `Create repository ${account}/${input.name}\n`,
+    );
   } catch (error) {
     if (error instanceof RepositoryExistsError) {
       throw new ServiceError('conflict', `repository ${input.account}/${input.name} already exists`);

@@ -12,7 +12,11 @@ import type { GitRepository } from '../../disk/repository.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import type { TokenService } from './tokens.js';
 
-export async function deleteRepository(registry: RepositoryRegistry, tokens: TokenService, repository: GitRepository): Promise<{ repository: string; revokedTokens: number }> {
+export async function deleteRepository(
+  registry: RepositoryRegistry,
+  tokens: TokenService,
+  repository: GitRepository,
+): Promise<{ repository: string; revokedTokens: number }> {
   return repository.exclusive(async () => {
     const revokedTokens = await tokens.revokeAll(repository);
     await setAside(registry.root, repository.account, repository.name, repository.gitdir, () => {
@@ -30,8 +34,17 @@ export async function deleteRepository(registry: RepositoryRegistry, tokens: Tok
  * fsynced). Also how a read replica removes a mirror its primary no longer lists: nothing is
  * destroyed on any node. `moved` runs right after the rename.
  */
-export async function setAside(root: string, account: string, name: string, gitdir: string, moved: () => void = () => undefined): Promise<string> {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+export async function setAside(
+  root: string,
+  account: string,
+  name: string,
+  gitdir: string,
+  moved: () => void = () => undefined,
+): Promise<string> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   const folder = join(root, '.cfghub', 'deleted', account);
   await fs.promises.mkdir(folder, { recursive: true, mode: 0o700 });
   let target = join(folder, `${name}.git.${stamp}`);

@@ -23,15 +23,32 @@ export interface SettingsChange {
 }
 
 export const CHANGEABLE_SETTINGS = [
-  'description', 'isPrivate', 'isPersonal', 'accessControlsEnabled', 'vdtEnabled', 'securityEnabled', 'contextGroupsEnabled', 'tokenFreePush', 'tokenFreePull',
+  'description',
+  'isPrivate',
+  'isPersonal',
+  'accessControlsEnabled',
+  'vdtEnabled',
+  'securityEnabled',
+  'contextGroupsEnabled',
+  'tokenFreePush',
+  'tokenFreePull',
 ] as const satisfies readonly (keyof SettingsChange)[];
 
 const MAX_DESCRIPTION = 1000;
 
 /** Applies the change; `applied` when a commit was made, `unchanged` when the settings already were so. */
-export async function changeSettings(repository: GitRepository, change: SettingsChange): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
-  if (change.description !== undefined && (change.description.length > MAX_DESCRIPTION || change.description.includes('\u0000'))) {
-    throw new ServiceError('invalid_argument', `the description must be at most ${MAX_DESCRIPTION} characters, without NUL`);
+export async function changeSettings(
+  repository: GitRepository,
+  change: SettingsChange,
+): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
+  if (
+    change.description !== undefined &&
+    (change.description.length > MAX_DESCRIPTION || change.description.includes('\u0000'))
+  ) {
+    throw new ServiceError(
+      'invalid_argument',
+      `the description must be at most ${MAX_DESCRIPTION} characters, without NUL`,
+    );
   }
   const result = await commitOnHead(repository, (base) => {
     const before = base.settings;
@@ -46,11 +63,18 @@ export async function changeSettings(repository: GitRepository, change: Settings
     const after = fields as unknown as RepoSettings;
     if (before.vdtEnabled && !after.vdtEnabled) {
       for (const key of base.keys()) {
-        if (key.vdt !== 'Text') throw new ServiceError('conflict', `value data types cannot be turned off: key ${key.key} is of type ${key.vdt}`);
+        if (key.vdt !== 'Text')
+          throw new ServiceError(
+            'conflict',
+            `value data types cannot be turned off: key ${key.key} is of type ${key.vdt}`,
+          );
       }
     }
     if (before.securityEnabled && !after.securityEnabled && base.securityGroups.length > 0) {
-      throw new ServiceError('conflict', `security groups cannot be turned off: the repository has security group ${base.securityGroups[0].name}; delete its groups first`);
+      throw new ServiceError(
+        'conflict',
+        `security groups cannot be turned off: the repository has security group ${base.securityGroups[0].name}; delete its groups first`,
+      );
     }
     const message = `Change the settings of repository ${repository.fullName}\n\n${changed.join('\n')}\n`;
     return { ok: true, changes: { keys: new Map(), files: new Map(), settings: after }, message };

@@ -27,10 +27,12 @@ const BUSY = 'the repository is busy with other writers; try again';
 /** Tags the repository's current head. */
 export async function createTag(repository: GitRepository, name: string, comment = ''): Promise<TagRecord> {
   checkName(name);
-  if (comment.includes('\u0000')) throw new ServiceError('invalid_argument', 'the tag comment contains a NUL character');
+  if (comment.includes('\u0000'))
+    throw new ServiceError('invalid_argument', 'the tag comment contains a NUL character');
   const outcome = await store.createTag(repository, name, comment, signature());
   if (outcome.ok) return outcome.tag;
-  if (outcome.why === 'exists') throw new ServiceError('conflict', `repository ${repository.fullName} already has a tag ${outcome.existing}`);
+  if (outcome.why === 'exists')
+    throw new ServiceError('conflict', `repository ${repository.fullName} already has a tag ${outcome.existing}`);
   throw new ServiceError('unavailable', BUSY);
 }
 
@@ -44,7 +46,7 @@ export async function deleteTag(repository: GitRepository, name: string): Promis
   checkName(name);
   const outcome = await store.deleteTag(repository, name);
   if (outcome.ok) return outcome.name;
-  if (outcome.why === 'not_found') throw new ServiceError('not_found', `repository ${repository.fullName} has no tag ${name}`);
+  if (outcome.why === 'not_found')
+    throw new ServiceError('not_found', `repository ${repository.fullName} has no tag ${name}`);
   throw new ServiceError('unavailable', BUSY);
 }
-

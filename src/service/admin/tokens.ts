@@ -61,7 +61,10 @@ export function tokenBelongsTo(record: TokenRecord, repository: GitRepository): 
 export function tokenRepository(registry: RepositoryRegistry, record: TokenRecord): GitRepository {
   const repository = requireRepository(registry, record.account, record.repository);
   if (!tokenBelongsTo(record, repository)) {
-    throw new ServiceError('not_found', `the repository of this Client-Token, ${record.account}/${record.repository}, no longer exists under that name`);
+    throw new ServiceError(
+      'not_found',
+      `the repository of this Client-Token, ${record.account}/${record.repository}, no longer exists under that name`,
+    );
   }
   return repository;
 }
@@ -86,7 +89,10 @@ export class TokenService {
       const mine = records.filter((r) => tokenBelongsTo(r, repository));
       const label = input.label ?? nextLabel(mine);
       if (mine.some((r) => isActive(r) && r.label.toLowerCase() === label.toLowerCase())) {
-        throw new ServiceError('conflict', `repository ${repository.fullName} already has an active token labelled ${label}`);
+        throw new ServiceError(
+          'conflict',
+          `repository ${repository.fullName} already has an active token labelled ${label}`,
+        );
       }
       const record: TokenRecord = {
         hash: hashToken(token),
@@ -119,7 +125,17 @@ export class TokenService {
       if (mine.some((r) => isActive(r) && r.label.toLowerCase() === chosen.toLowerCase())) {
         throw new ServiceError('conflict', `there is already an active replication token labelled ${chosen}`);
       }
-      const record: TokenRecord = { hash: hashToken(token), account: '', repository: '', label: chosen, created: isoSeconds(new Date()), expires: null, forceKeyPush: false, revoked: null, kind: 'replication' };
+      const record: TokenRecord = {
+        hash: hashToken(token),
+        account: '',
+        repository: '',
+        label: chosen,
+        created: isoSeconds(new Date()),
+        expires: null,
+        forceKeyPush: false,
+        revoked: null,
+        kind: 'replication',
+      };
       return { records: [...records, record], result: chosen };
     });
     return { token, label: chosen };
@@ -128,7 +144,9 @@ export class TokenService {
   /** Revokes a replication token by its label. */
   async revokeReplication(label: string): Promise<void> {
     await this.update((records) => {
-      const index = records.findIndex((r) => r.kind === 'replication' && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
+      const index = records.findIndex(
+        (r) => r.kind === 'replication' && r.revoked === null && r.label.toLowerCase() === label.toLowerCase(),
+      );
       if (index < 0) throw new ServiceError('not_found', `there is no unrevoked replication token labelled ${label}`);
       const next = [...records];
       next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
@@ -165,8 +183,14 @@ export class TokenService {
 
   async revoke(repository: GitRepository, label: string): Promise<void> {
     await this.update((records) => {
-      const index = records.findIndex((r) => tokenBelongsTo(r, repository) && r.revoked === null && r.label.toLowerCase() === label.toLowerCase());
-      if (index < 0) throw new ServiceError('not_found', `repository ${repository.fullName} has no unrevoked token labelled ${label}`);
+      const index = records.findIndex(
+        (r) => tokenBelongsTo(r, repository) && r.revoked === null && r.label.toLowerCase() === label.toLowerCase(),
+      );
+      if (index < 0)
+        throw new ServiceError(
+          'not_found',
+          `repository ${repository.fullName} has no unrevoked token labelled ${label}`,
+        );
       const next = [...records];
       next[index] = { ...records[index], revoked: isoSeconds(new Date()) };
       return { records: next, result: undefined };
@@ -178,7 +202,9 @@ export class TokenService {
     return this.update((records) => {
       let count = 0;
       const now = isoSeconds(new Date());
-      const next = records.map((r) => (tokenBelongsTo(r, repository) && r.revoked === null ? (count++, { ...r, revoked: now }) : r));
+      const next = records.map((r) =>
+        tokenBelongsTo(r, repository) && r.revoked === null ? (count++, { ...r, revoked: now }) : r,
+      );
       return { records: next, result: count };
     });
   }
@@ -227,7 +253,9 @@ export class TokenService {
 
 /** The group keys a presented token holds (it authenticated as `record`). */
 export function tokenGroupKeys(record: TokenRecord, presented: string): GroupKey[] {
-  return (record.groups ?? []).map((held) => unwrapForToken(presented, held)).filter((key): key is GroupKey => key !== undefined);
+  return (record.groups ?? [])
+    .map((held) => unwrapForToken(presented, held))
+    .filter((key): key is GroupKey => key !== undefined);
 }
 
 function nextLabel(existing: readonly TokenRecord[]): string {

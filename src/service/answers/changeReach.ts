@@ -50,13 +50,22 @@ function changesOf(repository: GitRepository, from: string, to: string): Promise
  */
 export const VALUES_WEIGHED = 20_000;
 
-const onlyKeys = (changes: TreeChanges) => changes.files.length === 0 && !changes.settingsChanged && changes.otherPaths.length === 0 && changes.problems.length === 0;
+const onlyKeys = (changes: TreeChanges) =>
+  changes.files.length === 0 &&
+  !changes.settingsChanged &&
+  changes.otherPaths.length === 0 &&
+  changes.problems.length === 0;
 
 /**
  * Whether the pull answer for `contextText` (the request's Context header) may differ at `to` from
  * the one at `from`: false only when it is known to be the same. Damage of the store is thrown.
  */
-export async function pullMayDiffer(repository: GitRepository, from: string, to: string, contextText: string): Promise<boolean> {
+export async function pullMayDiffer(
+  repository: GitRepository,
+  from: string,
+  to: string,
+  contextText: string,
+): Promise<boolean> {
   const changes = await changesOf(repository, from, to);
   if (!onlyKeys(changes)) return true;
   if (changes.keys.length === 0) return false;

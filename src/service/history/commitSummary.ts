@@ -65,10 +65,22 @@ export function* summarizeChangesSteps(changes: TreeChanges): Steps<ChangeSummar
 }
 
 /** The changes between two commits, never thrown for bad content (an unparsable tree is a problem too); damage of the store is thrown. */
-export async function changesBetween(repository: GitRepository, before: string | undefined, after: string, slices = new TimeSlices()): Promise<TreeChanges> {
+export async function changesBetween(
+  repository: GitRepository,
+  before: string | undefined,
+  after: string,
+  slices = new TimeSlices(),
+): Promise<TreeChanges> {
   try {
-    const side = async (commitId: string) => ({ commitId, treeId: (await commitInfo(repository, commitId)).tree, snapshot: repository.builtSnapshot(commitId) });
-    const sides: DiffSides = { before: before === undefined ? undefined : await side(before), after: await side(after) };
+    const side = async (commitId: string) => ({
+      commitId,
+      treeId: (await commitInfo(repository, commitId)).tree,
+      snapshot: repository.builtSnapshot(commitId),
+    });
+    const sides: DiffSides = {
+      before: before === undefined ? undefined : await side(before),
+      after: await side(after),
+    };
     return await diffTrees(repository, sides, slices);
   } catch (error) {
     if (isRepositoryDamage(error)) throw error;
@@ -81,7 +93,11 @@ export async function changesBetween(repository: GitRepository, before: string |
 const SUMMARIES = new CacheSlot<CommitSummary>('commit summaries', 20_000);
 
 /** A commit with what it changed against its first parent; made once per commit, in `slices`. */
-export async function commitSummary(repository: GitRepository, commitId: string, slices = new TimeSlices()): Promise<CommitSummary> {
+export async function commitSummary(
+  repository: GitRepository,
+  commitId: string,
+  slices = new TimeSlices(),
+): Promise<CommitSummary> {
   const cache = repository.caches.slot(SUMMARIES);
   const known = cache.get(commitId);
   if (known) return known;

@@ -46,24 +46,37 @@ export async function diff(repository: GitRepository, head: string, query: DiffQ
   const to = query.to === undefined ? head : await resolvePoint(repository, head, query.to);
   // In slices: two points far apart can differ by every key of the repository.
   const slices = new TimeSlices();
-  const body: DiffBody = { from, to, ...(await slices.run(summarizeChangesSteps(await changesBetween(repository, from, to, slices)))) };
+  const body: DiffBody = {
+    from,
+    to,
+    ...(await slices.run(summarizeChangesSteps(await changesBetween(repository, from, to, slices)))),
+  };
   if (query.context === undefined) return body;
   const [before, after] = [await snapshotAt(repository, from), await snapshotAt(repository, to)];
   const parsed = parseRequestContext(query.context, after.settings.levels);
   if (!parsed.ok) throw new ServiceError('invalid_argument', parsed.problem);
   const pull = async (snapshot: Snapshot) =>
     (await slices.run(
-      pullBodySteps({ repository, account: repository.account, name: repository.name, snapshot }, query.context!, parsed.context, {
-        includeComments: false,
-        includeValueContext: false,
-        noProperties: false,
-        noFiles: false,
-      }),
+      pullBodySteps(
+        { repository, account: repository.account, name: repository.name, snapshot },
+        query.context!,
+        parsed.context,
+        {
+          includeComments: false,
+          includeValueContext: false,
+          noProperties: false,
+          noFiles: false,
+        },
+      ),
     )) as { properties: Record<string, unknown>; files: Record<string, unknown> };
   const [was, is] = [await pull(before), await pull(after)];
   return {
     ...body,
-    resolved: { context: query.context, properties: await slices.run(compare(was.properties, is.properties)), files: await slices.run(compare(was.files, is.files)) },
+    resolved: {
+      context: query.context,
+      properties: await slices.run(compare(was.properties, is.properties)),
+      files: await slices.run(compare(was.files, is.files)),
+    },
   };
 }
 
@@ -83,7 +96,8 @@ function* compare<T>(before: Record<string, T>, after: Record<string, T>): Steps
   const out: Changed<T> = { added: Object.create(null), changed: Object.create(null), removed: Object.create(null) };
   for (const [name, value] of Object.entries(after)) {
     if (!Object.hasOwn(before, name)) out.added[name] = value;
-    else if (JSON.stringify(before[name]) !== JSON.stringify(value)) out.changed[name] = { before: before[name], after: value };
+    else if (JSON.stringify(before[name]) !== JSON.stringify(value))
+      out.changed[name] = { before: before[name], after: value };
     yield;
   }
   for (const [name, value] of Object.entries(before)) {

@@ -55,7 +55,8 @@ export async function history(repository: GitRepository, head: string, query: Hi
     // event loop every time slice (timeSlices.ts), so that other requests wait no more than that.
     const batch: string[] = [];
     const size = query.key === undefined && query.file === undefined ? query.limit - commits.length : FILTERED_BATCH;
-    for (; next !== undefined && batch.length < size; next = (await commitInfo(repository, next)).parents[0]) batch.push(next);
+    for (; next !== undefined && batch.length < size; next = (await commitInfo(repository, next)).parents[0])
+      batch.push(next);
     const summaries: CommitSummary[] = [];
     for (const id of batch) {
       summaries.push(await commitSummary(repository, id, slices));

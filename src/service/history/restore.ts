@@ -40,7 +40,10 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   }
   // The head's access rules stay, like its settings: a restore cannot bring back rules that were loosened.
   const rules = await headRules(repository, head);
-  let groups: Pick<Snapshot, 'securityGroups' | 'securityGroupsBlobId'> = { securityGroups: [], securityGroupsBlobId: undefined };
+  let groups: Pick<Snapshot, 'securityGroups' | 'securityGroupsBlobId'> = {
+    securityGroups: [],
+    securityGroupsBlobId: undefined,
+  };
   try {
     const now = await repository.snapshot(head);
     checkSecuredRestore(now, point, ring, point.commitId.slice(0, 12));
@@ -48,9 +51,13 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   } catch (error) {
     if (!(error instanceof LayoutError)) throw error;
     // A head that breaks the layout can be restored away only where no security group is involved.
-    const headGroups = parseTree((await repository.objects.read(tree)).content).some((entry) => entry.name === SECURITY_GROUPS_FILE);
+    const headGroups = parseTree((await repository.objects.read(tree)).content).some(
+      (entry) => entry.name === SECURITY_GROUPS_FILE,
+    );
     if (headGroups || point.securityGroupsBlobId !== undefined) {
-      throw error.within(`the head cannot be read, so restoring commit ${point.commitId.slice(0, 12)} cannot check its security groups; mend the head with git`);
+      throw error.within(
+        `the head cannot be read, so restoring commit ${point.commitId.slice(0, 12)} cannot check its security groups; mend the head with git`,
+      );
     }
   }
   return new Snapshot({
@@ -65,7 +72,10 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   });
 }
 
-async function headRules(repository: GitRepository, head: string): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId'>> {
+async function headRules(
+  repository: GitRepository,
+  head: string,
+): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId'>> {
   try {
     const snapshot = await repository.snapshot(head);
     return { ruleSets: snapshot.ruleSets, ruleSetsBlobId: snapshot.ruleSetsBlobId };
@@ -76,21 +86,31 @@ async function headRules(repository: GitRepository, head: string): Promise<Pick<
 }
 
 /** A writer of a rule set may restore only when its rules allow every element the restore changes. */
-async function rulesAllow(repository: GitRepository, base: Snapshot, writer: Writer | undefined): Promise<string | undefined> {
+async function rulesAllow(
+  repository: GitRepository,
+  base: Snapshot,
+  writer: Writer | undefined,
+): Promise<string | undefined> {
   if (writer?.ruleSet === undefined || !base.settings.accessControlsEnabled) return undefined;
   let head: Snapshot;
   try {
     head = await repository.snapshot(base.commitId);
   } catch (error) {
-    if (error instanceof LayoutError) return `You do not have write access for specified context: the head cannot be read to check the rules of rule set ${writer.ruleSet}`;
+    if (error instanceof LayoutError)
+      return `You do not have write access for specified context: the head cannot be read to check the rules of rule set ${writer.ruleSet}`;
     throw error;
   }
   const changes = snapshotChanges(head, base);
   return guardProblem(head, changes, writer)?.reason;
 }
 
-export async function restore(repository: GitRepository, pointText: string, caller: RollbackCaller & Writer): Promise<RollbackResult> {
-  if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+export async function restore(
+  repository: GitRepository,
+  pointText: string,
+  caller: RollbackCaller & Writer,
+): Promise<RollbackResult> {
+  if (caller.comment?.includes('\u0000'))
+    throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const target = await resolvePoint(repository, repository.head(), pointText);
   let point: Snapshot;
   try {
@@ -100,7 +120,10 @@ export async function restore(repository: GitRepository, pointText: string, call
     throw error;
   }
   const fallback = pointText.toLowerCase() === target ? `Restore ${target.slice(0, 12)}` : `Restore ${pointText}`;
-  const message = commitMessage(rollbackComment(caller.comment, fallback, `This restores the keys and files of commit ${target}.`), caller);
+  const message = commitMessage(
+    rollbackComment(caller.comment, fallback, `This restores the keys and files of commit ${target}.`),
+    caller,
+  );
   const nothing = { keys: new Map(), files: new Map() };
   const result = await commitOnHead(
     repository,

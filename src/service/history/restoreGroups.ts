@@ -44,7 +44,10 @@ function* differingFiles(head: Snapshot, point: Snapshot): Iterable<Difference> 
 
 /** The key ids a record's sealed texts were made with. */
 function sealedWith(record: KeyRecord | FileRecord): string[] {
-  if ('values' in record) return record.values.map((v) => (v.value === null ? undefined : sealedKeyId(v.value))).filter((id): id is string => id !== undefined);
+  if ('values' in record)
+    return record.values
+      .map((v) => (v.value === null ? undefined : sealedKeyId(v.value)))
+      .filter((id): id is string => id !== undefined);
   const id = sealedKeyId(record.content);
   return id === undefined ? [] : [id];
 }
@@ -61,7 +64,10 @@ export function checkSecuredRestore(head: Snapshot, point: Snapshot, ring: KeyRi
         if (name === undefined) continue;
         const group = findGroup(groups, name);
         if (!group) {
-          throw new ServiceError('conflict', `cannot restore commit ${short}: ${what} is in security group ${name}, which no longer exists; push it again instead`);
+          throw new ServiceError(
+            'conflict',
+            `cannot restore commit ${short}: ${what} is in security group ${name}, which no longer exists; push it again instead`,
+          );
         }
         if (ring.key(group.name)?.keyId !== group.keyId) {
           throw new ServiceError(
@@ -69,7 +75,11 @@ export function checkSecuredRestore(head: Snapshot, point: Snapshot, ring: KeyRi
             `restoring commit ${short} changes ${what} of security group ${group.name}: send the group's password in Security-Profile-Auth, or use a token bound to the group`,
           );
         }
-        if (then?.securityGroup !== undefined && findGroup(groups, then.securityGroup) === group && sealedWith(then).some((id) => id !== group.keyId)) {
+        if (
+          then?.securityGroup !== undefined &&
+          findGroup(groups, then.securityGroup) === group &&
+          sealedWith(then).some((id) => id !== group.keyId)
+        ) {
           throw new ServiceError(
             'conflict',
             `cannot restore commit ${short}: ${what} was sealed with an earlier key of security group ${group.name} (its password changed since); push it again with the current password instead`,

@@ -46,20 +46,36 @@ async function inHistory(repository: GitRepository, head: string, commitId: stri
  * Secured keys and files are written only with their group's key, which a revert does
  * not have: it would put back ciphertexts made under a key the group may no longer hold.
  */
-function securedReason(short: string, what: string, ...records: (KeyRecord | FileRecord | null | undefined)[]): string | undefined {
+function securedReason(
+  short: string,
+  what: string,
+  ...records: (KeyRecord | FileRecord | null | undefined)[]
+): string | undefined {
   const group = records.find((record) => record?.securityGroup !== undefined)?.securityGroup;
   if (group === undefined) return undefined;
   return `cannot revert commit ${short}: ${what} is in security group ${group}; revert does not change secured keys and files, push them with the group's password`;
 }
 
-async function plan(repository: GitRepository, base: Snapshot, commitId: string, changes: TreeChanges, message: string): Promise<CommitPlan> {
+async function plan(
+  repository: GitRepository,
+  base: Snapshot,
+  commitId: string,
+  changes: TreeChanges,
+  message: string,
+): Promise<CommitPlan> {
   const short = commitId.slice(0, 12);
   if (!(await inHistory(repository, base.commitId, commitId))) {
     throw new ServiceError('not_found', `commit ${commitId} is not in the history of ${repository.fullName}`);
   }
   const keys = new Map<string, KeyRecord | null>();
   for (const change of changes.keys) {
-    const secured = securedReason(short, `key ${(change.after ?? change.before)!.key}`, change.before, change.after, base.key(change.id));
+    const secured = securedReason(
+      short,
+      `key ${(change.after ?? change.before)!.key}`,
+      change.before,
+      change.after,
+      base.key(change.id),
+    );
     if (secured) return { ok: false, reason: secured };
     const reverted = revertKey(change.before, change.after, base.key(change.id) ?? null);
     if (!reverted.ok) return { ok: false, reason: `cannot revert commit ${short}: ${reverted.reason}` };
@@ -71,7 +87,10 @@ async function plan(repository: GitRepository, base: Snapshot, commitId: string,
     const head = sideText(entry && { active: entry.record.active, blobId: entry.blobId });
     if (head === sideText(change.before)) continue;
     if (head !== sideText(change.after)) {
-      return { ok: false, reason: `cannot revert commit ${short}: file ${change.path} (context ${change.context.join(';')}) was changed again by a later commit` };
+      return {
+        ok: false,
+        reason: `cannot revert commit ${short}: file ${change.path} (context ${change.context.join(';')}) was changed again by a later commit`,
+      };
     }
     const before = change.before ? await fileRecord(repository, change, change.before) : null;
     const secured = securedReason(short, `file ${change.path}`, before, entry?.record);
@@ -83,21 +102,34 @@ async function plan(repository: GitRepository, base: Snapshot, commitId: string,
   return { ok: true, changes: { keys, files }, message };
 }
 
-export async function revert(repository: GitRepository, commitText: string, caller: RollbackCaller): Promise<RollbackResult> {
-  if (caller.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+export async function revert(
+  repository: GitRepository,
+  commitText: string,
+  caller: RollbackCaller,
+): Promise<RollbackResult> {
+  if (caller.comment?.includes('\u0000'))
+    throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const commitId = await resolveCommitId(repository, commitText, 'the commit to revert');
   const info = await commitInfo(repository, commitId);
   const parent = info.parents[0];
-  if (parent === undefined) throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} created the repository; it cannot be reverted`);
+  if (parent === undefined)
+    throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} created the repository; it cannot be reverted`);
   const changes = await readableChanges(repository, parent, commitId);
   const documents = changes.otherPaths.filter(isRevertableDocument);
   const others = changes.otherPaths.filter((path) => !isRevertableDocument(path));
   if (changes.settingsChanged || others.length) {
     const what = changes.settingsChanged ? 'repository.yaml' : others.join(', ');
-    throw new ServiceError('conflict', `commit ${commitId.slice(0, 12)} changed ${what}, which revert does not undo; change it with git`);
+    throw new ServiceError(
+      'conflict',
+      `commit ${commitId.slice(0, 12)} changed ${what}, which revert does not undo; change it with git`,
+    );
   }
   const title = parseCommitMessage(info.message).comment.split('\n')[0];
-  const comment = rollbackComment(caller.comment, title ? `Revert "${title}"` : `Revert ${commitId.slice(0, 12)}`, `This reverts commit ${commitId}.`);
+  const comment = rollbackComment(
+    caller.comment,
+    title ? `Revert "${title}"` : `Revert ${commitId.slice(0, 12)}`,
+    `This reverts commit ${commitId}.`,
+  );
   const message = commitMessage(comment, caller);
   const sides = documents.length ? await documentSides(repository, parent, commitId) : undefined;
   const result = await commitOnHead(

@@ -23,11 +23,21 @@ export interface DocumentSides {
   readonly after: Snapshot;
 }
 
-export async function documentSides(repository: GitRepository, parent: string, commitId: string): Promise<DocumentSides> {
+export async function documentSides(
+  repository: GitRepository,
+  parent: string,
+  commitId: string,
+): Promise<DocumentSides> {
   return { before: await repository.snapshot(parent), after: await repository.snapshot(commitId) };
 }
 
-export function withDocuments(planned: CommitPlan & { ok: true }, base: Snapshot, sides: DocumentSides, commitId: string, writer: Writer): CommitPlan {
+export function withDocuments(
+  planned: CommitPlan & { ok: true },
+  base: Snapshot,
+  sides: DocumentSides,
+  commitId: string,
+  writer: Writer,
+): CommitPlan {
   const short = commitId.slice(0, 12);
   let ruleSets: readonly RuleSet[] | undefined;
   let contextGroups: readonly ContextGroup[] | undefined;
@@ -42,13 +52,24 @@ export function withDocuments(planned: CommitPlan & { ok: true }, base: Snapshot
   }
   if (rulesChanged) {
     if (base.ruleSetsBlobId !== sides.before.ruleSetsBlobId) {
-      if (base.ruleSetsBlobId !== sides.after.ruleSetsBlobId) return { ok: false, reason: `cannot revert commit ${short}: ${ACCESS_RULES_FILE} was changed again by a later commit` };
+      if (base.ruleSetsBlobId !== sides.after.ruleSetsBlobId)
+        return {
+          ok: false,
+          reason: `cannot revert commit ${short}: ${ACCESS_RULES_FILE} was changed again by a later commit`,
+        };
       ruleSets = sides.before.ruleSets;
     }
   }
   if (groupsChanged && base.contextGroupsBlobId !== sides.before.contextGroupsBlobId) {
-    if (base.contextGroupsBlobId !== sides.after.contextGroupsBlobId) return { ok: false, reason: `cannot revert commit ${short}: ${CONTEXT_GROUPS_FILE} was changed again by a later commit` };
+    if (base.contextGroupsBlobId !== sides.after.contextGroupsBlobId)
+      return {
+        ok: false,
+        reason: `cannot revert commit ${short}: ${CONTEXT_GROUPS_FILE} was changed again by a later commit`,
+      };
     contextGroups = sides.before.contextGroups;
   }
-  return { ...planned, changes: { ...planned.changes, ...(ruleSets ? { ruleSets } : {}), ...(contextGroups ? { contextGroups } : {}) } };
+  return {
+    ...planned,
+    changes: { ...planned.changes, ...(ruleSets ? { ruleSets } : {}), ...(contextGroups ? { contextGroups } : {}) },
+  };
 }

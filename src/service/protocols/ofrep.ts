@@ -21,7 +21,8 @@ import { KeyRing } from '../security/keyRing.js';
 import type { ReadTarget } from '../read/read.js';
 import { readerContext, resolveKey, resolvedKeys, typedValue, type ResolvedKey } from './resolvedKeys.js';
 
-export type OfrepFailureCode = 'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL' | 'FLAG_NOT_FOUND';
+export type OfrepFailureCode =
+  'PARSE_ERROR' | 'TARGETING_KEY_MISSING' | 'INVALID_CONTEXT' | 'GENERAL' | 'FLAG_NOT_FOUND';
 
 export interface OfrepSuccess {
   readonly key: string;
@@ -54,9 +55,14 @@ export const MAX_CONTEXT_ATTRIBUTES = 256;
 /** The context an evaluation context names (see the file's comment). */
 export function contextOfEvaluation(evaluation: unknown, levels: readonly string[]): Context {
   if (evaluation === undefined || evaluation === null) evaluation = {};
-  if (typeof evaluation !== 'object' || Array.isArray(evaluation)) throw new OfrepRequestError('INVALID_CONTEXT', 'context must be a JSON object of attributes');
+  if (typeof evaluation !== 'object' || Array.isArray(evaluation))
+    throw new OfrepRequestError('INVALID_CONTEXT', 'context must be a JSON object of attributes');
   const attributes = Object.entries(evaluation as Record<string, unknown>);
-  if (attributes.length > MAX_CONTEXT_ATTRIBUTES) throw new OfrepRequestError('INVALID_CONTEXT', `context has ${attributes.length} attributes, more than the ${MAX_CONTEXT_ATTRIBUTES} allowed`);
+  if (attributes.length > MAX_CONTEXT_ATTRIBUTES)
+    throw new OfrepRequestError(
+      'INVALID_CONTEXT',
+      `context has ${attributes.length} attributes, more than the ${MAX_CONTEXT_ATTRIBUTES} allowed`,
+    );
   const items: string[] = levels.map(() => WILDCARD);
   const given = levels.map(() => false);
   const levelOf = new Map(levels.map((level, i) => [level.toLowerCase(), i]));
@@ -79,13 +85,18 @@ export function contextOfEvaluation(evaluation: unknown, levels: readonly string
   const last = levels.length - 1;
   if (targetingKey && !given[last]) items[last] = targetingKey;
   const parsed = parseRequestContext(items.join(';'), levels);
-  if (!parsed.ok) throw new OfrepRequestError('INVALID_CONTEXT', parsed.problem.replace(/^Context item/, 'context level'));
+  if (!parsed.ok)
+    throw new OfrepRequestError('INVALID_CONTEXT', parsed.problem.replace(/^Context item/, 'context level'));
   return parsed.context;
 }
 
 function evaluation(key: ResolvedKey, commitId: string): OfrepSuccess | OfrepFailure {
   if (key.text === undefined) {
-    return { key: key.key, errorCode: 'GENERAL', errorDetails: `flag ${key.key} is sealed in a security group: use a token bound to the group, or send its password in Security-Profile-Auth` };
+    return {
+      key: key.key,
+      errorCode: 'GENERAL',
+      errorDetails: `flag ${key.key} is sealed in a security group: use a token bound to the group, or send its password in Security-Profile-Auth`,
+    };
   }
   return {
     key: key.key,
@@ -97,18 +108,34 @@ function evaluation(key: ResolvedKey, commitId: string): OfrepSuccess | OfrepFai
 }
 
 /** One flag evaluated: its evaluation, or a failure (FLAG_NOT_FOUND when no value of it resolves). */
-export function evaluateFlag(target: ReadTarget, commitId: string, flag: string, context: Context): OfrepSuccess | OfrepFailure {
+export function evaluateFlag(
+  target: ReadTarget,
+  commitId: string,
+  flag: string,
+  context: Context,
+): OfrepSuccess | OfrepFailure {
   const key = target.snapshot.key(keyId(flag));
   const resolved = key && resolveKey(key, readerContext(target, context), target.ring ?? KeyRing.EMPTY);
-  if (!resolved) return { key: flag, errorCode: 'FLAG_NOT_FOUND', errorDetails: `no value of ${flag} resolves for context ${context.join(';')}` };
+  if (!resolved)
+    return {
+      key: flag,
+      errorCode: 'FLAG_NOT_FOUND',
+      errorDetails: `no value of ${flag} resolves for context ${context.join(';')}`,
+    };
   return evaluation(resolved, commitId);
 }
 
 /** Every flag that resolves for the context, by key name, with the content ETag of the list. */
-export function* evaluateAllFlags(target: ReadTarget, commitId: string, context: Context): Steps<{ flags: (OfrepSuccess | OfrepFailure)[]; etag: string }> {
+export function* evaluateAllFlags(
+  target: ReadTarget,
+  commitId: string,
+  context: Context,
+): Steps<{ flags: (OfrepSuccess | OfrepFailure)[]; etag: string }> {
   const flags = (yield* resolvedKeys(target, context)).map((key) => evaluation(key, commitId));
   // The ETag is of the content alone, without the commit: a commit that changes nothing this context reads keeps it.
-  const content = flags.map((flag) => ('errorCode' in flag ? [flag.key, flag.errorCode] : [flag.key, flag.value, flag.variant, flag.reason]));
+  const content = flags.map((flag) =>
+    'errorCode' in flag ? [flag.key, flag.errorCode] : [flag.key, flag.value, flag.variant, flag.reason],
+  );
   const etag = `"${createHash('sha1').update(JSON.stringify(content)).digest('hex')}"`;
   return { flags, etag };
 }

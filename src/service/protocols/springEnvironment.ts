@@ -56,14 +56,20 @@ export function repositoryCandidates(application: string): [string, string][] {
 
 /** The profiles of a request as a list (comma-separated, blanks dropped). */
 export function profileList(profiles: string): string[] {
-  return profiles.split(',').map((p) => p.trim()).filter(Boolean);
+  return profiles
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 /** The context the profiles name: items in level order, `*` for the levels left out. */
 export function contextOfProfiles(profiles: readonly string[], levels: readonly string[]): Context {
   const items = profiles.length === 1 && profiles[0].toLowerCase() === DEFAULT_PROFILE ? [] : [...profiles];
   if (items.length > levels.length) {
-    throw new ServiceError('invalid_argument', `${items.length} profiles given; the repository's context levels are ${levels.join(',')}, so at most ${levels.length} (one item per level, in that order)`);
+    throw new ServiceError(
+      'invalid_argument',
+      `${items.length} profiles given; the repository's context levels are ${levels.join(',')}, so at most ${levels.length} (one item per level, in that order)`,
+    );
   }
   while (items.length < levels.length) items.push(WILDCARD);
   const parsed = parseRequestContext(items.join(';'), levels);
@@ -91,7 +97,9 @@ function bySource(keys: readonly ResolvedKey[]): ResolvedKey[][] {
     if (group) group.push(key);
     else groups.set(key.context, [key]);
   }
-  return [...groups.values()].sort((a, b) => b[0].weight - a[0].weight || (a[0].context < b[0].context ? -1 : a[0].context > b[0].context ? 1 : 0));
+  return [...groups.values()].sort(
+    (a, b) => b[0].weight - a[0].weight || (a[0].context < b[0].context ? -1 : a[0].context > b[0].context ? 1 : 0),
+  );
 }
 
 /** A property's value as Spring sources hold it: booleans and numbers typed, everything else text. */
@@ -111,7 +119,10 @@ export function* springEnvironmentSteps(
     return { name: sourceName(target, commitId, group[0].context), source };
   });
   // The state names the content alone (not the commit): it changes only when what this reader gets changes.
-  const state = createHash('sha256').update(JSON.stringify(propertySources.map((s) => [s.name.slice(s.name.indexOf('#')), s.source]))).digest('hex').slice(0, 40);
+  const state = createHash('sha256')
+    .update(JSON.stringify(propertySources.map((s) => [s.name.slice(s.name.indexOf('#')), s.source])))
+    .digest('hex')
+    .slice(0, 40);
   return {
     name: request.application,
     profiles: [...request.profiles],

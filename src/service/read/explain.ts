@@ -26,7 +26,11 @@ export function explain(query: ExplainQuery): Record<string, unknown> {
   const groups = snapshot.groups();
   const request = requestContext(context, groups);
   const key = snapshot.key(keyId(query.keyName));
-  const body: Record<string, unknown> = { key: key?.key ?? query.keyName, context: formatContext(context), contextGroupsEnabled: snapshot.settings.contextGroupsEnabled };
+  const body: Record<string, unknown> = {
+    key: key?.key ?? query.keyName,
+    context: formatContext(context),
+    contextGroupsEnabled: snapshot.settings.contextGroupsEnabled,
+  };
   if (!key) {
     body.exists = false;
     body.resolved = null;
@@ -37,11 +41,18 @@ export function explain(query: ExplainQuery): Record<string, unknown> {
       const opened = openValue(key, value, query.ring);
       const levelsOf = value.context.map((item, i) => {
         if (item === WILDCARD) return { level: levels[i], item, matches: 'wildcard', weight: 0 };
-        if (item.toLowerCase() === request.items[i]) return { level: levels[i], item, matches: 'item', weight: levelWeight(i, levels.length) };
+        if (item.toLowerCase() === request.items[i])
+          return { level: levels[i], item, matches: 'item', weight: levelWeight(i, levels.length) };
         if (groups.isGroup(i, item)) {
           const members = [...groups.membersOf(i, item)].sort();
           const holds = request.items[i] !== WILDCARD && groups.groupsOf(i, request.items[i]).has(item.toLowerCase());
-          return { level: levels[i], item, matches: holds ? 'group' : 'none', group: { members }, weight: holds ? groupWeight(i, levels.length) : 0 };
+          return {
+            level: levels[i],
+            item,
+            matches: holds ? 'group' : 'none',
+            group: { members },
+            weight: holds ? groupWeight(i, levels.length) : 0,
+          };
         }
         return { level: levels[i], item, matches: 'none', weight: 0 };
       });
@@ -53,25 +64,55 @@ export function explain(query: ExplainQuery): Record<string, unknown> {
         active: value.active,
         qualifies: weight >= 0,
         weight: weight >= 0 ? weight : null,
-        why: !value.active ? 'inactive values never qualify' : weight < 0 ? 'an item names neither the requested item nor a group holding it' : 'qualifies',
+        why: !value.active
+          ? 'inactive values never qualify'
+          : weight < 0
+            ? 'an item names neither the requested item nor a group holding it'
+            : 'qualifies',
         levels: levelsOf,
       };
     });
     body.exists = true;
-    body.resolved = winner ? { context: winner.context, weight: winner.weight, why: 'the heaviest qualifying value wins; one deeper item outweighs every wider level, a group weighs just below an item of its level' } : null;
+    body.resolved = winner
+      ? {
+          context: winner.context,
+          weight: winner.weight,
+          why: 'the heaviest qualifying value wins; one deeper item outweighs every wider level, a group weighs just below an item of its level',
+        }
+      : null;
     body.values = values.sort((a, b) => (b.weight ?? -1) - (a.weight ?? -1));
   }
-  if (query.token) body.write = writeAnswer(snapshot, query.token, { kind: 'value', key: key?.key ?? query.keyName, context });
+  if (query.token)
+    body.write = writeAnswer(snapshot, query.token, { kind: 'value', key: key?.key ?? query.keyName, context });
   return body;
 }
 
 function writeAnswer(snapshot: Snapshot, token: TokenRecord, element: Element): Record<string, unknown> {
   const base = { token: token.label };
   if (token.readOnly) return { ...base, canChange: false, decidedBy: 'the token is read-only; no rule can widen it' };
-  if (token.ruleSet === undefined) return { ...base, canChange: true, decidedBy: 'the token has no rule set: full access' };
-  if (!snapshot.settings.accessControlsEnabled) return { ...base, ruleSet: token.ruleSet, canChange: true, decidedBy: 'access controls are off for this repository' };
+  if (token.ruleSet === undefined)
+    return { ...base, canChange: true, decidedBy: 'the token has no rule set: full access' };
+  if (!snapshot.settings.accessControlsEnabled)
+    return {
+      ...base,
+      ruleSet: token.ruleSet,
+      canChange: true,
+      decidedBy: 'access controls are off for this repository',
+    };
   const set = snapshot.ruleSets.find((s) => s.name.toLowerCase() === token.ruleSet!.toLowerCase());
-  if (!set) return { ...base, ruleSet: token.ruleSet, canChange: false, decidedBy: `rule set ${token.ruleSet} no longer exists` };
+  if (!set)
+    return {
+      ...base,
+      ruleSet: token.ruleSet,
+      canChange: false,
+      decidedBy: `rule set ${token.ruleSet} no longer exists`,
+    };
   const decision = decide(set, element, snapshot.groups());
-  return { ...base, ruleSet: set.name, canChange: decision.editable, ...(decision.rule ? { rule: decision.rule } : {}), decidedBy: decision.why };
+  return {
+    ...base,
+    ruleSet: set.name,
+    canChange: decision.editable,
+    ...(decision.rule ? { rule: decision.rule } : {}),
+    decidedBy: decision.why,
+  };
 }

@@ -47,8 +47,14 @@ async function commitsWithPrefix(repository: GitRepository, prefix: string): Pro
 }
 
 function ambiguous(repository: GitRepository, prefix: string, commits: readonly string[]): ServiceError {
-  const shown = commits.slice(0, 3).map((id) => id.slice(0, 12)).join(', ');
-  return new ServiceError('invalid_argument', `commit id ${prefix} is ambiguous in ${repository.fullName}: it starts ${commits.length > 3 ? 'several commits' : `${commits.length} commits`} (${shown}); give more digits`);
+  const shown = commits
+    .slice(0, 3)
+    .map((id) => id.slice(0, 12))
+    .join(', ');
+  return new ServiceError(
+    'invalid_argument',
+    `commit id ${prefix} is ambiguous in ${repository.fullName}: it starts ${commits.length > 3 ? 'several commits' : `${commits.length} commits`} (${shown}); give more digits`,
+  );
 }
 
 /**
@@ -57,10 +63,15 @@ function ambiguous(repository: GitRepository, prefix: string, commits: readonly 
  */
 export async function resolveCommitId(repository: GitRepository, text: string, what: string): Promise<string> {
   if (COMMIT_ID.test(text)) return requireCommit(repository, text.toLowerCase());
-  if (!SHORT_ID.test(text)) throw new ServiceError('invalid_argument', `${what} must be a commit id: 40 hex digits, or the first 7 or more of them`);
+  if (!SHORT_ID.test(text))
+    throw new ServiceError(
+      'invalid_argument',
+      `${what} must be a commit id: 40 hex digits, or the first 7 or more of them`,
+    );
   const commits = await commitsWithPrefix(repository, text);
   if (commits.length > 1) throw ambiguous(repository, text, commits);
-  if (commits.length === 0) throw new ServiceError('not_found', `repository ${repository.fullName} has no commit ${text}`);
+  if (commits.length === 0)
+    throw new ServiceError('not_found', `repository ${repository.fullName} has no commit ${text}`);
   return commits[0];
 }
 

@@ -46,7 +46,8 @@ export interface UnreadableRecord {
 }
 
 export function unreadableRecord(account: string, name: string, error: unknown): UnreadableRecord {
-  if (error instanceof AmbiguousRepositoryError) return { account, name, error: 'repository_name_conflict', message: error.message };
+  if (error instanceof AmbiguousRepositoryError)
+    return { account, name, error: 'repository_name_conflict', message: error.message };
   if (error instanceof LayoutError) {
     return {
       account,
@@ -57,7 +58,12 @@ export function unreadableRecord(account: string, name: string, error: unknown):
       ...(error.commit ? { commit: error.commit } : {}),
     };
   }
-  return { account, name, error: 'repository_unreadable', message: withoutPaths(error instanceof Error ? error.message : String(error)) };
+  return {
+    account,
+    name,
+    error: 'repository_unreadable',
+    message: withoutPaths(error instanceof Error ? error.message : String(error)),
+  };
 }
 
 function byCodePoint(a: string, b: string): number {
@@ -109,7 +115,10 @@ export async function listRepositories(
     const same = spellings.get(`${location.account}/${location.name}`.toLowerCase())!;
     if (same.length > 1) {
       // Names are unique without regard to case: no spelling is served, each is listed as the conflict.
-      const error = new AmbiguousRepositoryError(`${location.account}/${location.name}`, same.map((l) => `${l.account}/${l.name}.git`).sort());
+      const error = new AmbiguousRepositoryError(
+        `${location.account}/${location.name}`,
+        same.map((l) => `${l.account}/${l.name}.git`).sort(),
+      );
       onUnreadable(`${location.account}/${location.name}`, error);
       fingerprint.push(`${location.gitdir}!${error.message}`);
       unreadable.push(unreadableRecord(location.account, location.name, error));
@@ -133,7 +142,10 @@ export async function listRepositories(
 }
 
 /** One repository's record, or its unreadable record (`repo create` answers with it; so does the admin API). */
-export async function repositoryRecord(repository: GitRepository, tokens: TokenService): Promise<RepositoryRecord | UnreadableRecord> {
+export async function repositoryRecord(
+  repository: GitRepository,
+  tokens: TokenService,
+): Promise<RepositoryRecord | UnreadableRecord> {
   try {
     return (await recordOf(repository, tokens.activeCounts())).record;
   } catch (error) {
@@ -141,7 +153,10 @@ export async function repositoryRecord(repository: GitRepository, tokens: TokenS
   }
 }
 
-async function recordOf(repository: GitRepository, userCounts: ReadonlyMap<string, number>): Promise<{ head: string; record: RepositoryRecord }> {
+async function recordOf(
+  repository: GitRepository,
+  userCounts: ReadonlyMap<string, number>,
+): Promise<{ head: string; record: RepositoryRecord }> {
   const snapshot = await repository.headSnapshot();
   const s = snapshot.settings;
   return {

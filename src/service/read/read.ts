@@ -50,7 +50,8 @@ function sealedMark(group: string | undefined): { encryption: string; cipher: st
   return { encryption: group ?? '', cipher: CIPHER };
 }
 
-const byName = (a: string, b: string) => (a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0);
+const byName = (a: string, b: string) =>
+  a.toLowerCase() < b.toLowerCase() ? -1 : a.toLowerCase() > b.toLowerCase() ? 1 : 0;
 
 function filesByPath(snapshot: Snapshot): Map<string, FileRecord[]> {
   const paths = new Map<string, FileRecord[]>();
@@ -139,12 +140,22 @@ function typedValue(key: KeyRecord, text: string | null): unknown {
   }
 }
 
-export function pullBody(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Record<string, unknown> {
+export function pullBody(
+  target: ReadTarget,
+  contextText: string,
+  context: Context,
+  options: PullOptions,
+): Record<string, unknown> {
   return runSteps(pullBodySteps(target, contextText, context, options));
 }
 
 /** pullBody as steps (src/lib/steps.ts): a pause is safe after each file rendered and each key resolved. */
-export function* pullBodySteps(target: ReadTarget, contextText: string, context: Context, options: PullOptions): Steps<Record<string, unknown>> {
+export function* pullBodySteps(
+  target: ReadTarget,
+  contextText: string,
+  context: Context,
+  options: PullOptions,
+): Steps<Record<string, unknown>> {
   const request = requestContext(context, target.snapshot.groups());
   const ring = target.ring ?? KeyRing.EMPTY;
   const view = new ContextView(target.snapshot, request, ring);
@@ -154,7 +165,11 @@ export function* pullBodySteps(target: ReadTarget, contextText: string, context:
     const files: Record<string, unknown> = Object.create(null);
     for (const [path, rendered] of yield* view.renderedFiles()) {
       if ('sealed' in rendered) {
-        files[path] = { ...sealedMark(rendered.sealed.securityGroup), content: rendered.sealed.content, 'content-type': contentTypeOf(path) };
+        files[path] = {
+          ...sealedMark(rendered.sealed.securityGroup),
+          content: rendered.sealed.content,
+          'content-type': contentTypeOf(path),
+        };
         continue;
       }
       files[path] = {
@@ -198,12 +213,20 @@ export interface RawFile {
 
 export function rawFile(target: ReadTarget, path: string, context: Context): RawFile {
   const normalized = path.startsWith('/') ? path.slice(1) : path;
-  const view = new ContextView(target.snapshot, requestContext(context, target.snapshot.groups()), target.ring ?? KeyRing.EMPTY);
+  const view = new ContextView(
+    target.snapshot,
+    requestContext(context, target.snapshot.groups()),
+    target.ring ?? KeyRing.EMPTY,
+  );
   const file = view.file(normalized);
-  if (!file) throw new ServiceError('not_found', `no file ${normalized} resolves for context ${formatContext(context)}`);
+  if (!file)
+    throw new ServiceError('not_found', `no file ${normalized} resolves for context ${formatContext(context)}`);
   const opened = view.open(file);
   if (!opened) {
-    throw new ServiceError('forbidden', `file ${normalized} is in security group ${file.securityGroup}: send its password in Security-Profile-Auth, or use a token bound to the group`);
+    throw new ServiceError(
+      'forbidden',
+      `file ${normalized} is in security group ${file.securityGroup}: send its password in Security-Profile-Auth, or use a token bound to the group`,
+    );
   }
   const rendered = view.render(opened);
   return { content: rendered.content, contentType: contentTypeOf(normalized), unresolved: rendered.unresolved };
@@ -255,13 +278,17 @@ function* contextElements(snapshot: Snapshot): Steps<Map<string, string[]>> {
   for (const group of activeGroups(snapshot)) {
     const i = levels.findIndex((level) => level.toLowerCase() === group.level.toLowerCase());
     if (i < 0) continue;
-    for (const item of [group.name, ...group.members]) if (!seen[i].has(item.toLowerCase())) seen[i].set(item.toLowerCase(), item);
+    for (const item of [group.name, ...group.members])
+      if (!seen[i].has(item.toLowerCase())) seen[i].set(item.toLowerCase(), item);
   }
   const sorted = new Map<string, string[]>();
   for (const [i, level] of levels.entries()) {
     // By the lower-cased name, computed once per name (the map's keys), not at each comparison.
     const names = yield* sortSteps([...seen[i]], (a, b) => a[0] < b[0]);
-    sorted.set(level, names.map((entry) => entry[1]));
+    sorted.set(
+      level,
+      names.map((entry) => entry[1]),
+    );
   }
   return sorted;
 }
@@ -272,7 +299,10 @@ function activeGroups(snapshot: Snapshot): readonly ContextGroup[] {
 }
 
 /** `{level: {group: [members]}}` for the levels listed, as ConfigHub shows a group and its members; undefined when there are none. */
-function groupsByLevel(snapshot: Snapshot, listed: readonly string[]): Record<string, Record<string, string[]>> | undefined {
+function groupsByLevel(
+  snapshot: Snapshot,
+  listed: readonly string[],
+): Record<string, Record<string, string[]>> | undefined {
   const out: Record<string, Record<string, string[]>> = {};
   for (const group of activeGroups(snapshot)) {
     const level = listed.find((name) => name.toLowerCase() === group.level.toLowerCase());
@@ -303,7 +333,11 @@ export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<
     const out: Record<string, string[]> = Object.create(null);
     for (const label of wanted) {
       const level = [...elements.keys()].find((name) => name.toLowerCase() === label.toLowerCase());
-      if (!level) throw new ServiceError('invalid_argument', `Context-Labels names ${label}, which is not a level of this repository (${snapshot.settings.levels.join(', ')})`);
+      if (!level)
+        throw new ServiceError(
+          'invalid_argument',
+          `Context-Labels names ${label}, which is not a level of this repository (${snapshot.settings.levels.join(', ')})`,
+        );
       out[level] = elements.get(level)!;
     }
     body.contextElements = out;
@@ -313,17 +347,23 @@ export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<
   if (options.files !== false) {
     const pattern = options.files === true ? undefined : globOf(options.files);
     const listed = [...snapshot.files()].filter((file) => !pattern || pattern.test(file.path));
-    const byPathThenContext = (a: FileRecord, b: FileRecord) => a.path < b.path || (a.path === b.path && byName(formatContext(a.context), formatContext(b.context)) < 0);
+    const byPathThenContext = (a: FileRecord, b: FileRecord) =>
+      a.path < b.path || (a.path === b.path && byName(formatContext(a.context), formatContext(b.context)) < 0);
     body.files = (yield* sortSteps(listed, byPathThenContext)).map((file) => ({
-        name: file.path.slice(file.path.lastIndexOf('/') + 1),
-        path: file.path,
-        context: formatContext(file.context),
-        active: file.active,
-        ...(file.securityGroup !== undefined ? { secureGroup: file.securityGroup } : {}),
-      }));
+      name: file.path.slice(file.path.lastIndexOf('/') + 1),
+      path: file.path,
+      context: formatContext(file.context),
+      active: file.active,
+      ...(file.securityGroup !== undefined ? { secureGroup: file.securityGroup } : {}),
+    }));
   }
   if (options.tags) {
-    body.tags = options.tags.map((tag) => ({ name: tag.name, readme: tag.message, ts: Date.parse(tag.created), date: tag.created }));
+    body.tags = options.tags.map((tag) => ({
+      name: tag.name,
+      readme: tag.message,
+      ts: Date.parse(tag.created),
+      date: tag.created,
+    }));
   }
   return body;
 }
@@ -339,7 +379,10 @@ export interface ExportOptions {
  * plain for the groups the caller unlocked, else the sealed text (which a push refuses). As steps
  * (src/lib/steps.ts): a pause is safe after each key and each file.
  */
-export function* exportBodySteps(target: ReadTarget, options: ExportOptions): Steps<{ data: Record<string, unknown>[] }> {
+export function* exportBodySteps(
+  target: ReadTarget,
+  options: ExportOptions,
+): Steps<{ data: Record<string, unknown>[] }> {
   const ring = target.ring ?? KeyRing.EMPTY;
   const data: Record<string, unknown>[] = [];
   for (const key of yield* target.snapshot.keysByName()) {
@@ -347,7 +390,13 @@ export function* exportBodySteps(target: ReadTarget, options: ExportOptions): St
       ...keyFields(key),
       ...(options.omitValues
         ? {}
-        : { values: key.values.map((v) => ({ context: formatContext(v.context), value: openValue(key, v, ring)?.text ?? v.value, active: v.active })) }),
+        : {
+            values: key.values.map((v) => ({
+              context: formatContext(v.context),
+              value: openValue(key, v, ring)?.text ?? v.value,
+              active: v.active,
+            })),
+          }),
     });
     yield;
   }

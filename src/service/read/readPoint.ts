@@ -15,7 +15,12 @@ export interface ReadPoint {
 }
 
 /** `head` is the repository's head as the caller read it, so one request reads the ref once. */
-export async function readPoint(repository: GitRepository, head: string, tag?: string, date?: string): Promise<ReadPoint> {
+export async function readPoint(
+  repository: GitRepository,
+  head: string,
+  tag?: string,
+  date?: string,
+): Promise<ReadPoint> {
   if (tag !== undefined) {
     const commitId = await resolveTag(repository, tag);
     if (!commitId) throw new ServiceError('not_found', `repository ${repository.fullName} has no tag ${tag}`);
@@ -23,7 +28,11 @@ export async function readPoint(repository: GitRepository, head: string, tag?: s
   }
   if (date !== undefined) {
     const instant = parseIsoInstant(date);
-    if (!instant) throw new ServiceError('invalid_argument', 'Repository-Date must be an ISO 8601 date like 2026-01-31T12:00:00Z, or a date alone (2026-01-31, midnight UTC)');
+    if (!instant)
+      throw new ServiceError(
+        'invalid_argument',
+        'Repository-Date must be an ISO 8601 date like 2026-01-31T12:00:00Z, or a date alone (2026-01-31, midnight UTC)',
+      );
     const commitId = await commitAtOrBefore(repository, instant);
     if (!commitId) throw new ServiceError('not_found', `repository ${repository.fullName} did not exist at ${date}`);
     return { commitId, repoDate: await committedAt(repository, commitId) };

@@ -77,7 +77,8 @@ export class FeedHub {
     let state: ReplicationState;
     try {
       const now = performance.now();
-      if (!this.listed || now - this.listed.at >= LISTING_MS) this.listed = { at: now, locations: this.source.registry.locations() };
+      if (!this.listed || now - this.listed.at >= LISTING_MS)
+        this.listed = { at: now, locations: this.source.registry.locations() };
       state = currentState(this.source, this.listed.locations);
     } catch {
       return; // the folder or token file unreadable for a moment: look again next tick

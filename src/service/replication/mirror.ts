@@ -54,7 +54,13 @@ const FETCHED_FOLDERS = ['objects/pack', 'refs/heads', 'refs/tags', 'refs', '.']
  * forward unless `rewind` is set (the operator accepted a new primary); tags follow the primary.
  * Rejects with git's first error line, never the token.
  */
-export async function fetchMirror(gitdir: string, source: MirrorSource, account: string, name: string, rewind = false): Promise<FetchOutcome> {
+export async function fetchMirror(
+  gitdir: string,
+  source: MirrorSource,
+  account: string,
+  name: string,
+  rewind = false,
+): Promise<FetchOutcome> {
   const url = `${source.primary.replace(/\/+$/, '')}/git/${encodeURIComponent(account)}/${encodeURIComponent(name)}.git`;
   const credential = Buffer.from(`replica:${source.token}`).toString('base64');
   const config: Array<[string, string]> = [
@@ -73,17 +79,35 @@ export async function fetchMirror(gitdir: string, source: MirrorSource, account:
     ['http.followRedirects', 'false'],
   ];
   const branches = `${rewind ? '+' : ''}refs/heads/*:refs/heads/*`;
-  const child = await spawnGit(['--git-dir', gitdir, 'fetch', '--atomic', '--prune', '--no-write-fetch-head', url, branches, '+refs/tags/*:refs/tags/*'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    // The token goes in the environment, not the command line other users can list.
-    env: gitEnvironment({
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_NOSYSTEM: '1',
-      LC_ALL: 'C', // git's messages in English: a refused rewind is told by its text
-      GIT_CONFIG_COUNT: String(config.length),
-      ...Object.fromEntries(config.flatMap(([key, value], i) => [[`GIT_CONFIG_KEY_${i}`, key], [`GIT_CONFIG_VALUE_${i}`, value]])),
-    }),
-  });
+  const child = await spawnGit(
+    [
+      '--git-dir',
+      gitdir,
+      'fetch',
+      '--atomic',
+      '--prune',
+      '--no-write-fetch-head',
+      url,
+      branches,
+      '+refs/tags/*:refs/tags/*',
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      // The token goes in the environment, not the command line other users can list.
+      env: gitEnvironment({
+        GIT_TERMINAL_PROMPT: '0',
+        GIT_CONFIG_NOSYSTEM: '1',
+        LC_ALL: 'C', // git's messages in English: a refused rewind is told by its text
+        GIT_CONFIG_COUNT: String(config.length),
+        ...Object.fromEntries(
+          config.flatMap(([key, value], i) => [
+            [`GIT_CONFIG_KEY_${i}`, key],
+            [`GIT_CONFIG_VALUE_${i}`, value],
+          ]),
+        ),
+      }),
+    },
+  );
   let firstError = '';
   let nonFastForward = false;
   let pending = '';
@@ -103,7 +127,9 @@ export async function fetchMirror(gitdir: string, source: MirrorSource, account:
   line(pending);
   if (code !== 0) {
     if (nonFastForward && !rewind) return 'rewind-refused';
-    throw new Error(`git fetch of ${account}/${name} failed (exit ${code}): ${firstError.split(source.token).join('…').slice(0, 300)}`);
+    throw new Error(
+      `git fetch of ${account}/${name} failed (exit ${code}): ${firstError.split(source.token).join('…').slice(0, 300)}`,
+    );
   }
   for (const folder of FETCHED_FOLDERS) await fsyncFolder(join(gitdir, folder));
   return 'fetched';
@@ -116,11 +142,24 @@ export async function clearUnfinishedMirrors(root: string): Promise<void> {
 
 /** Keeps every branch of a mirror under `refs/cfghub/rewound/<stamp>/`, before a fetch that moves them backwards. */
 export async function keepRewoundHeads(gitdir: string): Promise<string> {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   for (const [ref, oid] of branchesAndTags(gitdir)) {
-    if (ref.startsWith('refs/heads/')) await runGit(gitdir, ['-c', 'core.fsync=all', '-c', 'core.fsyncMethod=fsync', 'update-ref', `${REWOUND_PREFIX}${stamp}/${ref.slice('refs/heads/'.length)}`, oid]);
+    if (ref.startsWith('refs/heads/'))
+      await runGit(gitdir, [
+        '-c',
+        'core.fsync=all',
+        '-c',
+        'core.fsyncMethod=fsync',
+        'update-ref',
+        `${REWOUND_PREFIX}${stamp}/${ref.slice('refs/heads/'.length)}`,
+        oid,
+      ]);
   }
-  for (const folder of [`${REWOUND_PREFIX}${stamp}`, REWOUND_PREFIX, 'refs/cfghub', 'refs']) await fsyncFolder(join(gitdir, folder));
+  for (const folder of [`${REWOUND_PREFIX}${stamp}`, REWOUND_PREFIX, 'refs/cfghub', 'refs'])
+    await fsyncFolder(join(gitdir, folder));
   return `${REWOUND_PREFIX}${stamp}/`;
 }
 
@@ -131,7 +170,8 @@ async function writeDurably(path: string, text: string): Promise<void> {
 
 /** Makes a mirror of a repository the replica does not have yet: assembled aside, fetched, renamed into place. */
 export async function createMirror(root: string, source: MirrorSource, account: string, name: string): Promise<void> {
-  if (!isValidName(account) || !isValidName(name)) throw new Error(`the primary offered a repository with an invalid name`);
+  if (!isValidName(account) || !isValidName(name))
+    throw new Error(`the primary offered a repository with an invalid name`);
   const work = join(root, WORK_FOLDER);
   await fs.promises.mkdir(work, { recursive: true, mode: 0o700 });
   const temporary = join(work, `new-${randomBytes(6).toString('hex')}`);
@@ -140,7 +180,10 @@ export async function createMirror(root: string, source: MirrorSource, account: 
     await fs.promises.mkdir(join(temporary, 'refs', 'heads'), { recursive: true });
     await fs.promises.mkdir(join(temporary, 'refs', 'tags'), { recursive: true });
     await writeDurably(join(temporary, 'HEAD'), `ref: ${BRANCH_REF}\n`);
-    await writeDurably(join(temporary, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n');
+    await writeDurably(
+      join(temporary, 'config'),
+      '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n',
+    );
     await fetchMirror(temporary, source, account, name);
     await fsyncFolder(join(temporary, 'objects'));
     const accountDir = join(root, account);
@@ -161,6 +204,9 @@ export async function removeMirror(root: string, account: string, name: string, 
 
 /** Whether `ancestor` is `head` or one of its ancestors, by git itself. */
 export async function isAncestor(gitdir: string, ancestor: string, head: string): Promise<boolean> {
-  const child = await spawnGit(['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, head], { stdio: 'ignore', env: gitEnvironment({}) });
+  const child = await spawnGit(['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, head], {
+    stdio: 'ignore',
+    env: gitEnvironment({}),
+  });
   return (await new Promise<number | null>((resolve) => child.on('close', resolve))) === 0;
 }

@@ -55,7 +55,10 @@ export class ReplicationOrigin implements StateSource {
     const own = this.origin().generation;
     if (generation <= own || generation <= (this.newer ?? 0)) return;
     this.newer = generation;
-    this.logger.error({ event: 'replication-generation-behind', generation: own, replicaGeneration: generation }, 'a replica follows a newer primary generation than this server\'s: another server was promoted since this one was primary; stop this one (see the replicas page of the docs)');
+    this.logger.error(
+      { event: 'replication-generation-behind', generation: own, replicaGeneration: generation },
+      "a replica follows a newer primary generation than this server's: another server was promoted since this one was primary; stop this one (see the replicas page of the docs)",
+    );
   }
 
   /** Why this server must not be taken for the primary, or undefined. */

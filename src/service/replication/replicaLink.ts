@@ -25,7 +25,8 @@ const COMMIT_ID = /^[0-9a-f]{40}$/;
 
 function commitId(commit: string): string {
   const wanted = commit.toLowerCase();
-  if (!COMMIT_ID.test(wanted)) throw new ServiceError('invalid_argument', 'Min-Commit must be a commit id: 40 hexadecimal digits');
+  if (!COMMIT_ID.test(wanted))
+    throw new ServiceError('invalid_argument', 'Min-Commit must be a commit id: 40 hexadecimal digits');
   return wanted;
 }
 
@@ -45,7 +46,12 @@ export async function headHolding(repository: GitRepository, commit: string): Pr
  * once the repository's head is that commit or descends from it, waiting up to `waitMs` for the
  * follower to fetch it; else a 503 that names the lag.
  */
-export async function awaitCommit(repository: GitRepository, commit: string, lagSeconds: () => number | undefined, waitMs = MIN_COMMIT_WAIT_MS): Promise<string> {
+export async function awaitCommit(
+  repository: GitRepository,
+  commit: string,
+  lagSeconds: () => number | undefined,
+  waitMs = MIN_COMMIT_WAIT_MS,
+): Promise<string> {
   const wanted = commitId(commit);
   const deadline = performance.now() + waitMs;
   let checked = '';
@@ -62,7 +68,9 @@ export async function awaitCommit(repository: GitRepository, commit: string, lag
       throw new ServiceError(
         'unavailable',
         `this replica does not have commit ${wanted} in ${repository.fullName} yet; ` +
-          (lag === undefined ? 'it has not yet reached the primary' : `it last confirmed it was current with the primary ${lag.toFixed(1)} s ago`),
+          (lag === undefined
+            ? 'it has not yet reached the primary'
+            : `it last confirmed it was current with the primary ${lag.toFixed(1)} s ago`),
       );
     }
     await new Promise((resolve) => setTimeout(resolve, MIN_COMMIT_POLL_MS));
@@ -76,8 +84,18 @@ export class ReplicaView implements ReplicaLink {
 
   constructor(readonly primary: string) {
     this.last = {
-      role: 'replica', primary, connected: false, lagSeconds: null, lastConfirmed: null, lastError: null,
-      refused: null, rewindsRefused: [], following: null, repositories: 0, fetches: 0, fetchFailures: 0,
+      role: 'replica',
+      primary,
+      connected: false,
+      lagSeconds: null,
+      lastConfirmed: null,
+      lastError: null,
+      refused: null,
+      rewindsRefused: [],
+      following: null,
+      repositories: 0,
+      fetches: 0,
+      fetchFailures: 0,
     };
   }
 

@@ -33,7 +33,14 @@ import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/admi
 import { tokenRecordSchema } from '../../disk/records/tokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
 import { folderIdentitySchema, pin, readPin, type FolderIdentity } from './folderIdentity.js';
-import { clearUnfinishedMirrors, createMirror, fetchMirror, keepRewoundHeads, removeMirror, type MirrorSource } from './mirror.js';
+import {
+  clearUnfinishedMirrors,
+  createMirror,
+  fetchMirror,
+  keepRewoundHeads,
+  removeMirror,
+  type MirrorSource,
+} from './mirror.js';
 import { awaitCommit, MIN_COMMIT_WAIT_MS } from './replicaLink.js';
 import { recordsDigest, type HeldState, type ReplicationState } from './state.js';
 
@@ -190,7 +197,8 @@ export class Replicator {
         if (this.stopped) break;
         this.connected = false;
         const problem = this.describe(error);
-        if (problem !== this.lastError) this.options.logger.warn({ event: 'replication-failed', primary: this.primary, problem });
+        if (problem !== this.lastError)
+          this.options.logger.warn({ event: 'replication-failed', primary: this.primary, problem });
         this.lastError = problem;
         follow = false;
         await this.pause(retry);
@@ -213,7 +221,10 @@ export class Replicator {
   }
 
   private describe(error: unknown): string {
-    const text = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
+    const text =
+      error instanceof Error
+        ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}`
+        : String(error);
     return withoutPaths(text.split(this.options.source.token).join('…'));
   }
 
@@ -232,14 +243,18 @@ export class Replicator {
 
   private headers(): Record<string, string> {
     const following = readPin(this.options.registry.root);
-    return { 'Client-Token': this.options.source.token, ...(following ? { 'Replica-Generation': String(following.generation) } : {}) };
+    return {
+      'Client-Token': this.options.source.token,
+      ...(following ? { 'Replica-Generation': String(following.generation) } : {}),
+    };
   }
 
   private async askState(): Promise<ReplicationState> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(STATE_TIMEOUT_MS)]);
     const answer = await this.ask('/rest/replication/state', { headers: this.headers(), signal });
     const text = await answer.text();
-    if (answer.status !== 200) throw new Error(`the primary answered the state request with ${answer.status}: ${text.slice(0, 200)}`);
+    if (answer.status !== 200)
+      throw new Error(`the primary answered the state request with ${answer.status}: ${text.slice(0, 200)}`);
     if (text.length > MAX_STATE_BYTES) throw new Error('the primary sent a state larger than the limit');
     return stateSchema.parse(JSON.parse(text));
   }
@@ -256,7 +271,10 @@ export class Replicator {
         body: JSON.stringify({ ...held, holdMs: this.options.holdMs }),
         signal: AbortSignal.any([this.abort.signal, silence.signal]),
       });
-      if (answer.status !== 200 || !answer.body) throw new Error(`the primary answered the feed request with ${answer.status}: ${(await answer.text()).slice(0, 200)}`);
+      if (answer.status !== 200 || !answer.body)
+        throw new Error(
+          `the primary answered the feed request with ${answer.status}: ${(await answer.text()).slice(0, 200)}`,
+        );
       const decoder = new TextDecoder();
       let pending = '';
       for await (const chunk of answer.body) {
@@ -274,7 +292,8 @@ export class Replicator {
       }
       throw new Error('the primary ended the feed without a state');
     } catch (error) {
-      if (silence.signal.aborted && !this.abort.signal.aborted) throw new Error(`the primary sent nothing for ${FEED_SILENCE_MS / 1000} s`);
+      if (silence.signal.aborted && !this.abort.signal.aborted)
+        throw new Error(`the primary sent nothing for ${FEED_SILENCE_MS / 1000} s`);
       throw error;
     } finally {
       clearTimeout(watchdog);
@@ -294,13 +313,23 @@ export class Replicator {
       }
     }
     for (const offered of this.lastOffered) refs[offered] ??= ''; // offered without a head: nothing to fetch yet
-    return { refs, tokensDigest: recordsDigest(tokens.records()), adminTokensDigest: recordsDigest(this.adminTokens.all()), origin: readPin(registry.root) };
+    return {
+      refs,
+      tokensDigest: recordsDigest(tokens.records()),
+      adminTokensDigest: recordsDigest(this.adminTokens.all()),
+      origin: readPin(registry.root),
+    };
   }
 
   private lastOffered: string[] = [];
 
   /** Why this state must not be applied without the operator's word, or undefined. */
-  private refusal(state: ReplicationState, following: FolderIdentity | undefined, removed: number, mirrors: number): string | undefined {
+  private refusal(
+    state: ReplicationState,
+    following: FolderIdentity | undefined,
+    removed: number,
+    mirrors: number,
+  ): string | undefined {
     if (following && state.origin.folder !== following.folder) {
       return `the primary now serves another repositories folder (${state.origin.folder}) than the one this replica follows (${following.folder})`;
     }
@@ -324,13 +353,19 @@ export class Replicator {
 
     const refusal = this.refusal(state, following, gone.length, local.size);
     if (refusal !== undefined && !accepting) {
-      if (refusal !== this.refused) logger.error({ event: 'replication-refused', primary: this.primary, problem: refusal }, 'the replica keeps serving what it has; start it with --accept-new-primary to follow this primary');
+      if (refusal !== this.refused)
+        logger.error(
+          { event: 'replication-refused', primary: this.primary, problem: refusal },
+          'the replica keeps serving what it has; start it with --accept-new-primary to follow this primary',
+        );
       this.refused = refusal;
       return false;
     }
-    if (refusal !== undefined) logger.warn({ event: 'replication-new-primary-accepted', primary: this.primary, problem: refusal });
+    if (refusal !== undefined)
+      logger.warn({ event: 'replication-new-primary-accepted', primary: this.primary, problem: refusal });
     this.refused = null;
-    if (!following || following.folder !== state.origin.folder || following.generation !== state.origin.generation) await pin(registry.root, state.origin);
+    if (!following || following.folder !== state.origin.folder || following.generation !== state.origin.generation)
+      await pin(registry.root, state.origin);
 
     const jobs: Array<{ what: string; run: () => Promise<void> }> = [];
     this.lastOffered = [];
@@ -342,7 +377,10 @@ export class Replicator {
       }
       const location = local.get(key);
       if (!location) {
-        jobs.push({ what: key, run: () => createMirror(registry.root, this.options.source, repository.account, repository.name) });
+        jobs.push({
+          what: key,
+          run: () => createMirror(registry.root, this.options.source, repository.account, repository.name),
+        });
         continue;
       }
       let held = '';
@@ -359,25 +397,39 @@ export class Replicator {
           if (outcome === 'rewind-refused' && accepting) {
             const kept = await keepRewoundHeads(location.gitdir);
             logger.warn({ event: 'replication-rewound', repository: key, kept });
-            outcome = await fetchMirror(location.gitdir, this.options.source, repository.account, repository.name, true);
+            outcome = await fetchMirror(
+              location.gitdir,
+              this.options.source,
+              repository.account,
+              repository.name,
+              true,
+            );
           }
           if (outcome === 'fetched') this.rewinds.delete(key);
           else if (!this.rewinds.has(key)) {
             this.rewinds.add(key);
-            logger.error({ event: 'replication-rewind-refused', repository: key, primary: this.primary }, "the primary's branch moved backwards: this replica keeps its head; start it with --accept-new-primary to follow (the head is then kept under refs/cfghub/rewound/)");
+            logger.error(
+              { event: 'replication-rewind-refused', repository: key, primary: this.primary },
+              "the primary's branch moved backwards: this replica keeps its head; start it with --accept-new-primary to follow (the head is then kept under refs/cfghub/rewound/)",
+            );
           }
         },
       });
     }
     for (const [key, location] of gone) {
       this.rewinds.delete(key);
-      jobs.push({ what: key, run: () => removeMirror(registry.root, location.account, location.name, location.gitdir) });
+      jobs.push({
+        what: key,
+        run: () => removeMirror(registry.root, location.account, location.name, location.gitdir),
+      });
     }
     this.repositoryCount = state.repositories.length;
 
     // Tokens first: a revocation must not wait behind fetches.
-    if (recordsDigest(this.options.tokens.records()) !== state.tokensDigest) await this.options.tokens.replaceAll(state.tokens);
-    if (recordsDigest(this.adminTokens.all()) !== state.adminTokensDigest) await this.adminTokens.update(() => ({ records: [...state.adminTokens], result: undefined }));
+    if (recordsDigest(this.options.tokens.records()) !== state.tokensDigest)
+      await this.options.tokens.replaceAll(state.tokens);
+    if (recordsDigest(this.adminTokens.all()) !== state.adminTokensDigest)
+      await this.adminTokens.update(() => ({ records: [...state.adminTokens], result: undefined }));
 
     let failures = 0;
     const queue = [...jobs];

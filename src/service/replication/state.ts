@@ -96,7 +96,10 @@ export function openEveryRepository(registry: RepositoryRegistry): Promise<void>
 }
 
 /** The head and refs digest of every repository in a folder, by `account/name`. */
-export function headsOf(registry: RepositoryRegistry, locations: readonly RepositoryLocation[] = registry.locations()): ReplicatedRepository[] {
+export function headsOf(
+  registry: RepositoryRegistry,
+  locations: readonly RepositoryLocation[] = registry.locations(),
+): ReplicatedRepository[] {
   return locations.map((location) => {
     let head = '';
     let refs = '';
@@ -127,7 +130,8 @@ export function currentState(source: StateSource, locations?: readonly Repositor
   };
 }
 
-const sameOrigin = (a: FolderIdentity | undefined, b: FolderIdentity) => a !== undefined && a.folder === b.folder && a.generation === b.generation;
+const sameOrigin = (a: FolderIdentity | undefined, b: FolderIdentity) =>
+  a !== undefined && a.folder === b.folder && a.generation === b.generation;
 
 /** Whether a state is still what a replica holds. */
 export function sameAsHeld(state: ReplicationState, held: HeldState): boolean {

@@ -53,7 +53,8 @@ export class KeyRing {
     const current = new Map<string, GroupKey>();
     for (const key of keys) {
       const group = key && findGroup(groups, key.group);
-      if (key && group && group.keyId === key.keyId) current.set(groupId(group.name), { ...key, group: group.name, repository });
+      if (key && group && group.keyId === key.keyId)
+        current.set(groupId(group.name), { ...key, group: group.name, repository });
     }
     return current.size === 0 ? KeyRing.EMPTY : new KeyRing(current);
   }

@@ -61,7 +61,9 @@ export function open(key: Buffer, keyId: string, sealed: string, identity: strin
     const decipher = createDecipheriv('aes-256-gcm', key, nonce);
     decipher.setAAD(Buffer.from(identity, 'utf8'));
     decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+    return Buffer.concat([decipher.update(body.subarray(0, body.length - TAG_BYTES)), decipher.final()]).toString(
+      'utf8',
+    );
   } catch {
     return undefined;
   }
@@ -83,7 +85,9 @@ function wrapIdentity(group: string, keyId: string, holder: string): string {
 
 function passwordKey(password: string, salt: Buffer, params: { N: number; r: number; p: number }): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scrypt(password, salt, 32, { ...params, maxmem: 256 * params.N * params.r }, (error, key) => (error ? reject(error) : resolve(key))),
+    scrypt(password, salt, 32, { ...params, maxmem: 256 * params.N * params.r }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
   );
 }
 
@@ -106,7 +110,9 @@ export async function newGroup(name: string, password: string): Promise<{ group:
 export async function unlockWithPassword(group: SecurityGroup, password: string): Promise<GroupKey | undefined> {
   const wrapping = await passwordKey(password, Buffer.from(group.kdf.salt, 'base64'), group.kdf);
   const opened = open(wrapping, 'password', group.wrappedKey, wrapIdentity(group.name, group.keyId, 'password'));
-  return opened === undefined ? undefined : { group: group.name, keyId: group.keyId, key: Buffer.from(opened, 'base64') };
+  return opened === undefined
+    ? undefined
+    : { group: group.name, keyId: group.keyId, key: Buffer.from(opened, 'base64') };
 }
 
 function tokenKey(token: string): Buffer {
@@ -121,12 +127,18 @@ export interface TokenGroupKey {
 }
 
 export function wrapForToken(token: string, key: GroupKey): TokenGroupKey {
-  return { group: key.group, keyId: key.keyId, wrappedKey: seal(tokenKey(token), 'token', key.key.toString('base64'), wrapIdentity(key.group, key.keyId, 'token')) };
+  return {
+    group: key.group,
+    keyId: key.keyId,
+    wrappedKey: seal(tokenKey(token), 'token', key.key.toString('base64'), wrapIdentity(key.group, key.keyId, 'token')),
+  };
 }
 
 export function unwrapForToken(token: string, held: TokenGroupKey): GroupKey | undefined {
   const opened = open(tokenKey(token), 'token', held.wrappedKey, wrapIdentity(held.group, held.keyId, 'token'));
-  return opened === undefined ? undefined : { group: held.group, keyId: held.keyId, key: Buffer.from(opened, 'base64') };
+  return opened === undefined
+    ? undefined
+    : { group: held.group, keyId: held.keyId, key: Buffer.from(opened, 'base64') };
 }
 
 /** A keyed hash naming a (repository, group, password) in memory, never the password itself. */

@@ -4,7 +4,14 @@
  */
 import { runSteps, type Steps } from '../../lib/steps.js';
 import { contextId } from '../../domain/context.js';
-import type { FileRecord, KeyRecord, PushChanges, RepositoryState, SecurityGroup, StoredValue } from '../../domain/model.js';
+import type {
+  FileRecord,
+  KeyRecord,
+  PushChanges,
+  RepositoryState,
+  SecurityGroup,
+  StoredValue,
+} from '../../domain/model.js';
 import { keyId, referencedKeys } from '../../domain/names.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { DamagedSecretError } from '../errors.js';
@@ -39,7 +46,10 @@ export function openFile(file: FileRecord, ring: KeyRing): FileRecord | undefine
   const groupKey = ring.key(file.securityGroup);
   if (!groupKey) return undefined;
   const { references: _sealedOnly, ...rest } = file;
-  return { ...rest, content: openText(groupKey, file.content, fileIdentity(file.path, contextId(file.context)), `file ${file.path}`) };
+  return {
+    ...rest,
+    content: openText(groupKey, file.content, fileIdentity(file.path, contextId(file.context)), `file ${file.path}`),
+  };
 }
 
 /** A snapshot as a push sees it: keys and files of the groups in the ring opened, others sealed. */
@@ -137,7 +147,10 @@ function sealKey(id: string, record: KeyRecord, state: OpenedState, ring: KeyRin
   const values = record.values.map((value) => {
     if (value.value === null) return value;
     const cid = contextId(value.context);
-    return { ...value, value: unchanged(cid, value.value) ?? seal(groupKey.key, groupKey.keyId, value.value, valueIdentity(id, cid)) };
+    return {
+      ...value,
+      value: unchanged(cid, value.value) ?? seal(groupKey.key, groupKey.keyId, value.value, valueIdentity(id, cid)),
+    };
   });
   return { ...record, values };
 }
@@ -153,7 +166,9 @@ function sealFile(id: string, record: FileRecord, state: OpenedState, ring: KeyR
     openedBefore?.content === record.content;
   return {
     ...record,
-    content: keep ? sealedBefore!.content : seal(groupKey.key, groupKey.keyId, record.content, fileIdentity(record.path, contextId(record.context))),
+    content: keep
+      ? sealedBefore!.content
+      : seal(groupKey.key, groupKey.keyId, record.content, fileIdentity(record.path, contextId(record.context))),
     references: referencedKeys(record.content),
   };
 }

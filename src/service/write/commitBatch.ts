@@ -45,7 +45,11 @@ const forming = new WeakMap<GitRepository, Waiting[]>();
  * more than once, may throw a ServiceError, and passes the write guard), shared with the pushes
  * that wait beside it.
  */
-export function commitInGroup(repository: GitRepository, plan: Waiting['plan'], writer?: Writer): Promise<CommitResult> {
+export function commitInGroup(
+  repository: GitRepository,
+  plan: Waiting['plan'],
+  writer?: Writer,
+): Promise<CommitResult> {
   return new Promise<CommitResult>((resolve, reject) => {
     const entry: Waiting = { plan, writer, resolve, reject };
     const group = forming.get(repository);
@@ -92,7 +96,9 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
           continue;
         }
         await slices.pause();
-        const one = await slices.run(stageCommitSteps(current, planned.changes, { message: planned.message, author: signature() }));
+        const one = await slices.run(
+          stageCommitSteps(current, planned.changes, { message: planned.message, author: signature() }),
+        );
         if (one.commitId === null) {
           outcomes.push({ result: { kind: 'unchanged', commitId: current.commitId } });
           continue;
@@ -109,7 +115,10 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
     const started = process.hrtime.bigint();
     let update;
     try {
-      update = await repository.commit({ objects: objectsOf(staged), commitId: current.commitId, snapshot: current }, head);
+      update = await repository.commit(
+        { objects: objectsOf(staged), commitId: current.commitId, snapshot: current },
+        head,
+      );
     } catch (error) {
       if (error instanceof StorageFullError) noteWrite(true, repository.fullName);
       throw error;

@@ -27,7 +27,11 @@ export type CommitPlan =
 export type CommitResult =
   | { readonly kind: 'applied'; readonly commitId: string }
   | { readonly kind: 'unchanged'; readonly commitId: string }
-  | { readonly kind: 'refused'; readonly reason: string; /** Refused by the access rules. */ readonly denied?: boolean };
+  | {
+      readonly kind: 'refused';
+      readonly reason: string;
+      /** Refused by the access rules. */ readonly denied?: boolean;
+    };
 
 export function signature(name = 'cfghub'): Signature {
   return { name, email: 'cfghub@localhost', timestamp: Math.floor(Date.now() / 1000) };
@@ -70,7 +74,9 @@ export function commitOnHead(
       if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
       // Between the phases of a large push (validation, staging, the pack), other requests get in.
       await slices.pause();
-      const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }));
+      const staged = await slices.run(
+        stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }),
+      );
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       await slices.pause();
       const started = process.hrtime.bigint();

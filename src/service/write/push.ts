@@ -35,7 +35,11 @@ export type PushResult = CommitResult;
 /** What each element's password opens, on the groups it can involve (pushPasswords.ts), remembered by keyRing.ts. */
 function elementRings(repository: GitRepository, base: Snapshot, attempts: PasswordAttempts): Promise<KeyRing[]> {
   return Promise.all(
-    attempts.perElement.map((tries) => (tries.length > 0 ? unlockWithPasswords(repository.gitdir, repository.fullName, base.securityGroups, tries) : KeyRing.EMPTY)),
+    attempts.perElement.map((tries) =>
+      tries.length > 0
+        ? unlockWithPasswords(repository.gitdir, repository.fullName, base.securityGroups, tries)
+        : KeyRing.EMPTY,
+    ),
   );
 }
 
@@ -45,7 +49,8 @@ function tooManyDerivations(attempts: PasswordAttempts): string | undefined {
 }
 
 export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
-  if (request.changeComment?.includes('\u0000')) return { kind: 'refused', reason: 'changeComment contains a NUL character' };
+  if (request.changeComment?.includes('\u0000'))
+    return { kind: 'refused', reason: 'changeComment contains a NUL character' };
   if (request.data.some((element) => element.password)) {
     // The slow key derivations happen here, outside the repository's queue; inside, they are remembered.
     const head = await repository.headSnapshot();
@@ -55,27 +60,40 @@ export async function push(repository: GitRepository, request: PushRequest, call
     await elementRings(repository, head, attempts);
   }
   // Committed with the pushes waiting beside it, if any (group commit, commitBatch.ts).
-  return commitInGroup(repository, async (base) => {
-    if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
-      throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
-    }
-    const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
-    const attempts = passwordAttempts(base, request);
-    const tooMany = tooManyDerivations(attempts);
-    if (tooMany) return { ok: false, reason: tooMany };
-    const rings = await elementRings(repository, base, attempts);
-    const ring = rings.reduce((all, one) => all.with(one), tokenRing);
-    const state = new OpenedState(base, ring);
-    const slices = new TimeSlices();
-    await slices.pause();
-    // Element by element in slices: the largest allowed push is 50,000 values to check.
-    const outcome = await slices.run(applyPushSteps(state, request, {
-      forceKeyPush: caller.forceKeyPush,
-      unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
-    }));
-    if (!outcome.ok) return outcome;
-    await slices.pause();
-    const changes = await slices.run(sealChangesSteps(outcome.changes, state, ring));
-    return { ok: true, changes, message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
-  }, caller);
+  return commitInGroup(
+    repository,
+    async (base) => {
+      if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
+        throw new ServiceError(
+          'precondition_failed',
+          `the repository's head is ${base.commitId}, not ${caller.ifMatch}`,
+        );
+      }
+      const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
+      const attempts = passwordAttempts(base, request);
+      const tooMany = tooManyDerivations(attempts);
+      if (tooMany) return { ok: false, reason: tooMany };
+      const rings = await elementRings(repository, base, attempts);
+      const ring = rings.reduce((all, one) => all.with(one), tokenRing);
+      const state = new OpenedState(base, ring);
+      const slices = new TimeSlices();
+      await slices.pause();
+      // Element by element in slices: the largest allowed push is 50,000 values to check.
+      const outcome = await slices.run(
+        applyPushSteps(state, request, {
+          forceKeyPush: caller.forceKeyPush,
+          unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
+        }),
+      );
+      if (!outcome.ok) return outcome;
+      await slices.pause();
+      const changes = await slices.run(sealChangesSteps(outcome.changes, state, ring));
+      return {
+        ok: true,
+        changes,
+        message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller),
+      };
+    },
+    caller,
+  );
 }

@@ -28,7 +28,9 @@ export function passwordAttempts(base: Snapshot, request: PushRequest): Password
     const normalized = normalizeFilePath(element.file);
     return `file ${normalized.ok ? normalized.path : element.file}`;
   };
-  const withPassword = request.data.map((element, index) => (element.password ? index : -1)).filter((index) => index >= 0);
+  const withPassword = request.data
+    .map((element, index) => (element.password ? index : -1))
+    .filter((index) => index >= 0);
   if (withPassword.length === 0) return { perElement: request.data.map(() => []), derivations: 0 };
 
   // Groups named anywhere in the push for each key or file path.
@@ -42,7 +44,8 @@ export function passwordAttempts(base: Snapshot, request: PushRequest): Password
   const fileGroups = new Map<string, Set<string>>();
   if (withPassword.some((index) => request.data[index].kind === 'file')) {
     for (const file of base.files()) {
-      if (file.securityGroup) fileGroups.set(`file ${file.path}`, (fileGroups.get(`file ${file.path}`) ?? new Set()).add(file.securityGroup));
+      if (file.securityGroup)
+        fileGroups.set(`file ${file.path}`, (fileGroups.get(`file ${file.path}`) ?? new Set()).add(file.securityGroup));
     }
   }
 

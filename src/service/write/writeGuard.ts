@@ -25,17 +25,29 @@ export interface GuardProblem {
   readonly denied: boolean;
 }
 
-export function guardProblem(base: Snapshot, changes: PushChanges, writer: Writer | undefined): GuardProblem | undefined {
+export function guardProblem(
+  base: Snapshot,
+  changes: PushChanges,
+  writer: Writer | undefined,
+): GuardProblem | undefined {
   return runSteps(guardProblemSteps(base, changes, writer));
 }
 
 /** guardProblem as steps (src/lib/steps.ts): a pause is safe after each key and each element decided. */
-export function* guardProblemSteps(base: Snapshot, changes: PushChanges, writer: Writer | undefined): Steps<GuardProblem | undefined> {
+export function* guardProblemSteps(
+  base: Snapshot,
+  changes: PushChanges,
+  writer: Writer | undefined,
+): Steps<GuardProblem | undefined> {
   const conflict = yield* conflictIn(base, changes);
   if (conflict) return { reason: `a context group conflict: ${conflict}`, denied: false };
   if (writer?.ruleSet === undefined || !base.settings.accessControlsEnabled) return undefined;
   const set = base.ruleSets.find((s) => s.name.toLowerCase() === writer.ruleSet!.toLowerCase());
-  if (!set) return { reason: `You do not have write access for specified context: the token's rule set ${writer.ruleSet} no longer exists`, denied: true };
+  if (!set)
+    return {
+      reason: `You do not have write access for specified context: the token's rule set ${writer.ruleSet} no longer exists`,
+      denied: true,
+    };
   const groups = base.groups();
   for (const element of changedElements(base, changes)) {
     const decision = decide(set, element, groups);
@@ -43,15 +55,29 @@ export function* guardProblemSteps(base: Snapshot, changes: PushChanges, writer:
     yield;
   }
   // A change of the groups is judged by the members whose answers it changes (access/contextGroupChanges.ts).
-  const after = changes.contextGroups || changes.settings ? groupIndexOf(changes.settings ?? base.settings, changes.contextGroups ?? base.contextGroups) : groups;
+  const after =
+    changes.contextGroups || changes.settings
+      ? groupIndexOf(changes.settings ?? base.settings, changes.contextGroups ?? base.contextGroups)
+      : groups;
   if (after === groups) return undefined;
   const spelled = new Map<string, string>();
-  for (const group of [...(changes.contextGroups ?? []), ...base.contextGroups]) for (const member of group.members) spelled.set(member.toLowerCase(), member);
+  for (const group of [...(changes.contextGroups ?? []), ...base.contextGroups])
+    for (const member of group.members) spelled.set(member.toLowerCase(), member);
   const spelling = (member: string) => spelled.get(member) ?? member;
-  for (const element of groupChangeElements(groups, after, base.settings.levels.length, holdersAfter(base, changes), spelling)) {
+  for (const element of groupChangeElements(
+    groups,
+    after,
+    base.settings.levels.length,
+    holdersAfter(base, changes),
+    spelling,
+  )) {
     for (const index of [groups, after]) {
       const decision = decide(set, element, index);
-      if (!decision.editable) return { reason: `${refusal(element, decision)} (a change of the context groups changes what it reads)`, denied: true };
+      if (!decision.editable)
+        return {
+          reason: `${refusal(element, decision)} (a change of the context groups changes what it reads)`,
+          denied: true,
+        };
     }
     yield;
   }
@@ -64,13 +90,15 @@ function* holdersAfter(base: Snapshot, changes: PushChanges): Iterable<ContextHo
     if (key) for (const value of key.values) yield { kind: 'value', name: key.key, context: value.context };
   }
   for (const [, file] of changes.files) if (file) yield { kind: 'file', name: file.path, context: file.context };
-  for (const [id, entry] of base.fileEntries) if (!changes.files.has(id)) yield { kind: 'file', name: entry.record.path, context: entry.record.context };
+  for (const [id, entry] of base.fileEntries)
+    if (!changes.files.has(id)) yield { kind: 'file', name: entry.record.path, context: entry.record.context };
 }
 
 function* conflictIn(base: Snapshot, changes: PushChanges): Steps<string | undefined> {
   const index = groupIndexOf(changes.settings ?? base.settings, changes.contextGroups ?? base.contextGroups);
   // New groups or settings can make old values conflict: then every key is checked, else the changed ones.
-  const keys: Iterable<KeyRecord | null> = changes.contextGroups || changes.settings ? allKeys(base, changes) : changes.keys.values();
+  const keys: Iterable<KeyRecord | null> =
+    changes.contextGroups || changes.settings ? allKeys(base, changes) : changes.keys.values();
   for (const key of keys) {
     const problem = key && groupConflict(key, index);
     if (problem) return problem;
@@ -84,7 +112,8 @@ function* allKeys(base: Snapshot, changes: PushChanges): Iterable<KeyRecord | nu
   for (const key of base.keys()) if (!changes.keys.has(key.key.toLowerCase())) yield key;
 }
 
-const sameValue = (a: StoredValue | undefined, b: StoredValue | undefined) => a?.value === b?.value && a?.active === b?.active;
+const sameValue = (a: StoredValue | undefined, b: StoredValue | undefined) =>
+  a?.value === b?.value && a?.active === b?.active;
 
 /** Each element a change touches: a key's values by context, its own fields, file variants. */
 export function changedElements(base: Snapshot, changes: PushChanges): Element[] {
@@ -95,12 +124,15 @@ export function changedElements(base: Snapshot, changes: PushChanges): Element[]
     const name = (after ?? before)?.key ?? id;
     const was = new Map((before?.values ?? []).map((v) => [contextId(v.context), v]));
     const is = new Map((after?.values ?? []).map((v) => [contextId(v.context), v]));
-    for (const [cid, value] of was) if (!sameValue(value, is.get(cid))) elements.push({ kind: 'value', key: name, context: value.context });
-    for (const [cid, value] of is) if (!was.has(cid)) elements.push({ kind: 'value', key: name, context: value.context });
+    for (const [cid, value] of was)
+      if (!sameValue(value, is.get(cid))) elements.push({ kind: 'value', key: name, context: value.context });
+    for (const [cid, value] of is)
+      if (!was.has(cid)) elements.push({ kind: 'value', key: name, context: value.context });
     // A key's own fields are an element when they change on a key that stays, or when a key is
     // created or deleted without values (with values, the values are the elements).
     const valuesChanged = elements.length > count;
-    if ((before && after && fieldsDiffer(before, after)) || (!valuesChanged && (!before || !after))) elements.push({ kind: 'key', key: name });
+    if ((before && after && fieldsDiffer(before, after)) || (!valuesChanged && (!before || !after)))
+      elements.push({ kind: 'key', key: name });
   }
   for (const [id, after] of changes.files) {
     const before = base.file(id);
@@ -111,7 +143,13 @@ export function changedElements(base: Snapshot, changes: PushChanges): Element[]
 }
 
 function fieldsDiffer(a: KeyRecord, b: KeyRecord): boolean {
-  return a.readme !== b.readme || a.deprecated !== b.deprecated || a.vdt !== b.vdt || a.push !== b.push || a.securityGroup !== b.securityGroup;
+  return (
+    a.readme !== b.readme ||
+    a.deprecated !== b.deprecated ||
+    a.vdt !== b.vdt ||
+    a.push !== b.push ||
+    a.securityGroup !== b.securityGroup
+  );
 }
 
 /** The keys and files that differ between two snapshots, as changes from `from` to `to` (compared by blob). */
@@ -122,12 +160,20 @@ export function snapshotChanges(from: Snapshot, to: Snapshot): PushChanges {
     const a = from.shards.get(name);
     const b = to.shards.get(name);
     if (a?.treeId === b?.treeId) continue;
-    for (const [id, entry] of a?.byId ?? []) if (b?.byId.get(id)?.blobId !== entry.blobId) keys.set(id, b?.byId.get(id)?.record ?? null);
+    for (const [id, entry] of a?.byId ?? [])
+      if (b?.byId.get(id)?.blobId !== entry.blobId) keys.set(id, b?.byId.get(id)?.record ?? null);
     for (const [id, entry] of b?.byId ?? []) if (!a?.byId.has(id)) keys.set(id, entry.record);
   }
   const files = new Map<string, import('../../domain/model.js').FileRecord | null>();
-  for (const [id, entry] of from.fileEntries) if (to.fileEntries.get(id)?.blobId !== entry.blobId || to.fileEntries.get(id)?.record.active !== entry.record.active) files.set(id, to.fileEntries.get(id)?.record ?? null);
+  for (const [id, entry] of from.fileEntries)
+    if (
+      to.fileEntries.get(id)?.blobId !== entry.blobId ||
+      to.fileEntries.get(id)?.record.active !== entry.record.active
+    )
+      files.set(id, to.fileEntries.get(id)?.record ?? null);
   for (const [id, entry] of to.fileEntries) if (!from.fileEntries.has(id)) files.set(id, entry.record);
   // The context groups are part of what a restore brings back: what they change is judged too.
-  return from.contextGroupsBlobId === to.contextGroupsBlobId ? { keys, files } : { keys, files, contextGroups: to.contextGroups };
+  return from.contextGroupsBlobId === to.contextGroupsBlobId
+    ? { keys, files }
+    : { keys, files, contextGroups: to.contextGroups };
 }

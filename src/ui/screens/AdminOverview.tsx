@@ -18,17 +18,13 @@ export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSess
   return (
     <div class="overview" data-testid="admin-overview">
       <h2>With your admin token</h2>
-      <p class="hint">The admin API shows this repository's settings, tags and security groups; its keys need a client token.</p>
+      <p class="hint">
+        The admin API shows this repository's settings, tags and security groups; its keys need a client token.
+      </p>
       <section aria-labelledby="admin-settings-title">
         <h3 id="admin-settings-title">Settings</h3>
         <Loaded load={record} what="the settings">
-          {(r) =>
-            'error' in r ? (
-              <p class="error-inline">{r.message}</p>
-            ) : (
-              <SettingsList record={r} brief />
-            )
-          }
+          {(r) => ('error' in r ? <p class="error-inline">{r.message}</p> : <SettingsList record={r} brief />)}
         </Loaded>
       </section>
       <section aria-labelledby="admin-tags-title">

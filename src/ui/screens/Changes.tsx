@@ -8,7 +8,12 @@ import { Empty, ErrorNote, shortId } from '../components';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
 
-export function ChangesScreen({ repo, pending, setPending, onPushed }: RepoProps & { info: RepoInfo; onPushed: () => void }) {
+export function ChangesScreen({
+  repo,
+  pending,
+  setPending,
+  onPushed,
+}: RepoProps & { info: RepoInfo; onPushed: () => void }) {
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<string>();
@@ -50,8 +55,8 @@ export function ChangesScreen({ repo, pending, setPending, onPushed }: RepoProps
       )}
       {pending.length === 0 ? (
         <Empty>
-          No changes collected. Edit values, create keys or edit files under <a href={`${base}/keys`}>Keys</a>; they gather here and
-          go to the server together, as one commit.
+          No changes collected. Edit values, create keys or edit files under <a href={`${base}/keys`}>Keys</a>; they
+          gather here and go to the server together, as one commit.
         </Empty>
       ) : (
         <form onSubmit={push} class="stack">

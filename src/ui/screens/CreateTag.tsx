@@ -71,7 +71,12 @@ export function CreateTag({ repo, admin, onCreated }: { repo: RepoRef; admin?: A
         </div>
       )}
       <label for="tag-comment">Comment (the tag's readme)</label>
-      <input id="tag-comment" value={comment} autocomplete="off" onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)} />
+      <input
+        id="tag-comment"
+        value={comment}
+        autocomplete="off"
+        onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
+      />
       <div>
         <button type="submit" class="primary" disabled={busy}>
           {busy ? 'Creating…' : 'Create tag'}

@@ -48,7 +48,17 @@ const MATCH_TEXT: Record<LevelMatch['matches'], string> = {
   none: 'does not match',
 };
 
-export function ExplainPanel({ repo, keyName, context, id }: { repo: RepoRef; keyName: string; context: string; id: string }) {
+export function ExplainPanel({
+  repo,
+  keyName,
+  context,
+  id,
+}: {
+  repo: RepoRef;
+  keyName: string;
+  context: string;
+  id: string;
+}) {
   const [load] = useLoad(() => explainKey(repo, keyName, context), [repo.account, repo.repository, keyName, context]);
   return (
     <div class="explain" id={id} data-testid="explanation">
@@ -57,7 +67,8 @@ export function ExplainPanel({ repo, keyName, context, id }: { repo: RepoRef; ke
           <>
             {answer.resolved ? (
               <p>
-                For <code>{answer.context}</code> the value of <code data-testid="explain-winner">{answer.resolved.context}</code> wins (weight{' '}
+                For <code>{answer.context}</code> the value of{' '}
+                <code data-testid="explain-winner">{answer.resolved.context}</code> wins (weight{' '}
                 {answer.resolved.weight}): {answer.resolved.why}.
               </p>
             ) : (
@@ -104,8 +115,8 @@ export function ExplainPanel({ repo, keyName, context, id }: { repo: RepoRef; ke
             )}
             {answer.write && (
               <p data-testid="explain-write">
-                Your token <code>{answer.write.token}</code> {answer.write.canChange ? 'can' : 'cannot'} change this value at{' '}
-                <code>{answer.context}</code>
+                Your token <code>{answer.write.token}</code> {answer.write.canChange ? 'can' : 'cannot'} change this
+                value at <code>{answer.context}</code>
                 {answer.write.ruleSet ? ` (rule set ${answer.write.ruleSet})` : ''}: {answer.write.decidedBy}.
               </p>
             )}

@@ -5,11 +5,29 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { diff, history, revert, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
-import { ContextPicker, Empty, ErrorNote, Loaded, Loading, RollbackOutcome, Table, WILDCARD, formatDate, shortId, useLoad, valueText } from '../components';
+import {
+  ContextPicker,
+  Empty,
+  ErrorNote,
+  Loaded,
+  Loading,
+  RollbackOutcome,
+  Table,
+  WILDCARD,
+  formatDate,
+  shortId,
+  useLoad,
+  valueText,
+} from '../components';
 import type { RepoProps } from './Repository';
 import { useRollback } from '../useRollback';
 
-export function HistoryScreen({ repo, info, onChanged, round }: RepoProps & { info: RepoInfo; onChanged: () => void; round: number }) {
+export function HistoryScreen({
+  repo,
+  info,
+  onChanged,
+  round,
+}: RepoProps & { info: RepoInfo; onChanged: () => void; round: number }) {
   const [older, setOlder] = useState<Commit[]>([]);
   const [next, setNext] = useState<string>();
   const [first] = useLoad(() => history(repo), [repo.account, repo.repository, round]);
@@ -68,7 +86,10 @@ export function HistoryScreen({ repo, info, onChanged, round }: RepoProps & { in
 
 function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoProps['repo']; onChanged: () => void }) {
   const [comment, setComment] = useState('');
-  const { confirming, setConfirming, busy, error, done, start } = useRollback(() => revert(repo, commit.id, comment.trim() || undefined), onChanged);
+  const { confirming, setConfirming, busy, error, done, start } = useRollback(
+    () => revert(repo, commit.id, comment.trim() || undefined),
+    onChanged,
+  );
   const keyCount = commit.keys?.length ?? 0;
   const fileCount = commit.files?.length ?? 0;
 
@@ -76,7 +97,6 @@ function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoPro
     e.preventDefault();
     void start();
   };
-
 
   return (
     <li class="commit" data-commit={commit.id}>
@@ -100,13 +120,22 @@ function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoPro
         <ChangesView changes={commit} />
       </details>
       {!confirming ? (
-        <button type="button" class="small" onClick={() => setConfirming(true)} aria-label={`Revert commit ${shortId(commit.id)}: ${commit.comment.split('\n')[0]}`}>
+        <button
+          type="button"
+          class="small"
+          onClick={() => setConfirming(true)}
+          aria-label={`Revert commit ${shortId(commit.id)}: ${commit.comment.split('\n')[0]}`}
+        >
           Revert…
         </button>
       ) : (
         <form class="inline-form" onSubmit={doRevert}>
           <label for={`revert-${commit.id}`}>Revert comment (optional)</label>
-          <input id={`revert-${commit.id}`} value={comment} onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)} />
+          <input
+            id={`revert-${commit.id}`}
+            value={comment}
+            onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
+          />
           <button type="submit" class="primary small" disabled={busy}>
             Confirm revert
           </button>
@@ -165,7 +194,8 @@ export function ChangesView({ changes }: { changes: Changes }) {
         <ul class="file-changes">
           {files.map((f) => (
             <li key={`${f.path}|${f.context}`}>
-              <span class={`change ${f.change}`}>{f.change}</span> file <code>{f.path}</code> for <code>{f.context}</code>
+              <span class={`change ${f.change}`}>{f.change}</span> file <code>{f.path}</code> for{' '}
+              <code>{f.context}</code>
               {!f.active && ' (inactive)'}
             </li>
           ))}
@@ -187,13 +217,18 @@ function DiffForm({ repo, info }: { repo: RepoProps['repo']; info: RepoInfo }) {
   const [to, setTo] = useState('');
   const [useContext, setUseContext] = useState(false);
   const [context, setContext] = useState<string[]>(info.context.map(() => WILDCARD));
-  const [result, setResult] = useState<{ state: 'loading' } | { state: 'error'; error: unknown } | { state: 'ok'; data: Diff }>();
+  const [result, setResult] = useState<
+    { state: 'loading' } | { state: 'error'; error: unknown } | { state: 'ok'; data: Diff }
+  >();
 
   const compare = async (e: Event) => {
     e.preventDefault();
     setResult({ state: 'loading' });
     try {
-      setResult({ state: 'ok', data: await diff(repo, from.trim(), to.trim(), useContext ? context.join(';') : undefined) });
+      setResult({
+        state: 'ok',
+        data: await diff(repo, from.trim(), to.trim(), useContext ? context.join(';') : undefined),
+      });
     } catch (error) {
       setResult({ state: 'error', error });
     }
@@ -206,11 +241,22 @@ function DiffForm({ repo, info }: { repo: RepoProps['repo']; info: RepoInfo }) {
         <div class="two">
           <label for="diff-from">
             From <span class="hint">(tag, commit id or date like 2026-11-22T10:00:00Z)</span>
-            <input id="diff-from" list="diff-points" required value={from} onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)} />
+            <input
+              id="diff-from"
+              list="diff-points"
+              required
+              value={from}
+              onInput={(e) => setFrom((e.currentTarget as HTMLInputElement).value)}
+            />
           </label>
           <label for="diff-to">
             To <span class="hint">(empty: the head)</span>
-            <input id="diff-to" list="diff-points" value={to} onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)} />
+            <input
+              id="diff-to"
+              list="diff-points"
+              value={to}
+              onInput={(e) => setTo((e.currentTarget as HTMLInputElement).value)}
+            />
           </label>
           <datalist id="diff-points">
             {info.tags.map((t) => (
@@ -219,11 +265,23 @@ function DiffForm({ repo, info }: { repo: RepoProps['repo']; info: RepoInfo }) {
           </datalist>
         </div>
         <label class="check" for="diff-use-context">
-          <input id="diff-use-context" type="checkbox" checked={useContext} onChange={(e) => setUseContext((e.currentTarget as HTMLInputElement).checked)} /> Also
-          show what an application of one context sees change
+          <input
+            id="diff-use-context"
+            type="checkbox"
+            checked={useContext}
+            onChange={(e) => setUseContext((e.currentTarget as HTMLInputElement).checked)}
+          />{' '}
+          Also show what an application of one context sees change
         </label>
         {useContext && (
-          <ContextPicker idPrefix="diff-context" legend="Context" levels={info.context} elements={info.contextElements} value={context} onChange={setContext} />
+          <ContextPicker
+            idPrefix="diff-context"
+            legend="Context"
+            levels={info.context}
+            elements={info.contextElements}
+            value={context}
+            onChange={setContext}
+          />
         )}
         <div>
           <button type="submit" class="primary">
@@ -249,11 +307,30 @@ function DiffForm({ repo, info }: { repo: RepoProps['repo']; info: RepoInfo }) {
 function ResolvedDiffView({ diff }: { diff: Diff }) {
   const r = diff.resolved!;
   const rows = [
-    ...Object.entries(r.properties.added ?? {}).map(([k, v]) => ({ key: k, change: 'added', before: '', after: valueText(v.val) })),
-    ...Object.entries(r.properties.changed ?? {}).map(([k, v]) => ({ key: k, change: 'modified', before: valueText(v.before.val), after: valueText(v.after.val) })),
-    ...Object.entries(r.properties.removed ?? {}).map(([k, v]) => ({ key: k, change: 'deleted', before: valueText(v.val), after: '' })),
+    ...Object.entries(r.properties.added ?? {}).map(([k, v]) => ({
+      key: k,
+      change: 'added',
+      before: '',
+      after: valueText(v.val),
+    })),
+    ...Object.entries(r.properties.changed ?? {}).map(([k, v]) => ({
+      key: k,
+      change: 'modified',
+      before: valueText(v.before.val),
+      after: valueText(v.after.val),
+    })),
+    ...Object.entries(r.properties.removed ?? {}).map(([k, v]) => ({
+      key: k,
+      change: 'deleted',
+      before: valueText(v.val),
+      after: '',
+    })),
   ];
-  const fileNames = [...Object.keys(r.files.added ?? {}), ...Object.keys(r.files.changed ?? {}), ...Object.keys(r.files.removed ?? {})];
+  const fileNames = [
+    ...Object.keys(r.files.added ?? {}),
+    ...Object.keys(r.files.changed ?? {}),
+    ...Object.keys(r.files.removed ?? {}),
+  ];
   return (
     <section aria-label="Resolved difference">
       <h3>

@@ -6,11 +6,35 @@
  */
 import { useRef, useState } from 'preact/hooks';
 import { exportRepo, type ExportedFile, type ExportedKey, type RepoInfo } from '../api';
-import { ContextInputs, ContextPicker, Empty, FilterBox, Loaded, Table, ValueShown, WILDCARD, matchesFilter, useLoad } from '../components';
+import {
+  ContextInputs,
+  ContextPicker,
+  Empty,
+  FilterBox,
+  Loaded,
+  Table,
+  ValueShown,
+  WILDCARD,
+  matchesFilter,
+  useLoad,
+} from '../components';
 import type { PendingChange } from '../pending';
 import type { RepoProps } from './Repository';
 
-const TYPES = ['Text', 'Code', 'JSON', 'Boolean', 'Integer', 'Long', 'Float', 'Double', 'Map', 'List', 'FileRef', 'FileEmbed'];
+const TYPES = [
+  'Text',
+  'Code',
+  'JSON',
+  'Boolean',
+  'Integer',
+  'Long',
+  'Float',
+  'Double',
+  'Map',
+  'List',
+  'FileRef',
+  'FileEmbed',
+];
 
 const isSealed = (key: { securityGroup?: string }, value: string | null) =>
   key.securityGroup !== undefined && typeof value === 'string' && value.startsWith('enc:');
@@ -18,7 +42,9 @@ const isSealed = (key: { securityGroup?: string }, value: string | null) =>
 /** Whether a value's context applies to the filter: each chosen item equals it or the value's item is `*`. */
 function contextMatches(context: string, filter: string[]): boolean {
   const items = context.split(';');
-  return filter.every((want, i) => want === WILDCARD || items[i] === WILDCARD || items[i]?.toLowerCase() === want.toLowerCase());
+  return filter.every(
+    (want, i) => want === WILDCARD || items[i] === WILDCARD || items[i]?.toLowerCase() === want.toLowerCase(),
+  );
 }
 
 type Editor =
@@ -40,7 +66,10 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
     setEditor(next);
     setStaged(undefined);
     // Focus the editor's first field once it is drawn.
-    setTimeout(() => editorRef.current?.querySelector<HTMLElement>('input:not([readonly]), textarea, select')?.focus(), 0);
+    setTimeout(
+      () => editorRef.current?.querySelector<HTMLElement>('input:not([readonly]), textarea, select')?.focus(),
+      0,
+    );
   };
 
   const stage = (change: PendingChange, what: string) => {
@@ -54,28 +83,56 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
     if (!editor) return;
     const context = editor.context.join(';');
     if (editor.kind === 'value') {
-      stage({ kind: 'value', key: editor.key, context, value: editor.value, active: editor.active }, `${editor.key} for ${context}`);
+      stage(
+        { kind: 'value', key: editor.key, context, value: editor.value, active: editor.active },
+        `${editor.key} for ${context}`,
+      );
     } else if (editor.kind === 'new-key') {
       stage(
-        { kind: 'new-key', key: editor.key.trim(), vdt: editor.vdt, readme: editor.readme, context, value: editor.value },
+        {
+          kind: 'new-key',
+          key: editor.key.trim(),
+          vdt: editor.vdt,
+          readme: editor.readme,
+          context,
+          value: editor.value,
+        },
         `new key ${editor.key.trim()}`,
       );
     } else {
-      stage({ kind: 'file', path: editor.path.trim(), context, content: editor.content, active: editor.active }, `file ${editor.path.trim()}`);
+      stage(
+        { kind: 'file', path: editor.path.trim(), context, content: editor.content, active: editor.active },
+        `file ${editor.path.trim()}`,
+      );
     }
   };
 
   return (
     <div>
-      <FilterBox id="key-filter" label="Filter keys" placeholder="part of a key name or readme" value={text} onChange={setText}>
-        <button type="button" onClick={() => open({ kind: 'new-key', key: '', vdt: 'Text', readme: '', context: anyContext, value: '' })}>
+      <FilterBox
+        id="key-filter"
+        label="Filter keys"
+        placeholder="part of a key name or readme"
+        value={text}
+        onChange={setText}
+      >
+        <button
+          type="button"
+          onClick={() => open({ kind: 'new-key', key: '', vdt: 'Text', readme: '', context: anyContext, value: '' })}
+        >
           New key
         </button>
-        <button type="button" onClick={() => open({ kind: 'file', path: '', context: anyContext, content: '', active: true, isNew: true })}>
+        <button
+          type="button"
+          onClick={() => open({ kind: 'file', path: '', context: anyContext, content: '', active: true, isNew: true })}
+        >
           New file
         </button>
         {pending.length > 0 && (
-          <a class="button primary" href={`#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}/changes`}>
+          <a
+            class="button primary"
+            href={`#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}/changes`}
+          >
             Review and push {pending.length} change{pending.length === 1 ? '' : 's'}
           </a>
         )}
@@ -96,7 +153,13 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
       )}
       {editor && (
         <div class="editor" ref={editorRef}>
-          <EditorForm editor={editor} info={info} onChange={setEditor} onSubmit={stageEditor} onCancel={() => setEditor(undefined)} />
+          <EditorForm
+            editor={editor}
+            info={info}
+            onChange={setEditor}
+            onSubmit={stageEditor}
+            onCancel={() => setEditor(undefined)}
+          />
         </div>
       )}
       <Loaded load={load} what="the keys">
@@ -153,12 +216,23 @@ function KeysTable({ keys, levels, onEdit, onStage }: ListProps & { keys: Export
                   type="button"
                   class="small"
                   onClick={() =>
-                    onEdit({ kind: 'value', key: key.key, context: levels.map(() => WILDCARD), value: '', active: true, isNew: true })
+                    onEdit({
+                      kind: 'value',
+                      key: key.key,
+                      context: levels.map(() => WILDCARD),
+                      value: '',
+                      active: true,
+                      isNew: true,
+                    })
                   }
                 >
                   Add value<span class="visually-hidden"> to {key.key}</span>
                 </button>
-                <button type="button" class="small danger" onClick={() => onStage({ kind: 'delete-key', key: key.key }, `delete key ${key.key}`)}>
+                <button
+                  type="button"
+                  class="small danger"
+                  onClick={() => onStage({ kind: 'delete-key', key: key.key }, `delete key ${key.key}`)}
+                >
                   Delete key<span class="visually-hidden"> {key.key}</span>
                 </button>
               </div>
@@ -190,7 +264,14 @@ function KeysTable({ keys, levels, onEdit, onStage }: ListProps & { keys: Export
                             class="small"
                             aria-label={`Edit ${label}`}
                             onClick={() =>
-                              onEdit({ kind: 'value', key: key.key, context: v.context.split(';'), value: v.value ?? '', active: v.active, isNew: false })
+                              onEdit({
+                                kind: 'value',
+                                key: key.key,
+                                context: v.context.split(';'),
+                                value: v.value ?? '',
+                                active: v.active,
+                                isNew: false,
+                              })
                             }
                           >
                             Edit
@@ -201,7 +282,13 @@ function KeysTable({ keys, levels, onEdit, onStage }: ListProps & { keys: Export
                             aria-label={`${v.active ? 'Deactivate' : 'Activate'} ${label}`}
                             onClick={() =>
                               onStage(
-                                { kind: 'value', key: key.key, context: v.context, value: v.value ?? '', active: !v.active },
+                                {
+                                  kind: 'value',
+                                  key: key.key,
+                                  context: v.context,
+                                  value: v.value ?? '',
+                                  active: !v.active,
+                                },
                                 `${v.active ? 'deactivate' : 'activate'} ${label}`,
                               )
                             }
@@ -212,7 +299,9 @@ function KeysTable({ keys, levels, onEdit, onStage }: ListProps & { keys: Export
                             type="button"
                             class="small danger"
                             aria-label={`Delete ${label}`}
-                            onClick={() => onStage({ kind: 'delete-value', key: key.key, context: v.context }, `delete ${label}`)}
+                            onClick={() =>
+                              onStage({ kind: 'delete-value', key: key.key, context: v.context }, `delete ${label}`)
+                            }
                           >
                             Delete
                           </button>
@@ -237,7 +326,11 @@ function FilesList({ files, levels, onEdit, onStage }: ListProps & { files: Expo
       {files.length === 0 ? (
         <Empty>No files. Use “New file” to add a template; it can use keys as {'${ key.name }'}.</Empty>
       ) : (
-        <Table class="files" caption={`Files per context (${levels.join(';')})`} columns={['Path', 'Context', 'State', 'Actions']}>
+        <Table
+          class="files"
+          caption={`Files per context (${levels.join(';')})`}
+          columns={['Path', 'Context', 'State', 'Actions']}
+        >
           {files.map((f) => {
             const sealed = f.securityGroup !== undefined && f.content.includes('cfghub-encrypted-file');
             const label = `${f.file} for ${f.context}`;
@@ -260,7 +353,16 @@ function FilesList({ files, levels, onEdit, onStage }: ListProps & { files: Expo
                         type="button"
                         class="small"
                         aria-label={`Edit file ${label}`}
-                        onClick={() => onEdit({ kind: 'file', path: f.file, context: f.context.split(';'), content: f.content, active: f.active, isNew: false })}
+                        onClick={() =>
+                          onEdit({
+                            kind: 'file',
+                            path: f.file,
+                            context: f.context.split(';'),
+                            content: f.content,
+                            active: f.active,
+                            isNew: false,
+                          })
+                        }
                       >
                         Edit
                       </button>
@@ -268,7 +370,9 @@ function FilesList({ files, levels, onEdit, onStage }: ListProps & { files: Expo
                         type="button"
                         class="small danger"
                         aria-label={`Delete file ${label}`}
-                        onClick={() => onStage({ kind: 'delete-file', path: f.file, context: f.context }, `delete file ${label}`)}
+                        onClick={() =>
+                          onStage({ kind: 'delete-file', path: f.file, context: f.context }, `delete file ${label}`)
+                        }
                       >
                         Delete
                       </button>
@@ -315,9 +419,18 @@ function EditorForm({
       {editor.kind === 'new-key' && (
         <>
           <label for="edit-key">Key name</label>
-          <input id="edit-key" value={editor.key} required onInput={(e) => set({ key: (e.currentTarget as HTMLInputElement).value })} />
+          <input
+            id="edit-key"
+            value={editor.key}
+            required
+            onInput={(e) => set({ key: (e.currentTarget as HTMLInputElement).value })}
+          />
           <label for="edit-vdt">Type</label>
-          <select id="edit-vdt" value={editor.vdt} onChange={(e) => set({ vdt: (e.currentTarget as HTMLSelectElement).value })}>
+          <select
+            id="edit-vdt"
+            value={editor.vdt}
+            onChange={(e) => set({ vdt: (e.currentTarget as HTMLSelectElement).value })}
+          >
             {TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
@@ -325,7 +438,11 @@ function EditorForm({
             ))}
           </select>
           <label for="edit-readme">Readme</label>
-          <input id="edit-readme" value={editor.readme} onInput={(e) => set({ readme: (e.currentTarget as HTMLInputElement).value })} />
+          <input
+            id="edit-readme"
+            value={editor.readme}
+            onInput={(e) => set({ readme: (e.currentTarget as HTMLInputElement).value })}
+          />
         </>
       )}
       {editor.kind === 'file' && (

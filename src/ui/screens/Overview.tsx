@@ -11,7 +11,12 @@ import { useRollback } from '../useRollback';
 import { CreateTag } from './CreateTag';
 import { SettingsList } from './Settings';
 
-export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { info: RepoInfo; onChanged: () => void }) {
+export function OverviewScreen({
+  repo,
+  admin,
+  info,
+  onChanged,
+}: RepoProps & { info: RepoInfo; onChanged: () => void }) {
   const [record] = useLoad(
     () => listRepositories().then((all) => all.find((r) => sameRepo({ account: r.account, repository: r.name }, repo))),
     [repo.account, repo.repository, info],
@@ -23,13 +28,7 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
       <section aria-labelledby="settings-title">
         <h2 id="settings-title">Settings</h2>
         <Loaded load={record} what="the settings">
-          {(r) =>
-            !r ? (
-              <Empty>This repository is not in the listing.</Empty>
-            ) : (
-              <SettingsList record={r} />
-            )
-          }
+          {(r) => (!r ? <Empty>This repository is not in the listing.</Empty> : <SettingsList record={r} />)}
         </Loaded>
       </section>
 
@@ -52,8 +51,18 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
         <Loaded load={exported} what="the security groups">
           {({ keys }) => {
             const groups = new Map<string, { keys: number; files: number }>();
-            for (const k of keys) if (k.securityGroup) groups.set(k.securityGroup, { ...(groups.get(k.securityGroup) ?? { keys: 0, files: 0 }), keys: (groups.get(k.securityGroup)?.keys ?? 0) + 1 });
-            for (const f of info.files) if (f.secureGroup) groups.set(f.secureGroup, { ...(groups.get(f.secureGroup) ?? { keys: 0, files: 0 }), files: (groups.get(f.secureGroup)?.files ?? 0) + 1 });
+            for (const k of keys)
+              if (k.securityGroup)
+                groups.set(k.securityGroup, {
+                  ...(groups.get(k.securityGroup) ?? { keys: 0, files: 0 }),
+                  keys: (groups.get(k.securityGroup)?.keys ?? 0) + 1,
+                });
+            for (const f of info.files)
+              if (f.secureGroup)
+                groups.set(f.secureGroup, {
+                  ...(groups.get(f.secureGroup) ?? { keys: 0, files: 0 }),
+                  files: (groups.get(f.secureGroup)?.files ?? 0) + 1,
+                });
             return groups.size === 0 ? (
               <Empty>No key or file is in a security group.</Empty>
             ) : (
@@ -69,15 +78,23 @@ export function OverviewScreen({ repo, admin, info, onChanged }: RepoProps & { i
             );
           }}
         </Loaded>
-        <p class="hint">Groups no key or file uses yet are listed by <code>cfghub group list</code>.</p>
+        <p class="hint">
+          Groups no key or file uses yet are listed by <code>cfghub group list</code>.
+        </p>
       </section>
     </div>
   );
 }
 
 function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo']; onChanged: () => void }) {
-  const { confirming, setConfirming, busy, error, done, start: doRestore } = useRollback(() => restore(repo, tag.name), onChanged);
-
+  const {
+    confirming,
+    setConfirming,
+    busy,
+    error,
+    done,
+    start: doRestore,
+  } = useRollback(() => restore(repo, tag.name), onChanged);
 
   return (
     <tr>

@@ -8,7 +8,10 @@ import { adminListing, type AdminSession } from '../admin';
 import { Empty, FilterBox, Loaded, Table, formatDate, matchesFilter, useLoad } from '../components';
 
 const everyRepository = (admin: AdminSession) =>
-  adminListing(admin.token).then(({ records, unreadable }) => [...records, ...(unreadable as unknown as RepositoryRecord[])]);
+  adminListing(admin.token).then(({ records, unreadable }) => [
+    ...records,
+    ...(unreadable as unknown as RepositoryRecord[]),
+  ]);
 
 export function RepositoriesScreen({ session, admin }: { session?: Session; admin?: AdminSession }) {
   const [load] = useLoad(() => (admin ? everyRepository(admin) : listRepositories()), [admin?.token]);
@@ -22,7 +25,13 @@ export function RepositoriesScreen({ session, admin }: { session?: Session; admi
           ? 'Every repository, private ones too (listed with your admin token).'
           : 'The public listing: a server that hides private repositories shows them only to their own tokens. An admin token lists every repository.'}
       </p>
-      <FilterBox id="repo-filter" label="Filter repositories" placeholder="account, name or description" value={filter} onChange={setFilter} />
+      <FilterBox
+        id="repo-filter"
+        label="Filter repositories"
+        placeholder="account, name or description"
+        value={filter}
+        onChange={setFilter}
+      />
       <Loaded load={load} what="the repositories">
         {(records) => {
           if (records.length === 0) {
@@ -38,7 +47,14 @@ export function RepositoriesScreen({ session, admin }: { session?: Session; admi
             <Table
               class="repos"
               caption="Repositories"
-              columns={['Repository', 'Context levels', { label: 'Keys', num: true }, { label: 'Values', num: true }, 'Private', 'Created']}
+              columns={[
+                'Repository',
+                'Context levels',
+                { label: 'Keys', num: true },
+                { label: 'Values', num: true },
+                'Private',
+                'Created',
+              ]}
             >
               {shown.map((r) => (
                 <tr key={`${r.account}/${r.name}`}>

@@ -58,7 +58,8 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
       {!canWrite && (
         <p class="note">
           Not signed in for this repository: you can read it if it allows token-free reads; pushes work only if it
-          allows token-free pushes. <a href="#/signin">Sign in with a token</a> of {repo.account}/{repo.repository} to do more.
+          allows token-free pushes. <a href="#/signin">Sign in with a token</a> of {repo.account}/{repo.repository} to
+          do more.
         </p>
       )}
       {info.state === 'loading' && <Loading what="the repository" />}

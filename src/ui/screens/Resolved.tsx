@@ -25,7 +25,10 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
         onChange={setContext}
       />
       <p class="hint">
-        The same as <code>curl -H 'Context: {contextText}' …/rest/pull/{repo.account}/{repo.repository}</code>
+        The same as{' '}
+        <code>
+          curl -H 'Context: {contextText}' …/rest/pull/{repo.account}/{repo.repository}
+        </code>
       </p>
       <Loaded load={load} what="the pull">
         {(answer) => {
@@ -45,7 +48,13 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
                   columns={['Key', 'Value', 'Type', 'Won by the value of context']}
                 >
                   {keys.map((key) => (
-                    <ResolvedRow key={`${contextText} ${key}`} repo={repo} keyName={key} p={answer.properties[key]} context={contextText} />
+                    <ResolvedRow
+                      key={`${contextText} ${key}`}
+                      repo={repo}
+                      keyName={key}
+                      p={answer.properties[key]}
+                      context={contextText}
+                    />
                   ))}
                 </Table>
               )}
@@ -79,7 +88,17 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
 }
 
 /** One key of the pull, and under it, when asked, the explanation of why its value won. */
-function ResolvedRow({ repo, keyName, p, context }: { repo: RepoRef; keyName: string; p: PulledProperty; context: string }) {
+function ResolvedRow({
+  repo,
+  keyName,
+  p,
+  context,
+}: {
+  repo: RepoRef;
+  keyName: string;
+  p: PulledProperty;
+  context: string;
+}) {
   const [open, setOpen] = useState(false);
   const panelId = `explain-${keyName.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   return (
@@ -102,7 +121,13 @@ function ResolvedRow({ repo, keyName, p, context }: { repo: RepoRef; keyName: st
         <td data-label="Type">{p.type ?? 'Text'}</td>
         <td data-label="Won by the value of context">
           <code data-testid="won-by">{(p.context ?? []).join(';')}</code>{' '}
-          <button type="button" class="small" aria-expanded={open} aria-controls={open ? panelId : undefined} onClick={() => setOpen(!open)}>
+          <button
+            type="button"
+            class="small"
+            aria-expanded={open}
+            aria-controls={open ? panelId : undefined}
+            onClick={() => setOpen(!open)}
+          >
             {open ? 'Hide why' : 'Why?'}
             <span class="visually-hidden"> {keyName} resolves so</span>
           </button>

@@ -35,7 +35,10 @@ const SETTINGS: readonly (readonly [string, (r: RepositoryRecord) => ComponentCh
 export function SettingsList({ record, brief = false }: { record: RepositoryRecord; brief?: boolean }) {
   return (
     <dl class="settings">
-      {SETTINGS.filter(([, , inBrief]) => !brief || inBrief).map(([label, show]) => [<dt key={`${label}-t`}>{label}</dt>, <dd key={`${label}-d`}>{show(record)}</dd>])}
+      {SETTINGS.filter(([, , inBrief]) => !brief || inBrief).map(([label, show]) => [
+        <dt key={`${label}-t`}>{label}</dt>,
+        <dd key={`${label}-d`}>{show(record)}</dd>,
+      ])}
     </dl>
   );
 }

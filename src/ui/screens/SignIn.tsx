@@ -79,12 +79,18 @@ export function SignInScreen({
         <fieldset class="choice">
           <legend>Kind of token</legend>
           <label>
-            <input type="radio" name="kind" value="client" checked={kind === 'client'} onChange={() => choose('client')} /> For one
-            repository
+            <input
+              type="radio"
+              name="kind"
+              value="client"
+              checked={kind === 'client'}
+              onChange={() => choose('client')}
+            />{' '}
+            For one repository
           </label>
           <label>
-            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => choose('admin')} /> For the
-            administration of every repository
+            <input type="radio" name="kind" value="admin" checked={kind === 'admin'} onChange={() => choose('admin')} />{' '}
+            For the administration of every repository
           </label>
         </fieldset>
         <label for="token">{label}</label>
@@ -100,7 +106,8 @@ export function SignInScreen({
         />
         <p id="token-help" class="hint">
           Kept in this browser tab's session storage only, sent as the{' '}
-          {kind === 'client' ? 'Client-Token header' : 'Authorization header to the admin API only'}, never put in a URL.
+          {kind === 'client' ? 'Client-Token header' : 'Authorization header to the admin API only'}, never put in a
+          URL.
         </p>
         <div>
           <button type="submit" class="primary" disabled={busy}>

@@ -31,7 +31,11 @@ describe.runIf(etcdInstalled || requireEtcd)('etcd client against one member', (
 
   it('runs a transaction guarded on a create revision: only the first of two creators wins', async () => {
     const create = () =>
-      client.txn([{ key: '/t/leader', target: 'CREATE', number: 0 }], [{ put: { key: '/t/leader', value: 'me' } }], [{ get: { key: '/t/leader' } }]);
+      client.txn(
+        [{ key: '/t/leader', target: 'CREATE', number: 0 }],
+        [{ put: { key: '/t/leader', value: 'me' } }],
+        [{ get: { key: '/t/leader' } }],
+      );
     const [one, two] = await Promise.all([create(), create()]);
     expect([one.succeeded, two.succeeded].sort()).toEqual([false, true]);
     const loser = one.succeeded ? two : one;
@@ -51,7 +55,9 @@ describe.runIf(etcdInstalled || requireEtcd)('etcd client against one member', (
     const start = (await client.put('/w/0', 'zero')).revision;
     await client.put('/w/1', 'one');
     const seen: string[] = [];
-    const watch = client.watch('/w/', { prefix: true, fromRevision: start }, (event) => seen.push(`${event.type} ${event.kv.key}`));
+    const watch = client.watch('/w/', { prefix: true, fromRevision: start }, (event) =>
+      seen.push(`${event.type} ${event.kv.key}`),
+    );
     await until(() => seen.length === 2, 'the two past events');
     await client.txn([], [{ delete: { key: '/w/0' } }]);
     await until(() => seen.length === 3, 'the delete');
@@ -87,14 +93,30 @@ describe.runIf(etcdInstalled || requireEtcd)('etcd client against three members'
     const client = new EtcdClient(etcd.endpoints, { requestTimeoutMs: 500 });
     await client.put('/m/a', '1');
     etcd.kill(0);
-    await until(async () => (await client.put('/m/a', '2').then(() => true, () => false)), 'a put with member 0 killed', 15_000);
+    await until(
+      async () =>
+        await client.put('/m/a', '2').then(
+          () => true,
+          () => false,
+        ),
+      'a put with member 0 killed',
+      15_000,
+    );
     expect((await client.get('/m/a')).kvs[0].value).toBe('2');
     etcd.pause(1);
     // Two of three down: no quorum, so nothing is written.
     await expect(client.put('/m/a', '3')).rejects.toBeInstanceOf(EtcdUnavailable);
     etcd.resume(1);
     await etcd.restart(0);
-    await until(async () => (await client.put('/m/a', '4').then(() => true, () => false)), 'a put with the quorum back', 15_000);
+    await until(
+      async () =>
+        await client.put('/m/a', '4').then(
+          () => true,
+          () => false,
+        ),
+      'a put with the quorum back',
+      15_000,
+    );
     expect((await client.get('/m/a')).kvs[0].value).toBe('4');
   });
 });

@@ -1,6 +1,11 @@
 /** The mapping of Spring's application, profiles and label onto a repository, a context and a point. */
 import { describe, expect, it } from 'vitest';
-import { contextOfProfiles, labelPoint, profileList, repositoryCandidates } from '../../../../src/service/protocols/springEnvironment.js';
+import {
+  contextOfProfiles,
+  labelPoint,
+  profileList,
+  repositoryCandidates,
+} from '../../../../src/service/protocols/springEnvironment.js';
 import { typedValue } from '../../../../src/service/protocols/resolvedKeys.js';
 
 const LEVELS = ['Environment', 'Application', 'Instance'];
@@ -8,12 +13,16 @@ const LEVELS = ['Environment', 'Application', 'Instance'];
 describe('the Spring mapping', () => {
   it('tries every split of account.repository at a dot, first first', () => {
     expect(repositoryCandidates('acme.app')).toEqual([['acme', 'app']]);
-    expect(repositoryCandidates('acme.co.app.v2')).toEqual([['acme', 'co.app.v2'], ['acme.co', 'app.v2'], ['acme.co.app', 'v2']]);
+    expect(repositoryCandidates('acme.co.app.v2')).toEqual([
+      ['acme', 'co.app.v2'],
+      ['acme.co', 'app.v2'],
+      ['acme.co.app', 'v2'],
+    ]);
     expect(repositoryCandidates('nodots')).toEqual([]);
     expect(repositoryCandidates('.app')).toEqual([]);
   });
 
-  it('maps profiles onto levels in order, * for the rest, and Spring\'s default alone onto all *', () => {
+  it("maps profiles onto levels in order, * for the rest, and Spring's default alone onto all *", () => {
     expect(contextOfProfiles(profileList('Production,Billing'), LEVELS)).toEqual(['Production', 'Billing', '*']);
     expect(contextOfProfiles(profileList(' Production , *, node-7 '), LEVELS)).toEqual(['Production', '*', 'node-7']);
     expect(contextOfProfiles(profileList('default'), LEVELS)).toEqual(['*', '*', '*']);
