@@ -21,31 +21,62 @@ afterAll(async () => {
   for (const dir of Object.values(dirs)) dir.remove();
 });
 
-const lagOf = async (url: string) => (await getJson(url, '/rest/pull/acme/app', { Context: 'Prod' })).headers.get('replica-lag');
+const lagOf = async (url: string) =>
+  (await getJson(url, '/rest/pull/acme/app', { Context: 'Prod' })).headers.get('replica-lag');
 
 describe('Replica-Lag when the wall clock steps back', () => {
   it.skipIf(!faketime)('keeps growing while the primary is away', async () => {
-    cliOk(dirs.primary.path, 'repo', 'create', 'acme/app', '--context', 'Env', '--token-free-push', '--token-free-pull');
+    cliOk(
+      dirs.primary.path,
+      'repo',
+      'create',
+      'acme/app',
+      '--context',
+      'Env',
+      '--token-free-push',
+      '--token-free-pull',
+    );
     const token = cliOk(dirs.primary.path, 'token', 'create', '--replication').trim();
     const clock = join(dirs.clock.path, 'offset');
     fs.writeFileSync(clock, '+0\n');
     const primary = await startServerProcess(dirs.primary.path);
     running.push(primary);
-    const env = { CFGHUB_REPLICATION_TOKEN: token, FAKETIME_TIMESTAMP_FILE: clock, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' };
-    const replica = await startServerProcess(dirs.replica.path, { ...env, LD_PRELOAD: FAKETIME_LIBRARY }, [], ['--replica-of', primary.url]);
+    const env = {
+      CFGHUB_REPLICATION_TOKEN: token,
+      FAKETIME_TIMESTAMP_FILE: clock,
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    };
+    const replica = await startServerProcess(
+      dirs.replica.path,
+      { ...env, LD_PRELOAD: FAKETIME_LIBRARY },
+      [],
+      ['--replica-of', primary.url],
+    );
     running.push(replica);
-    const pushed = await pushTo(primary.url, '/rest/push/acme/app', { enableKeyCreation: true, data: [{ key: 'k', values: [{ context: '*', value: 'v' }] }] });
+    const pushed = await pushTo(primary.url, '/rest/push/acme/app', {
+      enableKeyCreation: true,
+      data: [{ key: 'k', values: [{ context: '*', value: 'v' }] }],
+    });
     expect(pushed.status).toBe(200);
-    await eventually('the replica current', async () => {
-      const lag = await lagOf(replica.url);
-      return lag !== null && lag !== 'unknown' && Number(lag) < 2 ? true : undefined;
-    }, 20_000);
+    await eventually(
+      'the replica current',
+      async () => {
+        const lag = await lagOf(replica.url);
+        return lag !== null && lag !== 'unknown' && Number(lag) < 2 ? true : undefined;
+      },
+      20_000,
+    );
 
     await primary.stop();
-    const away = await eventually('the lag growing', async () => {
-      const lag = Number(await lagOf(replica.url));
-      return lag >= 1.5 ? lag : undefined;
-    }, 20_000);
+    const away = await eventually(
+      'the lag growing',
+      async () => {
+        const lag = Number(await lagOf(replica.url));
+        return lag >= 1.5 ? lag : undefined;
+      },
+      20_000,
+    );
     fs.writeFileSync(clock, '-1h\n'); // the wall clock stepped back an hour
     await eventually('the clock stepped', async () => {
       const date = Date.parse((await fetch(`${replica.url}/healthz`)).headers.get('date') ?? '');
