@@ -22,6 +22,7 @@ import { addRollbackCommands } from './commands/rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js';
 import { addClientCommands } from './commands/clientCommands.js';
 import { addAccessCommands } from './commands/accessCommands.js';
+import { addHaCommands } from './commands/haCommands.js';
 import { FolderError } from '../disk/errors.js';
 import { ErrorCode } from '../domain/errors.js';
 
@@ -109,6 +110,14 @@ export function buildProgram(): Command {
       '--workers <n>',
       'processes serving requests: 1 (the default) is a single process, auto one per core (else CFGHUB_WORKERS)',
     )
+    .option(
+      '--cluster <name>',
+      'run as a node of this HA cluster (with --etcd and --advertise; token in CFGHUB_REPLICATION_TOKEN)',
+    )
+    .option('--etcd <urls>', "the HA cluster's etcd members, comma-separated client URLs")
+    .option('--advertise <url>', "this node's URL as the cluster's other nodes reach it")
+    .option('--ha-strict', 'refuse writes (503) rather than acknowledge a push that lives on one node only')
+    .option('--lease-seconds <n>', "the leader's lease: a lost leader is replaced within about this long (default 5)")
     .option(
       '--config <file>',
       'a YAML file with any of the settings above as fields; flags and environment win over it',
@@ -297,6 +306,7 @@ export function buildProgram(): Command {
   addGroupCommands(program);
   addClientCommands(program);
   addAccessCommands(program);
+  addHaCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({

@@ -3,6 +3,7 @@
  * Names are validated before they touch the disk, matched without regard to case, and symbolic
  * links are never followed, so no request can reach outside the folder.
  */
+import type { ReplicateHook } from './repository.js';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { isValidName } from '../domain/names.js';
@@ -64,7 +65,11 @@ export class RepositoryRegistry {
    */
   constructor(
     readonly root: string,
-    private readonly options: { readonly looseObjectLimit?: number; readonly journal?: boolean } = {},
+    private readonly options: {
+      readonly looseObjectLimit?: number;
+      readonly journal?: boolean;
+      readonly replicate?: ReplicateHook;
+    } = {},
   ) {
     this.journal = options.journal ? new PushJournal(root) : undefined;
   }
@@ -187,6 +192,7 @@ export class RepositoryRegistry {
         looseObjectLimit: this.options.looseObjectLimit,
         root: this.root,
         journal: this.journal,
+        replicate: this.options.replicate,
       });
       this.opened.set(id, repository);
     }

@@ -23,6 +23,7 @@ import { asDamagedCommit, asStorageFault } from './storageFaults.js';
 import { LayoutError } from '../layout/errors.js';
 import { RepositoryGoneError } from './errors.js';
 import type { JournalFile, PushJournal } from './journal/pushJournal.js';
+import type { JournalEntry } from './journal/journalRecords.js';
 import type { Pack } from '../git/packWriter.js';
 
 export interface RepositoryOptions {
@@ -34,7 +35,15 @@ export interface RepositoryOptions {
   readonly root?: string;
   /** The push journal of the server's process (pushJournal.ts), if commits go through one. */
   readonly journal?: PushJournal;
+  /**
+   * In an HA cluster's leader: makes a push's journal record durable on the cluster's other
+   * nodes before the ref moves (service/ha/syncSet.ts). Resolves to what to call once the ref has
+   * moved or failed to; a rejection refuses the commit (its record voided, the ref unmoved).
+   */
+  readonly replicate?: ReplicateHook;
 }
+
+export type ReplicateHook = (entry: JournalEntry) => Promise<() => void>;
 
 export class GitRepository {
   readonly objects: ObjectStore;
@@ -260,6 +269,9 @@ export class GitRepository {
     // Journaled (a server's push, pushJournal.ts): the journal's record is the one fdatasync;
     // otherwise (a command on the folder, or no journal to be had) the files' own rounds.
     const journal = staged.objects.length > 0 ? await this.options.journal?.file() : undefined;
+    // An HA leader's commit reaches the other nodes as its journal record: none, no commit.
+    if (this.options.replicate && !journal)
+      throw new Error('this cluster node cannot commit: its push journal is not available');
     try {
       return await this.commitWith(staged, parent, journal);
     } finally {
@@ -318,7 +330,11 @@ export class GitRepository {
     }
   }
 
-  /** The ref's move made durable by a journal record (RefLock.swap); the files are fsynced by the journal's checkpoint. */
+  /**
+   * The ref's move made durable by a journal record (RefLock.swap); the files are fsynced by the
+   * journal's checkpoint. In a cluster's leader the record is on the sync set's disks too before
+   * the rename (the `replicate` hook); a refusal there voids the record and leaves the ref.
+   */
   private async swapJournaled(
     lock: RefLock,
     parent: string,
@@ -326,25 +342,41 @@ export class GitRepository {
     commitId: string,
     pack: Pack,
   ): Promise<RefUpdate> {
-    const update = await lock.swap(parent, ({ before, after }) =>
-      journal.append({
-        repository: relative(this.options.root ?? dirname(dirname(this.gitdir)), this.gitdir),
-        ref: BRANCH_REF,
-        old: parent,
-        new: commitId,
-        before,
-        after,
-        packName: pack.name,
-        pack: pack.pack,
-        index: pack.index,
-      }),
-    );
-    if (!update.ok) return update;
-    update.ticket?.committed(
-      [...this.objects.packPaths(pack.name), this.refPath],
-      [this.objects.packFolder, dirname(this.refPath)],
-    );
-    return { ok: true };
+    const replicate = this.options.replicate;
+    let replicated: (() => void) | undefined;
+    try {
+      const update = await lock.swap(parent, async ({ before, after }) => {
+        const entry: JournalEntry = {
+          repository: relative(this.options.root ?? dirname(dirname(this.gitdir)), this.gitdir),
+          ref: BRANCH_REF,
+          old: parent,
+          new: commitId,
+          before,
+          after,
+          packName: pack.name,
+          pack: pack.pack,
+          index: pack.index,
+        };
+        const ticket = await journal.append(entry);
+        if (replicate) {
+          try {
+            replicated = await replicate(entry);
+          } catch (error) {
+            ticket.abandon();
+            throw error;
+          }
+        }
+        return ticket;
+      });
+      if (!update.ok) return update;
+      update.ticket?.committed(
+        [...this.objects.packPaths(pack.name), this.refPath],
+        [this.objects.packFolder, dirname(this.refPath)],
+      );
+      return { ok: true };
+    } finally {
+      replicated?.();
+    }
   }
 
   private headChecked: string | undefined;

@@ -24,6 +24,7 @@ import { pushFront } from './routes/pushFront.js';
 import { readRoutes } from './routes/readRoutes.js';
 import { replicaFront } from './replicaFront.js';
 import { replicationRoutes } from './routes/replicationRoutes.js';
+import { haRoutes } from './routes/haRoutes.js';
 import { rollbackRoutes } from './routes/rollbackRoutes.js';
 import { uiRoutes } from './routes/uiRoutes.js';
 import { explainRoutes } from './routes/explainRoutes.js';
@@ -55,6 +56,7 @@ export function createApp(deps: HttpDeps): express.Express {
   app.use(gitRoutes(deps)); // before anything reads a body: git's requests stream into git untouched
   app.use(infoRoutes(deps));
   app.use(replicationRoutes(deps)); // State and change feed for replicas
+  app.use(haRoutes(deps)); // between the nodes of an HA cluster
   app.use(pushRoutes(deps));
   app.use(historyRoutes(deps));
   app.use(rollbackRoutes(deps));

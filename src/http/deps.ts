@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from '../service/admin/tokens.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
+import type { ClusterNode } from '../service/ha/clusterNode.js';
 
 export interface HttpDeps {
   readonly registry: RepositoryRegistry;
@@ -25,6 +26,8 @@ export interface HttpDeps {
    * Prometheus' text format (see src/server/clusterWorker.ts); `GET /metrics` answers it.
    */
   readonly clusterMetrics?: () => Promise<string>;
+  /** Set on a node of an HA cluster (`serve --cluster`): its part in the cluster (service/ha/). */
+  readonly cluster?: ClusterNode;
   /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
   readonly starting?: () => string | undefined;
 }

@@ -43,7 +43,7 @@ export function isWrite(req: IncomingMessage): boolean {
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
   const url = req.url ?? '';
   if (method === 'POST' && url.startsWith('/git/') && url.split('?')[0].endsWith('/git-upload-pack')) return false;
-  return !url.startsWith('/rest/replication/');
+  return !url.startsWith('/rest/replication/') && !url.startsWith('/rest/ha/');
 }
 
 /** The value of `Replica-Lag`: seconds with one decimal, or `unknown`. */
@@ -54,8 +54,21 @@ export function lagHeader(replica: ReplicaLink): string {
 
 export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: RequestListener): RequestListener {
   return (req, res) => {
+    // An HA cluster's leader serves everything itself, while its lease surely lives.
+    if (replica.servesWrites?.()) return next(req, res);
     res.setHeader('Replica-Lag', lagHeader(replica));
     if (!isWrite(req)) return next(req, res);
+    if (!replica.primary) {
+      res.setHeader('Retry-After', '1');
+      const refused = new HttpError(
+        503,
+        'no_leader',
+        'no node of the cluster leads now (an election is under way, or etcd cannot be reached): writes wait for a leader; reads are served by every node',
+      );
+      beginRequest(deps, req, res, () => ({ refusal: 'no_leader' }));
+      sendJson(req, res, refused.status, refused.body());
+      return;
+    }
     forward(deps, replica.primary, req, res);
   };
 }

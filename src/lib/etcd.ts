@@ -156,7 +156,7 @@ export class EtcdClient {
     options: EtcdClientOptions = {},
   ) {
     if (endpoints.length === 0) throw new Error('etcd: no endpoint given');
-    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.requestTimeoutMs = Math.round(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   }
 
   /** The cluster id this client pins (the first one it saw), if it has seen one. */

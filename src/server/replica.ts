@@ -54,9 +54,10 @@ export async function checkFolderRole(
   reposDir: string,
   replicaOf: ReplicaOf | undefined,
   logger: Logger,
+  clusterNode = false,
 ): Promise<void> {
   const following = readPin(reposDir);
-  if (!replicaOf && following) {
+  if (!replicaOf && following && !clusterNode) {
     throw new ServiceError(
       'invalid_argument',
       `this repositories folder is a read replica's (it follows generation ${following.generation} of folder ${following.folder}): give --replica-of, or promote it first with: cfghub promote --repos <folder>`,

@@ -14,6 +14,9 @@ import { ensureDemoRepository } from '../service/admin/demo.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import { TokenService } from '../service/admin/tokens.js';
 import { onStaleLockRemoved } from '../disk/refs/refs.js';
+import { ServiceError } from '../service/errors.js';
+import { ClusterNode } from '../service/ha/clusterNode.js';
+import { HaStateFile } from '../disk/haState.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { recoverAtStart } from '../disk/startupRecovery.js';
 import { replayJournals } from '../disk/journal/journalReplay.js';
@@ -42,6 +45,15 @@ export interface ServeOptions {
   readonly metricsToken?: string;
   /** Processes serving requests; 1 or undefined: this process alone. */
   readonly workers?: number;
+  /** Serve as a node of an HA cluster (service/ha/): elected on etcd, writes synchronously replicated. */
+  readonly cluster?: {
+    readonly name: string;
+    readonly etcd: readonly string[];
+    readonly advertise: string;
+    readonly token: string;
+    readonly strict: boolean;
+    readonly leaseSeconds: number;
+  };
   readonly logFormat?: LogFormat;
   readonly logLevel?: string;
 }
@@ -67,6 +79,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   await serving.stop();
   logger.info({ event: 'stopped' });
+  // Everything is closed; a connection a peer or etcd still holds open must not keep the process.
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1_000).unref();
 }
 
 /**
@@ -81,10 +95,16 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
   // Pushes whose files a power cut took are restored from the push journals (journalReplay.ts),
   // then what crashed writers left is cleaned (or reported), before the first request (startupRecovery.ts).
   await replayJournalsLogged(options.reposDir, logger);
-  await checkFolderRole(options.reposDir, options.replicaOf, logger);
+  // A node of an HA cluster leads or follows as etcd decides: its folder may follow a leader now and lead later.
+  await checkFolderRole(options.reposDir, options.replicaOf, logger, options.cluster !== undefined);
   for (const finding of await recoverAtStart(options.reposDir))
     logger.warn({ event: 'recovered-at-start', ...finding });
-  if (options.demo && !options.replicaOf) {
+  if (options.cluster && options.replicaOf)
+    throw new ServiceError(
+      'invalid_argument',
+      'a node of an HA cluster follows its elected leader: leave out --replica-of',
+    );
+  if (options.demo && !options.replicaOf && !options.cluster) {
     const registry = new RepositoryRegistry(options.reposDir, { looseObjectLimit: options.looseObjectLimit });
     try {
       if (await ensureDemoRepository(registry)) logger.info({ event: 'demo-created', repository: 'demo/HowItWorks' });
@@ -119,14 +139,27 @@ export async function startServing(
   logger: Logger,
   extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers'>,
 ): Promise<Serving> {
+  let node: ClusterNode | undefined;
   const registry = new RepositoryRegistry(options.reposDir, {
     looseObjectLimit: options.looseObjectLimit,
     journal: true,
+    replicate: options.cluster ? (entry) => node!.replicate(entry) : undefined,
   });
   setHeldPacksBudget(extra.workers); // this process's share of the server's budget for open packs
   // A single process registered this in prepareOnce; a worker is a process of its own.
   if (cluster.isWorker) onStaleLockRemoved((report) => logger.warn({ event: 'stale-lock-removed', ...report }));
   const tokens = new TokenService(new TokenStore(options.reposDir));
+  if (options.cluster) {
+    tokens.acceptClusterSecret(options.cluster.token);
+    const { name, etcd, advertise, token, strict, leaseSeconds } = options.cluster;
+    node = new ClusterNode(
+      { cluster: name, etcd, advertise, token, strict, leaseSeconds },
+      await HaStateFile.open(options.reposDir),
+      registry,
+      tokens,
+      logger,
+    );
+  }
   const follower = extra.replica
     ? undefined
     : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
@@ -137,7 +170,8 @@ export async function startServing(
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     maxWatchers: options.maxWatchers,
     hidePrivate: options.hidePrivate,
-    replica: extra.replica ?? follower,
+    replica: extra.replica ?? follower ?? node,
+    cluster: node,
     metricsToken: options.metricsToken,
     clusterMetrics: extra.clusterMetrics,
     workers: extra.workers,
@@ -145,15 +179,18 @@ export async function startServing(
   const { startServer } = await import('../http/server.js');
   const running = await startServer(deps, options.port, options.host).catch(async (error: unknown) => {
     await follower?.stop();
+    await node?.stop();
     registry.close();
     tokens.close();
     throw listenError(error, options);
   });
+  node?.start();
   return {
     url: running.url,
     deps,
     async stop() {
       await running.close();
+      await node?.stop(); // after the drain: pushes in flight finish as the leader, then another node leads
       await follower?.stop();
       await registry.settle(); // a pack merge's removals end whole (see consolidatePacks)
       await registry.flushJournal();

@@ -25,6 +25,11 @@ const configSchema = z.strictObject({
   workers: z.union([z.number().int(), z.literal('auto')]).optional(),
   logFormat: z.enum(LOG_FORMATS).optional(),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  cluster: z.string().optional(),
+  etcd: z.union([z.string(), z.array(z.string())]).optional(),
+  advertise: z.string().optional(),
+  haStrict: z.boolean().optional(),
+  leaseSeconds: z.number().int().optional(),
 });
 
 export type ServeConfig = z.infer<typeof configSchema>;
@@ -44,6 +49,11 @@ export interface ServeFlags {
   readonly metricsToken?: string;
   readonly logFormat?: string;
   readonly workers?: string;
+  readonly cluster?: string;
+  readonly etcd?: string;
+  readonly advertise?: string;
+  readonly haStrict?: boolean;
+  readonly leaseSeconds?: string;
 }
 
 export function readServeConfig(path: string): ServeConfig {
@@ -169,6 +179,7 @@ export function resolveServeOptions(
   if (!(LOG_FORMATS as readonly string[]).includes(logFormat))
     throw new ServiceError('invalid_argument', `--log-format must be json or pretty, got ${JSON.stringify(logFormat)}`);
   return {
+    cluster: clusterSettings(flags, env, config, workers),
     reposDir: resolve(pick(flags.repos, env.CFGHUB_REPOS, config.repos) ?? './repos'),
     port,
     host: pick(flags.host, env.HOST, config.host) ?? '127.0.0.1',
@@ -179,5 +190,60 @@ export function resolveServeOptions(
     workers,
     logFormat: logFormat as (typeof LOG_FORMATS)[number],
     logLevel: pick(env.LOG_LEVEL, config.logLevel) ?? 'info',
+  };
+}
+
+/** The lease of an HA cluster's leader, in seconds: a lost leader is replaced within about this long. */
+export const DEFAULT_LEASE_SECONDS = 5;
+
+/**
+ * `--cluster NAME --etcd URL[,URL…] --advertise URL` (each also CFGHUB_CLUSTER, CFGHUB_ETCD,
+ * CFGHUB_ADVERTISE, or the config file), with the cluster's replication token in
+ * CFGHUB_REPLICATION_TOKEN; undefined when not asked for. All three or none.
+ */
+function clusterSettings(
+  flags: ServeFlags,
+  env: NodeJS.ProcessEnv,
+  config: ServeConfig,
+  workers: number,
+): ServeOptions['cluster'] {
+  const name = pick(flags.cluster, env.CFGHUB_CLUSTER, config.cluster);
+  const etcdText = pick(flags.etcd, env.CFGHUB_ETCD, Array.isArray(config.etcd) ? config.etcd.join(',') : config.etcd);
+  const advertise = pick(flags.advertise, env.CFGHUB_ADVERTISE, config.advertise);
+  if (name === undefined && etcdText === undefined && advertise === undefined) return undefined;
+  if (name === undefined || etcdText === undefined || advertise === undefined) {
+    throw new ServiceError(
+      'invalid_argument',
+      'an HA cluster needs all three of --cluster NAME, --etcd URL[,URL…] and --advertise URL',
+    );
+  }
+  const token = env.CFGHUB_REPLICATION_TOKEN?.trim();
+  if (!token)
+    throw new ServiceError(
+      'invalid_argument',
+      "an HA cluster needs the cluster's replication token in CFGHUB_REPLICATION_TOKEN, the same on every node (make one with: cfghub token create --replication)",
+    );
+  if (workers > 1)
+    throw new ServiceError('invalid_argument', 'an HA cluster node runs as one process: leave out --workers');
+  const leaseSeconds = numberSetting(
+    flags.leaseSeconds,
+    'CFGHUB_LEASE_SECONDS',
+    env,
+    config.leaseSeconds,
+    DEFAULT_LEASE_SECONDS,
+    1,
+    60,
+    'lease-seconds',
+  );
+  return {
+    name,
+    etcd: etcdText
+      .split(',')
+      .map((url) => url.trim().replace(/\/+$/, ''))
+      .filter(Boolean),
+    advertise: advertise.replace(/\/+$/, ''),
+    token,
+    strict: Boolean(flags.haStrict || env.CFGHUB_HA_STRICT === 'true' || config.haStrict),
+    leaseSeconds,
   };
 }

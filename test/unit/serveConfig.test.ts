@@ -122,13 +122,26 @@ describe('serve settings', () => {
   });
 });
 
+const HA_FIELDS = ['cluster', 'etcd', 'advertise', 'haStrict', 'leaseSeconds'];
+
 describe("the production page's example config file", () => {
   it('is valid and shows every field', () => {
     const readme = readFileSync(join(__dirname, '../../docs/operations/production.md'), 'utf8');
     const example = /```yaml\n(# cfghub\.yaml[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const parsed = readServeConfig(config('readme.yaml', example!));
-    expect(Object.keys(parsed).sort()).toEqual([...SERVE_CONFIG_FIELDS].sort());
+    // An HA node's fields are shown by the HA page's example (below).
+    expect(Object.keys(parsed).sort()).toEqual(
+      SERVE_CONFIG_FIELDS.filter((field) => !HA_FIELDS.includes(field)).sort(),
+    );
+  });
+
+  it("the HA page's example shows every field of an HA node", () => {
+    const page = readFileSync(join(__dirname, '../../docs/operations/ha.md'), 'utf8');
+    const example = /```yaml\n(# cfghub\.yaml[\s\S]*?)```/.exec(page)?.[1];
+    expect(example).toBeDefined();
+    const parsed = readServeConfig(config('ha.yaml', example!));
+    expect(Object.keys(parsed).sort()).toEqual([...HA_FIELDS].sort());
   });
 
   it('takes --workers from its flag, CFGHUB_WORKERS or the file; one process by default, auto one per core; refuses 0', () => {

@@ -137,6 +137,21 @@ function entryOf(body: Buffer): JournalEntry | undefined {
   };
 }
 
+/**
+ * One record standing alone (as a cluster's leader sends it to its replicas): the record's bytes
+ * exactly, its checksum holding; undefined otherwise.
+ */
+export function decodeRecord(bytes: Buffer): JournalRecord | undefined {
+  if (bytes.length < RECORD_HEAD || bytes.readUInt32BE(0) !== MAGIC) return undefined;
+  const seq = bytes.readUInt32BE(4);
+  const bodyLength = bytes.readUInt32BE(8);
+  if (bodyLength > MAX_BODY || RECORD_HEAD + bodyLength !== bytes.length) return undefined;
+  const body = bytes.subarray(RECORD_HEAD);
+  if (!checksum(seq, bodyLength, body).equals(bytes.subarray(12, 32))) return undefined;
+  const entry = entryOf(body);
+  return entry && { seq, entry, offset: 0, length: bytes.length };
+}
+
 /** The records of a journal file's bytes, in order, up to the first that does not count. */
 export function decodeRecords(file: Buffer): JournalRecord[] {
   const records: JournalRecord[] = [];

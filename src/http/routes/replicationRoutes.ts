@@ -60,7 +60,7 @@ function presentedToken(req: Request): string | undefined {
   return header(req, 'Client-Token') ?? bearer?.[1];
 }
 
-function requireReplicationToken(deps: HttpDeps, req: Request): void {
+export function requireReplicationToken(deps: HttpDeps, req: Request): void {
   const presented = presentedToken(req);
   if (!presented)
     throw new ServiceError(

@@ -239,9 +239,31 @@ export class TokenService {
     this.store.close();
   }
 
+  private clusterSecret: TokenRecord | undefined;
+
+  /**
+   * Accepts `secret` as a replication token on this node whatever its token file holds: the
+   * nodes of an HA cluster share one (CFGHUB_REPLICATION_TOKEN), and a node new to the cluster
+   * must accept the leader's requests before its token file has been replicated.
+   */
+  acceptClusterSecret(secret: string): void {
+    this.clusterSecret = {
+      hash: hashToken(secret),
+      account: '',
+      repository: '',
+      label: 'cluster',
+      created: isoSeconds(new Date()),
+      expires: null,
+      forceKeyPush: false,
+      revoked: null,
+      kind: 'replication',
+    };
+  }
+
   /** The record of a presented token, or why it does not authenticate. */
   authenticate(token: string): TokenRecord {
-    const found = this.store.byHash(hashToken(token));
+    const hash = hashToken(token);
+    const found = this.store.byHash(hash) ?? (this.clusterSecret?.hash === hash ? this.clusterSecret : undefined);
     if (!found) throw new ServiceError('unauthorized', 'the Client-Token is not valid');
     if (found.revoked !== null) throw new ServiceError('unauthorized', 'the Client-Token has been revoked');
     if (found.expires !== null && Date.parse(found.expires) <= Date.now()) {

@@ -60,6 +60,7 @@ export async function fetchMirror(
   account: string,
   name: string,
   rewind = false,
+  signal?: AbortSignal,
 ): Promise<FetchOutcome> {
   const url = `${source.primary.replace(/\/+$/, '')}/git/${encodeURIComponent(account)}/${encodeURIComponent(name)}.git`;
   const credential = Buffer.from(`replica:${source.token}`).toString('base64');
@@ -122,8 +123,13 @@ export async function fetchMirror(
     for (const each of lines) line(each);
   });
   const timer = setTimeout(() => child.kill('SIGTERM'), FETCH_TIMEOUT_MS);
+  // A follower that stops (its primary changed) ends its fetch at once: with --atomic no ref has moved.
+  const stop = () => child.kill('SIGKILL');
+  signal?.addEventListener('abort', stop);
+  if (signal?.aborted) stop();
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
+  signal?.removeEventListener('abort', stop);
   line(pending);
   if (code !== 0) {
     if (nonFastForward && !rewind) return 'rewind-refused';
@@ -169,7 +175,13 @@ async function writeDurably(path: string, text: string): Promise<void> {
 }
 
 /** Makes a mirror of a repository the replica does not have yet: assembled aside, fetched, renamed into place. */
-export async function createMirror(root: string, source: MirrorSource, account: string, name: string): Promise<void> {
+export async function createMirror(
+  root: string,
+  source: MirrorSource,
+  account: string,
+  name: string,
+  signal?: AbortSignal,
+): Promise<void> {
   if (!isValidName(account) || !isValidName(name))
     throw new Error(`the primary offered a repository with an invalid name`);
   const work = join(root, WORK_FOLDER);
@@ -184,7 +196,7 @@ export async function createMirror(root: string, source: MirrorSource, account: 
       join(temporary, 'config'),
       '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n',
     );
-    await fetchMirror(temporary, source, account, name);
+    await fetchMirror(temporary, source, account, name, false, signal);
     await fsyncFolder(join(temporary, 'objects'));
     const accountDir = join(root, account);
     const newAccount = !fs.existsSync(accountDir);

@@ -10,7 +10,10 @@ import { ServiceError } from '../errors.js';
 import type { ReplicaStatus } from './replicator.js';
 
 export interface ReplicaLink {
+  /** Where writes are forwarded; '' while no node takes writes (an HA cluster electing its leader). */
   readonly primary: string;
+  /** Set by an HA cluster's node: whether it takes writes itself now (it leads). */
+  servesWrites?(): boolean;
   /** Seconds since the replica last confirmed it was current; undefined before the first time. */
   lagSeconds(now?: number): number | undefined;
   status(): ReplicaStatus;

@@ -76,6 +76,12 @@ export interface ReplicatorOptions {
   readonly holdMs?: number;
   /** `--accept-new-primary`: the next state is applied whatever it is (another folder, a lower generation, removals, rewinds). */
   readonly acceptNewPrimary?: boolean;
+  /**
+   * Whether a repository's branches may be moved backwards (when accepting a new primary). An HA
+   * cluster's follower says no for a repository whose head came from the current leader's own
+   * record: that commit may be acknowledged any moment.
+   */
+  readonly mayRewind?: (repository: string) => boolean;
 }
 
 /** Fetches at once, at most: each is a git process. */
@@ -379,7 +385,8 @@ export class Replicator {
       if (!location) {
         jobs.push({
           what: key,
-          run: () => createMirror(registry.root, this.options.source, repository.account, repository.name),
+          run: () =>
+            createMirror(registry.root, this.options.source, repository.account, repository.name, this.abort.signal),
         });
         continue;
       }
@@ -393,8 +400,15 @@ export class Replicator {
       jobs.push({
         what: key,
         run: async () => {
-          let outcome = await fetchMirror(location.gitdir, this.options.source, repository.account, repository.name);
-          if (outcome === 'rewind-refused' && accepting) {
+          let outcome = await fetchMirror(
+            location.gitdir,
+            this.options.source,
+            repository.account,
+            repository.name,
+            false,
+            this.abort.signal,
+          );
+          if (outcome === 'rewind-refused' && accepting && (this.options.mayRewind?.(key) ?? true)) {
             const kept = await keepRewoundHeads(location.gitdir);
             logger.warn({ event: 'replication-rewound', repository: key, kept });
             outcome = await fetchMirror(
@@ -403,6 +417,7 @@ export class Replicator {
               repository.account,
               repository.name,
               true,
+              this.abort.signal,
             );
           }
           if (outcome === 'fetched') this.rewinds.delete(key);

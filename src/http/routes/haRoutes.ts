@@ -1,0 +1,74 @@
+/**
+ * The routes nodes of an HA cluster use between them, for the cluster's replication token only
+ * (service/ha/): a leader's records and epoch announcements, a node's heads, and its view of the
+ * cluster (also what `cfghub ha status` shows).
+ *
+ *   POST /rest/ha/records   one push-journal record (binary), headers Cfghub-Epoch, Cfghub-Leader:
+ *                           200 {"outcome":"applied"|"already"} once durable; 409 stale_epoch or
+ *                           behind; 400 bad_record
+ *   POST /rest/ha/epoch     {"epoch": n, "leader": id}: 200, or 409 stale_epoch
+ *   GET  /rest/ha/heads     {"node", "epoch", "headsDigest", "heads": {"account/name": commit}}
+ *   GET  /rest/ha/status    the node's view: role, epoch, leader, sync set, problem
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { ServiceError } from '../../service/errors.js';
+import type { RecordOutcome } from '../../service/ha/clusterNode.js';
+import type { HttpDeps } from '../deps.js';
+import { HttpError } from '../answer/errors.js';
+import { header, sendJson } from '../answer/headers.js';
+import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
+import { requireReplicationToken } from './replicationRoutes.js';
+
+/** A record holds one push's pack: at most the push body limit's worth, plus its index and head. */
+const RECORD_OVERHEAD = 4 * 1024 * 1024;
+const epochSchema = z.strictObject({ epoch: z.number().int().min(1), leader: z.string().max(64) });
+
+function answer(req: Request, res: Response, outcome: RecordOutcome): void {
+  if (outcome.ok) return sendJson(req, res, 200, { outcome: outcome.outcome });
+  const status = outcome.code === 'bad_record' ? 400 : 409;
+  sendJson(req, res, status, { error: { code: outcome.code, message: outcome.message } });
+}
+
+export function haRoutes(deps: HttpDeps): Router {
+  const router = express.Router();
+  const cluster = () => {
+    if (!deps.cluster) throw new HttpError(404, 'not_found', 'this server is not a node of an HA cluster');
+    return deps.cluster;
+  };
+  const readRecord = bodyReader(deps.bodyLimit * 2 + RECORD_OVERHEAD);
+  const readSmall = bodyReader(4096);
+
+  router.post('/rest/ha/records', async (req, res) => {
+    requireReplicationToken(deps, req);
+    const node = cluster();
+    const epoch = Number(header(req, 'Cfghub-Epoch'));
+    if (!Number.isSafeInteger(epoch) || epoch < 1)
+      throw new HttpError(400, 'bad_request', 'Cfghub-Epoch must be the leader epoch, a positive integer');
+    answer(req, res, await node.receiveRecord(epoch, await readRecord(req, res)));
+  });
+
+  router.post('/rest/ha/epoch', async (req, res) => {
+    requireReplicationToken(deps, req);
+    const node = cluster();
+    requireJsonContentType(req, 'an epoch announcement');
+    const parsed = epochSchema.safeParse(parseJson(await readSmall(req, res)));
+    if (!parsed.success)
+      throw new HttpError(400, 'bad_request', 'an epoch announcement is {"epoch": n, "leader": "node id"}');
+    answer(req, res, await node.receiveEpoch(parsed.data.epoch));
+  });
+
+  router.get('/rest/ha/heads', (req, res) => {
+    requireReplicationToken(deps, req);
+    const node = cluster();
+    const { heads, digest } = node.headsDigest();
+    sendJson(req, res, 200, { node: node.nodeId, epoch: node.clusterStatus().epoch, headsDigest: digest, heads });
+  });
+
+  router.get('/rest/ha/status', (req, res) => {
+    requireReplicationToken(deps, req);
+    if (!deps.cluster) throw new ServiceError('not_found', 'this server is not a node of an HA cluster');
+    sendJson(req, res, 200, deps.cluster.clusterStatus());
+  });
+  return router;
+}

@@ -1,0 +1,131 @@
+/**
+ * An HA cluster as an operator runs it: three `cfghub serve --cluster` processes against a real
+ * etcd on loopback. One leader takes writes; a push answered 200 is already on the disk of every
+ * member of the sync set; followers forward writes to the leader etcd names; a leader killed,
+ * paused or stopped is replaced, and never answers 200 again once replaced.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, getJson, git, gitdirOf, headOf, pushTo } from '../../support/harness.js';
+import { etcdInstalled } from '../../support/etcdCluster.js';
+import { HaCluster, type HaNode } from '../../support/haCluster.js';
+import { until } from '../../support/poll.js';
+
+const APP = 'acme/app';
+const requireEtcd = process.env.CI === 'true';
+
+const push = (url: string, value: string) =>
+  pushTo(url, `/rest/push/${APP}`, {
+    changeComment: `set ${value}`,
+    enableKeyCreation: true,
+    data: [{ key: 'flag', values: [{ context: '*', value }] }],
+  });
+const commitOf = (answer: { etag?: string | null }) => answer.etag!.replace(/"/g, '');
+
+describe.runIf(etcdInstalled || requireEtcd)('an HA cluster of three nodes on one etcd', { timeout: 120_000 }, () => {
+  let cluster: HaCluster;
+  let counter = 0;
+
+  beforeAll(async () => {
+    cluster = await HaCluster.start({
+      nodes: 3,
+      leaseSeconds: 2,
+      prepare: (repos) =>
+        cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push', '--token-free-pull'),
+    });
+    await cluster.syncSetOf(2);
+  }, 60_000);
+  afterAll(() => cluster?.close());
+
+  /** Pushes through `via` until one is answered 200 (an election may be under way); its commit. */
+  const pushUntilAccepted = async (via: () => HaNode): Promise<string> => {
+    let commit = '';
+    await until(
+      async () => {
+        const answer = await push(via().url, `v${++counter}`).catch(() => undefined);
+        if (answer?.status !== 200) return false;
+        commit = commitOf(answer);
+        return true;
+      },
+      'a push answered 200',
+      30_000,
+    );
+    return commit;
+  };
+
+  it('acknowledges a push only once every member of the sync set holds it on disk', async () => {
+    const leader = await cluster.leader();
+    const members = (await leader.status())!.syncSet;
+    expect(members).toHaveLength(2);
+    for (let i = 0; i < 5; i++) {
+      const answer = await push(leader.url, `direct-${i}`);
+      expect(answer.status).toBe(200);
+      const commit = commitOf(answer);
+      // No waiting: when the 200 arrives, each follower's ref already names the commit.
+      for (const node of cluster.nodes) expect(headOf(node.repos, APP), `node ${node.index}`).toBe(commit);
+    }
+  });
+
+  it('forwards a write sent to a follower to the leader etcd names', async () => {
+    const leader = await cluster.leader();
+    const follower = cluster.nodes.find((node) => node !== leader)!;
+    const answer = await push(follower.url, 'forwarded');
+    expect(answer.status).toBe(200);
+    expect(headOf(leader.repos, APP)).toBe(commitOf(answer));
+    const read = await getJson(follower.url, `/rest/pull/${APP}`, { Context: 'Prod' });
+    expect(read.text).toContain('forwarded');
+  });
+
+  it('elects another leader when the leader is killed, with every acknowledged push on it', async () => {
+    await cluster.syncSetOf(2);
+    const leader = await cluster.leader();
+    const acknowledged = await pushUntilAccepted(() => leader);
+    await leader.kill();
+    const next = await cluster.leader();
+    expect(next).not.toBe(leader);
+    git(gitdirOf(next.repos, APP), 'merge-base', '--is-ancestor', acknowledged, 'refs/heads/main');
+    const after = await pushUntilAccepted(() => next);
+    // The killed node comes back as a follower and catches up.
+    await leader.start();
+    await until(() => headOf(leader.repos, APP) === after, 'the old leader caught up', 30_000);
+    expect((await leader.status())!.role).toBe('follower');
+    for (const node of cluster.nodes) git(gitdirOf(node.repos, APP), 'fsck', '--strict');
+  });
+
+  it('never lets a paused leader answer 200 once another leads', async () => {
+    await cluster.syncSetOf(2);
+    const leader = await cluster.leader();
+    await pushUntilAccepted(() => leader);
+    leader.pause();
+    const others = cluster.nodes.filter((node) => node !== leader && node.running);
+    await until(
+      async () => (await Promise.all(others.map((node) => node.status()))).some((status) => status?.role === 'leader'),
+      'a new leader while the old one is paused',
+      30_000,
+    );
+    const next = await cluster.leader();
+    const acknowledged = await pushUntilAccepted(() => next);
+    leader.resume();
+    // Resumed, it must not acknowledge a write on its own: its lease is over on the monotonic clock,
+    // and the members refuse its epoch.
+    const late = await push(leader.url, 'from-the-paused-leader');
+    if (late.status === 200) {
+      // Forwarded to the new leader: then the new leader made it, on top of what it acknowledged.
+      git(gitdirOf(next.repos, APP), 'merge-base', '--is-ancestor', acknowledged, commitOf(late));
+      git(gitdirOf(next.repos, APP), 'merge-base', '--is-ancestor', commitOf(late), 'refs/heads/main');
+    }
+    await until(async () => (await leader.status())?.role === 'follower', 'the old leader a follower', 20_000);
+  });
+
+  it('hands leadership over within a second when the leader is stopped cleanly', async () => {
+    const leader = await cluster.leader();
+    await pushUntilAccepted(() => leader);
+    await cluster.syncSetOf(2);
+    const started = performance.now();
+    await leader.stop();
+    const next = await cluster.leader(10_000);
+    const elapsed = performance.now() - started;
+    expect(next).not.toBe(leader);
+    expect(elapsed).toBeLessThan(5_000);
+    await leader.start();
+  });
+});
