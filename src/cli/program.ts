@@ -23,6 +23,7 @@ import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js
 import { addClientCommands } from './commands/clientCommands.js';
 import { addAccessCommands } from './commands/accessCommands.js';
 import { addHaCommands } from './commands/haCommands.js';
+import { addSchemaCommands } from './commands/schemaCommands.js';
 import { FolderError } from '../disk/errors.js';
 import { ErrorCode } from '../domain/errors.js';
 
@@ -302,6 +303,7 @@ export function buildProgram(): Command {
   });
   addAdminTokenCommands(program);
   addTagCommands(program);
+  addSchemaCommands(program);
   addRollbackCommands(program);
   addGroupCommands(program);
   addClientCommands(program);

@@ -7,6 +7,7 @@ import type { Context } from './context.js';
 import type { ContextGroup } from './contextGroups.js';
 import { referencedKeys } from './names.js';
 import type { ValueType } from './valueTypes.js';
+import type { SchemaDocument } from './schemas.js';
 
 export interface RepoSettings {
   /** Ordered context level names, widest first. */
@@ -108,6 +109,8 @@ export interface PushChanges {
   readonly ruleSets?: readonly RuleSet[];
   readonly contextGroups?: readonly ContextGroup[];
   readonly settings?: RepoSettings;
+  /** The new schemas document, when it changes. */
+  readonly schemas?: SchemaDocument;
 }
 
 /** The keys a file's template references, also while its content is sealed. */

@@ -4,6 +4,7 @@
  */
 import { jsonSteps } from '../lib/jsonSteps.js';
 import { runSteps, type Steps } from '../lib/steps.js';
+import type { SchemaDocument } from './schemas.js';
 
 export interface ValueElement {
   readonly context?: string;
@@ -44,6 +45,8 @@ export interface PushRequest {
   readonly changeComment?: string;
   readonly enableKeyCreation?: boolean;
   readonly data: readonly PushElement[];
+  /** The repository's new schemas document, when the push replaces it. */
+  readonly schemas?: SchemaDocument;
 }
 
 /** Limits of a push. */

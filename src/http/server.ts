@@ -6,6 +6,7 @@ import type { HttpDeps } from './deps.js';
 import { continueWhenRead } from './body/lingeringClose.js';
 import { connectionCount } from './metrics.js';
 import { endFeeds } from './routes/replicationRoutes.js';
+import { warmSchemaCompiler } from '../service/schemas/schemaCompiler.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -33,6 +34,7 @@ export function startServer(
   timeouts = DEFAULT_TIMEOUTS,
 ): Promise<RunningServer> {
   const listener = createRequestListener(deps);
+  warmSchemaCompiler();
   return new Promise((resolve, reject) => {
     const server = createServer(
       {

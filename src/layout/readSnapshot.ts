@@ -20,20 +20,14 @@ import {
   SETTINGS_FILE,
 } from './layout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, parseContextGroups, parseRuleSets } from './accessLayout.js';
+import { parseSchemas, SCHEMAS_FILE } from './schemaLayout.js';
+import { NO_SCHEMAS } from '../domain/schemas.js';
 import type { ObjectReader } from './objectReader.js';
 import { TimeSlices } from '../lib/timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 import { LayoutError } from './errors.js';
 
-const MANAGED = new Set([
-  SETTINGS_FILE,
-  SECURITY_GROUPS_FILE,
-  ACCESS_RULES_FILE,
-  CONTEXT_GROUPS_FILE,
-  KEYS_FOLDER,
-  FILES_FOLDER,
-  INACTIVE_FILES_FOLDER,
-]);
+const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, SCHEMAS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
 
 export async function readSnapshot(objects: ObjectReader, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {
@@ -82,6 +76,14 @@ export async function readSnapshot(objects: ObjectReader, commitId: string, prev
             await reader.object(contextGroupsEntry.oid, 'blob', CONTEXT_GROUPS_FILE),
           );
 
+    const schemasEntry = byName.get(SCHEMAS_FILE);
+    if (schemasEntry && isTreeEntry(schemasEntry)) throw reader.problem(SCHEMAS_FILE, 'is a folder');
+    const schemas = !schemasEntry
+      ? NO_SCHEMAS
+      : previous?.schemasBlobId === schemasEntry.oid
+        ? previous.schemas
+        : reader.parse(SCHEMAS_FILE, parseSchemas, await reader.object(schemasEntry.oid, 'blob', SCHEMAS_FILE));
+
     const shards = await reader.shards(byName.get(KEYS_FOLDER), levels, reusable);
     const { entries: fileEntries, treeIds } = await reader.files(
       [byName.get(FILES_FOLDER), byName.get(INACTIVE_FILES_FOLDER)],
@@ -100,6 +102,8 @@ export async function readSnapshot(objects: ObjectReader, commitId: string, prev
       ruleSetsBlobId: rulesEntry?.oid,
       contextGroups,
       contextGroupsBlobId: contextGroupsEntry?.oid,
+      schemas,
+      schemasBlobId: schemasEntry?.oid,
       shards,
       keysTreeId: byName.get(KEYS_FOLDER)?.oid,
       fileEntries,

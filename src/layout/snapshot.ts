@@ -13,6 +13,7 @@ import {
   type SecurityGroup,
 } from '../domain/model.js';
 import type { RuleSet } from '../domain/accessRules.js';
+import type { SchemaDocument } from '../domain/schemas.js';
 import { groupIndexOf, type ContextGroup, type GroupIndex } from '../domain/contextGroups.js';
 import type { SerializedTree, TreeEntry } from '../git/gitObjects.js';
 import { keyShard } from './layout.js';
@@ -72,6 +73,9 @@ export interface SnapshotParts {
   /** Context groups (`context-groups.yaml`, absent when there are none). */
   readonly contextGroups: readonly ContextGroup[];
   readonly contextGroupsBlobId: string | undefined;
+  /** Schemas (`schemas.yaml`, absent when there are none). */
+  readonly schemas: SchemaDocument;
+  readonly schemasBlobId: string | undefined;
   readonly shards: ReadonlyMap<string, Shard>;
   /** The tree `keys`, absent when there are no keys. */
   readonly keysTreeId: string | undefined;

@@ -24,6 +24,7 @@ import {
   SETTINGS_FILE,
 } from './layout.js';
 import type { LRUCache } from 'lru-cache';
+import { SCHEMAS_FILE } from './schemaLayout.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from './accessLayout.js';
 import type { ObjectReader, RepositoryReader } from './objectReader.js';
 import type { RepositoryCaches } from './repositoryCaches.js';
@@ -134,9 +135,8 @@ class ParsedObjects {
         ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }]
         : []),
       ...(snapshot.ruleSetsBlobId ? [{ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: snapshot.ruleSetsBlobId }] : []),
-      ...(snapshot.contextGroupsBlobId
-        ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }]
-        : []),
+      ...(snapshot.contextGroupsBlobId ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }] : []),
+      ...(snapshot.schemasBlobId ? [{ name: SCHEMAS_FILE, mode: BLOB_MODE, oid: snapshot.schemasBlobId }] : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,
     ]);

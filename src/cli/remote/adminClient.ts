@@ -17,6 +17,8 @@ import type { GroupInfo } from '../../service/security/securityGroupCommands.js'
 import type { TagRecord } from '../../service/admin/tags.js';
 import type { TokenInfo } from '../../service/admin/tokens.js';
 import { RemoteAccessAdministration } from './accessAdminClient.js';
+import type { SchemaDocument } from '../../domain/schemas.js';
+import type { SchemasChange } from '../../service/schemas/schemaCommands.js';
 import { repoPath } from './adminApi.js';
 
 export class RemoteAdministration extends RemoteAccessAdministration implements Administration {
@@ -124,6 +126,14 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
       },
       applicationHeader(rollback),
     );
+  }
+
+  async schemas(fullName: string): Promise<SchemaDocument> {
+    return (await this.call<{ schemas: SchemaDocument }>('GET', `${repoPath(fullName)}/schemas`)).schemas;
+  }
+
+  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange> {
+    return this.call('POST', `${repoPath(fullName)}/schemas`, { schemas, ...(change.comment !== undefined ? { comment: change.comment } : {}) });
   }
 }
 

@@ -8,11 +8,11 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findLimitProblemSteps } from '../../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../../domain/reasons.js';
-import { push } from '../../service/write/push.js';
+import { dryRunPush, push } from '../../service/write/push.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest, HttpError } from '../answer/errors.js';
-import { clientVersion, header } from '../answer/headers.js';
+import { booleanHeader, clientVersion, header, sendJson } from '../answer/headers.js';
 import { bodyReader, requireJsonContentType } from '../body/jsonBody.js';
 import { parseJsonInSlices } from '../body/jsonBodyInSlices.js';
 import { parsePushBodySteps } from '../schemas/pushSchema.js';
@@ -54,7 +54,7 @@ export function pushHandler(deps: HttpDeps): PushHandler {
     if (limit) throw new HttpError(413, 'payload_too_large', `${limit.path}: ${limit.message}`, [limit]);
     await slices.pause();
 
-    const result = await push(repository, parsed.request, {
+    const caller = {
       forceKeyPush: token?.forceKeyPush ?? false,
       groupKeys,
       tokenLabel: token?.label,
@@ -62,7 +62,16 @@ export function pushHandler(deps: HttpDeps): PushHandler {
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,
       ifMatch: ifMatch(req),
-    });
+    };
+    if (booleanHeader(req, 'Dry-Run')) {
+      // Everything the push runs, nothing written: 200 with what it would do (docs/schemas.md).
+      const contexts = (header(req, 'Dry-Run-Contexts') ?? '').split(',').map((text) => text.trim()).filter(Boolean);
+      const answer = await dryRunPush(repository, parsed.request, caller, contexts);
+      locals.pushOutcome = `dry-run ${answer.outcome}`;
+      sendJson(req, res, 200, answer);
+      return;
+    }
+    const result = await push(repository, parsed.request, caller);
     if (repository.maintenanceProblem) {
       deps.logger.warn({
         reqId: requestId,

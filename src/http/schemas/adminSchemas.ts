@@ -3,6 +3,7 @@
  * bodies with them, and the OpenAPI description (openapi.ts) is generated from them.
  */
 import { z } from 'zod';
+import { schemaDocumentShape } from '../../layout/schemaLayout.js';
 
 const flag = z.boolean().optional();
 
@@ -136,3 +137,7 @@ export const errorBody = z.object({
   file: z.string().optional(),
   commit: z.string().optional(),
 });
+
+export const schemasAnswer = z.object({ schemas: schemaDocumentShape });
+export const schemasBody = z.strictObject({ schemas: schemaDocumentShape, comment: z.string().optional() });
+export const schemasChange = z.object({ commit: z.string(), outcome: z.enum(['applied', 'unchanged']) });

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../../domain/pushRequest.js';
 import { runSteps, type Steps } from '../../lib/steps.js';
 import type { ErrorDetail } from '../answer/errors.js';
+import { schemaDocumentShape } from '../../layout/schemaLayout.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
 const optionalText = z.string().nullable().optional();
@@ -80,6 +81,8 @@ export const bodySchema = z.strictObject({
   changeComment: optionalText,
   enableKeyCreation: flag.optional(),
   data: z.array(z.unknown()),
+  /** The repository's new schemas document, whole (docs/schemas.md); cfghub's own, not ConfigHub's. */
+  schemas: schemaDocumentShape.optional(),
 });
 
 /** `data[1].values[0].context` from zod's path segments. */
@@ -139,6 +142,7 @@ export function* parsePushBodySteps(body: unknown): Steps<PushParse> {
       data,
       ...(top.changeComment != null ? { changeComment: top.changeComment } : {}),
       ...(top.enableKeyCreation !== undefined ? { enableKeyCreation: top.enableKeyCreation } : {}),
+      ...(top.schemas !== undefined ? { schemas: top.schemas } : {}),
     },
   };
 }

@@ -28,6 +28,8 @@ import {
 } from '../security/securityGroupCommands.js';
 import { createTag, deleteTag, listTags, tagNameProblem, type TagRecord } from './tags.js';
 import type { TokenInfo, TokenService } from './tokens.js';
+import type { SchemaDocument } from '../../domain/schemas.js';
+import { readSchemas, setSchemas, type SchemasChange } from '../schemas/schemaCommands.js';
 
 export interface NewClientToken {
   readonly label?: string;
@@ -81,16 +83,12 @@ export interface Administration extends AccessAdministration {
     next: string,
   ): Promise<{ name: string; commit: string }>;
   deleteGroup(fullName: string, group: string): Promise<{ name: string; commit: string; repository: string }>;
-  revert(
-    fullName: string,
-    commit: string,
-    rollback: Rollback,
-  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
-  restore(
-    fullName: string,
-    to: string,
-    rollback: Rollback,
-  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  revert(fullName: string, commit: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  restore(fullName: string, to: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  /** The repository's schemas document (docs/schemas.md). */
+  schemas(fullName: string): Promise<SchemaDocument>;
+  /** Replaces the schemas document in one commit; refused (conflict) when existing content breaks it. */
+  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange>;
 }
 
 /** An ISO 8601 instant (`YYYY-MM-DDTHH:MM:SSZ` or with `+hh:mm`); `what` names it in the error. */
@@ -253,5 +251,13 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
       ring,
     });
     return { commit: result.commitId, outcome: result.kind };
+  }
+
+  schemas(fullName: string): Promise<SchemaDocument> {
+    return readSchemas(this.repository(fullName));
+  }
+
+  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange> {
+    return setSchemas(this.repository(fullName), schemas, change);
   }
 }

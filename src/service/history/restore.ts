@@ -24,6 +24,7 @@ import { resolvePoint } from '../read/historyPoints.js';
 import type { RollbackCaller, RollbackResult } from './revert.js';
 import { rollbackComment } from './rollbackChanges.js';
 import { LayoutError } from '../../layout/errors.js';
+import { NO_SCHEMAS } from '../../domain/schemas.js';
 
 /**
  * The point's state, as if it were the head: the head's commit, tree, settings and security groups
@@ -38,7 +39,7 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   } catch (error) {
     if (!(error instanceof LayoutError)) throw error; // unreadable settings at the head: the point's repair them
   }
-  // The head's access rules stay, like its settings: a restore cannot bring back rules that were loosened.
+  // The head's access rules and schemas stay, like its settings: a restore cannot bring back rules that were loosened.
   const rules = await headRules(repository, head);
   let groups: Pick<Snapshot, 'securityGroups' | 'securityGroupsBlobId'> = {
     securityGroups: [],
@@ -72,15 +73,12 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   });
 }
 
-async function headRules(
-  repository: GitRepository,
-  head: string,
-): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId'>> {
+async function headRules(repository: GitRepository, head: string): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId' | 'schemas' | 'schemasBlobId'>> {
   try {
     const snapshot = await repository.snapshot(head);
-    return { ruleSets: snapshot.ruleSets, ruleSetsBlobId: snapshot.ruleSetsBlobId };
+    return { ruleSets: snapshot.ruleSets, ruleSetsBlobId: snapshot.ruleSetsBlobId, schemas: snapshot.schemas, schemasBlobId: snapshot.schemasBlobId };
   } catch (error) {
-    if (error instanceof LayoutError) return { ruleSets: [], ruleSetsBlobId: undefined };
+    if (error instanceof LayoutError) return { ruleSets: [], ruleSetsBlobId: undefined, schemas: NO_SCHEMAS, schemasBlobId: undefined };
     throw error;
   }
 }

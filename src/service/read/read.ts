@@ -63,7 +63,7 @@ function filesByPath(snapshot: Snapshot): Map<string, FileRecord[]> {
  * Renders every file that resolves for a context, by path, opening what the ring unlocks: a
  * `${ key }` of a key sealed in another group renders as ENCRYPTED_VALUE, never as its value.
  */
-class ContextView {
+export class ContextView {
   private readonly paths: Map<string, FileRecord[]>;
 
   constructor(
@@ -131,7 +131,7 @@ class ContextView {
 }
 
 /** A stored value as a client sees it: List and Map as JSON, everything else as text. */
-function typedValue(key: KeyRecord, text: string | null): unknown {
+export function typedValue(key: KeyRecord, text: string | null): unknown {
   if (text === null || (key.vdt !== 'List' && key.vdt !== 'Map')) return text;
   try {
     return JSON.parse(text);

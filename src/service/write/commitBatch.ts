@@ -24,6 +24,7 @@ import { headSnapshot, signature, type CommitPlan, type CommitResult } from './c
 import { ServiceError } from '../errors.js';
 import { noteWrite } from '../admin/storageHealth.js';
 import { guardProblemSteps, type Writer } from './writeGuard.js';
+import { schemaRefusalSteps } from '../schemas/schemaCheck.js';
 
 /** Pushes in one group at most: bounds the pack and the work between two answers. */
 export const MAX_GROUP = 32;
@@ -101,6 +102,11 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
         );
         if (one.commitId === null) {
           outcomes.push({ result: { kind: 'unchanged', commitId: current.commitId } });
+          continue;
+        }
+        const broken = await slices.run(schemaRefusalSteps(current, one.snapshot, planned.changes));
+        if (broken) {
+          outcomes.push({ result: { kind: 'refused', reason: broken } });
           continue;
         }
         staged.push(one);

@@ -18,6 +18,7 @@ import { guardProblemSteps, type Writer } from './writeGuard.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import { LayoutError } from '../../layout/errors.js';
 import { StorageFullError } from '../../disk/errors.js';
+import { schemaRefusalSteps } from '../schemas/schemaCheck.js';
 
 /** What to commit on a head, or why not. */
 export type CommitPlan =
@@ -55,19 +56,20 @@ export async function headSnapshot(repository: GitRepository, head: string): Pro
 
 /**
  * `plan` may run more than once (once per head tried) and may throw a ServiceError to stop. Every
- * plan passes the write guard (context group conflicts, the writer's access rules).
+ * plan passes the write guard (context group conflicts, the writer's access rules), and the state it
+ * would make passes the repository's schemas (schemas/schemaCheck.ts).
  */
 export function commitOnHead(
   repository: GitRepository,
   plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
-  baseOf: BaseOf = (head) => headSnapshot(repository, head),
+  baseOf?: BaseOf,
   writer?: Writer,
 ): Promise<CommitResult> {
   return repository.exclusive(async () => {
     const result = await retryWhileBusy(async (): Promise<CommitResult | typeof BUSY> => {
       const slices = new TimeSlices();
       const head = repository.head();
-      const base = await baseOf(head);
+      const base = await (baseOf ? baseOf(head) : headSnapshot(repository, head));
       const planned = await plan(base);
       if (!planned.ok) return { kind: 'refused', reason: planned.reason };
       const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
@@ -78,6 +80,9 @@ export function commitOnHead(
         stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }),
       );
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
+      // A base of the caller's (restore's) is not the head's state: the schemas weigh all it brings.
+      const broken = await slices.run(schemaRefusalSteps(baseOf ? undefined : base, staged.snapshot, planned.changes));
+      if (broken) return { kind: 'refused', reason: broken };
       await slices.pause();
       const started = process.hrtime.bigint();
       let update;

@@ -12,7 +12,8 @@ import type { GitRepository } from '../../disk/repository.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { commitInGroup } from './commitBatch.js';
-import type { CommitResult } from './commitOnHead.js';
+import type { CommitPlan, CommitResult } from './commitOnHead.js';
+import { dryRun, type DryRunResult } from './dryRun.js';
 import { ServiceError } from '../errors.js';
 import { KeyRing, unlockWithPasswords } from '../security/keyRing.js';
 import { OpenedState, sealChangesSteps } from '../security/unsealing.js';
@@ -48,52 +49,69 @@ function tooManyDerivations(attempts: PasswordAttempts): string | undefined {
   return `a push may check at most ${MAX_PUSH_DERIVATIONS} passwords against security groups (distinct pairs of group and password), this one needs ${attempts.derivations}`;
 }
 
-export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
-  if (request.changeComment?.includes('\u0000'))
-    return { kind: 'refused', reason: 'changeComment contains a NUL character' };
+/** What a push does before its plan: cheap checks, and the slow key derivations outside the repository's queue. A refusal, or undefined. */
+async function beforePlan(repository: GitRepository, request: PushRequest): Promise<string | undefined> {
+  if (request.changeComment?.includes('\u0000')) return 'changeComment contains a NUL character';
   if (request.data.some((element) => element.password)) {
     // The slow key derivations happen here, outside the repository's queue; inside, they are remembered.
     const head = await repository.headSnapshot();
     const attempts = passwordAttempts(head, request);
     const tooMany = tooManyDerivations(attempts);
-    if (tooMany) return { kind: 'refused', reason: tooMany };
+    if (tooMany) return tooMany;
     await elementRings(repository, head, attempts);
   }
+  return undefined;
+}
+
+/** A push's plan against a head, and the key ring its last run used (what the pusher opened). */
+function pushPlan(repository: GitRepository, request: PushRequest, caller: PushCaller): { plan: (base: Snapshot) => Promise<CommitPlan>; ring: () => KeyRing } {
+  let used = KeyRing.EMPTY;
+  const plan = async (base: Snapshot): Promise<CommitPlan> => {
+    if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
+      throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
+    }
+    const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
+    const attempts = passwordAttempts(base, request);
+    const tooMany = tooManyDerivations(attempts);
+    if (tooMany) return { ok: false, reason: tooMany };
+    const rings = await elementRings(repository, base, attempts);
+    const ring = rings.reduce((all, one) => all.with(one), tokenRing);
+    used = ring;
+    const state = new OpenedState(base, ring);
+    const slices = new TimeSlices();
+    await slices.pause();
+    // Element by element in slices: the largest allowed push is 50,000 values to check.
+    const outcome = await slices.run(applyPushSteps(state, request, {
+      forceKeyPush: caller.forceKeyPush,
+      unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
+    }));
+    if (!outcome.ok) return outcome;
+    if (request.schemas && caller.ruleSet !== undefined && base.settings.accessControlsEnabled) {
+      return { ok: false, reason: `You do not have write access for specified context: a token of rule set ${caller.ruleSet} cannot change the schemas` };
+    }
+    await slices.pause();
+    const sealed = await slices.run(sealChangesSteps(outcome.changes, state, ring));
+    const changes = request.schemas ? { ...sealed, schemas: request.schemas } : sealed;
+    return { ok: true, changes, message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
+  };
+  return { plan, ring: () => used };
+}
+
+export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
+  const refusal = await beforePlan(repository, request);
+  if (refusal) return { kind: 'refused', reason: refusal };
   // Committed with the pushes waiting beside it, if any (group commit, commitBatch.ts).
-  return commitInGroup(
-    repository,
-    async (base) => {
-      if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
-        throw new ServiceError(
-          'precondition_failed',
-          `the repository's head is ${base.commitId}, not ${caller.ifMatch}`,
-        );
-      }
-      const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
-      const attempts = passwordAttempts(base, request);
-      const tooMany = tooManyDerivations(attempts);
-      if (tooMany) return { ok: false, reason: tooMany };
-      const rings = await elementRings(repository, base, attempts);
-      const ring = rings.reduce((all, one) => all.with(one), tokenRing);
-      const state = new OpenedState(base, ring);
-      const slices = new TimeSlices();
-      await slices.pause();
-      // Element by element in slices: the largest allowed push is 50,000 values to check.
-      const outcome = await slices.run(
-        applyPushSteps(state, request, {
-          forceKeyPush: caller.forceKeyPush,
-          unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
-        }),
-      );
-      if (!outcome.ok) return outcome;
-      await slices.pause();
-      const changes = await slices.run(sealChangesSteps(outcome.changes, state, ring));
-      return {
-        ok: true,
-        changes,
-        message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller),
-      };
-    },
-    caller,
-  );
+  return commitInGroup(repository, pushPlan(repository, request, caller).plan, caller);
+}
+
+/**
+ * The push run dry (write/dryRun.ts): everything it runs, nothing written, and what it would
+ * change context by context; secured values shown opened only for the groups the push opens
+ * (the token's, the elements' passwords).
+ */
+export async function dryRunPush(repository: GitRepository, request: PushRequest, caller: PushCaller, contexts: readonly string[] = []): Promise<DryRunResult> {
+  const refusal = await beforePlan(repository, request);
+  if (refusal) return { wouldCommit: false, outcome: 'refused', refusal, head: repository.head(), changed: { keys: [], files: [] }, contexts: { considered: 0, changed: 0, listed: [], more: 0 } };
+  const { plan, ring } = pushPlan(repository, request, caller);
+  return dryRun(repository, plan, caller, { contexts, ring });
 }

@@ -1,0 +1,45 @@
+/**
+ * The schemas document read and replaced as a commit (the admin API, the CLI, the console), through
+ * the one commit path: the new document is compiled first (a schema too large, too deep, with an
+ * unsafe pattern or that does not compile is an invalid_argument naming its entry), then
+ * committed, where the schema check weighs every value, rendered file and context against it: a
+ * document that existing content breaks is a conflict listing what breaks, and nothing is written.
+ */
+import type { SchemaDocument } from '../../domain/schemas.js';
+import { runSteps } from '../../lib/steps.js';
+import type { GitRepository } from '../../disk/repository.js';
+import { SCHEMAS_FILE } from '../../layout/schemaLayout.js';
+import { commitMessage, type PushProvenance } from '../../domain/commitMessage.js';
+import { commitOnHead } from '../write/commitOnHead.js';
+import { ServiceError } from '../errors.js';
+import { compiledSchemasSteps, SchemaDocumentProblem } from './schemaCompiler.js';
+import type { Writer } from '../write/writeGuard.js';
+
+export async function readSchemas(repository: GitRepository): Promise<SchemaDocument> {
+  return (await repository.headSnapshot()).schemas;
+}
+
+export interface SchemasChange {
+  readonly commit: string;
+  readonly outcome: 'applied' | 'unchanged';
+}
+
+/** Throws invalid_argument when the document cannot be used with `levels` levels. */
+export function checkSchemaDocument(doc: SchemaDocument, levels: number): void {
+  try {
+    runSteps(compiledSchemasSteps(doc, undefined, levels));
+  } catch (error) {
+    if (error instanceof SchemaDocumentProblem) throw new ServiceError('invalid_argument', error.message);
+    throw error;
+  }
+}
+
+export async function setSchemas(repository: GitRepository, doc: SchemaDocument, provenance: PushProvenance & { comment?: string } = {}, writer?: Writer): Promise<SchemasChange> {
+  if (provenance.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+  const head = await repository.headSnapshot();
+  checkSchemaDocument(doc, head.settings.levels.length);
+  const message = commitMessage(provenance.comment || `Change ${SCHEMAS_FILE}`, provenance);
+  const result = await commitOnHead(repository, () => ({ ok: true, changes: { keys: new Map(), files: new Map(), schemas: doc }, message }), undefined, writer);
+  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
+  return { commit: result.commitId, outcome: result.kind };
+}

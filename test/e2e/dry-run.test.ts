@@ -1,0 +1,177 @@
+/**
+ * Dry runs (docs/schemas.md): `Dry-Run: true` on either push form runs everything the push runs
+ * and writes nothing (git's refs and objects unchanged), answering what it would do; and what it
+ * says each context would read is what the real push then makes each context read, pull by pull
+ * (a property test over random pushes). The real server on loopback, real repositories, git.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { read } from '../support/reads.js';
+
+const REPO = 'acme/dry';
+const fixture = serverForFile();
+
+/** Every ref and every object file of the repository, as git and the disk show them. */
+function diskState(repo = REPO): string {
+  const gitdir = gitdirOf(fixture.repos, repo);
+  const objects = readdirSync(join(gitdir, 'objects'), { recursive: true }).map(String).sort();
+  return `${git(gitdir, 'show-ref')}\n${git(gitdir, 'count-objects', '-v')}\n${objects.join('\n')}`;
+}
+
+function dryRun(body: unknown, headers: Record<string, string> = {}, path = `/rest/push/${REPO}`) {
+  return pushTo(fixture.server.url, path, body, { 'Dry-Run': 'true', ...headers });
+}
+
+beforeAll(async () => {
+  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
+  const seed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    enableKeyCreation: true,
+    data: [
+      { key: 'db.port', vdt: 'Integer', values: [{ context: '*;*;*', value: 5432 }, { context: 'Production;Billing;node-7', value: 6432 }] },
+      { key: 'db.host', values: [{ context: 'Production;*;*', value: 'db.prod' }, { context: 'Staging;Web;node-1', value: 'db.stage' }] },
+      { file: 'conf/app.properties', context: '*;*;*', content: 'host=${ db.host }\nport=${ db.port }\n' },
+    ],
+  });
+  expect(seed.status, reasonOf(seed)).toBe(200);
+});
+
+describe('Dry-Run: true', () => {
+  it('answers what the push would change, context by context, and writes nothing', async () => {
+    const state = diskState();
+    const answer = await dryRun({ data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db2.prod' }] }] });
+    expect(answer.status, answer.body).toBe(200);
+    expect(answer.json).toMatchObject({ wouldCommit: true, outcome: 'applied', changed: { keys: ['db.host'], files: [] }, contexts: { considered: 2, changed: 1, more: 0 } });
+    expect(answer.json.contexts.listed).toEqual([
+      {
+        context: 'Production;Billing;node-7',
+        keys: [{ key: 'db.host', before: { val: 'db.prod' }, after: { val: 'db2.prod' } }],
+        files: [{ path: 'conf/app.properties', before: { content: 'host=db.prod\nport=6432\n' }, after: { content: 'host=db2.prod\nport=6432\n' } }],
+      },
+    ]);
+    expect(diskState()).toBe(state);
+  });
+
+  it('on the token form too, with a context the request lists', async () => {
+    const token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'dry').trim();
+    const state = diskState();
+    const answer = await dryRun({ data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 5433 }] }] }, { 'Client-Token': token, 'Dry-Run-Contexts': 'Development;Web;laptop' }, '/rest/push');
+    expect(answer.status, answer.body).toBe(200);
+    expect(answer.json.contexts.considered).toBe(3);
+    expect(answer.json.contexts.listed.map((c: { context: string }) => c.context).sort()).toEqual(['Development;Web;laptop', 'Staging;Web;node-1']);
+    expect(diskState()).toBe(state);
+  });
+
+  it('a push that would be refused answers 200 with the refusal the push itself gives', async () => {
+    const body = { data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 'many' }] }] };
+    const state = diskState();
+    const answer = await dryRun(body);
+    expect(answer.status).toBe(200);
+    expect(answer.json).toMatchObject({ wouldCommit: false, outcome: 'refused' });
+    expect(diskState()).toBe(state);
+    const real = await pushTo(fixture.server.url, `/rest/push/${REPO}`, body);
+    expect(real.status).toBe(304);
+    expect(reasonOf(real)).toBe(answer.json.refusal);
+  });
+
+  it('a schema refusal is told by the dry run exactly as the push gives it', async () => {
+    const schemas = { keys: [{ key: 'db.port', schema: { type: 'integer', minimum: 1000 } }] };
+    const body = { schemas, data: [{ key: 'db.port', values: [{ context: 'Staging;*;*', value: 99 }] }] };
+    const answer = await dryRun(body);
+    expect(answer.json.outcome).toBe('refused');
+    expect(answer.json.refusal).toContain('key db.port at Staging;*;*');
+    expect(reasonOf(await pushTo(fixture.server.url, `/rest/push/${REPO}`, body))).toBe(answer.json.refusal);
+  });
+
+  it('a listed context that is not fully specified is a 400', async () => {
+    const answer = await dryRun({ data: [] }, { 'Dry-Run-Contexts': 'Production;*;*' });
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toMatch(/name an item at every level/);
+  });
+});
+
+/** What a pull shows of each key and file for a context. */
+async function readsOf(context: string): Promise<{ keys: Record<string, unknown>; files: Record<string, string> }> {
+  const answer = await read(fixture.server.url, `/rest/pull/acme/prop`, { Context: context });
+  expect(answer.status, answer.text).toBe(200);
+  const keys: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries<{ val: unknown; type?: string }>(answer.json.properties)) keys[name] = { val: p.val, ...(p.type ? { type: p.type } : {}) };
+  const files: Record<string, string> = {};
+  for (const [path, f] of Object.entries<{ content: string }>(answer.json.files)) files[path] = f.content;
+  return { keys, files };
+}
+
+const ENVS = ['Production', 'Staging'];
+const APPS = ['Billing', 'Web'];
+const KEYS = ['k0', 'k1', 'k2'];
+const STORED = ['*;*', 'Production;*', '*;Web', ...ENVS.flatMap((e) => APPS.map((a) => `${e};${a}`))];
+
+describe('a dry run against the push it previews', () => {
+  it('says, context by context, what each named context reads after the real push', async () => {
+    cliOk(fixture.repos, 'repo', 'create', 'acme/prop', '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    const file = { file: 'conf/all.txt', context: '*;*', content: KEYS.map((k) => `${k}=\${ ${k} }`).join('\n') };
+    const change = fc.record({
+      key: fc.constantFrom(...KEYS),
+      context: fc.constantFrom(...STORED),
+      value: fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined }),
+    });
+    /** The values stored, as `key@context`: the model of the repository the pushes below make. */
+    const stored = new Set<string>();
+    const fullySpecified = () => new Set([...stored].map((entry) => entry.split('@')[1]).filter((context) => !context.includes('*')));
+    await fc.assert(
+      fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 4 }), fc.boolean(), async (changes, withFile) => {
+        const data: unknown[] = changes.map((c) =>
+          c.value === undefined ? { key: c.key, values: [{ context: c.context, opp: 'delete' }] } : { key: c.key, values: [{ context: c.context, value: c.value }] },
+        );
+        if (withFile) data.push(file);
+        const body = { enableKeyCreation: true, data };
+        const preview = await pushTo(fixture.server.url, '/rest/push/acme/prop', body, { 'Dry-Run': 'true' });
+        expect(preview.status, preview.body).toBe(200);
+        // The contexts the repository names: the fully specified ones of its values, before or after.
+        const namedBefore = fullySpecified();
+        const all = ENVS.flatMap((e) => APPS.map((a) => `${e};${a}`));
+        const before = new Map(await Promise.all(all.map(async (c) => [c, await readsOf(c)] as const)));
+        const real = await pushTo(fixture.server.url, '/rest/push/acme/prop', body);
+        if (preview.json.outcome === 'refused') {
+          expect(real.status).toBe(304);
+          return;
+        }
+        expect(real.status, reasonOf(real)).toBe(200);
+        for (const c of changes) {
+          if (c.value === undefined) stored.delete(`${c.key}@${c.context}`);
+          else stored.add(`${c.key}@${c.context}`);
+        }
+        const named = [...new Set([...namedBefore, ...fullySpecified()])];
+        if (preview.json.outcome === 'unchanged') expect(preview.json.contexts).toEqual({ considered: 0, changed: 0, listed: [], more: 0 });
+        else expect(preview.json.contexts.considered).toBe(named.length);
+        const listed = new Map<string, { keys: { key: string; before?: unknown; after?: unknown }[]; files: { path: string; before?: { content: string }; after?: { content: string } }[] }>(
+          preview.json.contexts.listed.map((c: { context: string }) => [c.context, c]),
+        );
+        let changed = 0;
+        for (const context of named) {
+          const was = before.get(context)!;
+          const is = await readsOf(context);
+          const keys = [...new Set([...Object.keys(was.keys), ...Object.keys(is.keys)])]
+            .filter((k) => JSON.stringify(was.keys[k]) !== JSON.stringify(is.keys[k]))
+            .sort()
+            .map((k) => ({ key: k, ...(was.keys[k] ? { before: was.keys[k] } : {}), ...(is.keys[k] ? { after: is.keys[k] } : {}) }));
+          const files = [...new Set([...Object.keys(was.files), ...Object.keys(is.files)])]
+            .filter((p) => was.files[p] !== is.files[p])
+            .sort()
+            .map((p) => ({ path: p, ...(was.files[p] !== undefined ? { before: { content: was.files[p] } } : {}), ...(is.files[p] !== undefined ? { after: { content: is.files[p] } } : {}) }));
+          const said = listed.get(context);
+          if (keys.length === 0 && files.length === 0) {
+            expect(said, `context ${context}`).toBeUndefined();
+            continue;
+          }
+          changed++;
+          expect({ context, keys: said?.keys, files: said?.files }).toEqual({ context, keys, files });
+        }
+        expect(preview.json.contexts.changed).toBe(changed);
+      }),
+      { numRuns: 15 },
+    );
+  });
+});
