@@ -8,11 +8,21 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 const REPO = 'acme/dry';
 const fixture = serverForFile();
+
+/**
+ * A token made by the command line while the server runs in this process: run as a child process
+ * the test waits for (cliOk would hold this process's event loop, and the server's with it).
+ */
+async function tokenMade(...args: string[]): Promise<string> {
+  const made = await cliWithInput(fixture.repos, '', ...args);
+  expect(made.code, made.stderr).toBe(0);
+  return made.stdout.trim();
+}
 
 /** Every ref and every object file of the repository, as git and the disk show them. */
 function diskState(repo = REPO): string {
@@ -55,7 +65,7 @@ describe('Dry-Run: true', () => {
   });
 
   it('on the token form too, with a context the request lists', async () => {
-    const token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'dry').trim();
+    const token = await tokenMade('token', 'create', REPO, '--name', 'dry');
     const state = diskState();
     const answer = await dryRun({ data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 5433 }] }] }, { 'Client-Token': token, 'Dry-Run-Contexts': 'Development;Web;laptop' }, '/rest/push');
     expect(answer.status, answer.body).toBe(200);
@@ -110,7 +120,7 @@ const STORED = ['*;*', 'Production;*', '*;Web', ...ENVS.flatMap((e) => APPS.map(
 
 describe('a dry run against the push it previews', () => {
   it('says, context by context, what each named context reads after the real push', async () => {
-    cliOk(fixture.repos, 'repo', 'create', 'acme/prop', '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    await tokenMade('repo', 'create', 'acme/prop', '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
     const file = { file: 'conf/all.txt', context: '*;*', content: KEYS.map((k) => `${k}=\${ ${k} }`).join('\n') };
     const change = fc.record({
       key: fc.constantFrom(...KEYS),

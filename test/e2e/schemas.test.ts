@@ -8,10 +8,20 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectJsonError } from '../support/reads.js';
-import { cliOk, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile, type PushAnswer } from '../support/harness.js';
+import { cliOk, cliWithInput, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile, type PushAnswer } from '../support/harness.js';
 
 const REPO = 'acme/schemas';
 const fixture = serverForFile();
+
+/**
+ * A token made by the command line while the server runs in this process: run as a child process
+ * the test waits for (cliOk would hold this process's event loop, and the server's with it).
+ */
+async function tokenMade(...args: string[]): Promise<string> {
+  const made = await cliWithInput(fixture.repos, '', ...args);
+  expect(made.code, made.stderr).toBe(0);
+  return made.stdout.trim();
+}
 
 function send(body: unknown, headers: Record<string, string> = {}): Promise<PushAnswer> {
   return pushTo(fixture.server.url, `/rest/push/${REPO}`, body, headers);
@@ -116,7 +126,7 @@ describe('changing the schemas', () => {
     const tighter = { keys: [portSchema, { key: 'limits', schema: { type: 'object', properties: { max: { maximum: 5 } } } }, { key: 'db.*', schema: { type: ['string', 'integer'], not: { const: 6432 } } }] };
     const reason = await refused({ schemas: tighter, data: [] });
     expect(reason).toMatch(/^the change breaks the repository's schemas \(1 break\): key limits at \*;\*;\* breaks schemas\.yaml keys\[1\] \(limits\): \/max: must be <= 5/);
-    const token = cliOk(fixture.repos, 'admin-token', 'create', '--name', 'schemas').trim();
+    const token = await tokenMade('admin-token', 'create', '--name', 'schemas');
     const state = gitState();
     const answer = await post(`/rest/admin/repositories/${REPO}/schemas`, { schemas: tighter }, { Authorization: `Bearer ${token}` });
     expect(expectJsonError(answer, 409)).toContain('key limits at *;*;*');
@@ -126,7 +136,7 @@ describe('changing the schemas', () => {
   });
 
   it('a schema that cannot be used (an unsafe pattern, too deep, not compiling) is a 4xx naming its entry', async () => {
-    const token = cliOk(fixture.repos, 'admin-token', 'create', '--name', 'bad-schemas').trim();
+    const token = await tokenMade('admin-token', 'create', '--name', 'bad-schemas');
     const auth = { Authorization: `Bearer ${token}` };
     let deep: Record<string, unknown> = { type: 'string' };
     for (let i = 0; i < 40; i++) deep = { type: 'array', items: deep };
