@@ -14,7 +14,7 @@
  * a secured key's value renders in a file as its placeholder.
  */
 import { contextId, formatContext, WILDCARD, type Context } from '../../domain/context.js';
-import type { FileRecord, KeyRecord, PushChanges } from '../../domain/model.js';
+import type { KeyRecord, PushChanges } from '../../domain/model.js';
 import { keyId, referencedKeys } from '../../domain/names.js';
 import { requestContext, resolveValue, type RequestContext } from '../../domain/resolve.js';
 import { hasSchemas, valueAsData } from '../../domain/schemas.js';
