@@ -27,7 +27,16 @@ import { TimeSlices } from '../lib/timeSlices.js';
 import { fileEntryId, makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 import { LayoutError } from './errors.js';
 
-const MANAGED = new Set([SETTINGS_FILE, SECURITY_GROUPS_FILE, ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, SCHEMAS_FILE, KEYS_FOLDER, FILES_FOLDER, INACTIVE_FILES_FOLDER]);
+const MANAGED = new Set([
+  SETTINGS_FILE,
+  SECURITY_GROUPS_FILE,
+  ACCESS_RULES_FILE,
+  CONTEXT_GROUPS_FILE,
+  SCHEMAS_FILE,
+  KEYS_FOLDER,
+  FILES_FOLDER,
+  INACTIVE_FILES_FOLDER,
+]);
 
 export async function readSnapshot(objects: ObjectReader, commitId: string, previous?: Snapshot): Promise<Snapshot> {
   return namingCommit(commitId, async () => {

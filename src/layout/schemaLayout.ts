@@ -18,13 +18,21 @@ const jsonSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())]);
 
 /** The document's shape, also the shape of a push's or the admin API's `schemas` field. */
 export const schemaDocumentShape = z.strictObject({
-  keys: z.array(z.strictObject({ key: z.string().min(1), schema: jsonSchema })).max(SCHEMA_LIMITS.keySchemas).default([]),
+  keys: z
+    .array(z.strictObject({ key: z.string().min(1), schema: jsonSchema }))
+    .max(SCHEMA_LIMITS.keySchemas)
+    .default([]),
   files: z
     .array(z.strictObject({ path: z.string().min(1), format: z.enum(FILE_FORMATS), schema: jsonSchema.optional() }))
     .max(SCHEMA_LIMITS.fileSchemas)
     .default([]),
   rules: z
-    .array(z.strictObject({ context: z.string().min(1), resolves: z.array(z.string().min(1)).min(1).max(SCHEMA_LIMITS.keysPerRule) }))
+    .array(
+      z.strictObject({
+        context: z.string().min(1),
+        resolves: z.array(z.string().min(1)).min(1).max(SCHEMA_LIMITS.keysPerRule),
+      }),
+    )
     .max(SCHEMA_LIMITS.rules)
     .default([]),
 });
@@ -38,6 +46,7 @@ export function serializeSchemas(doc: SchemaDocument): string {
 }
 
 export function parseSchemas(text: string): SchemaDocument {
-  if (Buffer.byteLength(text) > SCHEMA_LIMITS.documentBytes) throw new LayoutError(`${SCHEMAS_FILE} is larger than ${SCHEMA_LIMITS.documentBytes} bytes`);
+  if (Buffer.byteLength(text) > SCHEMA_LIMITS.documentBytes)
+    throw new LayoutError(`${SCHEMAS_FILE} is larger than ${SCHEMA_LIMITS.documentBytes} bytes`);
   return parseYaml(text, schemaDocumentShape, SCHEMAS_FILE);
 }

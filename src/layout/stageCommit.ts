@@ -36,7 +36,14 @@ import {
 } from './layout.js';
 import { SCHEMAS_FILE, serializeSchemas } from './schemaLayout.js';
 import { hasSchemas } from '../domain/schemas.js';
-import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE, contextGroupsInStoredOrder, ruleSetsInStoredOrder, serializeContextGroups, serializeRuleSets } from './accessLayout.js';
+import {
+  ACCESS_RULES_FILE,
+  CONTEXT_GROUPS_FILE,
+  contextGroupsInStoredOrder,
+  ruleSetsInStoredOrder,
+  serializeContextGroups,
+  serializeRuleSets,
+} from './accessLayout.js';
 import { makeShard, Snapshot, type FileEntry, type KeyEntry, type Shard } from './snapshot.js';
 
 export interface CommitInfo {
@@ -70,7 +77,8 @@ export function* stageCommitSteps(base: Snapshot, changes: PushChanges, info: Co
   const documents = stageDocuments(base, changes, objects);
   root.push({ name: SETTINGS_FILE, mode: BLOB_MODE, oid: documents.settingsBlobId });
   if (documents.ruleSetsBlobId) root.push({ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: documents.ruleSetsBlobId });
-  if (documents.contextGroupsBlobId) root.push({ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: documents.contextGroupsBlobId });
+  if (documents.contextGroupsBlobId)
+    root.push({ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: documents.contextGroupsBlobId });
   if (documents.schemasBlobId) root.push({ name: SCHEMAS_FILE, mode: BLOB_MODE, oid: documents.schemasBlobId });
   const securityGroups = changes.securityGroups ?? base.securityGroups;
   let securityGroupsBlobId = base.securityGroupsBlobId;
@@ -155,7 +163,9 @@ function stageDocuments(base: Snapshot, changes: PushChanges, objects: EncodedOb
       ? blob(contextGroups.length ? serializeContextGroups(contextGroups) : undefined, base.contextGroupsBlobId)
       : base.contextGroupsBlobId,
     schemas: changes.schemas ?? base.schemas,
-    schemasBlobId: changes.schemas ? blob(hasSchemas(changes.schemas) ? serializeSchemas(changes.schemas) : undefined, base.schemasBlobId) : base.schemasBlobId,
+    schemasBlobId: changes.schemas
+      ? blob(hasSchemas(changes.schemas) ? serializeSchemas(changes.schemas) : undefined, base.schemasBlobId)
+      : base.schemasBlobId,
   };
 }
 

@@ -135,7 +135,9 @@ class ParsedObjects {
         ? [{ name: SECURITY_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.securityGroupsBlobId }]
         : []),
       ...(snapshot.ruleSetsBlobId ? [{ name: ACCESS_RULES_FILE, mode: BLOB_MODE, oid: snapshot.ruleSetsBlobId }] : []),
-      ...(snapshot.contextGroupsBlobId ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }] : []),
+      ...(snapshot.contextGroupsBlobId
+        ? [{ name: CONTEXT_GROUPS_FILE, mode: BLOB_MODE, oid: snapshot.contextGroupsBlobId }]
+        : []),
       ...(snapshot.schemasBlobId ? [{ name: SCHEMAS_FILE, mode: BLOB_MODE, oid: snapshot.schemasBlobId }] : []),
       ...(snapshot.keysTreeId ? [{ name: KEYS_FOLDER, mode: TREE_MODE, oid: snapshot.keysTreeId }] : []),
       ...snapshot.fileRootEntries,

@@ -36,12 +36,34 @@ function dryRun(body: unknown, headers: Record<string, string> = {}, path = `/re
 }
 
 beforeAll(async () => {
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Application,Instance', '--token-free-push', '--token-free-pull');
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Application,Instance',
+    '--token-free-push',
+    '--token-free-pull',
+  );
   const seed = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
     enableKeyCreation: true,
     data: [
-      { key: 'db.port', vdt: 'Integer', values: [{ context: '*;*;*', value: 5432 }, { context: 'Production;Billing;node-7', value: 6432 }] },
-      { key: 'db.host', values: [{ context: 'Production;*;*', value: 'db.prod' }, { context: 'Staging;Web;node-1', value: 'db.stage' }] },
+      {
+        key: 'db.port',
+        vdt: 'Integer',
+        values: [
+          { context: '*;*;*', value: 5432 },
+          { context: 'Production;Billing;node-7', value: 6432 },
+        ],
+      },
+      {
+        key: 'db.host',
+        values: [
+          { context: 'Production;*;*', value: 'db.prod' },
+          { context: 'Staging;Web;node-1', value: 'db.stage' },
+        ],
+      },
       { file: 'conf/app.properties', context: '*;*;*', content: 'host=${ db.host }\nport=${ db.port }\n' },
     ],
   });
@@ -51,14 +73,27 @@ beforeAll(async () => {
 describe('Dry-Run: true', () => {
   it('answers what the push would change, context by context, and writes nothing', async () => {
     const state = diskState();
-    const answer = await dryRun({ data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db2.prod' }] }] });
+    const answer = await dryRun({
+      data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db2.prod' }] }],
+    });
     expect(answer.status, answer.body).toBe(200);
-    expect(answer.json).toMatchObject({ wouldCommit: true, outcome: 'applied', changed: { keys: ['db.host'], files: [] }, contexts: { considered: 2, changed: 1, more: 0 } });
+    expect(answer.json).toMatchObject({
+      wouldCommit: true,
+      outcome: 'applied',
+      changed: { keys: ['db.host'], files: [] },
+      contexts: { considered: 2, changed: 1, more: 0 },
+    });
     expect(answer.json.contexts.listed).toEqual([
       {
         context: 'Production;Billing;node-7',
         keys: [{ key: 'db.host', before: { val: 'db.prod' }, after: { val: 'db2.prod' } }],
-        files: [{ path: 'conf/app.properties', before: { content: 'host=db.prod\nport=6432\n' }, after: { content: 'host=db2.prod\nport=6432\n' } }],
+        files: [
+          {
+            path: 'conf/app.properties',
+            before: { content: 'host=db.prod\nport=6432\n' },
+            after: { content: 'host=db2.prod\nport=6432\n' },
+          },
+        ],
       },
     ]);
     expect(diskState()).toBe(state);
@@ -67,10 +102,17 @@ describe('Dry-Run: true', () => {
   it('on the token form too, with a context the request lists', async () => {
     const token = await tokenMade('token', 'create', REPO, '--name', 'dry');
     const state = diskState();
-    const answer = await dryRun({ data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 5433 }] }] }, { 'Client-Token': token, 'Dry-Run-Contexts': 'Development;Web;laptop' }, '/rest/push');
+    const answer = await dryRun(
+      { data: [{ key: 'db.port', values: [{ context: '*;*;*', value: 5433 }] }] },
+      { 'Client-Token': token, 'Dry-Run-Contexts': 'Development;Web;laptop' },
+      '/rest/push',
+    );
     expect(answer.status, answer.body).toBe(200);
     expect(answer.json.contexts.considered).toBe(3);
-    expect(answer.json.contexts.listed.map((c: { context: string }) => c.context).sort()).toEqual(['Development;Web;laptop', 'Staging;Web;node-1']);
+    expect(answer.json.contexts.listed.map((c: { context: string }) => c.context).sort()).toEqual([
+      'Development;Web;laptop',
+      'Staging;Web;node-1',
+    ]);
     expect(diskState()).toBe(state);
   });
 
@@ -107,7 +149,8 @@ async function readsOf(context: string): Promise<{ keys: Record<string, unknown>
   const answer = await read(fixture.server.url, `/rest/pull/acme/prop`, { Context: context });
   expect(answer.status, answer.text).toBe(200);
   const keys: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries<{ val: unknown; type?: string }>(answer.json.properties)) keys[name] = { val: p.val, ...(p.type ? { type: p.type } : {}) };
+  for (const [name, p] of Object.entries<{ val: unknown; type?: string }>(answer.json.properties))
+    keys[name] = { val: p.val, ...(p.type ? { type: p.type } : {}) };
   const files: Record<string, string> = {};
   for (const [path, f] of Object.entries<{ content: string }>(answer.json.files)) files[path] = f.content;
   return { keys, files };
@@ -120,7 +163,15 @@ const STORED = ['*;*', 'Production;*', '*;Web', ...ENVS.flatMap((e) => APPS.map(
 
 describe('a dry run against the push it previews', () => {
   it('says, context by context, what each named context reads after the real push', async () => {
-    await tokenMade('repo', 'create', 'acme/prop', '--context', 'Environment,Application', '--token-free-push', '--token-free-pull');
+    await tokenMade(
+      'repo',
+      'create',
+      'acme/prop',
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      '--token-free-pull',
+    );
     const file = { file: 'conf/all.txt', context: '*;*', content: KEYS.map((k) => `${k}=\${ ${k} }`).join('\n') };
     const change = fc.record({
       key: fc.constantFrom(...KEYS),
@@ -129,11 +180,14 @@ describe('a dry run against the push it previews', () => {
     });
     /** The values stored, as `key@context`: the model of the repository the pushes below make. */
     const stored = new Set<string>();
-    const fullySpecified = () => new Set([...stored].map((entry) => entry.split('@')[1]).filter((context) => !context.includes('*')));
+    const fullySpecified = () =>
+      new Set([...stored].map((entry) => entry.split('@')[1]).filter((context) => !context.includes('*')));
     await fc.assert(
       fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 4 }), fc.boolean(), async (changes, withFile) => {
         const data: unknown[] = changes.map((c) =>
-          c.value === undefined ? { key: c.key, values: [{ context: c.context, opp: 'delete' }] } : { key: c.key, values: [{ context: c.context, value: c.value }] },
+          c.value === undefined
+            ? { key: c.key, values: [{ context: c.context, opp: 'delete' }] }
+            : { key: c.key, values: [{ context: c.context, value: c.value }] },
         );
         if (withFile) data.push(file);
         const body = { enableKeyCreation: true, data };
@@ -154,11 +208,16 @@ describe('a dry run against the push it previews', () => {
           else stored.add(`${c.key}@${c.context}`);
         }
         const named = [...new Set([...namedBefore, ...fullySpecified()])];
-        if (preview.json.outcome === 'unchanged') expect(preview.json.contexts).toEqual({ considered: 0, changed: 0, listed: [], more: 0 });
+        if (preview.json.outcome === 'unchanged')
+          expect(preview.json.contexts).toEqual({ considered: 0, changed: 0, listed: [], more: 0 });
         else expect(preview.json.contexts.considered).toBe(named.length);
-        const listed = new Map<string, { keys: { key: string; before?: unknown; after?: unknown }[]; files: { path: string; before?: { content: string }; after?: { content: string } }[] }>(
-          preview.json.contexts.listed.map((c: { context: string }) => [c.context, c]),
-        );
+        const listed = new Map<
+          string,
+          {
+            keys: { key: string; before?: unknown; after?: unknown }[];
+            files: { path: string; before?: { content: string }; after?: { content: string } }[];
+          }
+        >(preview.json.contexts.listed.map((c: { context: string }) => [c.context, c]));
         let changed = 0;
         for (const context of named) {
           const was = before.get(context)!;
@@ -166,11 +225,19 @@ describe('a dry run against the push it previews', () => {
           const keys = [...new Set([...Object.keys(was.keys), ...Object.keys(is.keys)])]
             .filter((k) => JSON.stringify(was.keys[k]) !== JSON.stringify(is.keys[k]))
             .sort()
-            .map((k) => ({ key: k, ...(was.keys[k] ? { before: was.keys[k] } : {}), ...(is.keys[k] ? { after: is.keys[k] } : {}) }));
+            .map((k) => ({
+              key: k,
+              ...(was.keys[k] ? { before: was.keys[k] } : {}),
+              ...(is.keys[k] ? { after: is.keys[k] } : {}),
+            }));
           const files = [...new Set([...Object.keys(was.files), ...Object.keys(is.files)])]
             .filter((p) => was.files[p] !== is.files[p])
             .sort()
-            .map((p) => ({ path: p, ...(was.files[p] !== undefined ? { before: { content: was.files[p] } } : {}), ...(is.files[p] !== undefined ? { after: { content: is.files[p] } } : {}) }));
+            .map((p) => ({
+              path: p,
+              ...(was.files[p] !== undefined ? { before: { content: was.files[p] } } : {}),
+              ...(is.files[p] !== undefined ? { after: { content: is.files[p] } } : {}),
+            }));
           const said = listed.get(context);
           if (keys.length === 0 && files.length === 0) {
             expect(said, `context ${context}`).toBeUndefined();

@@ -8,7 +8,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectJsonError } from '../support/reads.js';
-import { cliOk, cliWithInput, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile, type PushAnswer } from '../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  commitCount,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  reasonOf,
+  serverForFile,
+  type PushAnswer,
+} from '../support/harness.js';
 
 const REPO = 'acme/schemas';
 const fixture = serverForFile();
@@ -57,7 +68,14 @@ beforeAll(async () => {
     changeComment: 'seed',
     enableKeyCreation: true,
     data: [
-      { key: 'db.port', vdt: 'Integer', values: [{ context: '*;*;*', value: 5432 }, { context: 'Production;Billing;node-7', value: 6432 }] },
+      {
+        key: 'db.port',
+        vdt: 'Integer',
+        values: [
+          { context: '*;*;*', value: 5432 },
+          { context: 'Production;Billing;node-7', value: 6432 },
+        ],
+      },
       { key: 'db.host', values: [{ context: 'Production;*;*', value: 'db.prod' }] },
       { key: 'limits', vdt: 'Map', values: [{ context: '*;*;*', value: { max: 10 } }] },
       { file: 'conf/app.json', context: '*;*;*', content: '{"port": ${ db.port }, "host": "${ db.host }"}\n' },
@@ -68,7 +86,9 @@ beforeAll(async () => {
 describe('key schemas', () => {
   it('a value its key schema refuses is a 304 naming key, context and rule; a fitting one is applied', async () => {
     await applied({ schemas: { keys: [portSchema] }, data: [] });
-    const reason = await refused({ data: [{ key: 'db.port', values: [{ context: 'Production;Billing;node-7', value: 0 }] }] });
+    const reason = await refused({
+      data: [{ key: 'db.port', values: [{ context: 'Production;Billing;node-7', value: 0 }] }],
+    });
     expect(reason).toContain('key db.port at Production;Billing;node-7');
     expect(reason).toContain('keys[0] (db.port)');
     expect(reason).toContain('must be >= 1');
@@ -89,9 +109,17 @@ async function post(path: string, body?: unknown, headers: Record<string, string
 
 describe('file schemas', () => {
   it('a change that makes a matched file fail to parse once rendered for a context is refused naming file, context and rule', async () => {
-    await applied({ schemas: { keys: [portSchema], files: [{ path: 'conf/*.json', format: 'json', schema: { type: 'object', required: ['port', 'host'] } }] }, data: [] });
+    await applied({
+      schemas: {
+        keys: [portSchema],
+        files: [{ path: 'conf/*.json', format: 'json', schema: { type: 'object', required: ['port', 'host'] } }],
+      },
+      data: [],
+    });
     // A quote in the host breaks the JSON where db.host resolves (Production contexts) only.
-    const reason = await refused({ data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db"prod' }] }] });
+    const reason = await refused({
+      data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db"prod' }] }],
+    });
     expect(reason).toContain('file conf/app.json rendered for Production;Billing;node-7');
     expect(reason).toContain('files[0] (conf/*.json, json)');
     expect(reason).toMatch(/is not valid JSON/);
@@ -101,9 +129,13 @@ describe('file schemas', () => {
 
   it('the schema of a file is checked on the rendered data, context by context', async () => {
     const state = gitState();
-    const answer = await send({ data: [{ file: 'conf/app.json', context: '*;*;*', content: '{"port": ${ db.port }}\n' }] });
+    const answer = await send({
+      data: [{ file: 'conf/app.json', context: '*;*;*', content: '{"port": ${ db.port }}\n' }],
+    });
     expect(answer.status).toBe(304);
-    expect(reasonOf(answer)).toMatch(/file conf\/app\.json rendered for .*: \(value\): must have required property 'host'/);
+    expect(reasonOf(answer)).toMatch(
+      /file conf\/app\.json rendered for .*: \(value\): must have required property 'host'/,
+    );
     expect(gitState()).toBe(state);
   });
 });
@@ -111,11 +143,17 @@ describe('file schemas', () => {
 describe('context rules', () => {
   it('a change that leaves a matching context without a listed key is refused naming the context', async () => {
     await applied({
-      schemas: { keys: [portSchema], files: [{ path: 'conf/*.json', format: 'json' }], rules: [{ context: 'Production;*;*', resolves: ['db.host'] }] },
+      schemas: {
+        keys: [portSchema],
+        files: [{ path: 'conf/*.json', format: 'json' }],
+        rules: [{ context: 'Production;*;*', resolves: ['db.host'] }],
+      },
       data: [],
     });
     const reason = await refused({ data: [{ key: 'db.host', values: { context: 'Production;*;*', opp: 'delete' } }] });
-    expect(reason).toContain('context Production;Billing;node-7 breaks schemas.yaml rules[0] (Production;*;*): does not resolve db.host');
+    expect(reason).toContain(
+      'context Production;Billing;node-7 breaks schemas.yaml rules[0] (Production;*;*): does not resolve db.host',
+    );
     // A new Production context is checked too: db.host resolves there through Production;*;*.
     await applied({ data: [{ key: 'db.port', values: [{ context: 'Production;Search;node-9', value: 9200 }] }] });
   });
@@ -123,15 +161,29 @@ describe('context rules', () => {
 
 describe('changing the schemas', () => {
   it('a schema that existing values break is refused listing them, by push (304) and by the admin API (409)', async () => {
-    const tighter = { keys: [portSchema, { key: 'limits', schema: { type: 'object', properties: { max: { maximum: 5 } } } }, { key: 'db.*', schema: { type: ['string', 'integer'], not: { const: 6432 } } }] };
+    const tighter = {
+      keys: [
+        portSchema,
+        { key: 'limits', schema: { type: 'object', properties: { max: { maximum: 5 } } } },
+        { key: 'db.*', schema: { type: ['string', 'integer'], not: { const: 6432 } } },
+      ],
+    };
     const reason = await refused({ schemas: tighter, data: [] });
-    expect(reason).toMatch(/^the change breaks the repository's schemas \(1 break\): key limits at \*;\*;\* breaks schemas\.yaml keys\[1\] \(limits\): \/max: must be <= 5/);
+    expect(reason).toMatch(
+      /^the change breaks the repository's schemas \(1 break\): key limits at \*;\*;\* breaks schemas\.yaml keys\[1\] \(limits\): \/max: must be <= 5/,
+    );
     const token = await tokenMade('admin-token', 'create', '--name', 'schemas');
     const state = gitState();
-    const answer = await post(`/rest/admin/repositories/${REPO}/schemas`, { schemas: tighter }, { Authorization: `Bearer ${token}` });
+    const answer = await post(
+      `/rest/admin/repositories/${REPO}/schemas`,
+      { schemas: tighter },
+      { Authorization: `Bearer ${token}` },
+    );
     expect(expectJsonError(answer, 409)).toContain('key limits at *;*;*');
     expect(gitState()).toBe(state);
-    const shown = await fetch(`${fixture.server.url}/rest/admin/repositories/${REPO}/schemas`, { headers: { Authorization: `Bearer ${token}` } });
+    const shown = await fetch(`${fixture.server.url}/rest/admin/repositories/${REPO}/schemas`, {
+      headers: { Authorization: `Bearer ${token}` },
+    });
     expect((await shown.json()).schemas.rules).toEqual([{ context: 'Production;*;*', resolves: ['db.host'] }]);
   });
 
@@ -145,7 +197,11 @@ describe('changing the schemas', () => {
       [deep, /nests deeper than 32 levels/],
       [{ type: 'strnig' }, /does not compile/],
     ] as const) {
-      const answer = await post(`/rest/admin/repositories/${REPO}/schemas`, { schemas: { keys: [{ key: 'db.host', schema }] } }, auth);
+      const answer = await post(
+        `/rest/admin/repositories/${REPO}/schemas`,
+        { schemas: { keys: [{ key: 'db.host', schema }] } },
+        auth,
+      );
       const message = expectJsonError(answer, 400);
       expect(message).toMatch(says);
       expect(message).toContain('keys[0] (db.host)');
@@ -160,10 +216,18 @@ describe('revert and restore', () => {
     const low = headOf(fixture.repos, REPO);
     await applied({ data: [{ key: 'db.port', values: [{ context: 'Staging;*;*', value: 2000 }] }] });
     const changed = headOf(fixture.repos, REPO);
-    await applied({ schemas: { keys: [{ key: 'db.port', schema: { type: 'integer', minimum: 1000 } }], rules: [{ context: 'Production;*;*', resolves: ['db.host'] }] }, data: [] });
+    await applied({
+      schemas: {
+        keys: [{ key: 'db.port', schema: { type: 'integer', minimum: 1000 } }],
+        rules: [{ context: 'Production;*;*', resolves: ['db.host'] }],
+      },
+      data: [],
+    });
     const state = gitState();
     const reverted = await post(`/rest/revert/${REPO}`, undefined, { Commit: changed });
-    expect(expectJsonError(reverted, 409)).toContain('key db.port at Staging;*;* breaks schemas.yaml keys[0] (db.port): (value): must be >= 1000');
+    expect(expectJsonError(reverted, 409)).toContain(
+      'key db.port at Staging;*;* breaks schemas.yaml keys[0] (db.port): (value): must be >= 1000',
+    );
     const restored = await post(`/rest/restore/${REPO}`, undefined, { To: low });
     expect(expectJsonError(restored, 409)).toContain('key db.port at Staging;*;*');
     expect(gitState()).toBe(state);
@@ -177,6 +241,10 @@ describe('the command line', () => {
     const set = JSON.parse(cliOk(fixture.repos, 'schemas', 'set', REPO, file, '--comment', 'Ports are positive'));
     expect(set.outcome).toBe('applied');
     expect(git(gitdirOf(fixture.repos, REPO), 'show', 'refs/heads/main:schemas.yaml')).toContain('minimum: 1');
-    expect(JSON.parse(cliOk(fixture.repos, 'schemas', 'show', REPO))).toEqual({ keys: [{ key: 'db.port', schema: { type: 'integer', minimum: 1 } }], files: [], rules: [] });
+    expect(JSON.parse(cliOk(fixture.repos, 'schemas', 'show', REPO))).toEqual({
+      keys: [{ key: 'db.port', schema: { type: 'integer', minimum: 1 } }],
+      files: [],
+      rules: [],
+    });
   });
 });

@@ -23,25 +23,37 @@ function readDocument(path: string): SchemaDocument {
   try {
     doc = YAML.parse(text, { schema: 'core', uniqueKeys: true });
   } catch (error) {
-    throw new ServiceError('invalid_argument', `the schemas document is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `the schemas document is not valid YAML or JSON: ${(error as Error).message.split('\n')[0]}`,
+    );
   }
   const parsed = schemaDocumentShape.safeParse(doc ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ServiceError('invalid_argument', `the schemas document is malformed: ${issue.path.join('.') || 'document'}: ${issue.message}`);
+    throw new ServiceError(
+      'invalid_argument',
+      `the schemas document is malformed: ${issue.path.join('.') || 'document'}: ${issue.message}`,
+    );
   }
   return parsed.data;
 }
 
 export function addSchemaCommands(program: Command): void {
-  const schemas = program.command('schemas').description("a repository's schemas: key schemas, file schemas, context rules (docs/schemas.md)");
-  withTarget(schemas.command('show').description('the schemas document, as JSON').argument('<account/name>')).action(async (fullName: string, options) => {
-    printJson(await administrationOf(fullName, options).schemas(fullName));
-  });
+  const schemas = program
+    .command('schemas')
+    .description("a repository's schemas: key schemas, file schemas, context rules (docs/schemas.md)");
+  withTarget(schemas.command('show').description('the schemas document, as JSON').argument('<account/name>')).action(
+    async (fullName: string, options) => {
+      printJson(await administrationOf(fullName, options).schemas(fullName));
+    },
+  );
   withTarget(
     schemas
       .command('set')
-      .description('replace the schemas document (YAML or JSON; - reads standard input), in one commit; refused listing what existing content breaks')
+      .description(
+        'replace the schemas document (YAML or JSON; - reads standard input), in one commit; refused listing what existing content breaks',
+      )
       .argument('<account/name>')
       .argument('<file>')
       .option('--comment <text>', "the commit's comment"),

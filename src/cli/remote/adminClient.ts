@@ -132,8 +132,15 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     return (await this.call<{ schemas: SchemaDocument }>('GET', `${repoPath(fullName)}/schemas`)).schemas;
   }
 
-  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange> {
-    return this.call('POST', `${repoPath(fullName)}/schemas`, { schemas, ...(change.comment !== undefined ? { comment: change.comment } : {}) });
+  setSchemas(
+    fullName: string,
+    schemas: SchemaDocument,
+    change: { comment?: string; applicationName?: string },
+  ): Promise<SchemasChange> {
+    return this.call('POST', `${repoPath(fullName)}/schemas`, {
+      schemas,
+      ...(change.comment !== undefined ? { comment: change.comment } : {}),
+    });
   }
 }
 

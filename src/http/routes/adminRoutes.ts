@@ -214,14 +214,28 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       }),
   },
   {
-    method: 'get', path: `${REPO}/schemas`, summary: "the repository's schemas document: key schemas, file schemas, context rules (cfghub schemas show)",
-    status: 200, answer: s.schemasAnswer, errors: [404, 409],
+    method: 'get',
+    path: `${REPO}/schemas`,
+    summary: "the repository's schemas document: key schemas, file schemas, context rules (cfghub schemas show)",
+    status: 200,
+    answer: s.schemasAnswer,
+    errors: [404, 409],
     run: async (admin, p) => ({ schemas: await admin.schemas(fullName(p)) }),
   },
   {
-    method: 'post', path: `${REPO}/schemas`, summary: 'replace the schemas document, in one commit; refused listing what existing content breaks (cfghub schemas set)',
-    body: s.schemasBody, status: 200, answer: s.schemasChange, errors: [404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.schemasBody>, req) => admin.setSchemas(fullName(p), b.schemas, { comment: b.comment, applicationName: header(req, 'Application-Name') }),
+    method: 'post',
+    path: `${REPO}/schemas`,
+    summary:
+      'replace the schemas document, in one commit; refused listing what existing content breaks (cfghub schemas set)',
+    body: s.schemasBody,
+    status: 200,
+    answer: s.schemasChange,
+    errors: [404, 409, 415],
+    run: (admin, p, b: z.infer<typeof s.schemasBody>, req) =>
+      admin.setSchemas(fullName(p), b.schemas, {
+        comment: b.comment,
+        applicationName: header(req, 'Application-Name'),
+      }),
   },
   ...ACCESS_ADMIN_ROUTES, // rule sets, context groups, replication tokens
 ];

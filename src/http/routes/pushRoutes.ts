@@ -65,7 +65,10 @@ export function pushHandler(deps: HttpDeps): PushHandler {
     };
     if (booleanHeader(req, 'Dry-Run')) {
       // Everything the push runs, nothing written: 200 with what it would do (docs/schemas.md).
-      const contexts = (header(req, 'Dry-Run-Contexts') ?? '').split(',').map((text) => text.trim()).filter(Boolean);
+      const contexts = (header(req, 'Dry-Run-Contexts') ?? '')
+        .split(',')
+        .map((text) => text.trim())
+        .filter(Boolean);
       const answer = await dryRunPush(repository, parsed.request, caller, contexts);
       locals.pushOutcome = `dry-run ${answer.outcome}`;
       sendJson(req, res, 200, answer);

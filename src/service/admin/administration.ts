@@ -83,12 +83,24 @@ export interface Administration extends AccessAdministration {
     next: string,
   ): Promise<{ name: string; commit: string }>;
   deleteGroup(fullName: string, group: string): Promise<{ name: string; commit: string; repository: string }>;
-  revert(fullName: string, commit: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
-  restore(fullName: string, to: string, rollback: Rollback): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  revert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  restore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+  ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
   /** The repository's schemas document (docs/schemas.md). */
   schemas(fullName: string): Promise<SchemaDocument>;
   /** Replaces the schemas document in one commit; refused (conflict) when existing content breaks it. */
-  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange>;
+  setSchemas(
+    fullName: string,
+    schemas: SchemaDocument,
+    change: { comment?: string; applicationName?: string },
+  ): Promise<SchemasChange>;
 }
 
 /** An ISO 8601 instant (`YYYY-MM-DDTHH:MM:SSZ` or with `+hh:mm`); `what` names it in the error. */
@@ -257,7 +269,11 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     return readSchemas(this.repository(fullName));
   }
 
-  setSchemas(fullName: string, schemas: SchemaDocument, change: { comment?: string; applicationName?: string }): Promise<SchemasChange> {
+  setSchemas(
+    fullName: string,
+    schemas: SchemaDocument,
+    change: { comment?: string; applicationName?: string },
+  ): Promise<SchemasChange> {
     return setSchemas(this.repository(fullName), schemas, change);
   }
 }

@@ -73,12 +73,21 @@ async function pointOnHead(repository: GitRepository, head: string, point: Snaps
   });
 }
 
-async function headRules(repository: GitRepository, head: string): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId' | 'schemas' | 'schemasBlobId'>> {
+async function headRules(
+  repository: GitRepository,
+  head: string,
+): Promise<Pick<Snapshot, 'ruleSets' | 'ruleSetsBlobId' | 'schemas' | 'schemasBlobId'>> {
   try {
     const snapshot = await repository.snapshot(head);
-    return { ruleSets: snapshot.ruleSets, ruleSetsBlobId: snapshot.ruleSetsBlobId, schemas: snapshot.schemas, schemasBlobId: snapshot.schemasBlobId };
+    return {
+      ruleSets: snapshot.ruleSets,
+      ruleSetsBlobId: snapshot.ruleSetsBlobId,
+      schemas: snapshot.schemas,
+      schemasBlobId: snapshot.schemasBlobId,
+    };
   } catch (error) {
-    if (error instanceof LayoutError) return { ruleSets: [], ruleSetsBlobId: undefined, schemas: NO_SCHEMAS, schemasBlobId: undefined };
+    if (error instanceof LayoutError)
+      return { ruleSets: [], ruleSetsBlobId: undefined, schemas: NO_SCHEMAS, schemasBlobId: undefined };
     throw error;
   }
 }

@@ -11,10 +11,12 @@ import type { FileFormat } from '../../domain/schemas.js';
 /** The parsers are loaded at their first use (see schemaCompiler.ts: the CLI need not pay for them). */
 const require = createRequire(import.meta.url);
 const parseDotenv = (text: string) => (require('dotenv') as typeof import('dotenv')).parse(text);
-const parseProperties = (text: string) => (require('properties') as typeof import('properties').default).parse(text, {});
+const parseProperties = (text: string) =>
+  (require('properties') as typeof import('properties').default).parse(text, {});
 const parseToml = (text: string) => (require('smol-toml') as typeof import('smol-toml')).parse(text);
 
-export type ParsedFile = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly problem: string };
+export type ParsedFile =
+  { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly problem: string };
 
 const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split('\n')[0];
 
@@ -24,7 +26,10 @@ export function parseRendered(format: FileFormat, content: string): ParsedFile {
       case 'json':
         return { ok: true, data: JSON.parse(content) };
       case 'yaml':
-        return { ok: true, data: YAML.parse(content, { schema: 'core', uniqueKeys: true, prettyErrors: false }) ?? null };
+        return {
+          ok: true,
+          data: YAML.parse(content, { schema: 'core', uniqueKeys: true, prettyErrors: false }) ?? null,
+        };
       case 'properties':
         return { ok: true, data: parseProperties(content) };
       case 'env':
@@ -34,6 +39,9 @@ export function parseRendered(format: FileFormat, content: string): ParsedFile {
         return { ok: true, data: JSON.parse(JSON.stringify(parseToml(content))) };
     }
   } catch (error) {
-    return { ok: false, problem: `is not valid ${format === 'env' ? 'dotenv' : format.toUpperCase()}: ${firstLine(error)}` };
+    return {
+      ok: false,
+      problem: `is not valid ${format === 'env' ? 'dotenv' : format.toUpperCase()}: ${firstLine(error)}`,
+    };
   }
 }

@@ -21,7 +21,9 @@ export const MAX_NAMED_CONTEXTS = 10_000;
 
 export class TooManyContexts extends Error {
   constructor() {
-    super(`the repository names more than ${MAX_NAMED_CONTEXTS} contexts, more than the schema check and the dry run weigh`);
+    super(
+      `the repository names more than ${MAX_NAMED_CONTEXTS} contexts, more than the schema check and the dry run weigh`,
+    );
   }
 }
 

@@ -26,7 +26,13 @@ import { ContextView } from '../read/read.js';
 import { ServiceError } from '../errors.js';
 import { parseRendered } from './fileFormats.js';
 import { namedContextsSteps, TooManyContexts, type NamedContexts } from './namedContexts.js';
-import { compiledSchemasSteps, SchemaDocumentProblem, validationMessage, type CompiledFileSchema, type CompiledSchemas } from './schemaCompiler.js';
+import {
+  compiledSchemasSteps,
+  SchemaDocumentProblem,
+  validationMessage,
+  type CompiledFileSchema,
+  type CompiledSchemas,
+} from './schemaCompiler.js';
 
 export interface SchemaViolation {
   readonly kind: 'key' | 'file' | 'rule';
@@ -62,7 +68,12 @@ class Found {
 
 /** One line per violation, as a refusal gives it. */
 export function describeViolation(v: SchemaViolation): string {
-  const subject = v.kind === 'key' ? `key ${v.name} at ${v.context}` : v.kind === 'file' ? `file ${v.name} rendered for ${v.context}` : `context ${v.context}`;
+  const subject =
+    v.kind === 'key'
+      ? `key ${v.name} at ${v.context}`
+      : v.kind === 'file'
+        ? `file ${v.name} rendered for ${v.context}`
+        : `context ${v.context}`;
   return `${subject} breaks schemas.yaml ${v.rule}: ${v.problem}`;
 }
 
@@ -75,7 +86,11 @@ export function schemaRefusal(check: SchemaCheck): string | undefined {
 }
 
 /** schemaRefusal of the check of a write from `before` (undefined: check everything) to `after`. */
-export function* schemaRefusalSteps(before: Snapshot | undefined, after: Snapshot, changes: PushChanges): Steps<string | undefined> {
+export function* schemaRefusalSteps(
+  before: Snapshot | undefined,
+  after: Snapshot,
+  changes: PushChanges,
+): Steps<string | undefined> {
   return schemaRefusal(yield* schemaCheckSteps(before, after, changes));
 }
 
@@ -89,7 +104,11 @@ function checksEverything(before: Snapshot | undefined, after: Snapshot): boolea
   );
 }
 
-export function* schemaCheckSteps(before: Snapshot | undefined, after: Snapshot, changes: PushChanges | undefined): Steps<SchemaCheck> {
+export function* schemaCheckSteps(
+  before: Snapshot | undefined,
+  after: Snapshot,
+  changes: PushChanges | undefined,
+): Steps<SchemaCheck> {
   if (!hasSchemas(after.schemas)) return NONE;
   let compiled: CompiledSchemas;
   try {
@@ -109,15 +128,25 @@ export function* schemaCheckSteps(before: Snapshot | undefined, after: Snapshot,
       yield* checkRules(compiled, from, after, everything ? undefined : changes, contexts, found);
     }
   } catch (error) {
-    if (error instanceof TooManyContexts) return { ...NONE, problem: `the schema check cannot be made: ${error.message}` };
+    if (error instanceof TooManyContexts)
+      return { ...NONE, problem: `the schema check cannot be made: ${error.message}` };
     throw error;
   }
   return { violations: found.listed, count: found.count };
 }
 
-const sameValue = (a: { value: string | null; active: boolean } | undefined, b: { value: string | null; active: boolean }) => a !== undefined && a.value === b.value && a.active === b.active;
+const sameValue = (
+  a: { value: string | null; active: boolean } | undefined,
+  b: { value: string | null; active: boolean },
+) => a !== undefined && a.value === b.value && a.active === b.active;
 
-function* checkKeys(compiled: CompiledSchemas, before: Snapshot | undefined, after: Snapshot, changes: PushChanges | undefined, found: Found): Steps<void> {
+function* checkKeys(
+  compiled: CompiledSchemas,
+  before: Snapshot | undefined,
+  after: Snapshot,
+  changes: PushChanges | undefined,
+  found: Found,
+): Steps<void> {
   if (compiled.keys.length === 0) return;
   const keys: Iterable<KeyRecord | null> = changes ? changes.keys.values() : after.keys();
   for (const key of keys) {
@@ -133,7 +162,13 @@ function* checkKeys(compiled: CompiledSchemas, before: Snapshot | undefined, aft
       const data = valueAsData(key.vdt, value.value);
       for (const schema of schemas) {
         if (schema.validate(data)) continue;
-        found.add({ kind: 'key', name: key.key, context: formatContext(value.context), rule: `keys[${schema.index}] (${schema.entry.key})`, problem: validationMessage(schema.validate) });
+        found.add({
+          kind: 'key',
+          name: key.key,
+          context: formatContext(value.context),
+          rule: `keys[${schema.index}] (${schema.entry.key})`,
+          problem: validationMessage(schema.validate),
+        });
       }
     }
   }
@@ -143,20 +178,32 @@ function* checkKeys(compiled: CompiledSchemas, before: Snapshot | undefined, aft
  * Whether a write can change what a file renders anywhere: a file it changes (`pathMatters` says
  * which paths count), or a key some template names, or a key that names a file (FileEmbed, FileRef).
  */
-export function reachesFiles(before: Snapshot, after: Snapshot, changes: PushChanges, pathMatters: (path: string) => boolean = () => true): boolean {
+export function reachesFiles(
+  before: Snapshot,
+  after: Snapshot,
+  changes: PushChanges,
+  pathMatters: (path: string) => boolean = () => true,
+): boolean {
   for (const file of changes.files.values()) if (file === null || pathMatters(file.path)) return true;
   if (changes.keys.size === 0) return false;
   const named = new Set<string>();
-  for (const snapshot of [before, after]) for (const file of snapshot.files()) for (const name of file.references ?? referencedKeys(file.content)) named.add(keyId(name));
+  for (const snapshot of [before, after])
+    for (const file of snapshot.files())
+      for (const name of file.references ?? referencedKeys(file.content)) named.add(keyId(name));
   for (const [id, key] of changes.keys) {
     if (named.has(id)) return true;
     const was = before.key(id);
-    if ((key && (key.vdt === 'FileEmbed' || key.vdt === 'FileRef')) || (was && (was.vdt === 'FileEmbed' || was.vdt === 'FileRef'))) return true;
+    if (
+      (key && (key.vdt === 'FileEmbed' || key.vdt === 'FileRef')) ||
+      (was && (was.vdt === 'FileEmbed' || was.vdt === 'FileRef'))
+    )
+      return true;
   }
   return false;
 }
 
-type Rendering = { readonly ok: true; readonly content: string } | { readonly ok: false; readonly problem: string } | undefined;
+type Rendering =
+  { readonly ok: true; readonly content: string } | { readonly ok: false; readonly problem: string } | undefined;
 
 /** A path rendered for a context in a view; undefined when no variant resolves, or it is sealed. */
 function renderIn(view: ContextView, path: string): Rendering {
@@ -167,7 +214,8 @@ function renderIn(view: ContextView, path: string): Rendering {
   try {
     return { ok: true, content: view.render(opened).content };
   } catch (error) {
-    if (error instanceof CfghubError || error instanceof ServiceError) return { ok: false, problem: `does not render: ${error.message}` };
+    if (error instanceof CfghubError || error instanceof ServiceError)
+      return { ok: false, problem: `does not render: ${error.message}` };
     throw error;
   }
 }
@@ -181,7 +229,12 @@ function* checkFiles(
   found: Found,
 ): Steps<void> {
   if (compiled.files.length === 0) return;
-  if (before && changes && !reachesFiles(before, after, changes, (path) => compiled.files.some((schema) => schema.glob.test(path)))) return;
+  if (
+    before &&
+    changes &&
+    !reachesFiles(before, after, changes, (path) => compiled.files.some((schema) => schema.glob.test(path)))
+  )
+    return;
   const paths = new Map<string, CompiledFileSchema[]>();
   const contexts = new Map(named);
   for (const file of after.files()) {
@@ -202,11 +255,23 @@ function* checkFiles(
       if (!rendered) continue;
       if (beforeView) {
         const was = renderIn(beforeView, path);
-        if (was && was.ok === rendered.ok && (was.ok ? was.content === (rendered as { content: string }).content : true)) continue;
+        if (
+          was &&
+          was.ok === rendered.ok &&
+          (was.ok ? was.content === (rendered as { content: string }).content : true)
+        )
+          continue;
       }
       for (const schema of schemas) {
         const problem = fileProblem(schema, rendered);
-        if (problem) found.add({ kind: 'file', name: path, context: formatContext(context), rule: `files[${schema.index}] (${schema.entry.path}, ${schema.entry.format})`, problem });
+        if (problem)
+          found.add({
+            kind: 'file',
+            name: path,
+            context: formatContext(context),
+            rule: `files[${schema.index}] (${schema.entry.path}, ${schema.entry.format})`,
+            problem,
+          });
       }
     }
     yield;
@@ -254,7 +319,13 @@ function* checkRules(
         if (known && !isNew && !changes!.keys.has(keyId(name))) continue;
         if (resolvesAt(after, name, request)) continue;
         if (before && !isNew && known && !resolvesAt(before, name, requestContext(context, groupsBefore))) continue; // broken before
-        found.add({ kind: 'rule', name, context: formatContext(context), rule: `rules[${rule.index}] (${rule.entry.context})`, problem: `does not resolve ${name}` });
+        found.add({
+          kind: 'rule',
+          name,
+          context: formatContext(context),
+          rule: `rules[${rule.index}] (${rule.entry.context})`,
+          problem: `does not resolve ${name}`,
+        });
       }
       yield;
     }

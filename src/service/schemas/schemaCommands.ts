@@ -34,12 +34,23 @@ export function checkSchemaDocument(doc: SchemaDocument, levels: number): void {
   }
 }
 
-export async function setSchemas(repository: GitRepository, doc: SchemaDocument, provenance: PushProvenance & { comment?: string } = {}, writer?: Writer): Promise<SchemasChange> {
-  if (provenance.comment?.includes('\u0000')) throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+export async function setSchemas(
+  repository: GitRepository,
+  doc: SchemaDocument,
+  provenance: PushProvenance & { comment?: string } = {},
+  writer?: Writer,
+): Promise<SchemasChange> {
+  if (provenance.comment?.includes('\u0000'))
+    throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const head = await repository.headSnapshot();
   checkSchemaDocument(doc, head.settings.levels.length);
   const message = commitMessage(provenance.comment || `Change ${SCHEMAS_FILE}`, provenance);
-  const result = await commitOnHead(repository, () => ({ ok: true, changes: { keys: new Map(), files: new Map(), schemas: doc }, message }), undefined, writer);
+  const result = await commitOnHead(
+    repository,
+    () => ({ ok: true, changes: { keys: new Map(), files: new Map(), schemas: doc }, message }),
+    undefined,
+    writer,
+  );
   if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return { commit: result.commitId, outcome: result.kind };
 }

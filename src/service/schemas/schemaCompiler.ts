@@ -11,7 +11,14 @@ import { LRUCache } from 'lru-cache';
 import type SafeRegex from 'safe-regex2';
 import { parseContext, type Context } from '../../domain/context.js';
 import { compileGlob, type Glob } from '../../domain/glob.js';
-import { SCHEMA_LIMITS, type ContextRule, type FileSchema, type JsonSchema, type KeySchema, type SchemaDocument } from '../../domain/schemas.js';
+import {
+  SCHEMA_LIMITS,
+  type ContextRule,
+  type FileSchema,
+  type JsonSchema,
+  type KeySchema,
+  type SchemaDocument,
+} from '../../domain/schemas.js';
 import type { Steps } from '../../lib/steps.js';
 import { sha1Hex } from '../../git/sha1.js';
 import { SCHEMAS_FILE, serializeSchemas } from '../../layout/schemaLayout.js';
@@ -38,7 +45,15 @@ function sharedAjv(): Ajv {
     const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
     // ajv-formats is CommonJS: require gives its function itself.
     const addFormats = require('ajv-formats') as (ajv: Ajv) => Ajv;
-    shared = new AjvClass({ strictSchema: true, strictNumbers: true, strictTypes: false, strictTuples: false, strictRequired: false, allErrors: false, unicodeRegExp: true });
+    shared = new AjvClass({
+      strictSchema: true,
+      strictNumbers: true,
+      strictTypes: false,
+      strictTuples: false,
+      strictRequired: false,
+      allErrors: false,
+      unicodeRegExp: true,
+    });
     addFormats(shared);
     const warm = { type: 'object', properties: { n: { type: 'integer', minimum: 1 } } };
     shared.compile(warm);
@@ -91,7 +106,11 @@ export function schemasId(doc: SchemaDocument, blobId: string | undefined): stri
 }
 
 /** Compiled, from the cache when this document was compiled before; throws SchemaDocumentProblem. */
-export function* compiledSchemasSteps(doc: SchemaDocument, blobId: string | undefined, levels: number): Steps<CompiledSchemas> {
+export function* compiledSchemasSteps(
+  doc: SchemaDocument,
+  blobId: string | undefined,
+  levels: number,
+): Steps<CompiledSchemas> {
   const id = `${schemasId(doc, blobId)}/${levels}`;
   const known = COMPILED.get(id);
   if (known) return known;
@@ -107,7 +126,9 @@ function* compileSteps(doc: SchemaDocument, levels: number): Steps<CompiledSchem
     try {
       return ajv.compile(schema);
     } catch (error) {
-      throw new SchemaDocumentProblem(`${SCHEMAS_FILE} ${where}: the schema does not compile: ${(error as Error).message.split('\n')[0]}`);
+      throw new SchemaDocumentProblem(
+        `${SCHEMAS_FILE} ${where}: the schema does not compile: ${(error as Error).message.split('\n')[0]}`,
+      );
     } finally {
       if (typeof schema === 'object') ajv.removeSchema(schema);
     }
@@ -128,13 +149,19 @@ function* compileSteps(doc: SchemaDocument, levels: number): Steps<CompiledSchem
   const files: CompiledFileSchema[] = [];
   for (const [index, entry] of doc.files.entries()) {
     const where = `files[${index}] (${entry.path})`;
-    files.push({ index, entry, glob: glob(entry.path.startsWith('/') ? entry.path.slice(1) : entry.path, where), ...(entry.schema !== undefined ? { validate: compile(entry.schema, where) } : {}) });
+    files.push({
+      index,
+      entry,
+      glob: glob(entry.path.startsWith('/') ? entry.path.slice(1) : entry.path, where),
+      ...(entry.schema !== undefined ? { validate: compile(entry.schema, where) } : {}),
+    });
     yield;
   }
   const rules: CompiledRule[] = [];
   for (const [index, entry] of doc.rules.entries()) {
     const parsed = parseContext(entry.context, levels);
-    if (!parsed.ok) throw new SchemaDocumentProblem(`${SCHEMAS_FILE} rules[${index}] (${entry.context}): ${parsed.problem}`);
+    if (!parsed.ok)
+      throw new SchemaDocumentProblem(`${SCHEMAS_FILE} rules[${index}] (${entry.context}): ${parsed.problem}`);
     rules.push({ index, entry, pattern: parsed.context.map((item) => item.toLowerCase()) });
   }
   return { keys, files, rules };
@@ -150,19 +177,32 @@ function checkBounds(schema: JsonSchema, where: string): void {
   const stack: [unknown, number][] = [[schema, 0]];
   let nodes = 0;
   const checkRegex = (source: string) => {
-    if (source.length > SCHEMA_LIMITS.patternChars) throw new SchemaDocumentProblem(`${SCHEMAS_FILE} ${where}: a pattern is longer than ${SCHEMA_LIMITS.patternChars} characters`);
-    if (!isSafeRegex(source)) throw new SchemaDocumentProblem(`${SCHEMAS_FILE} ${where}: the pattern ${JSON.stringify(source)} may take exponential time (nested repetition); write it without`);
+    if (source.length > SCHEMA_LIMITS.patternChars)
+      throw new SchemaDocumentProblem(
+        `${SCHEMAS_FILE} ${where}: a pattern is longer than ${SCHEMA_LIMITS.patternChars} characters`,
+      );
+    if (!isSafeRegex(source))
+      throw new SchemaDocumentProblem(
+        `${SCHEMAS_FILE} ${where}: the pattern ${JSON.stringify(source)} may take exponential time (nested repetition); write it without`,
+      );
   };
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
-    if (++nodes > SCHEMA_LIMITS.schemaNodes) throw new SchemaDocumentProblem(`${SCHEMAS_FILE} ${where}: the schema has more than ${SCHEMA_LIMITS.schemaNodes} parts`);
+    if (++nodes > SCHEMA_LIMITS.schemaNodes)
+      throw new SchemaDocumentProblem(
+        `${SCHEMAS_FILE} ${where}: the schema has more than ${SCHEMA_LIMITS.schemaNodes} parts`,
+      );
     if (typeof node !== 'object' || node === null) continue;
-    if (depth >= SCHEMA_LIMITS.schemaDepth) throw new SchemaDocumentProblem(`${SCHEMAS_FILE} ${where}: the schema nests deeper than ${SCHEMA_LIMITS.schemaDepth} levels`);
+    if (depth >= SCHEMA_LIMITS.schemaDepth)
+      throw new SchemaDocumentProblem(
+        `${SCHEMAS_FILE} ${where}: the schema nests deeper than ${SCHEMA_LIMITS.schemaDepth} levels`,
+      );
     if (!Array.isArray(node)) {
       const record = node as Record<string, unknown>;
       if (typeof record.pattern === 'string') checkRegex(record.pattern);
       const patterns = record.patternProperties;
-      if (typeof patterns === 'object' && patterns !== null) for (const source of Object.keys(patterns)) checkRegex(source);
+      if (typeof patterns === 'object' && patterns !== null)
+        for (const source of Object.keys(patterns)) checkRegex(source);
     }
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }

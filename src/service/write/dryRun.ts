@@ -110,27 +110,46 @@ export interface DryRunOptions {
  * Runs `plan` on the head as commitOnHead would, outside the repository's queue (nothing is
  * written, so nothing waits), and tells what it would do.
  */
-export async function dryRun(repository: GitRepository, plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>, writer: Writer | undefined, options: DryRunOptions): Promise<DryRunResult> {
-  if ((options.contexts?.length ?? 0) > MAX_REQUESTED_CONTEXTS) throw new ServiceError('invalid_argument', `a dry run lists at most ${MAX_REQUESTED_CONTEXTS} contexts`);
+export async function dryRun(
+  repository: GitRepository,
+  plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
+  writer: Writer | undefined,
+  options: DryRunOptions,
+): Promise<DryRunResult> {
+  if ((options.contexts?.length ?? 0) > MAX_REQUESTED_CONTEXTS)
+    throw new ServiceError('invalid_argument', `a dry run lists at most ${MAX_REQUESTED_CONTEXTS} contexts`);
   const head = repository.head();
   const base = await headSnapshot(repository, head);
   const listed = (options.contexts ?? []).map((text) => listedContext(text, base));
   const slices = new TimeSlices();
-  const nothing = { head, changed: { keys: [], files: [] }, contexts: { considered: 0, changed: 0, listed: [], more: 0 } };
-  const refused = (reason: string, denied?: boolean): DryRunResult => ({ wouldCommit: false, outcome: 'refused', refusal: reason, ...(denied ? { denied } : {}), ...nothing });
+  const nothing = {
+    head,
+    changed: { keys: [], files: [] },
+    contexts: { considered: 0, changed: 0, listed: [], more: 0 },
+  };
+  const refused = (reason: string, denied?: boolean): DryRunResult => ({
+    wouldCommit: false,
+    outcome: 'refused',
+    refusal: reason,
+    ...(denied ? { denied } : {}),
+    ...nothing,
+  });
   const planned = await plan(base);
   if (!planned.ok) return refused(planned.reason);
   const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
   if (problem) return refused(problem.reason, problem.denied);
   await slices.pause();
-  const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }));
+  const staged = await slices.run(
+    stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }),
+  );
   if (staged.commitId === null) return { wouldCommit: false, outcome: 'unchanged', ...nothing };
   const broken = await slices.run(schemaRefusalSteps(base, staged.snapshot, planned.changes));
   if (broken) return refused(broken);
   try {
     return await slices.run(effectsSteps(base, staged.snapshot, planned.changes, listed, options.ring));
   } catch (error) {
-    if (error instanceof TooManyContexts) throw new ServiceError('conflict', `the dry run cannot weigh this change: ${error.message}`);
+    if (error instanceof TooManyContexts)
+      throw new ServiceError('conflict', `the dry run cannot weigh this change: ${error.message}`);
     throw error;
   }
 }
@@ -139,12 +158,15 @@ export async function dryRun(repository: GitRepository, plan: (base: Snapshot) =
 function listedContext(text: string, base: Snapshot): Context {
   const parsed = parseRequestContext(text, base.settings.levels);
   if (!parsed.ok) throw new ServiceError('invalid_argument', `Dry-Run-Contexts: ${text}: ${parsed.problem}`);
-  if (parsed.context.includes(WILDCARD)) throw new ServiceError('invalid_argument', `Dry-Run-Contexts: ${text}: name an item at every level (no *)`);
+  if (parsed.context.includes(WILDCARD))
+    throw new ServiceError('invalid_argument', `Dry-Run-Contexts: ${text}: name an item at every level (no *)`);
   return parsed.context;
 }
 
 function changedNames(before: Snapshot, after: Snapshot, changes: PushChanges): DryRunResult['changed'] {
-  const keys = [...changes.keys].map(([id, key]) => (key ?? before.key(id))?.key ?? id).sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
+  const keys = [...changes.keys]
+    .map(([id, key]) => (key ?? before.key(id))?.key ?? id)
+    .sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1));
   const files = [...changes.files].map(([id, file]) => {
     const record = file ?? before.file(id) ?? after.file(id);
     return { path: record?.path ?? id.split('\n')[0], context: record ? formatContext(record.context) : '' };
@@ -152,17 +174,26 @@ function changedNames(before: Snapshot, after: Snapshot, changes: PushChanges): 
   return { keys, files, ...(changes.schemas ? { schemas: true as const } : {}) };
 }
 
-function* effectsSteps(before: Snapshot, after: Snapshot, changes: PushChanges, listedContexts: readonly Context[], ringOf: () => KeyRing): Steps<DryRunResult> {
+function* effectsSteps(
+  before: Snapshot,
+  after: Snapshot,
+  changes: PushChanges,
+  listedContexts: readonly Context[],
+  ringOf: () => KeyRing,
+): Steps<DryRunResult> {
   const contexts = new Map(yield* namedContextsSteps(before));
   const groups = after.groups();
-  for (const key of changes.keys.values()) for (const value of key?.values ?? []) addNamed(contexts, value.context, groups);
+  for (const key of changes.keys.values())
+    for (const value of key?.values ?? []) addNamed(contexts, value.context, groups);
   for (const file of changes.files.values()) if (file) addNamed(contexts, file.context, groups);
   for (const context of listedContexts) addNamed(contexts, context, groups);
   if (contexts.size > MAX_NAMED_CONTEXTS) throw new TooManyContexts();
   // Every key is weighed when what resolution depends on changes (settings, context groups): not by a push.
   const everyKey = changes.settings !== undefined || changes.contextGroups !== undefined;
   const keyIds = everyKey ? new Set([...keysOf(before), ...keysOf(after)]) : new Set(changes.keys.keys());
-  const files = reachesFiles(before, after, changes) ? new Set([...pathsOf(before), ...pathsOf(after)]) : new Set<string>();
+  const files = reachesFiles(before, after, changes)
+    ? new Set([...pathsOf(before), ...pathsOf(after)])
+    : new Set<string>();
   const ring = ringOf();
   const listed: ContextEffect[] = [];
   let changed = 0;
@@ -179,7 +210,12 @@ function* effectsSteps(before: Snapshot, after: Snapshot, changes: PushChanges, 
     const fileEffects = files.size ? fileEffectsAt(before, after, requestBefore, requestAfter, ring, files) : [];
     if (keys.length || fileEffects.length) {
       changed++;
-      if (listed.length < MAX_LISTED_CONTEXTS) listed.push({ context: formatContext(context), keys: keys.sort((a, b) => (a.key.toLowerCase() < b.key.toLowerCase() ? -1 : 1)), files: fileEffects });
+      if (listed.length < MAX_LISTED_CONTEXTS)
+        listed.push({
+          context: formatContext(context),
+          keys: keys.sort((a, b) => (a.key.toLowerCase() < b.key.toLowerCase() ? -1 : 1)),
+          files: fileEffects,
+        });
     }
     yield;
   }
@@ -200,7 +236,8 @@ function* pathsOf(snapshot: Snapshot): Iterable<string> {
   for (const file of snapshot.files()) yield file.path;
 }
 
-const cut = (text: string): { text: string; truncated?: true } => (text.length > MAX_SHOWN_CHARS ? { text: text.slice(0, MAX_SHOWN_CHARS), truncated: true } : { text });
+const cut = (text: string): { text: string; truncated?: true } =>
+  text.length > MAX_SHOWN_CHARS ? { text: text.slice(0, MAX_SHOWN_CHARS), truncated: true } : { text };
 
 /** A key's resolved value as a pull shows it, opened where the ring allows. */
 function shownValue(key: KeyRecord, request: RequestContext, ring: KeyRing): ShownValue | undefined {
@@ -211,12 +248,22 @@ function shownValue(key: KeyRecord, request: RequestContext, ring: KeyRing): Sho
   if (!opened) return { ...type, encryption: key.securityGroup };
   if (opened.text === null) return { ...type, val: null };
   const shown = cut(opened.text);
-  return { ...type, val: shown.truncated ? shown.text : typedValue(key, opened.text), ...(shown.truncated ? { truncated: true as const } : {}) };
+  return {
+    ...type,
+    val: shown.truncated ? shown.text : typedValue(key, opened.text),
+    ...(shown.truncated ? { truncated: true as const } : {}),
+  };
 }
 
 const sameShown = (a: ShownValue | undefined, b: ShownValue | undefined) => JSON.stringify(a) === JSON.stringify(b);
 
-function keyEffect(was: KeyRecord | null, is: KeyRecord | null, requestBefore: RequestContext, requestAfter: RequestContext, ring: KeyRing): KeyEffect | undefined {
+function keyEffect(
+  was: KeyRecord | null,
+  is: KeyRecord | null,
+  requestBefore: RequestContext,
+  requestAfter: RequestContext,
+  ring: KeyRing,
+): KeyEffect | undefined {
   if (requestBefore.groups === requestAfter.groups && readsTheSame(was, is, requestAfter)) return undefined;
   const before = was ? shownValue(was, requestBefore, ring) : undefined;
   const after = is ? shownValue(is, requestAfter, ring) : undefined;
@@ -248,7 +295,14 @@ function renderedIn(view: ContextView, path: string): Rendered {
   return { content: shown.text, ...(shown.truncated ? { truncated: true as const } : {}) };
 }
 
-function fileEffectsAt(before: Snapshot, after: Snapshot, requestBefore: RequestContext, requestAfter: RequestContext, ring: KeyRing, paths: ReadonlySet<string>): FileEffect[] {
+function fileEffectsAt(
+  before: Snapshot,
+  after: Snapshot,
+  requestBefore: RequestContext,
+  requestAfter: RequestContext,
+  ring: KeyRing,
+  paths: ReadonlySet<string>,
+): FileEffect[] {
   const was = new ContextView(before, requestBefore, ring);
   const is = new ContextView(after, requestAfter, ring);
   const effects: FileEffect[] = [];
@@ -264,5 +318,5 @@ function fileEffectsAt(before: Snapshot, after: Snapshot, requestBefore: Request
   return effects;
 }
 
-const withoutUndefined = (file: ShownFile): ShownFile => Object.fromEntries(Object.entries(file).filter(([, v]) => v !== undefined)) as ShownFile;
-
+const withoutUndefined = (file: ShownFile): ShownFile =>
+  Object.fromEntries(Object.entries(file).filter(([, v]) => v !== undefined)) as ShownFile;

@@ -64,7 +64,11 @@ async function beforePlan(repository: GitRepository, request: PushRequest): Prom
 }
 
 /** A push's plan against a head, and the key ring its last run used (what the pusher opened). */
-function pushPlan(repository: GitRepository, request: PushRequest, caller: PushCaller): { plan: (base: Snapshot) => Promise<CommitPlan>; ring: () => KeyRing } {
+function pushPlan(
+  repository: GitRepository,
+  request: PushRequest,
+  caller: PushCaller,
+): { plan: (base: Snapshot) => Promise<CommitPlan>; ring: () => KeyRing } {
   let used = KeyRing.EMPTY;
   const plan = async (base: Snapshot): Promise<CommitPlan> => {
     if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
@@ -81,18 +85,27 @@ function pushPlan(repository: GitRepository, request: PushRequest, caller: PushC
     const slices = new TimeSlices();
     await slices.pause();
     // Element by element in slices: the largest allowed push is 50,000 values to check.
-    const outcome = await slices.run(applyPushSteps(state, request, {
-      forceKeyPush: caller.forceKeyPush,
-      unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
-    }));
+    const outcome = await slices.run(
+      applyPushSteps(state, request, {
+        forceKeyPush: caller.forceKeyPush,
+        unlocked: (index, group) => tokenRing.has(group) || rings[index].has(group),
+      }),
+    );
     if (!outcome.ok) return outcome;
     if (request.schemas && caller.ruleSet !== undefined && base.settings.accessControlsEnabled) {
-      return { ok: false, reason: `You do not have write access for specified context: a token of rule set ${caller.ruleSet} cannot change the schemas` };
+      return {
+        ok: false,
+        reason: `You do not have write access for specified context: a token of rule set ${caller.ruleSet} cannot change the schemas`,
+      };
     }
     await slices.pause();
     const sealed = await slices.run(sealChangesSteps(outcome.changes, state, ring));
     const changes = request.schemas ? { ...sealed, schemas: request.schemas } : sealed;
-    return { ok: true, changes, message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller) };
+    return {
+      ok: true,
+      changes,
+      message: commitMessage(request.changeComment || defaultPushSubject(request.data), caller),
+    };
   };
   return { plan, ring: () => used };
 }
@@ -109,9 +122,22 @@ export async function push(repository: GitRepository, request: PushRequest, call
  * change context by context; secured values shown opened only for the groups the push opens
  * (the token's, the elements' passwords).
  */
-export async function dryRunPush(repository: GitRepository, request: PushRequest, caller: PushCaller, contexts: readonly string[] = []): Promise<DryRunResult> {
+export async function dryRunPush(
+  repository: GitRepository,
+  request: PushRequest,
+  caller: PushCaller,
+  contexts: readonly string[] = [],
+): Promise<DryRunResult> {
   const refusal = await beforePlan(repository, request);
-  if (refusal) return { wouldCommit: false, outcome: 'refused', refusal, head: repository.head(), changed: { keys: [], files: [] }, contexts: { considered: 0, changed: 0, listed: [], more: 0 } };
+  if (refusal)
+    return {
+      wouldCommit: false,
+      outcome: 'refused',
+      refusal,
+      head: repository.head(),
+      changed: { keys: [], files: [] },
+      contexts: { considered: 0, changed: 0, listed: [], more: 0 },
+    };
   const { plan, ring } = pushPlan(repository, request, caller);
   return dryRun(repository, plan, caller, { contexts, ring });
 }
