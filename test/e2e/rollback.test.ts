@@ -6,7 +6,18 @@
  */
 import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import {
+  cli,
+  cliOk,
+  cliWithInput,
+  commitCount,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  reasonOf,
+  serverForFile,
+} from '../support/harness.js';
 import { expectJsonError, keyPath, plainGitCommit, read } from '../support/reads.js';
 
 const REPO = 'acme/roll';
@@ -300,7 +311,11 @@ describe('cfghub revert and cfghub restore', () => {
   it('restore goes back to a commit id, and the server sees it at once', async () => {
     const point = headOf(fixture.repos, REPO);
     await pushOk('Change after point', [set('cli.restore', '*;*', 'new')]);
-    const out = JSON.parse(cliOk(fixture.repos, 'restore', REPO, point));
+    // Awaited as a child process: a synchronous run would block this process, whose server the
+    // command's own request and the next fetch need.
+    const run = await cliWithInput(fixture.repos, '', 'restore', REPO, point);
+    expect(run.code, run.stderr).toBe(0);
+    const out = JSON.parse(run.stdout);
     expect(out.outcome).toBe('applied');
     expect(git(gitdir, 'rev-parse', `${out.commit}^{tree}`).trim()).toBe(
       git(gitdir, 'rev-parse', `${point}^{tree}`).trim(),
