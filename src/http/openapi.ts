@@ -11,6 +11,7 @@ import { ADMIN_ROUTES } from './routes/adminRoutes.js';
 import { errorBody, repositoryRecord } from './schemas/adminSchemas.js';
 import { pushBodyDescription } from './schemas/pushSchema.js';
 import { READ_ENDPOINTS } from './routes/readRoutes.js';
+import { epochSchema } from './routes/haRoutes.js';
 import { feedSchema } from './routes/replicationRoutes.js';
 import { rollbackBodySchema } from './routes/rollbackRoutes.js';
 
@@ -50,6 +51,8 @@ const HEADERS: Record<string, string> = {
   Key: 'history: only commits that touched this key',
   Authorization: 'Bearer <admin token> (admin API) or Bearer <metrics token> (metrics, when one is set)',
   'Git-Protocol': 'git protocol version, as git sends it (version=2)',
+  'Cfghub-Epoch': "HA records: the sending leader's epoch; a member refuses a record of an older epoch than it knows",
+  'Cfghub-Leader': 'HA records: the node id of the sending leader',
   'X-Request-Id': 'an id for the request (letters, digits, . _ -, up to 64): sent back and logged',
 };
 
@@ -308,6 +311,47 @@ const ROUTES: readonly Route[] = [
       schema: z.string(),
     },
     errors: [400, 401, 403, 415, 503],
+  },
+  // Between the nodes of an HA cluster; answered only to the cluster's replication token, 404 on other servers.
+  {
+    method: 'post',
+    path: '/rest/ha/records',
+    summary:
+      "one push's journal record from the leader (the body, application/octet-stream), answered once the member holds it durably",
+    tag: 'ha',
+    headers: ['Authorization', 'Cfghub-Epoch', 'Cfghub-Leader'],
+    ok: { status: 200, description: 'applied, or held already', schema: anyObject('outcome: applied or already') },
+    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it lacks an earlier record' },
+    errors: [400, 401, 403, 404, 413],
+  },
+  {
+    method: 'post',
+    path: '/rest/ha/epoch',
+    summary: "a new leader's epoch, announced to a member before it sends records",
+    tag: 'ha',
+    headers: ['Authorization'],
+    body: epochSchema,
+    ok: { status: 200, description: 'taken', schema: anyObject('outcome') },
+    others: { 409: 'stale_epoch: the member knows a newer leader' },
+    errors: [400, 401, 403, 404, 415],
+  },
+  {
+    method: 'get',
+    path: '/rest/ha/heads',
+    summary: "the node's head of every repository, with their digest",
+    tag: 'ha',
+    headers: ['Authorization'],
+    ok: { status: 200, description: 'the heads', schema: anyObject('node, epoch, headsDigest, heads by account/name') },
+    errors: [401, 403, 404],
+  },
+  {
+    method: 'get',
+    path: '/rest/ha/status',
+    summary: "the node's view of its cluster (what cfghub ha status shows)",
+    tag: 'ha',
+    headers: ['Authorization'],
+    ok: { status: 200, description: 'the view', schema: anyObject('role, epoch, leader, sync set, problem') },
+    errors: [401, 403, 404],
   },
   ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map((endpoint): Route => ({
     method: endpoint === 'info/refs' ? 'get' : 'post',

@@ -63,8 +63,16 @@ export async function checkFolderRole(
       `this repositories folder is a read replica's (it follows generation ${following.generation} of folder ${following.folder}): give --replica-of, or promote it first with: cfghub promote --repos <folder>`,
     );
   }
-  const identity = await ensureIdentity(reposDir);
-  logger.info({ event: 'folder-identity', folder: identity.folder, generation: identity.generation });
+  try {
+    const identity = await ensureIdentity(reposDir);
+    logger.info({ event: 'folder-identity', folder: identity.folder, generation: identity.generation });
+  } catch (error) {
+    // A folder the server may only read is still served for reads (writes answer 503
+    // repository_unwritable); its identity is made by the first start that may write it.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
+    logger.warn({ event: 'folder-identity-unwritable', reason: `the folder's identity cannot be written (${code})` });
+  }
 }
 
 /** `cfghub promote`: the folder's generation one above every one it has seen, its pin removed. */

@@ -230,7 +230,7 @@ describe('the admin API for rule sets, context groups and replication tokens', (
 });
 
 describe('the remote form of every administrative command', () => {
-  it('is offered by every command but serve and admin-token, which the command line page names with why', () => {
+  it('is offered by every command but serve, admin-token, promote and ha, which the command line page names with why', () => {
     const program = buildProgram();
     const leaves = program.commands.flatMap((command) =>
       command.commands.length
@@ -240,10 +240,21 @@ describe('the remote form of every administrative command', () => {
     const withoutServer = leaves
       .filter(({ command }) => !command.options.some((option) => option.long === '--server'))
       .map(({ name }) => name);
-    expect(withoutServer.sort()).toEqual(['admin-token create', 'admin-token list', 'admin-token revoke', 'serve']);
+    expect(withoutServer.sort()).toEqual([
+      'admin-token create',
+      'admin-token list',
+      'admin-token revoke',
+      'ha bootstrap',
+      'ha promote',
+      'ha status',
+      'promote',
+      'serve',
+    ]);
     const readme = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
     const exceptions = readme.slice(readme.indexOf('Commands with no remote form, on purpose:'));
     expect(exceptions).toMatch(/- `serve` starts the server itself/);
     expect(exceptions).toMatch(/- `admin-token create\|list\|revoke`: admin tokens are the root of trust/);
+    expect(exceptions).toMatch(/- `promote` changes a stopped replica's folder/);
+    expect(exceptions).toMatch(/- `ha status\|promote\|bootstrap` speak to the cluster's etcd/);
   });
 });

@@ -22,7 +22,7 @@ import { requireReplicationToken } from './replicationRoutes.js';
 
 /** A record holds one push's pack: at most the push body limit's worth, plus its index and head. */
 const RECORD_OVERHEAD = 4 * 1024 * 1024;
-const epochSchema = z.strictObject({ epoch: z.number().int().min(1), leader: z.string().max(64) });
+export const epochSchema = z.strictObject({ epoch: z.number().int().min(1), leader: z.string().max(64) });
 
 function answer(req: Request, res: Response, outcome: RecordOutcome): void {
   if (outcome.ok) return sendJson(req, res, 200, { outcome: outcome.outcome });

@@ -71,7 +71,7 @@ export function recordsDigest(records: readonly TokenRecord[] | readonly AdminTo
 const opened = new WeakMap<RepositoryRegistry, Promise<void>>();
 
 /**
- * Opens every repository of the folder once and reads its head, yielding every slice of time: a
+ * Opens every repository of the folder once and reads its head and refs digest, yielding every slice of time: a
  * state's first look on a new server opens each repository (its head's inotify watch included),
  * 65 to 90 ms for 1,000 in one piece. After it, `currentState` reads heads already watched, a few
  * microseconds each; a repository created later is opened by the look that first lists it.
@@ -84,7 +84,9 @@ export function openEveryRepository(registry: RepositoryRegistry): Promise<void>
       for (const location of registry.locations()) {
         await slices.pause();
         try {
-          registry.open(location).head();
+          const repository = registry.open(location);
+          repository.head();
+          repository.refsDigest();
         } catch {
           // read again, and answered with '', by the state itself
         }
