@@ -23,6 +23,7 @@ import { folderIdentitySchema } from '../../service/replication/folderIdentity.j
 import { ReplicationOrigin } from '../../service/replication/origin.js';
 import {
   currentState,
+  HEARTBEAT_LINE,
   MAX_REPLICATED_REPOSITORIES,
   openEveryRepository,
   type ReplicationState,
@@ -101,9 +102,20 @@ export function replicationRoutes(deps: HttpDeps): Router {
     if (generation !== undefined) origin.replicaReports(generation);
   };
   const readBody = bodyReader(FEED_BODY_LIMIT);
+  /** A server holding more repositories than a replica follows refuses to name them, rather than leave its replicas behind for ever. */
+  const requireReplicable = () => {
+    const held = deps.registry.locations().length;
+    if (held > MAX_REPLICATED_REPOSITORIES)
+      throw new HttpError(
+        409,
+        'conflict',
+        `this server holds ${held} repositories, more than the ${MAX_REPLICATED_REPOSITORIES} a replica follows: it cannot be replicated`,
+      );
+  };
 
   router.get('/rest/replication/state', async (req, res) => {
     await opening(req);
+    requireReplicable();
     await openEveryRepository(deps.registry);
     sendJson(req, res, 200, currentState(origin));
   });
@@ -125,6 +137,7 @@ export function replicationRoutes(deps: HttpDeps): Router {
         `a feed request names at most ${MAX_REPLICATED_REPOSITORIES} repositories`,
       );
     }
+    requireReplicable();
     await openEveryRepository(deps.registry);
     if (res.destroyed) return; // the replica went away meanwhile
     if (hub.waiting >= MAX_FEED_WAITERS)
@@ -149,7 +162,7 @@ export function replicationRoutes(deps: HttpDeps): Router {
     stop = hub.wait(parsed.data, finish, () => {
       if (performance.now() - lastBeat < HEARTBEAT_MS) return;
       lastBeat = performance.now();
-      res.write('{"same":true}\n');
+      res.write(`${HEARTBEAT_LINE}\n`);
     });
     res.on('close', () => {
       done = true;

@@ -24,6 +24,9 @@
  * The replica never writes a repository itself: only git fetch does, on the primary's word.
  */
 import { NO_REDIRECTS, redirectRefusal } from '../../client/redirects.js';
+import { LineSplitter, readAtMost } from '../../lib/boundedStreams.js';
+import { parseJsonSteps } from '../../lib/jsonParseSteps.js';
+import { TimeSlices } from '../../lib/timeSlices.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
@@ -42,7 +45,13 @@ import {
   type MirrorSource,
 } from './mirror.js';
 import { awaitCommit, MIN_COMMIT_WAIT_MS } from './replicaLink.js';
-import { recordsDigest, type HeldState, type ReplicationState } from './state.js';
+import {
+  HEARTBEAT_LINE,
+  MAX_REPLICATED_REPOSITORIES,
+  recordsDigest,
+  type HeldState,
+  type ReplicationState,
+} from './state.js';
 
 /** What /readyz and the metrics report about a replica (`Replicator.status()`). */
 export interface ReplicaStatus {
@@ -89,10 +98,17 @@ const FETCH_CONCURRENCY = 4;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 2_000;
 /** A feed that sends nothing (not even a heartbeat) for this long is taken as a dead primary. */
-const FEED_SILENCE_MS = 5_000;
-const STATE_TIMEOUT_MS = 10_000;
-/** The largest state a primary may send (about 250 bytes a repository, 400 a token). */
-const MAX_STATE_BYTES = 64 * 1024 * 1024;
+export const FEED_SILENCE_MS = 5_000;
+/**
+ * The whole state request, and each line of the feed (a heartbeat comes every second, the state
+ * line at the end), must arrive within this: a primary sending a byte now and then is not alive.
+ */
+export const STATE_TIMEOUT_MS = 10_000;
+/**
+ * The largest state a primary may send, and the longest feed line (about 250 bytes a repository,
+ * 400 a token): read as it comes and refused at the chunk that passes it.
+ */
+export const MAX_STATE_BYTES = 64 * 1024 * 1024;
 /** A state may set aside at most this share of the mirrors at once (or one mirror): more is refused. */
 export const MAX_REMOVED_SHARE = 0.25;
 export { MIN_COMMIT_WAIT_MS };
@@ -105,6 +121,28 @@ const stateSchema = z.object({
   adminTokens: z.array(adminTokenRecordSchema),
   adminTokensDigest: z.string(),
 });
+
+/** JSON from the primary, parsed in slices of time: a state may be large and must not hold the event loop. */
+async function parseSent(text: string, what: string): Promise<unknown> {
+  try {
+    return await new TimeSlices().run(parseJsonSteps(text));
+  } catch {
+    throw new Error(`the primary sent ${what} that is not JSON`);
+  }
+}
+
+/** A state as sent, checked, or refused with the reason. */
+function checkState(value: unknown): ReplicationState {
+  const repositories = (value as { repositories?: unknown } | null)?.repositories;
+  if (Array.isArray(repositories) && repositories.length > MAX_REPLICATED_REPOSITORIES)
+    throw new Error(
+      `the primary's state names ${repositories.length} repositories, more than the ${MAX_REPLICATED_REPOSITORIES} a replica follows; refused`,
+    );
+  const parsed = stateSchema.safeParse(value);
+  if (!parsed.success)
+    throw new Error(`the primary sent a state that is not one: ${parsed.error.issues[0]?.message ?? ''}`);
+  return parsed.data;
+}
 
 export class Replicator {
   private stopped = false;
@@ -258,51 +296,78 @@ export class Replicator {
   private async askState(): Promise<ReplicationState> {
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(STATE_TIMEOUT_MS)]);
     const answer = await this.ask('/rest/replication/state', { headers: this.headers(), signal });
-    const text = await answer.text();
+    const announced = Number(answer.headers.get('content-length') ?? NaN);
+    let text: string;
+    try {
+      text = await readAtMost(
+        answer.body,
+        MAX_STATE_BYTES,
+        "the primary's state",
+        Number.isFinite(announced) ? announced : undefined,
+      );
+    } catch (error) {
+      await answer.body?.cancel().catch(() => undefined);
+      if (signal.aborted && !this.abort.signal.aborted)
+        throw new Error(`the primary did not send its state within ${STATE_TIMEOUT_MS / 1000} s`);
+      throw error;
+    }
     if (answer.status !== 200)
       throw new Error(`the primary answered the state request with ${answer.status}: ${text.slice(0, 200)}`);
-    if (text.length > MAX_STATE_BYTES) throw new Error('the primary sent a state larger than the limit');
-    return stateSchema.parse(JSON.parse(text));
+    return checkState(await parseSent(text, 'a state'));
   }
 
-  /** Waits on the change feed with what is on disk now; heartbeats confirm the replica current. */
+  /**
+   * Waits on the change feed with what is on disk now; heartbeats confirm the replica current.
+   * Bounded: FEED_SILENCE_MS without a byte, STATE_TIMEOUT_MS without a whole line, or a line over
+   * MAX_STATE_BYTES, and the feed is dropped (the loop asks for the state again after a pause).
+   */
   private async follow(): Promise<ReplicationState> {
     const held = this.held();
-    const silence = new AbortController();
-    let watchdog = setTimeout(() => silence.abort(), FEED_SILENCE_MS);
+    const stalled = new AbortController();
+    let why = '';
+    const timer = (ms: number, reason: string) =>
+      setTimeout(() => {
+        why = reason;
+        stalled.abort();
+      }, ms);
+    const silent = `the primary sent nothing on the feed for ${FEED_SILENCE_MS / 1000} s`;
+    const noLine = `the primary completed no feed line in ${STATE_TIMEOUT_MS / 1000} s`;
+    let silence = timer(FEED_SILENCE_MS, silent);
+    let lineDeadline = timer(STATE_TIMEOUT_MS, noLine);
     try {
       const answer = await this.ask('/rest/replication/feed', {
         method: 'POST',
         headers: { ...this.headers(), 'Content-Type': 'application/json' },
         body: JSON.stringify({ ...held, holdMs: this.options.holdMs }),
-        signal: AbortSignal.any([this.abort.signal, silence.signal]),
+        signal: AbortSignal.any([this.abort.signal, stalled.signal]),
       });
-      if (answer.status !== 200 || !answer.body)
-        throw new Error(
-          `the primary answered the feed request with ${answer.status}: ${(await answer.text()).slice(0, 200)}`,
-        );
-      const decoder = new TextDecoder();
-      let pending = '';
+      if (answer.status !== 200 || !answer.body) {
+        const text = await readAtMost(answer.body, 4096, 'the refusal').catch(() => '');
+        throw new Error(`the primary answered the feed request with ${answer.status}: ${text.slice(0, 200)}`);
+      }
+      const lines = new LineSplitter(MAX_STATE_BYTES, 'a line of the feed');
       for await (const chunk of answer.body) {
-        clearTimeout(watchdog);
-        watchdog = setTimeout(() => silence.abort(), FEED_SILENCE_MS);
-        pending += decoder.decode(chunk as Uint8Array, { stream: true });
-        if (pending.length > MAX_STATE_BYTES) throw new Error('the primary sent a feed line larger than the limit');
-        let end: number;
-        while ((end = pending.indexOf('\n')) >= 0) {
-          const line = JSON.parse(pending.slice(0, end)) as { same?: boolean; state?: unknown };
-          pending = pending.slice(end + 1);
-          if (line.state !== undefined) return stateSchema.parse(line.state);
-          if (line.same === true) this.confirm();
+        clearTimeout(silence);
+        silence = timer(FEED_SILENCE_MS, silent);
+        for (const text of lines.add(chunk as Uint8Array)) {
+          clearTimeout(lineDeadline);
+          lineDeadline = timer(STATE_TIMEOUT_MS, noLine);
+          if (text === HEARTBEAT_LINE) {
+            this.confirm();
+            continue;
+          }
+          const line = (await parseSent(text, 'a feed line')) as { same?: boolean; state?: unknown } | null;
+          if (line?.state !== undefined) return checkState(line.state);
+          if (line?.same === true) this.confirm();
         }
       }
       throw new Error('the primary ended the feed without a state');
     } catch (error) {
-      if (silence.signal.aborted && !this.abort.signal.aborted)
-        throw new Error(`the primary sent nothing for ${FEED_SILENCE_MS / 1000} s`);
+      if (stalled.signal.aborted && !this.abort.signal.aborted) throw new Error(why);
       throw error;
     } finally {
-      clearTimeout(watchdog);
+      clearTimeout(silence);
+      clearTimeout(lineDeadline);
     }
   }
 

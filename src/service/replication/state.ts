@@ -53,8 +53,14 @@ export interface StateSource {
   origin(): FolderIdentity;
 }
 
-/** Largest number of repositories a state or a feed request may name (bounded work per request). */
+/**
+ * Largest number of repositories a state or a feed request may name (bounded work per request): a
+ * primary holding more refuses to be replicated, and a replica refuses a state naming more.
+ */
 export const MAX_REPLICATED_REPOSITORIES = 10_000;
+
+/** The feed's line meaning "still the same", sent once a second while a feed waits. */
+export const HEARTBEAT_LINE = '{"same":true}';
 
 const digests = new WeakMap<readonly object[], string>();
 
