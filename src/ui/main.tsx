@@ -6,22 +6,61 @@ import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { loadSession, saveSession, setCurrentSession, type Session } from './api';
 import { loadAdmin, saveAdmin, type AdminSession } from './admin';
+import { nameProblem } from '../domain/names';
 import type { PendingChange } from './pending';
 import { RepositoriesScreen } from './screens/Repositories';
 import { RepositoryScreen, TABS, type Tab } from './screens/Repository';
 import { SignInScreen } from './screens/SignIn';
 
 type Route =
-  { name: 'repositories' } | { name: 'signin' } | { name: 'repository'; account: string; repository: string; tab: Tab };
+  | { name: 'repositories' }
+  | { name: 'signin' }
+  | { name: 'repository'; account: string; repository: string; tab: Tab }
+  | { name: 'not-a-name'; text: string; problem: string };
 
+/** A segment of the address decoded, or undefined when it is not valid percent-encoding. */
+function decoded(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The screen the fragment names. Account and repository names from the address are held to the
+ * server's own rule (src/domain/names.ts) before anything is built from them: a name such as `..`,
+ * `../admin` or `a/b` would make the browser resolve a request to another route of the server.
+ */
 function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
-  if (parts[0] === 'signin') return { name: 'signin' };
-  if (parts[0] === 'r' && parts.length >= 3) {
-    const tab = (TABS as readonly string[]).includes(parts[3] ?? '') ? (parts[3] as Tab) : 'keys';
-    return { name: 'repository', account: parts[1], repository: parts[2], tab };
+  const raw = hash.replace(/^#\/?/, '').split('/');
+  if (raw[0] === 'signin') return { name: 'signin' };
+  if (raw[0] === 'r' && raw.length >= 3) {
+    const [account, repository] = [decoded(raw[1]), decoded(raw[2])];
+    if (account === undefined || repository === undefined)
+      return { name: 'not-a-name', text: `${raw[1]}/${raw[2]}`, problem: 'the address is not valid percent-encoding' };
+    const problem = nameProblem('the account name', account) ?? nameProblem('the repository name', repository);
+    if (problem !== undefined) return { name: 'not-a-name', text: `${account}/${repository}`, problem };
+    const tab = (TABS as readonly string[]).includes(raw[3] ?? '') ? (raw[3] as Tab) : 'keys';
+    return { name: 'repository', account, repository, tab };
   }
   return { name: 'repositories' };
+}
+
+/** Shown for an address whose account or repository is not a name: nothing was asked of the server. */
+function NotARepositoryName({ text, problem }: { text: string; problem: string }) {
+  const shown = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  return (
+    <section data-testid="not-a-repository-name">
+      <h1>Not a repository name</h1>
+      <p class="error" role="alert">
+        “{shown}” is not a repository name: {problem}. Nothing was asked of the server.
+      </p>
+      <p>
+        <a href="#/">See the repositories</a>
+      </p>
+    </section>
+  );
 }
 
 export const repoHref = (account: string, repository: string, tab: Tab = 'keys') =>
@@ -125,6 +164,7 @@ function App() {
             }}
           />
         )}
+        {route.name === 'not-a-name' && <NotARepositoryName text={route.text} problem={route.problem} />}
         {route.name === 'repository' && (
           <RepositoryScreen
             key={`${route.account}/${route.repository}`}
