@@ -31,14 +31,22 @@ const ANONYMOUS_TRAILER = 'Pushed-By: anonymous';
  * trailer cfghub writes (`Token: x`, `token:x`, ` Token : x`; generous on purpose). Other
  * `Name: value` lines (a default subject `Push: db.host`) record no provenance and are left alone.
  */
-const OWN_TRAILER_LINE = /^\s*(?:application-name|token|client-version|pushed-by)\s*:/i;
+const OWN_TRAILER_LINE = /^\s*(?:application-name|token|client-version|pushed-by|approved-by|change-request)\s*:/i;
 
 function endsLikeTrailers(comment: string): boolean {
   const paragraphs = comment.trimEnd().split(/\n[ \t]*\n/);
   return paragraphs[paragraphs.length - 1].split('\n').some((line) => OWN_TRAILER_LINE.test(line));
 }
 
-export function commitMessage(comment: string | undefined, provenance: PushProvenance): string {
+/**
+ * `extra`: further trailers after the provenance, in order (a change request's `Change-Request`
+ * and `Approved-By` lines).
+ */
+export function commitMessage(
+  comment: string | undefined,
+  provenance: PushProvenance,
+  extra: readonly (readonly [string, string])[] = [],
+): string {
   const trailers: string[] = [];
   const add = (name: string, value: string | undefined) => {
     const text = value === undefined ? '' : trailerValue(value);
@@ -47,6 +55,7 @@ export function commitMessage(comment: string | undefined, provenance: PushProve
   add('Application-Name', provenance.applicationName);
   add('Token', provenance.tokenLabel);
   add('Client-Version', provenance.clientVersion);
+  for (const [name, value] of extra) add(name, value);
   if (trailers.length === 0 && comment && endsLikeTrailers(comment)) trailers.push(ANONYMOUS_TRAILER);
   const parts: string[] = [];
   if (comment) parts.push(comment.endsWith('\n') ? comment.slice(0, -1) : comment);
@@ -66,7 +75,7 @@ const TRAILERS: Record<string, keyof PushProvenance> = {
 };
 
 /** Trailers cfghub writes that record nothing but mark its block as its own. */
-const MARKERS = new Set(['pushed-by']);
+const MARKERS = new Set(['pushed-by', 'approved-by', 'change-request']);
 
 /**
  * Reads a commit message back: the last paragraph is the trailer block when each of its lines is

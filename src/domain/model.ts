@@ -3,6 +3,7 @@
  * values per context, and files per context. How it is laid out in git is the store's business.
  */
 import type { RuleSet } from './accessRules.js';
+import type { ApprovalRule } from './approvalRules.js';
 import type { Context } from './context.js';
 import type { ContextGroup } from './contextGroups.js';
 import { referencedKeys } from './names.js';
@@ -23,6 +24,8 @@ export interface RepoSettings {
   readonly tokenFreePull: boolean;
   /** ISO 8601 UTC, to the second: when the repository was created. */
   readonly created: string;
+  /** Contexts whose changes need an approved change request (approvalRules.ts); absent: none. */
+  readonly requiredApprovals?: readonly ApprovalRule[];
 }
 
 export interface StoredValue {

@@ -26,6 +26,7 @@ import { replicaFront } from './replicaFront.js';
 import { replicationRoutes } from './routes/replicationRoutes.js';
 import { haRoutes } from './routes/haRoutes.js';
 import { rollbackRoutes } from './routes/rollbackRoutes.js';
+import { changeRoutes } from './routes/changeRoutes.js';
 import { uiRoutes } from './routes/uiRoutes.js';
 import { explainRoutes } from './routes/explainRoutes.js';
 import { answerMetrics } from './metrics.js';
@@ -60,6 +61,7 @@ export function createApp(deps: HttpDeps): express.Express {
   app.use(pushRoutes(deps));
   app.use(historyRoutes(deps));
   app.use(rollbackRoutes(deps));
+  app.use(changeRoutes(deps)); // change requests: reviewed, approved, applied
   app.use(uiRoutes(deps)); // the web console: GET / and /ui/…
   app.use(explainRoutes(deps));
   app.use(adminRoutes(deps));

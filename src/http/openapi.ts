@@ -14,6 +14,7 @@ import { READ_ENDPOINTS } from './routes/readRoutes.js';
 import { epochSchema } from './routes/haRoutes.js';
 import { feedSchema } from './routes/replicationRoutes.js';
 import { rollbackBodySchema } from './routes/rollbackRoutes.js';
+import { CHANGE_ROUTES } from './routes/changeRoutes.js';
 
 /** Every request header a route reads, with what it means. */
 const HEADERS: Record<string, string> = {
@@ -49,7 +50,8 @@ const HEADERS: Record<string, string> = {
   Limit: 'history: how many commits (header, or the query parameter limit)',
   Before: 'history: commits older than this commit id (the next page)',
   Key: 'history: only commits that touched this key',
-  Authorization: 'Bearer <admin token> (admin API) or Bearer <metrics token> (metrics, when one is set)',
+  Authorization:
+    'Bearer <admin token> (admin API; change requests, acting as its label) or Bearer <metrics token> (metrics, when one is set)',
   'Git-Protocol': 'git protocol version, as git sends it (version=2)',
   'Cfghub-Epoch': "HA records: the sending leader's epoch; a member refuses a record of an older epoch than it knows",
   'Cfghub-Leader': 'HA records: the node id of the sending leader',
@@ -265,6 +267,20 @@ const ROUTES: readonly Route[] = [
       errors: [400, 401, 403, 404, 409, 415, 503],
     }),
   ),
+  ...CHANGE_ROUTES.map((route): Route => ({
+    method: route.method,
+    path: route.path,
+    summary: route.summary,
+    tag: 'changes',
+    headers:
+      route.operation === 'write'
+        ? ['Client-Token', 'Authorization', 'Client-Version', 'Application-Name', 'Pretty']
+        : ['Client-Token', 'Authorization', 'Pretty'],
+    ...(route.query ? { query: route.query } : {}),
+    ...(route.body ? { body: route.body } : {}),
+    ok: { status: route.status, description: 'done', schema: route.answer },
+    errors: route.errors,
+  })),
   // Which value of a key wins for a context and why; with a token, whether it could change it.
   {
     method: 'get',

@@ -320,6 +320,7 @@ const settingsDocument = z.strictObject({
   contextGroupsEnabled: z.boolean(),
   tokenFreePush: z.boolean(),
   tokenFreePull: z.boolean(),
+  requiredApprovals: z.array(z.strictObject({ context: z.string(), approvals: z.number().int().min(1) })).optional(),
 });
 
 export function serializeSettings(settings: RepoSettings): string {
@@ -336,12 +337,21 @@ export function serializeSettings(settings: RepoSettings): string {
     contextGroupsEnabled: rest.contextGroupsEnabled,
     tokenFreePush: rest.tokenFreePush,
     tokenFreePull: rest.tokenFreePull,
+    // Written only when set: a repository without rules keeps the exact document it always had.
+    ...(rest.requiredApprovals?.length
+      ? {
+          requiredApprovals: rest.requiredApprovals.map((rule) => ({
+            context: rule.context,
+            approvals: rule.approvals,
+          })),
+        }
+      : {}),
   });
 }
 
 export function parseSettings(text: string, what = SETTINGS_FILE): RepoSettings {
   const canonical = parseCanonicalSettings(text);
   if (canonical) return canonical;
-  const { context, ...rest } = parseYaml(text, settingsDocument, what);
-  return { levels: context, ...rest };
+  const { context, requiredApprovals, ...rest } = parseYaml(text, settingsDocument, what);
+  return { levels: context, ...rest, ...(requiredApprovals?.length ? { requiredApprovals } : {}) };
 }

@@ -37,6 +37,7 @@ export const repositoryRecord = z.object({
   valueCount: z.number().int(),
   userCount: z.number().int(),
   context: z.array(z.string()),
+  requiredApprovals: z.array(z.object({ context: z.string(), approvals: z.number().int() })).optional(),
 });
 
 export const unreadableRecord = z.object({
@@ -62,6 +63,12 @@ export const settingsChangeBody = z.strictObject({
   contextGroupsEnabled: flag,
   tokenFreePush: flag,
   tokenFreePull: flag,
+  requiredApprovals: z
+    .array(z.strictObject({ context: z.string(), approvals: z.number().int() }))
+    .optional()
+    .describe(
+      'contexts whose changes need an approved change request (docs/changes.md): each a context pattern and the approvals it needs; [] removes them all',
+    ),
 });
 
 export const deletedRepository = z.object({ repository: z.string(), revokedTokens: z.number().int() });

@@ -8,6 +8,7 @@ import type { RepoSettings } from '../../domain/model.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { commitOnHead } from '../write/commitOnHead.js';
 import { ServiceError } from '../errors.js';
+import { approvalRulesProblem, describeRule, type ApprovalRule } from '../../domain/approvalRules.js';
 
 /** The settings that may change; each absent one stays as it is. */
 export interface SettingsChange {
@@ -20,6 +21,8 @@ export interface SettingsChange {
   readonly contextGroupsEnabled?: boolean;
   readonly tokenFreePush?: boolean;
   readonly tokenFreePull?: boolean;
+  /** The whole list of required-approval rules; [] removes them. */
+  readonly requiredApprovals?: readonly ApprovalRule[];
 }
 
 export const CHANGEABLE_SETTINGS = [
@@ -59,6 +62,18 @@ export async function changeSettings(
       if (value === undefined || value === before[field]) continue;
       fields[field] = value;
       changed.push(field === 'description' ? 'description' : `${field}: ${String(before[field])} -> ${String(value)}`);
+    }
+    if (change.requiredApprovals !== undefined) {
+      const problem = approvalRulesProblem(change.requiredApprovals, before.levels.length);
+      if (problem) throw new ServiceError('invalid_argument', problem);
+      const rules = change.requiredApprovals.map((rule) => ({ context: rule.context, approvals: rule.approvals }));
+      const describe = (list: readonly ApprovalRule[] | undefined) =>
+        (list ?? []).map(describeRule).join(', ') || 'none';
+      if (describe(rules) !== describe(before.requiredApprovals)) {
+        if (rules.length) fields.requiredApprovals = rules;
+        else delete fields.requiredApprovals;
+        changed.push(`requiredApprovals: ${describe(before.requiredApprovals)} -> ${describe(rules)}`);
+      }
     }
     const after = fields as unknown as RepoSettings;
     if (before.vdtEnabled && !after.vdtEnabled) {

@@ -13,6 +13,7 @@ import type { TokenService } from '../admin/tokens.js';
 import { LayoutError } from '../../layout/errors.js';
 import { AmbiguousRepositoryError } from '../../disk/errors.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
+import type { ApprovalRule } from '../../domain/approvalRules.js';
 
 export interface RepositoryRecord {
   readonly account: string;
@@ -29,6 +30,8 @@ export interface RepositoryRecord {
   readonly valueCount: number;
   readonly userCount: number;
   readonly context: readonly string[];
+  /** Contexts whose changes need an approved change request; absent when there are none. */
+  readonly requiredApprovals?: readonly ApprovalRule[];
 }
 
 /** A repository the listing cannot read: what is wrong, and where when known. */
@@ -176,6 +179,7 @@ async function recordOf(
       valueCount: snapshot.valueCount,
       userCount: userCounts.get(repository.fullName) ?? 0,
       context: s.levels,
+      ...(s.requiredApprovals ? { requiredApprovals: s.requiredApprovals } : {}),
     },
   };
 }

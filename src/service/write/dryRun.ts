@@ -20,7 +20,7 @@ import { requestContext, resolveValue, type RequestContext } from '../../domain/
 import type { Steps } from '../../lib/steps.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { stageCommitSteps } from '../../layout/stageCommit.js';
+import { stageCommitSteps, type StagedCommit } from '../../layout/stageCommit.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import { headSnapshot, signature, type CommitPlan } from './commitOnHead.js';
 import { ServiceError } from '../errors.js';
@@ -134,24 +134,47 @@ export async function dryRun(
     ...(denied ? { denied } : {}),
     ...nothing,
   });
-  const planned = await plan(base);
-  if (!planned.ok) return refused(planned.reason);
-  const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
-  if (problem) return refused(problem.reason, problem.denied);
-  await slices.pause();
-  const staged = await slices.run(
-    stageCommitSteps(base, planned.changes, { message: planned.message, author: signature() }),
-  );
-  if (staged.commitId === null) return { wouldCommit: false, outcome: 'unchanged', ...nothing };
-  const broken = await slices.run(schemaRefusalSteps(base, staged.snapshot, planned.changes));
-  if (broken) return refused(broken);
+  const staging = await stageOn(base, plan, writer, slices);
+  if (staging.kind === 'refused') return refused(staging.reason, staging.denied);
+  if (staging.kind === 'unchanged') return { wouldCommit: false, outcome: 'unchanged', ...nothing };
+  const { staged, changes } = staging;
   try {
-    return await slices.run(effectsSteps(base, staged.snapshot, planned.changes, listed, options.ring));
+    return await slices.run(effectsSteps(base, staged.snapshot, changes, listed, options.ring));
   } catch (error) {
     if (error instanceof TooManyContexts)
       throw new ServiceError('conflict', `the dry run cannot weigh this change: ${error.message}`);
     throw error;
   }
+}
+
+/** A write planned, checked and staged on a base, and not committed: why not, or the commit it would make. */
+export type Staging =
+  | { readonly kind: 'refused'; readonly reason: string; readonly denied?: boolean }
+  | { readonly kind: 'unchanged' }
+  | { readonly kind: 'staged'; readonly staged: StagedCommit; readonly changes: PushChanges };
+
+/**
+ * What commitOnHead does before it writes: the plan on `base`, the write guard, staging and the
+ * schema check, in slices; nothing is written. The dry run reads what it would change; a change
+ * request (service/changes/) keeps the staged commit off the branch, under its own ref.
+ */
+export async function stageOn(
+  base: Snapshot,
+  plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
+  writer: Writer | undefined,
+  slices = new TimeSlices(),
+  author = signature(),
+): Promise<Staging> {
+  const planned = await plan(base);
+  if (!planned.ok) return { kind: 'refused', reason: planned.reason };
+  const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
+  if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
+  await slices.pause();
+  const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author }));
+  if (staged.commitId === null) return { kind: 'unchanged' };
+  const broken = await slices.run(schemaRefusalSteps(base, staged.snapshot, planned.changes));
+  if (broken) return { kind: 'refused', reason: broken };
+  return { kind: 'staged', staged, changes: planned.changes };
 }
 
 /** A context the request lists: an item at every level (a group stands for its members). */

@@ -13,15 +13,17 @@ import { TimeSlices } from '../../lib/timeSlices.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { commitInGroup } from './commitBatch.js';
 import type { CommitPlan, CommitResult } from './commitOnHead.js';
-import { dryRun, type DryRunResult } from './dryRun.js';
 import { ServiceError } from '../errors.js';
 import { KeyRing, unlockWithPasswords } from '../security/keyRing.js';
 import { OpenedState, sealChangesSteps } from '../security/unsealing.js';
 import { MAX_PUSH_DERIVATIONS, passwordAttempts, type PasswordAttempts } from './pushPasswords.js';
 import type { GroupKey } from '../security/sealing.js';
 import type { Writer } from './writeGuard.js';
+import { dryRun, stageOn, type DryRunResult, type Staging } from './dryRun.js';
+import { headSnapshot, signature } from './commitOnHead.js';
+import { requiredApprovalRefusalSteps } from '../changes/requiredApproval.js';
 
-export { signature } from './commitOnHead.js';
+export { signature };
 
 export interface PushCaller extends PushProvenance, Writer {
   readonly forceKeyPush: boolean;
@@ -68,6 +70,7 @@ function pushPlan(
   repository: GitRepository,
   request: PushRequest,
   caller: PushCaller,
+  route: 'direct' | 'change request' = 'direct',
 ): { plan: (base: Snapshot) => Promise<CommitPlan>; ring: () => KeyRing } {
   let used = KeyRing.EMPTY;
   const plan = async (base: Snapshot): Promise<CommitPlan> => {
@@ -92,6 +95,11 @@ function pushPlan(
       }),
     );
     if (!outcome.ok) return outcome;
+    if (route === 'direct') {
+      // Contexts under required approvals change only through an approved change request.
+      const unapproved = await slices.run(requiredApprovalRefusalSteps(base, outcome.changes, repository.fullName));
+      if (unapproved) return { ok: false, reason: unapproved };
+    }
     if (request.schemas && caller.ruleSet !== undefined && base.settings.accessControlsEnabled) {
       return {
         ok: false,
@@ -140,4 +148,34 @@ export async function dryRunPush(
     };
   const { plan, ring } = pushPlan(repository, request, caller);
   return dryRun(repository, plan, caller, { contexts, ring });
+}
+
+/**
+ * The push planned, checked (access rules, schemas, security groups: everything a push runs but
+ * the required approvals, which the change request exists to gather) and staged on the head,
+ * with `message` and `author`, and not committed: the commit a change request keeps under its own
+ * ref (service/changes/). The slow key derivations happen first, as for a push.
+ */
+export async function stagePush(
+  repository: GitRepository,
+  request: PushRequest,
+  caller: PushCaller,
+  message: string,
+  author: string,
+): Promise<Staging & { readonly base?: Snapshot }> {
+  const refusal = await beforePlan(repository, request);
+  if (refusal) return { kind: 'refused', reason: refusal };
+  const { plan } = pushPlan(repository, request, caller, 'change request');
+  const base = await headSnapshot(repository, repository.head());
+  const staging = await stageOn(
+    base,
+    async (head) => {
+      const planned = await plan(head);
+      return planned.ok ? { ...planned, message } : planned;
+    },
+    caller,
+    new TimeSlices(),
+    signature(author),
+  );
+  return { ...staging, base };
 }
