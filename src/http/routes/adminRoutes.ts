@@ -241,7 +241,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
 ];
 
 /** The bearer token of `Authorization`, if any. */
-function bearer(req: Request): string | undefined {
+export function bearer(req: Request): string | undefined {
   const value = header(req, 'Authorization');
   const match = value === undefined ? null : /^Bearer +(\S+)$/i.exec(value);
   return match?.[1];

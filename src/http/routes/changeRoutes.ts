@@ -31,6 +31,7 @@ import { parseJsonInSlices } from '../body/jsonBodyInSlices.js';
 import { parsePushBodySteps, pushBodyDescription } from '../schemas/pushSchema.js';
 import { plainWriteAccess } from '../access/pushAccess.js';
 import { readAccess } from '../access/readAccess.js';
+import { bearer } from './adminRoutes.js';
 
 /** The body of a new change request: a push body and its title. */
 export const changeRequestBody = pushBodyDescription.extend({
@@ -122,12 +123,6 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
     errors: [400, 401, 403, 404, 409, 503],
   },
 ];
-
-/** The bearer token of `Authorization`, if any. */
-function bearer(req: Request): string | undefined {
-  const match = /^Bearer +(\S+)$/i.exec(header(req, 'Authorization') ?? '');
-  return match?.[1];
-}
 
 function changeId(req: Request): number {
   const text = String(req.params.id);
