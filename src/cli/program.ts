@@ -24,6 +24,7 @@ import { addClientCommands } from './commands/clientCommands.js';
 import { addAccessCommands } from './commands/accessCommands.js';
 import { addHaCommands } from './commands/haCommands.js';
 import { addSchemaCommands } from './commands/schemaCommands.js';
+import { addPushCommands } from './commands/pushCommands.js';
 import { FolderError } from '../disk/errors.js';
 import { ErrorCode } from '../domain/errors.js';
 
@@ -304,6 +305,7 @@ export function buildProgram(): Command {
   addAdminTokenCommands(program);
   addTagCommands(program);
   addSchemaCommands(program);
+  addPushCommands(program);
   addRollbackCommands(program);
   addGroupCommands(program);
   addClientCommands(program);

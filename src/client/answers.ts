@@ -86,3 +86,46 @@ export const exportSchema = z.looseObject({
 });
 
 export const errorSchema = z.looseObject({ error: z.string(), message: z.string() });
+
+const shownValueSchema = z.looseObject({
+  val: z.unknown().optional(),
+  type: z.string().optional(),
+  encryption: z.string().optional(),
+  truncated: z.literal(true).optional(),
+});
+const shownFileSchema = z.looseObject({
+  content: z.string().optional(),
+  encryption: z.string().optional(),
+  truncated: z.literal(true).optional(),
+});
+
+/** What a push would do (`Dry-Run: true`), context by context; docs/schemas.md. */
+export const dryRunSchema = z.looseObject({
+  wouldCommit: z.boolean(),
+  outcome: z.enum(['applied', 'unchanged', 'refused']),
+  refusal: z.string().optional(),
+  denied: z.boolean().optional(),
+  head: z.string(),
+  changed: z.looseObject({
+    keys: z.array(z.string()),
+    files: z.array(z.looseObject({ path: z.string(), context: z.string() })),
+    schemas: z.literal(true).optional(),
+  }),
+  contexts: z.looseObject({
+    considered: z.number(),
+    changed: z.number(),
+    listed: z.array(
+      z.looseObject({
+        context: z.string(),
+        keys: z.array(
+          z.looseObject({ key: z.string(), before: shownValueSchema.optional(), after: shownValueSchema.optional() }),
+        ),
+        files: z.array(
+          z.looseObject({ path: z.string(), before: shownFileSchema.optional(), after: shownFileSchema.optional() }),
+        ),
+      }),
+    ),
+    more: z.number(),
+  }),
+});
+export type DryRunAnswer = z.infer<typeof dryRunSchema>;

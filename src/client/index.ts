@@ -19,18 +19,20 @@ import {
 import type { PullFormat } from '../domain/renderings.js';
 import {
   diffSchema,
+  dryRunSchema,
   errorSchema,
   exportSchema,
   historySchema,
   pullBodySchema,
   type DiffAnswer,
+  type DryRunAnswer,
   type HistoryAnswer,
   type PullBody,
 } from './answers.js';
 import { backOff, type BackOff } from './backOff.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
-export type { DiffAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
+export type { DiffAnswer, DryRunAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
 export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/schemas/pushSchema.js';
 export type { PullFormat } from '../domain/renderings.js';
 
@@ -120,6 +122,11 @@ export interface PushResult {
   readonly commit: string;
 }
 
+export interface DryRunOptions {
+  /** Contexts to weigh besides those the repository names: one item per level each. */
+  readonly contexts?: readonly string[];
+}
+
 export interface ValueOptions {
   /** One item per level, `*` for any. */
   readonly context: string;
@@ -171,12 +178,23 @@ export class PushBuilder {
   }
 
   send(comment: string, options: { ifHead?: string } = {}): Promise<PushResult> {
-    return this.client.pushBody(
-      this.repository,
-      { changeComment: comment, enableKeyCreation: true, data: this.data },
-      options,
-    );
+    return this.client.pushBody(this.repository, this.body(comment), options);
   }
+
+  /** What `send` would do, context by context, writing nothing (`Dry-Run: true`). */
+  dryRun(comment: string, options: DryRunOptions = {}): Promise<DryRunAnswer> {
+    return this.client.dryRunBody(this.repository, this.body(comment), options);
+  }
+
+  private body(comment: string): PushBodyInput {
+    return { changeComment: comment, enableKeyCreation: true, data: this.data };
+  }
+}
+
+function checkedPushBody(body: PushBodyInput): void {
+  const parsed = parsePushBody(body);
+  if (!parsed.ok)
+    throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
 }
 
 function repositoryPath(repository: string): string {
@@ -363,9 +381,7 @@ export class Client {
 
   /** Sends a whole push body; checked first with the server's own schema. */
   async pushBody(repository: string, body: PushBodyInput, options: { ifHead?: string } = {}): Promise<PushResult> {
-    const parsed = parsePushBody(body);
-    if (!parsed.ok)
-      throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+    checkedPushBody(body);
     const response = await this.request(
       'POST',
       `/rest/push/${repositoryPath(repository)}`,
@@ -377,6 +393,25 @@ export class Client {
     if (!response.ok) throw await this.failure(response);
     await response.arrayBuffer();
     return { commit: etag };
+  }
+
+  /**
+   * What a push body would do, writing nothing: whether it would commit (or its refusal), and
+   * for each context whose answer would change, the keys and rendered files before and after.
+   */
+  async dryRunBody(repository: string, body: PushBodyInput, options: DryRunOptions = {}): Promise<DryRunAnswer> {
+    checkedPushBody(body);
+    const response = await this.request(
+      'POST',
+      `/rest/push/${repositoryPath(repository)}`,
+      {
+        'Content-Type': 'application/json',
+        'Dry-Run': 'true',
+        'Dry-Run-Contexts': options.contexts?.length ? options.contexts.join(',') : undefined,
+      },
+      JSON.stringify(body),
+    );
+    return this.json(response, dryRunSchema);
   }
 
   /** Commits, newest first, with what each changed; `key` or `file` keeps those that touched it. */

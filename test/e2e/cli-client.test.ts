@@ -266,7 +266,7 @@ describe('pull --watch --exec', () => {
 
 describe('--help', () => {
   it('shows an example for every client command', async () => {
-    for (const command of ['pull', 'get', 'set', 'unset', 'history', 'diff']) {
+    for (const command of ['pull', 'get', 'set', 'unset', 'push', 'history', 'diff']) {
       const help = await run([command, '--help']);
       expect(help.code, command).toBe(0);
       expect(help.stdout, command).toMatch(new RegExp(`Examples?:\\n  \\$ (CFGHUB_SERVER=\\S+ )?cfghub ${command} `));

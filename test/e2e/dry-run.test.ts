@@ -8,7 +8,17 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  reasonOf,
+  runCommand,
+  serverForFile,
+} from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 const REPO = 'acme/dry';
@@ -141,6 +151,81 @@ describe('Dry-Run: true', () => {
     const answer = await dryRun({ data: [] }, { 'Dry-Run-Contexts': 'Production;*;*' });
     expect(answer.status).toBe(400);
     expect(answer.json.message).toMatch(/name an item at every level/);
+  });
+});
+
+/** The `cfghub` command against the server, as a child process this test waits for. */
+function cfghub(args: string[], input = '') {
+  return runCommand(args, { input, env: { ...process.env, CFGHUB_SERVER: fixture.server.url } });
+}
+
+describe('cfghub push --dry-run, set --dry-run, unset --dry-run', () => {
+  const move = { data: [{ key: 'db.host', values: [{ context: 'Production;*;*', value: 'db2.prod' }] }] };
+
+  it('prints what each context would read instead, writes nothing, and --json is the server answer', async () => {
+    const state = diskState();
+    const head = headOf(fixture.repos, REPO);
+    const shown = await cfghub(['push', REPO, '-', '--dry-run'], JSON.stringify(move));
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toBe(
+      [
+        `the push would commit on head ${head.slice(0, 12)}, changing:`,
+        '  keys: db.host',
+        '1 of 2 contexts would read something else:',
+        '',
+        'Production;Billing;node-7',
+        '  ~ db.host: db.prod -> db2.prod',
+        '  ~ file conf/app.properties',
+        '      - host=db.prod',
+        '      + host=db2.prod',
+        '',
+      ].join('\n'),
+    );
+    const json = await cfghub(['push', REPO, '-', '--dry-run', '--json'], JSON.stringify(move));
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual((await dryRun(move)).json);
+    expect(diskState()).toBe(state);
+
+    const set = await cfghub([
+      'set',
+      REPO,
+      'db.port',
+      '7000',
+      '--context',
+      'Staging;*;*',
+      '-m',
+      'staging port',
+      '--dry-run',
+      '--contexts',
+      'Staging;Billing;node-2',
+    ]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain('2 of 3 contexts would read something else:\n');
+    expect(set.stdout).toContain('\nStaging;Billing;node-2\n  ~ db.port: 5432 -> 7000\n');
+    expect(set.stdout).toContain('\nStaging;Web;node-1\n  ~ db.port: 5432 -> 7000\n');
+    const unset = await cfghub(['unset', REPO, 'db.port', '--context', '*;*;*', '-m', 'no port', '--dry-run']);
+    expect(unset.code, unset.stderr).toBe(0);
+    expect(unset.stdout).toContain('\nStaging;Web;node-1\n  - db.port (was 5432)\n');
+    expect(diskState()).toBe(state);
+  });
+
+  it("a push that would be refused prints the push's own reason and exits 1; the push itself then commits", async () => {
+    const state = diskState();
+    const refused = await cfghub(['set', REPO, 'db.port', 'many', '--context', '*;*;*', '-m', 'bad', '--dry-run']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toBe(
+      'cfghub: the push would be refused: data[0].values[0] key db.port: value is not an Integer\n',
+    );
+    expect(diskState()).toBe(state);
+
+    const pushed = await cfghub(['push', REPO, '-', '-m', 'Move the database'], JSON.stringify(move));
+    expect(pushed.code, pushed.stderr).toBe(0);
+    expect(pushed.stdout.trim()).toBe(headOf(fixture.repos, REPO));
+    const pulled = await read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;Billing;node-7' });
+    expect(pulled.json.properties['db.host'].val).toBe('db2.prod');
+    const again = await cfghub(['push', REPO, '-', '--dry-run'], JSON.stringify(move));
+    expect(again.stdout).toBe(`the push would change nothing (head ${pushed.stdout.slice(0, 12)})\n`);
   });
 });
 

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { ServiceError } from '../../service/errors.js';
 import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from '../remote/remote.js';
+import { printDryRun, withDryRunOptions, type DryRunCliOptions } from './pushCommands.js';
 
 const asLine = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -70,60 +71,67 @@ export function addKeyCommands(program: Command): void {
       },
     );
 
-  withRemoteOptions(
-    program
-      .command('set')
-      .description("set a key's value for a context, in one push (creates the key if needed)")
-      .argument('<account/name>')
-      .argument('<key>')
-      .argument('<value>')
-      .requiredOption('--context <items>', "the value's context: one item per level, * for any")
-      .option(
-        '--type <type>',
-        'value data type: Text, Code, Boolean, Integer, Long, Float, Double, FileEmbed, FileRef, Map, List, JSON',
-      )
-      .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
+  withDryRunOptions(
+    withRemoteOptions(
+      program
+        .command('set')
+        .description("set a key's value for a context, in one push (creates the key if needed)")
+        .argument('<account/name>')
+        .argument('<key>')
+        .argument('<value>')
+        .requiredOption('--context <items>', "the value's context: one item per level, * for any")
+        .option(
+          '--type <type>',
+          'value data type: Text, Code, Boolean, Integer, Long, Float, Double, FileEmbed, FileRef, Map, List, JSON',
+        )
+        .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
+    ),
   )
     .addHelpText(
       'after',
-      `\nExample:\n  $ cfghub set acme/app db.port 5433 --context 'Production;*;*' --type Integer -m 'New database port'`,
+      `\nExamples:\n  $ cfghub set acme/app db.port 5433 --context 'Production;*;*' --type Integer -m 'New database port' --dry-run\n  $ cfghub set acme/app db.port 5433 --context 'Production;*;*' --type Integer -m 'New database port'`,
     )
     .action(
       async (
         fullName: string,
         key: string,
         value: string,
-        options: RemoteOptions & { context: string; type?: string; message: string },
+        options: RemoteOptions & DryRunCliOptions & { context: string; type?: string; message: string },
       ) => {
-        const client = remoteClient(options);
-        const result = await remote(() =>
-          client
-            .push(fullName)
-            .set(key, valueOf(value, options.type), { context: options.context, type: options.type })
-            .send(options.message),
-        );
+        const push = remoteClient(options)
+          .push(fullName)
+          .set(key, valueOf(value, options.type), { context: options.context, type: options.type });
+        if (options.dryRun) return printDryRun((dry) => push.dryRun(options.message, dry), options);
+        const result = await remote(() => push.send(options.message));
         process.stdout.write(`${result.commit}\n`);
       },
     );
 
-  withRemoteOptions(
-    program
-      .command('unset')
-      .description("remove a key's value for a context, in one push (the key and its other values stay)")
-      .argument('<account/name>')
-      .argument('<key>')
-      .requiredOption('--context <items>', "the value's context, as it was set")
-      .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
+  withDryRunOptions(
+    withRemoteOptions(
+      program
+        .command('unset')
+        .description("remove a key's value for a context, in one push (the key and its other values stay)")
+        .argument('<account/name>')
+        .argument('<key>')
+        .requiredOption('--context <items>', "the value's context, as it was set")
+        .requiredOption('-m, --message <comment>', 'the change comment (the commit message)'),
+    ),
   )
     .addHelpText(
       'after',
       `\nExample:\n  $ cfghub unset acme/app db.port --context 'Production;*;*' -m 'Back to the default port'`,
     )
-    .action(async (fullName: string, key: string, options: RemoteOptions & { context: string; message: string }) => {
-      const client = remoteClient(options);
-      const result = await remote(() =>
-        client.push(fullName).unset(key, { context: options.context }).send(options.message),
-      );
-      process.stdout.write(`${result.commit}\n`);
-    });
+    .action(
+      async (
+        fullName: string,
+        key: string,
+        options: RemoteOptions & DryRunCliOptions & { context: string; message: string },
+      ) => {
+        const push = remoteClient(options).push(fullName).unset(key, { context: options.context });
+        if (options.dryRun) return printDryRun((dry) => push.dryRun(options.message, dry), options);
+        const result = await remote(() => push.send(options.message));
+        process.stdout.write(`${result.commit}\n`);
+      },
+    );
 }
