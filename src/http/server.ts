@@ -23,6 +23,8 @@ const DRAIN_MS = 10_000;
 export interface ServerTimeouts {
   readonly headersMs: number;
   readonly requestMs: number;
+  /** How long an idle keep-alive connection is kept open; 5 s when not given. */
+  readonly keepAliveMs?: number;
 }
 
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 60_000 };
@@ -40,7 +42,7 @@ export function startServer(
       {
         headersTimeout: timeouts.headersMs,
         requestTimeout: timeouts.requestMs,
-        keepAliveTimeout: 5_000,
+        keepAliveTimeout: timeouts.keepAliveMs ?? 5_000,
         // How often the two timeouts are enforced (Node's default is every 30 s).
         connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 2),
       },

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/deps.js';
-import { startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
+import { DEFAULT_TIMEOUTS, startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/records/tokenStore.js';
@@ -155,7 +155,12 @@ export async function startTestServer(repos: string, options: TestServerOptions 
     },
     options.port ?? 0,
     '127.0.0.1',
-    options.timeouts,
+    // The server shares the test's process, whose loop the synchronous helpers (cliOk, git) block,
+    // seconds at a time on a loaded machine. An idle connection's keep-alive timer that expired
+    // during a block fires in the same turn as the test's next request is written on that
+    // connection, and the request is reset (ECONNRESET). Idle connections are kept longer than
+    // any block here (`cfghub serve` keeps its own 5 s).
+    { ...DEFAULT_TIMEOUTS, keepAliveMs: 10 * 60_000, ...options.timeouts },
   );
   return {
     url: running.url,

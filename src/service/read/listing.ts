@@ -6,6 +6,7 @@
  * "always", which a client reading the fields relies on), reported to `onUnreadable`, and kept
  * apart in `unreadable` with what is wrong, for the operator's tools; it never hides the others.
  */
+import { afterQueuedWatchEvents } from '../../disk/refs/changeWatch.js';
 import { withoutPaths } from '../../domain/reasons.js';
 import { type RepositoryLocation, type RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
@@ -99,6 +100,9 @@ export async function listRepositories(
   tokens: TokenService,
   onUnreadable: (repository: string, error: unknown) => void,
 ): Promise<Listing> {
+  // Heads and the token file are trusted as their watches say; a token or a commit made just
+  // before this request is seen only once the events queued before it are handed over.
+  await afterQueuedWatchEvents();
   const userCounts = tokens.activeCounts();
   const records: RepositoryRecord[] = [];
   const unreadable: UnreadableRecord[] = [];
