@@ -73,7 +73,14 @@ export function startServerProcess(
           },
           stop: async () => {
             signal('SIGTERM');
+            const started = Date.now();
+            const late = setTimeout(() => {
+              process.stderr.write(
+                `[serverProcess] still running ${Date.now() - started} ms after SIGTERM; log tail:\n${out.slice(-3000)}\n${err.slice(-2000)}\n`,
+              );
+            }, 20_000);
             await exited;
+            clearTimeout(late);
           },
         });
       }
