@@ -35,6 +35,7 @@ import { openApiDocument } from './openapi.js';
 import { beginRequest } from './requestLog.js';
 import { springRoutes } from './routes/spring.js';
 import { ofrepRoutes } from './routes/ofrep.js';
+import { clientsRoutes } from './routes/clients.js';
 
 /** The express application: everything but the read endpoints. */
 export function createApp(deps: HttpDeps): express.Express {
@@ -84,8 +85,10 @@ export function createRequestListener(deps: HttpDeps): RequestListener & { close
   const pushes = pushFront(deps); // pushes skip express too
   const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
   const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
+  const clients = clientsRoutes(deps); // who reads what: GET /rest/clients/{account}/{repository}
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
+    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !clients(req, res) && !pushes(req, res))
+      app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
   return deps.replica

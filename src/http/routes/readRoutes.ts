@@ -45,6 +45,8 @@ import { pullMayDiffer } from '../../service/answers/changeReach.js';
 import { telemetry } from '../../lib/telemetry.js';
 import { headHolding } from '../../service/replication/replicaLink.js';
 import { HttpError } from '../answer/errors.js';
+import { applicationNameOf, readFields, type ReadNote } from './readNote.js';
+import { recordRead } from './clients.js';
 
 type Request = IncomingMessage;
 
@@ -330,7 +332,13 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     );
   };
 
-  const handle = async (req: Request, res: ServerResponse, path: ReadPath, requestId: string): Promise<void> => {
+  const handle = async (
+    req: Request,
+    res: ServerResponse,
+    path: ReadPath,
+    requestId: string,
+    note: ReadNote,
+  ): Promise<void> => {
     const name = path.endpoint;
     clientVersion(req);
     const format = name === 'pull' ? pullFormat(req) : 'json';
@@ -340,7 +348,8 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
       path.account === undefined
         ? path
         : { ...path, account: decodeURIComponent(path.account), repository: decodeURIComponent(path.repository!) };
-    const { repository, head: accessHead, groupKeys = [] } = await access(req, named);
+    const grant = await access(req, named);
+    const { repository, head: accessHead, groupKeys = [] } = grant;
     // At least a commit (`Min-Commit`): a replica waits for it; a primary that does not have it
     // (lost in a failover, or never of this repository) says so rather than serve an older state.
     const minCommit = header(req, 'Min-Commit');
@@ -352,8 +361,17 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
           : await headWithCommit(repository, minCommit);
     const point = await readPoint(repository, head, header(req, 'Tag'), header(req, 'Repository-Date'));
     res.setHeader('Commit', point.commitId); // the commit served: the ETag names the content
+    Object.assign(note, {
+      repository: repository.fullName,
+      tokenLabel: grant.token?.label,
+      context: header(req, 'Context'),
+      commit: point.commitId,
+      application: applicationNameOf(req),
+    });
     const made = await answerAt(req, name, format, repository, point.commitId, point.repoDate, groupKeys);
     const answer = made.answer;
+    // Recorded once the answer is made: its context was then checked (a cached answer's too, the Context header being in its key).
+    if (name === 'pull' || name === 'rawFile') recordRead(deps, note);
     // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.
     if (waitMs !== undefined && point.repoDate === undefined && notModified(req, answer.etag)) {
       hub.hold({
@@ -385,14 +403,15 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   const routes = (req: IncomingMessage, res: ServerResponse): boolean => {
     const path = readPathOf(req);
     if (!path) return false;
+    const note: ReadNote = {};
     const requestId = beginRequest(
       deps,
       req,
       res,
-      undefined,
+      () => readFields(note),
       `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`,
     );
-    handle(req, res, path, requestId).catch((error: unknown) => answerError(deps, req, res, requestId, error));
+    handle(req, res, path, requestId, note).catch((error: unknown) => answerError(deps, req, res, requestId, error));
     return true;
   };
   return Object.assign(routes, { closeWatches: () => hub.close() });
