@@ -29,8 +29,24 @@ setInterval(() => {
 
 beforeAll(async () => {
   shared = tempDir();
-  cliOk(fixture.repos, 'repo', 'create', REPO, '--context', 'Environment,Pod', '--token-free-push', '--token-free-pull');
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'pods', enableKeyCreation: true, data: [{ key: 'pool.size', values: [{ context: '*;*', value: '10' }] }, { key: 'pad', values: [{ context: '*;*', value: 'x'.repeat(200_000) }] }] });
+  cliOk(
+    fixture.repos,
+    'repo',
+    'create',
+    REPO,
+    '--context',
+    'Environment,Pod',
+    '--token-free-push',
+    '--token-free-pull',
+  );
+  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+    changeComment: 'pods',
+    enableKeyCreation: true,
+    data: [
+      { key: 'pool.size', values: [{ context: '*;*', value: '10' }] },
+      { key: 'pad', values: [{ context: '*;*', value: 'x'.repeat(200_000) }] },
+    ],
+  });
   expect(answer.status).toBe(200);
 });
 
@@ -44,10 +60,14 @@ describe('a pull-watch sidecar and an application sharing a folder', () => {
     const children: ChildProcess[] = [];
     const seen: string[] = [];
     try {
-      const writer = spawn(process.execPath, [CLI, 'pull', REPO, '--context', 'Production;web-0', '--format', 'properties', '--output', file, '--watch'], {
-        env: { ...process.env, CFGHUB_SERVER: fixture.server.url },
-        stdio: ['ignore', 'ignore', 'ignore'],
-      });
+      const writer = spawn(
+        process.execPath,
+        [CLI, 'pull', REPO, '--context', 'Production;web-0', '--format', 'properties', '--output', file, '--watch'],
+        {
+          env: { ...process.env, CFGHUB_SERVER: fixture.server.url },
+          stdio: ['ignore', 'ignore', 'ignore'],
+        },
+      );
       children.push(writer);
       const reader = spawn(process.execPath, ['-e', READER, file], { stdio: ['ignore', 'pipe', 'ignore'] });
       children.push(reader);
@@ -58,10 +78,21 @@ describe('a pull-watch sidecar and an application sharing a folder', () => {
         buffered = lines.pop()!;
         for (const line of lines) seen.push(JSON.parse(line));
       });
-      await until(() => seen.some((text) => text.includes('pool.size=10\n')), 'the application to read the first answer', 30_000);
-      const push = await pushTo(fixture.server.url, `/rest/push/${REPO}`, { changeComment: 'grow', data: [{ key: 'pool.size', values: [{ context: 'Production;*', value: '20' }] }] });
+      await until(
+        () => seen.some((text) => text.includes('pool.size=10\n')),
+        'the application to read the first answer',
+        30_000,
+      );
+      const push = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
+        changeComment: 'grow',
+        data: [{ key: 'pool.size', values: [{ context: 'Production;*', value: '20' }] }],
+      });
       expect(push.status).toBe(200);
-      await until(() => seen.some((text) => text.includes('pool.size=20\n')), 'the application to read the new answer', 30_000);
+      await until(
+        () => seen.some((text) => text.includes('pool.size=20\n')),
+        'the application to read the new answer',
+        30_000,
+      );
       // Every version the application read was a whole answer: the large value and the last line complete.
       for (const text of seen) {
         expect(text).toContain(`pad=${'x'.repeat(200_000)}\n`);
