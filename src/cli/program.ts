@@ -22,6 +22,7 @@ import { addRollbackCommands } from './commands/rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js';
 import { addClientCommands } from './commands/clientCommands.js';
 import { addAccessCommands } from './commands/accessCommands.js';
+import { addReaderCommands } from './commands/readerCommands.js';
 import { addHaCommands } from './commands/haCommands.js';
 import { addSchemaCommands } from './commands/schemaCommands.js';
 import { addPushCommands } from './commands/pushCommands.js';
@@ -311,6 +312,7 @@ export function buildProgram(): Command {
   addClientCommands(program);
   addAccessCommands(program);
   addHaCommands(program);
+  addReaderCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({

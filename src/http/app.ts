@@ -66,6 +66,7 @@ export function createApp(deps: HttpDeps): express.Express {
   app.use(uiRoutes(deps)); // the web console: GET / and /ui/…
   app.use(explainRoutes(deps));
   app.use(adminRoutes(deps));
+  app.use(clientsRoutes(deps)); // who reads what: the read record, to an admin token
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);
@@ -85,10 +86,8 @@ export function createRequestListener(deps: HttpDeps): RequestListener & { close
   const pushes = pushFront(deps); // pushes skip express too
   const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
   const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
-  const clients = clientsRoutes(deps); // who reads what: GET /rest/clients/{account}/{repository}
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !clients(req, res) && !pushes(req, res))
-      app(req, res);
+    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
   return deps.replica

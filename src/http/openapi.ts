@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ADMIN_ROUTES } from './routes/adminRoutes.js';
-import { errorBody, repositoryRecord } from './schemas/adminSchemas.js';
+import { errorBody, readRecordAnswer, repositoryRecord } from './schemas/adminSchemas.js';
 import { pushBodyDescription } from './schemas/pushSchema.js';
 import { READ_ENDPOINTS } from './routes/readRoutes.js';
 import { epochSchema } from './routes/haRoutes.js';
@@ -20,7 +20,8 @@ import { CHANGE_ROUTES } from './routes/changeRoutes.js';
 const HEADERS: Record<string, string> = {
   'Client-Token': 'a client token of the repository; names the repository in the forms without {account}/{repository}',
   'Client-Version': 'the API version the client speaks, like v1.0; absent means the latest v1',
-  'Application-Name': 'who makes the change; recorded in the commit message',
+  'Application-Name':
+    'writes: who makes the change, recorded in the commit message; reads: who reads, in the read log and the read record',
   Pretty: 'true: indented JSON',
   Context: 'the context, one item per level separated by ";" (reads: required for pull and rawFile)',
   Tag: 'read the repository as of this tag',
@@ -121,7 +122,15 @@ const READ_HEADERS: Record<
   export: { headers: ['Omit-Values', 'Omit-Files'], summary: 'everything, in the form a push takes' },
 };
 
-const COMMON_READ = ['Client-Token', 'Client-Version', 'Tag', 'Repository-Date', 'Pretty', 'If-None-Match'];
+const COMMON_READ = [
+  'Client-Token',
+  'Client-Version',
+  'Tag',
+  'Repository-Date',
+  'Pretty',
+  'If-None-Match',
+  'Application-Name',
+];
 
 const ROUTES: readonly Route[] = [
   {
@@ -414,6 +423,18 @@ const ROUTES: readonly Route[] = [
     headers: [],
     ok: { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() },
     errors: [404],
+  },
+  // Who reads what: kept in the serving process's memory.
+  {
+    method: 'get',
+    path: '/rest/clients/:account/:repository',
+    summary:
+      'the read record: per Application-Name and context, the commit last served, when, and how many reads (cfghub clients)',
+    tag: 'admin',
+    headers: ['Authorization'],
+    ok: { status: 200, description: 'the record', schema: readRecordAnswer },
+    errors: [400, 401, 404],
+    security: 'admin',
   },
   ...ADMIN_ROUTES.map((route): Route => ({
     method: route.method,

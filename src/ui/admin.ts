@@ -69,3 +69,18 @@ export interface AdminGroup {
 
 export const adminGroups = (admin: AdminSession, repo: RepoRef) =>
   call<AdminGroup[]>(`${adminPath(repo)}/groups`, { headers: bearer(admin.token) }).then((a) => a.json);
+
+export interface ReadRecordEntry {
+  application: string;
+  context: string;
+  commit: string;
+  lastRead: string;
+  reads: number;
+}
+
+/** Who reads what: the read record the server keeps in memory (GET /rest/clients, admin token). */
+export const readRecord = (admin: AdminSession, repo: RepoRef) =>
+  call<{ repository: string; clients: ReadRecordEntry[] }>(
+    `/rest/clients/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`,
+    { headers: bearer(admin.token) },
+  ).then((a) => a.json.clients);

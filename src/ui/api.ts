@@ -56,6 +56,8 @@ interface CallOptions {
 export interface Answer<T> {
   readonly status: number;
   readonly etag: string | null;
+  /** The commit a read served (its `Commit` header), when it names one. */
+  readonly commit: string | null;
   readonly json: T;
 }
 
@@ -98,7 +100,12 @@ export async function call<T = unknown>(path: string, options: CallOptions = {})
       json,
     );
   }
-  return { status: response.status, etag: response.headers.get('ETag'), json: json as T };
+  return {
+    status: response.status,
+    etag: response.headers.get('ETag'),
+    commit: response.headers.get('Commit'),
+    json: json as T,
+  };
 }
 
 // ---- the endpoints the console uses (README "HTTP API") ----
@@ -145,13 +152,15 @@ export interface RepoInfo {
   contextElements: Record<string, string[]>;
   files: FileInfo[];
   tags: TagInfo[];
+  /** The commit the answer was read at (the head): the Commit header. */
+  head?: string;
 }
 
 export const repoInfo = (repo: RepoRef) =>
   call<RepoInfo>(`/rest/info/${repoPath(repo)}`, {
     repo,
     headers: { 'Context-Elements': 'true', Files: 'true', Tags: 'true' },
-  }).then((a) => a.json);
+  }).then((a) => ({ ...a.json, head: a.commit ?? undefined }));
 
 /** Which repository a token belongs to: `/rest/info` on the token form names it. */
 export const whoseToken = (token: string) =>

@@ -7,7 +7,7 @@
  * and /ofrep.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliOk, headOf, pushTo, reasonOf, runCommand, serverForFile } from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
 const REPO = 'acme/fleet';
@@ -113,5 +113,38 @@ describe('the read record', () => {
     const text = await (await fetch(`${fixture.server.url}/metrics`)).text();
     expect(text).toContain(`cfghub_reads_total{repository="${REPO}",application="billing"} 4`);
     expect(text).toContain(`cfghub_reads_total{repository="${REPO}",application="shop"} 1`);
+  });
+
+  it('keeps the metric to 200 label pairs, counting later ones as other', async () => {
+    for (let i = 0; i < 210; i++) expect((await pull('Staging;node-9', `crowd-${i}`)).status).toBe(200);
+    const text = await (await fetch(`${fixture.server.url}/metrics`)).text();
+    const series = text.split('\n').filter((line) => line.startsWith('cfghub_reads_total{'));
+    expect(series.length).toBe(201);
+    expect(text).toMatch(/cfghub_reads_total\{repository="other",application="other"\} \d+/);
+  });
+});
+
+describe('cfghub clients', () => {
+  it('prints the record of a running server, as its admin API answers it', async () => {
+    const env = { ...process.env, CFGHUB_ADMIN_TOKEN: admin, CFGHUB_SERVER: '' };
+    const printed = await runCommand(['clients', REPO, '--server', fixture.server.url], { env });
+    expect(printed.code, printed.stderr).toBe(0);
+    const listed = JSON.parse(printed.stdout);
+    expect(listed.repository).toBe(REPO);
+    expect(listed.clients).toContainEqual(
+      expect.objectContaining({ application: 'shop', context: 'Staging;node-3', reads: 1 }),
+    );
+    expect(printed.stdout).not.toContain(token);
+  });
+
+  it("says the record is the server's when no server is named, and refuses a client token", async () => {
+    const env = { ...process.env, CFGHUB_ADMIN_TOKEN: admin, CFGHUB_SERVER: '' };
+    const local = await runCommand(['clients', REPO], { env });
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain('the read record is kept by the serving process: give --server URL');
+    const refused = await runCommand(['clients', REPO, '--server', fixture.server.url], {
+      env: { ...env, CFGHUB_ADMIN_TOKEN: token },
+    });
+    expect(refused.code).toBe(1);
   });
 });

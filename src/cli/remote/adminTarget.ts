@@ -18,7 +18,7 @@ export { reposDir };
 
 export const reposOption = () => new Option('--repos <dir>', 'repositories folder (else CFGHUB_REPOS, else ./repos)');
 
-const serverOption = () =>
+export const serverOption = () =>
   new Option(
     '--server <url>',
     'administer a remote cfghub through its admin API (else CFGHUB_SERVER); the admin token comes from CFGHUB_ADMIN_TOKEN',

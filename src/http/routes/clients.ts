@@ -8,17 +8,16 @@
  * The metric's label pairs are bounded: the first MAX_READ_SERIES pairs seen get their own
  * series, later ones are counted under `repository="other", application="other"`.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Request, type Response, type Router } from 'express';
 import { Counter } from 'prom-client';
 import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { AdminTokenService } from '../../service/admin/adminTokens.js';
 import { requireRepository } from '../../service/admin/repositories.js';
 import { NO_APPLICATION, ReadRecord } from '../../service/read/readRecord.js';
 import type { HttpDeps } from '../deps.js';
-import { answerError } from '../answer/errorAnswer.js';
-import { header, sendJson } from '../answer/headers.js';
+import { sendJson } from '../answer/headers.js';
 import { metricsOf } from '../metrics.js';
-import { beginRequest } from '../requestLog.js';
+import { bearer } from './adminRoutes.js';
 import type { ReadNote } from './readNote.js';
 
 /** Distinct (repository, application) label pairs of cfghub_reads_total at most; the rest count as "other". */
@@ -66,33 +65,17 @@ export function recordRead(deps: HttpDeps, note: ReadNote): void {
   book.reads.inc(labels);
 }
 
-const CLIENTS_PATH = /^\/rest\/clients\/([^/]+)\/([^/]+)\/?$/;
-
+/** `GET /rest/clients/{account}/{repository}`: the read record of one repository, to an admin token. */
 export function clientsRoutes(
   deps: HttpDeps,
   adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
-): (req: IncomingMessage, res: ServerResponse) => boolean {
+): Router {
   bookOf(deps); // the metric is listed from the start, at zero
-  return (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
-    const url = req.url ?? '';
-    const query = url.indexOf('?');
-    const match = CLIENTS_PATH.exec(query === -1 ? url : url.slice(0, query));
-    if (!match) return false;
-    const requestId = beginRequest(deps, req, res, undefined, '/rest/clients/:account/:repository');
-    try {
-      const authorization = header(req, 'Authorization');
-      adminTokens.authenticate(
-        authorization?.toLowerCase().startsWith('bearer ') ? authorization.slice(7).trim() : undefined,
-      );
-      const repository = requireRepository(deps.registry, decodeURIComponent(match[1]), decodeURIComponent(match[2]));
-      sendJson(req, res, 200, {
-        repository: repository.fullName,
-        clients: bookOf(deps).record.of(repository.fullName),
-      });
-    } catch (error) {
-      answerError(deps, req, res, requestId, error);
-    }
-    return true;
-  };
+  const router = express.Router();
+  router.get('/rest/clients/:account/:repository', (req: Request, res: Response) => {
+    adminTokens.authenticate(bearer(req));
+    const repository = requireRepository(deps.registry, String(req.params.account), String(req.params.repository));
+    sendJson(req, res, 200, { repository: repository.fullName, clients: bookOf(deps).record.of(repository.fullName) });
+  });
+  return router;
 }

@@ -148,3 +148,17 @@ export const errorBody = z.object({
 export const schemasAnswer = z.object({ schemas: schemaDocumentShape });
 export const schemasBody = z.strictObject({ schemas: schemaDocumentShape, comment: z.string().optional() });
 export const schemasChange = z.object({ commit: z.string(), outcome: z.enum(['applied', 'unchanged']) });
+
+/** The read record of one repository (GET /rest/clients/{account}/{repository}). */
+export const readRecordAnswer = z.object({
+  repository: z.string(),
+  clients: z.array(
+    z.object({
+      application: z.string().describe('the Application-Name the reader sent, or - for none'),
+      context: z.string(),
+      commit: z.string().describe('the commit last served to this application and context'),
+      lastRead: z.string().describe('ISO 8601 instant of the last read'),
+      reads: z.number().int(),
+    }),
+  ),
+});

@@ -8,6 +8,7 @@ import type { RepoRef } from '../api';
 import { adminGroups, adminRecord, adminTags, type AdminSession } from '../admin';
 import { Empty, Loaded, Table, formatDate, shortId, useLoad } from '../components';
 import { CreateTag } from './CreateTag';
+import { ReadersScreen } from './Readers';
 import { SettingsList } from './Settings';
 
 export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSession }) {
@@ -71,6 +72,7 @@ export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSess
           }
         </Loaded>
       </section>
+      <ReadersScreen repo={repo} admin={admin} />
     </div>
   );
 }

@@ -12,9 +12,10 @@ import { ChangesScreen } from './Changes';
 import { HistoryScreen } from './History';
 import { KeysScreen } from './Keys';
 import { OverviewScreen } from './Overview';
+import { ReadersScreen } from './Readers';
 import { ResolvedScreen } from './Resolved';
 
-export const TABS = ['keys', 'resolved', 'history', 'changes', 'overview'] as const;
+export const TABS = ['keys', 'resolved', 'history', 'changes', 'readers', 'overview'] as const;
 export type Tab = (typeof TABS)[number];
 
 const TAB_LABELS: Record<Tab, string> = {
@@ -22,6 +23,7 @@ const TAB_LABELS: Record<Tab, string> = {
   resolved: 'Resolved',
   history: 'History',
   changes: 'Changes',
+  readers: 'Readers',
   overview: 'Settings, tags, groups',
 };
 
@@ -81,6 +83,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
           {tab === 'resolved' && <ResolvedScreen {...props} info={info.data} round={round} />}
           {tab === 'history' && <HistoryScreen {...props} info={info.data} onChanged={refresh} round={round} />}
           {tab === 'changes' && <ChangesScreen {...props} info={info.data} onPushed={refresh} />}
+          {tab === 'readers' && <ReadersScreen repo={repo} admin={props.admin} head={info.data.head} />}
         </div>
       )}
     </section>
