@@ -18,6 +18,7 @@ import { serve } from '../server/serve.js';
 import { createReplicationToken, promoteFolder, replicaOfOption, revokeReplicationToken } from '../server/replica.js';
 import { reposDir } from './remote/adminTarget.js';
 import { addTagCommands } from './commands/tagCommands.js';
+import { addChangeCommands } from './commands/changeCommands.js';
 import { addRollbackCommands } from './commands/rollbackCommands.js';
 import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js';
 import { addClientCommands } from './commands/clientCommands.js';
@@ -64,6 +65,17 @@ function switchValue(value: unknown, flag: string): boolean | undefined {
   if (value === 'true') return true;
   if (value === 'false') return false;
   throw new ServiceError('invalid_argument', `${flag} is true or false, got ${JSON.stringify(value)}`);
+}
+
+/** `--require-approvals 'Production;*;*=2'`, repeatable: a context pattern and the approvals it needs. */
+function approvalRule(text: string, rules: { context: string; approvals: number }[] = []) {
+  const match = /^(.+)=(\d{1,3})$/.exec(text);
+  if (!match)
+    throw new ServiceError(
+      'invalid_argument',
+      `--require-approvals is CONTEXT=N, like 'Production;*;*=2', got ${text}`,
+    );
+  return [...rules, { context: match[1], approvals: Number(match[2]) }];
 }
 
 function parseLevels(text: string): string[] {
@@ -205,7 +217,13 @@ export function buildProgram(): Command {
     .alias('set')
     .description("change a repository's settings in one commit (the context levels never change); prints its record")
     .argument('<account/name>')
-    .option('--description <text>');
+    .option('--description <text>')
+    .option(
+      '--require-approvals <context=n>',
+      'changes to contexts matching the pattern need a change request with n approvals by others than its author (repeat for more; replaces the list; docs/changes.md)',
+      approvalRule,
+    )
+    .option('--no-require-approvals', 'no context needs approvals');
   for (const [, flag, , help] of settingSwitches) {
     settings
       .option(`${flag} [bool]`, `turn on (or give true|false)${help ? `: ${help}` : ''}`)
@@ -214,6 +232,8 @@ export function buildProgram(): Command {
   withTarget(settings).action(async (fullName: string, options) => {
     parseFullName(fullName);
     const change: Record<string, unknown> = { description: options.description };
+    if (options.requireApprovals === false) change.requiredApprovals = [];
+    else if (Array.isArray(options.requireApprovals)) change.requiredApprovals = options.requireApprovals;
     for (const [option, flag, field] of settingSwitches) change[field] = switchValue(options[option], flag);
     printJson(await administrationFor(options).changeSettings(fullName, change as SettingsChange));
   });
@@ -305,6 +325,7 @@ export function buildProgram(): Command {
   });
   addAdminTokenCommands(program);
   addTagCommands(program);
+  addChangeCommands(program);
   addSchemaCommands(program);
   addPushCommands(program);
   addRollbackCommands(program);

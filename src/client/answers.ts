@@ -129,3 +129,25 @@ export const dryRunSchema = z.looseObject({
   }),
 });
 export type DryRunAnswer = z.infer<typeof dryRunSchema>;
+
+const reviewEvent = z.looseObject({ by: z.string(), at: z.string() });
+export const changeRequestSchema = z.looseObject({
+  id: z.number(),
+  title: z.string(),
+  author: z.string(),
+  created: z.string(),
+  status: z.enum(['open', 'applied', 'closed']),
+  approvals: z.array(reviewEvent),
+  comment: z.string().optional(),
+  commit: z.string().optional(),
+  base: z.string().optional(),
+  applied: reviewEvent.extend({ commit: z.string() }).optional(),
+  closed: reviewEvent.optional(),
+  requiredApprovals: z
+    .looseObject({ rules: z.array(z.string()), needed: z.number(), approved: z.boolean() })
+    .optional(),
+  preview: dryRunSchema.optional(),
+});
+export type ChangeRequestAnswer = z.infer<typeof changeRequestSchema>;
+export const changeListSchema = z.looseObject({ changes: z.array(changeRequestSchema) });
+export const appliedChangeSchema = z.looseObject({ change: changeRequestSchema, commit: z.string() });

@@ -18,6 +18,10 @@ import {
 } from '../http/schemas/pushSchema.js';
 import type { PullFormat } from '../domain/renderings.js';
 import {
+  appliedChangeSchema,
+  changeListSchema,
+  changeRequestSchema,
+  type ChangeRequestAnswer,
   diffSchema,
   dryRunSchema,
   errorSchema,
@@ -32,7 +36,14 @@ import {
 import { backOff, type BackOff } from './backOff.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
-export type { DiffAnswer, DryRunAnswer, HistoryAnswer, HistoryCommit, PullBody } from './answers.js';
+export type {
+  ChangeRequestAnswer,
+  DiffAnswer,
+  DryRunAnswer,
+  HistoryAnswer,
+  HistoryCommit,
+  PullBody,
+} from './answers.js';
 export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/schemas/pushSchema.js';
 export type { PullFormat } from '../domain/renderings.js';
 
@@ -447,5 +458,44 @@ export class Client {
       'Omit-Files': options.omitFiles ? 'true' : undefined,
     });
     return this.json(response, exportSchema);
+  }
+
+  /** Stores a push body as a change request (docs/changes.md); checked first with the server's own schema. */
+  async createChange(repository: string, title: string, body: PushBodyInput): Promise<ChangeRequestAnswer> {
+    const parsed = parsePushBody(body);
+    if (!parsed.ok)
+      throw new ClientError(0, 'invalid_argument', parsed.problems.map((p) => `${p.path}: ${p.message}`).join('; '));
+    const response = await this.request(
+      'POST',
+      `/rest/changes/${repositoryPath(repository)}`,
+      { 'Content-Type': 'application/json' },
+      JSON.stringify({ ...body, title }),
+    );
+    return this.json(response, changeRequestSchema);
+  }
+
+  /** The change requests, newest first; `status` keeps those open, applied or closed. */
+  async listChanges(repository: string, status?: string): Promise<ChangeRequestAnswer[]> {
+    const query = status ? `?status=${encodeURIComponent(status)}` : '';
+    const response = await this.request('GET', `/rest/changes/${repositoryPath(repository)}${query}`, {});
+    return (await this.json(response, changeListSchema)).changes;
+  }
+
+  /** One change request, with what applying it would do on the current head. */
+  async showChange(repository: string, id: number): Promise<ChangeRequestAnswer> {
+    const response = await this.request('GET', `/rest/changes/${repositoryPath(repository)}/${id}`, {});
+    return this.json(response, changeRequestSchema);
+  }
+
+  /** Approves or closes a change request. */
+  async reviewChange(repository: string, id: number, action: 'approve' | 'close'): Promise<ChangeRequestAnswer> {
+    const response = await this.request('POST', `/rest/changes/${repositoryPath(repository)}/${id}/${action}`, {});
+    return this.json(response, changeRequestSchema);
+  }
+
+  /** Applies a change request; the answer names the new commit. */
+  async applyChange(repository: string, id: number): Promise<{ change: ChangeRequestAnswer; commit: string }> {
+    const response = await this.request('POST', `/rest/changes/${repositoryPath(repository)}/${id}/apply`, {});
+    return this.json(response, appliedChangeSchema);
   }
 }

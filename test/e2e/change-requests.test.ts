@@ -7,7 +7,18 @@
  * loopback, real bare repositories, checked with real git (refs, trailers, fsck --strict).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  cliWithInput,
+  git,
+  gitdirOf,
+  pushTo,
+  reasonOf,
+  runCommand,
+  serverForFile,
+  tempDir,
+} from '../support/harness.js';
 import { read } from '../support/reads.js';
 
 const REPO = 'acme/changes';
@@ -267,5 +278,83 @@ describe('required approvals', () => {
     const trailers = git(gitdir(), 'log', '-1', '--format=%(trailers:key=Approved-By,valueonly)', head());
     expect(trailers.trim().split('\n')).toEqual(['bob', 'carol']);
     git(gitdir(), 'fsck', '--strict', '--no-dangling');
+  });
+});
+
+describe('cfghub change, against the server', () => {
+  const CLI_REPO = 'acme/changes-cli';
+  const cliTokens: Record<string, string> = {};
+  const change = (token: string, ...args: string[]) =>
+    runCommand(['change', ...args, '--server', fixture.server.url], {
+      env: { ...process.env, CFGHUB_TOKEN: token, CFGHUB_SERVER: '' },
+    });
+
+  beforeAll(async () => {
+    await made('repo', 'create', CLI_REPO, '--context', 'Environment,Application,Instance');
+    for (const label of ['alice', 'bob']) cliTokens[label] = await made('token', 'create', CLI_REPO, '--name', label);
+    const seed = await pushTo(
+      fixture.server.url,
+      `/rest/push/${CLI_REPO}`,
+      { enableKeyCreation: true, data: [hostAt('Production;Billing;node-7', 'db.prod')] },
+      { 'Client-Token': cliTokens.alice },
+    );
+    expect(seed.status, reasonOf(seed)).toBe(200);
+    await made('repo', 'settings', CLI_REPO, '--require-approvals', 'Production;*;*=1');
+  });
+
+  it('creates, shows the preview, refuses self-approval, approves, applies and lists', async () => {
+    const folder = tempDir();
+    const bodyFile = join(folder.path, 'change-body.json');
+    writeFileSync(bodyFile, JSON.stringify({ data: [hostAt('Production;Billing;node-7', 'db2.prod')] }));
+    const created = await change(
+      cliTokens.alice,
+      'create',
+      CLI_REPO,
+      '--title',
+      'New production host',
+      '--body',
+      bodyFile,
+    );
+    folder.remove();
+    expect(created.code, created.stderr).toBe(0);
+    const id = created.stdout.trim();
+    expect(id).toBe('1');
+    expect(git(gitdirOf(fixture.repos, CLI_REPO), 'rev-parse', '--verify', 'refs/changes/1').trim()).toMatch(
+      /^[0-9a-f]{40}$/,
+    );
+
+    const shown = await change(cliTokens.bob, 'show', CLI_REPO, id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain('change request 1: New production host');
+    expect(shown.stdout).toContain('required: Production;*;* (1 approval): needs 1');
+    expect(shown.stdout).toContain('    Production;Billing;node-7\n      db.host: "db.prod" -> "db2.prod"');
+
+    const self = await change(cliTokens.alice, 'approve', CLI_REPO, id);
+    expect(self.code).not.toBe(0);
+    expect(self.stderr).toContain('alice is the author of change request 1');
+    const early = await change(cliTokens.alice, 'apply', CLI_REPO, id);
+    expect(early.code).not.toBe(0);
+    expect(early.stderr).toContain('needs 1 approval by others than its author alice');
+
+    const approved = await change(cliTokens.bob, 'approve', CLI_REPO, id);
+    expect(approved.stdout).toBe('change request 1 approved (approvals: bob)\n');
+    const applied = await change(cliTokens.alice, 'apply', CLI_REPO, id);
+    expect(applied.code, applied.stderr).toBe(0);
+    const commit = /^change request 1 applied as ([0-9a-f]{40})\n$/.exec(applied.stdout)?.[1];
+    const gitdirCli = gitdirOf(fixture.repos, CLI_REPO);
+    expect(git(gitdirCli, 'rev-parse', 'refs/heads/main').trim()).toBe(commit);
+    expect(
+      git(
+        gitdirCli,
+        'log',
+        '-1',
+        '--format=%(trailers:key=Approved-By,valueonly)%(trailers:key=Change-Request,valueonly)',
+        commit!,
+      ),
+    ).toBe('bob\n1\n\n');
+    git(gitdirCli, 'fsck', '--strict', '--no-dangling');
+
+    const listed = await change(cliTokens.bob, 'list', CLI_REPO);
+    expect(listed.stdout).toBe('1\tapplied\talice\t1 approval(s)\tNew production host\n');
   });
 });

@@ -1,0 +1,163 @@
+/**
+ * `cfghub change create|list|show|approve|apply|close` against a server (docs/changes.md): the
+ * token's label is who creates, approves or applies. Formatted for a terminal by default,
+ * `--json` for scripts (the server's answer as it is); `create` prints the new id alone.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ChangeRequestAnswer, PushBodyInput } from '../../client/index.js';
+import { ServiceError } from '../../service/errors.js';
+import { printJson } from '../remote/adminTarget.js';
+import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from '../remote/remote.js';
+
+type Options = RemoteOptions & { json?: boolean };
+
+const shown = (side: unknown) => {
+  const value = (side as { val?: unknown } | undefined)?.val;
+  return side === undefined ? '(none)' : JSON.stringify(value ?? null);
+};
+
+/** A change request for a terminal: its record, what it needs, and the preview context by context. */
+export function formatChange(change: ChangeRequestAnswer): string {
+  const lines = [
+    `change request ${change.id}: ${change.title}`,
+    `  ${change.status}, by ${change.author}, ${change.created}`,
+  ];
+  if (change.comment) lines.push(...change.comment.split('\n').map((line) => `  | ${line}`));
+  const approvals = change.approvals.map((a) => a.by).join(', ');
+  lines.push(`  approvals: ${approvals || 'none'}`);
+  const needed = change.requiredApprovals;
+  if (needed?.rules.length)
+    lines.push(`  required: ${needed.rules.join(', ')}: ${needed.approved ? 'approved' : `needs ${needed.needed}`}`);
+  if (change.applied) lines.push(`  applied as ${change.applied.commit} by ${change.applied.by}`);
+  if (change.closed) lines.push(`  closed by ${change.closed.by}`);
+  const preview = change.preview;
+  if (preview) {
+    if (preview.outcome === 'refused') lines.push(`  cannot be applied now: ${preview.refusal}`);
+    else if (preview.outcome === 'unchanged') lines.push('  applying it now changes nothing');
+    else {
+      lines.push(`  applied on ${preview.head.slice(0, 12)} it changes ${preview.contexts.changed} context(s):`);
+      for (const context of preview.contexts.listed) {
+        lines.push(`    ${context.context}`);
+        for (const key of context.keys) lines.push(`      ${key.key}: ${shown(key.before)} -> ${shown(key.after)}`);
+        for (const file of context.files) lines.push(`      file ${file.path} changes`);
+      }
+      if (preview.contexts.more) lines.push(`    and ${preview.contexts.more} more`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function changeNumber(text: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(text))
+    throw new ServiceError('invalid_argument', `a change request id is a positive whole number, not ${text}`);
+  return Number(text);
+}
+
+function pushBody(path: string): PushBodyInput {
+  let text: string;
+  try {
+    text = readFileSync(path === '-' ? 0 : path, 'utf8');
+  } catch (error) {
+    throw new ServiceError('invalid_argument', `cannot read the push body ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as PushBodyInput;
+  } catch (error) {
+    throw new ServiceError('invalid_argument', `the push body ${path} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+export function addChangeCommands(program: Command): void {
+  const change = program
+    .command('change')
+    .description('change requests: a push reviewed, approved by others and applied (docs/changes.md)');
+  withRemoteOptions(
+    change
+      .command('create')
+      .description("store a push body as a change request; prints its id (the token's label is the author)")
+      .argument('<account/name>')
+      .requiredOption('--title <text>', 'one line naming the change')
+      .requiredOption('--body <file>', 'the push body, as /rest/push takes it (- for standard input)')
+      .option('--comment <text>', "the comment (else the body's changeComment)")
+      .option('--json', "the server's answer, as JSON"),
+  ).action(async (fullName: string, options: Options & { title: string; body: string; comment?: string }) => {
+    const body = pushBody(options.body);
+    const client = remoteClient(options);
+    const made = await remote(() =>
+      client.createChange(
+        fullName,
+        options.title,
+        options.comment ? { ...body, changeComment: options.comment } : body,
+      ),
+    );
+    if (options.json) printJson(made);
+    else process.stdout.write(`${made.id}\n`);
+  });
+  withRemoteOptions(
+    change
+      .command('list')
+      .description('the change requests, newest first')
+      .argument('<account/name>')
+      .option('--status <status>', 'only those open, applied or closed')
+      .option('--json', "the server's answer, as JSON"),
+  ).action(async (fullName: string, options: Options & { status?: string }) => {
+    const client = remoteClient(options);
+    const changes = await remote(() => client.listChanges(fullName, options.status));
+    if (options.json) return printJson(changes);
+    const lines = changes.map(
+      (c) => `${c.id}\t${c.status}\t${c.author}\t${c.approvals.length} approval(s)\t${c.title}`,
+    );
+    process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no change requests\n');
+  });
+  withRemoteOptions(
+    change
+      .command('show')
+      .description('a change request, with what applying it would do now, context by context')
+      .argument('<account/name>')
+      .argument('<id>')
+      .option('--json', "the server's answer, as JSON"),
+  ).action(async (fullName: string, id: string, options: Options) => {
+    const client = remoteClient(options);
+    const shownChange = await remote(() => client.showChange(fullName, changeNumber(id)));
+    if (options.json) printJson(shownChange);
+    else process.stdout.write(formatChange(shownChange));
+  });
+  for (const action of ['approve', 'close'] as const) {
+    withRemoteOptions(
+      change
+        .command(action)
+        .description(
+          action === 'approve'
+            ? "approve a change request as the token's label (not the author's own)"
+            : 'close a change request without applying it',
+        )
+        .argument('<account/name>')
+        .argument('<id>')
+        .option('--json', "the server's answer, as JSON"),
+    ).action(async (fullName: string, id: string, options: Options) => {
+      const client = remoteClient(options);
+      const reviewed = await remote(() => client.reviewChange(fullName, changeNumber(id), action));
+      if (options.json) return printJson(reviewed);
+      const approvals = reviewed.approvals.map((a) => a.by).join(', ') || 'none';
+      process.stdout.write(
+        action === 'approve'
+          ? `change request ${reviewed.id} approved (approvals: ${approvals})\n`
+          : `change request ${reviewed.id} closed\n`,
+      );
+    });
+  }
+  withRemoteOptions(
+    change
+      .command('apply')
+      .description('apply a change request: merged onto the head, committed with its Approved-By trailers')
+      .argument('<account/name>')
+      .argument('<id>')
+      .option('--json', "the server's answer, as JSON"),
+  ).action(async (fullName: string, id: string, options: Options) => {
+    const client = remoteClient(options);
+    const applied = await remote(() => client.applyChange(fullName, changeNumber(id)));
+    if (options.json) printJson(applied);
+    else process.stdout.write(`change request ${applied.change.id} applied as ${applied.commit}\n`);
+  });
+}
