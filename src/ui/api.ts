@@ -347,3 +347,63 @@ export async function restore(repo: RepoRef, to: string, comment?: string): Prom
   });
   return { commit: unquote(answer.etag) };
 }
+
+// --- change requests (docs/changes.md) ----------------------------------------------------------
+
+export interface ChangeRequestInfo {
+  readonly id: number;
+  readonly title: string;
+  readonly comment?: string;
+  readonly author: string;
+  readonly status: 'open' | 'applied' | 'closed';
+  readonly approvals: readonly { readonly by: string; readonly at: string }[];
+  readonly applied?: { readonly by: string; readonly commit: string };
+  readonly closed?: { readonly by: string };
+  readonly requiredApprovals?: {
+    readonly rules: readonly string[];
+    readonly needed: number;
+    readonly approved: boolean;
+  };
+  readonly preview?: {
+    readonly outcome: 'applied' | 'unchanged' | 'refused';
+    readonly refusal?: string;
+    readonly head: string;
+    readonly contexts: {
+      readonly changed: number;
+      readonly more: number;
+      readonly listed: readonly {
+        readonly context: string;
+        readonly keys: readonly {
+          readonly key: string;
+          readonly before?: { val?: unknown };
+          readonly after?: { val?: unknown };
+        }[];
+        readonly files: readonly { readonly path: string }[];
+      }[];
+    };
+  };
+}
+
+const changesPath = (repo: RepoRef) => `/rest/changes/${repoPath(repo)}`;
+
+/** Sends the collected changes as a change request instead of a push. */
+export async function createChangeRequest(repo: RepoRef, title: string, body: object): Promise<ChangeRequestInfo> {
+  return (await postChange(repo, changesPath(repo), { ...body, title })).json as ChangeRequestInfo;
+}
+
+export async function listChangeRequests(repo: RepoRef): Promise<ChangeRequestInfo[]> {
+  return (await call<{ changes: ChangeRequestInfo[] }>(changesPath(repo), { repo })).json.changes;
+}
+
+export async function showChangeRequest(repo: RepoRef, id: number): Promise<ChangeRequestInfo> {
+  return (await call<ChangeRequestInfo>(`${changesPath(repo)}/${id}`, { repo })).json;
+}
+
+/** Approves, applies or closes a change request; the server's refusal (a conflict, a self-approval) is an ApiError. */
+export async function actOnChangeRequest(
+  repo: RepoRef,
+  id: number,
+  action: 'approve' | 'apply' | 'close',
+): Promise<void> {
+  await postChange(repo, `${changesPath(repo)}/${id}/${action}`, undefined);
+}

@@ -3,7 +3,7 @@
  * changes nothing; its reason is shown at the top and beside the change it names (`data[N]`).
  */
 import { useState } from 'preact/hooks';
-import { pushChanges, type RepoInfo } from '../api';
+import { createChangeRequest, pushChanges, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
@@ -19,6 +19,27 @@ export function ChangesScreen({
   const [refusal, setRefusal] = useState<string>();
   const [error, setError] = useState<unknown>();
   const [pushed, setPushed] = useState<string>();
+  const [requested, setRequested] = useState<number>();
+
+  /** The collected changes as a change request instead: the comment's first line is its title. */
+  const request = async () => {
+    if (!comment.trim()) return setError(new Error('A change request needs a comment: its first line is the title'));
+    setBusy(true);
+    setRefusal(undefined);
+    setError(undefined);
+    try {
+      const [title, ...rest] = comment.trim().split('\n');
+      const body = pushBody(pending, rest.join('\n').trim());
+      const made = await createChangeRequest(repo, title, body);
+      setRequested(made.id);
+      setPending([]);
+      setComment('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
   const base = `#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;
   const refused = refusal !== undefined ? refusedIndex(refusal) : undefined;
 
@@ -51,6 +72,11 @@ export function ChangesScreen({
       {pushed && (
         <p class="ok" role="status" data-testid="pushed">
           Pushed as commit <code>{shortId(pushed)}</code>. <a href={`${base}/history`}>See it in the history</a>.
+        </p>
+      )}
+      {requested !== undefined && (
+        <p class="ok" role="status" data-testid="requested">
+          Change request {requested} opened. <a href={`${base}/requests`}>Review it under Change requests</a>.
         </p>
       )}
       {pending.length === 0 ? (
@@ -101,6 +127,9 @@ export function ChangesScreen({
           <div class="buttons">
             <button type="submit" class="primary" disabled={busy}>
               {busy ? 'Pushing…' : `Push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
+            </button>
+            <button type="button" disabled={busy} onClick={request}>
+              Open a change request
             </button>
             <button
               type="button"

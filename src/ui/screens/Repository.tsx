@@ -13,9 +13,10 @@ import { HistoryScreen } from './History';
 import { KeysScreen } from './Keys';
 import { OverviewScreen } from './Overview';
 import { ReadersScreen } from './Readers';
+import { RequestsScreen } from './Requests';
 import { ResolvedScreen } from './Resolved';
 
-export const TABS = ['keys', 'resolved', 'history', 'changes', 'readers', 'overview'] as const;
+export const TABS = ['keys', 'resolved', 'history', 'changes', 'requests', 'readers', 'overview'] as const;
 export type Tab = (typeof TABS)[number];
 
 const TAB_LABELS: Record<Tab, string> = {
@@ -23,6 +24,7 @@ const TAB_LABELS: Record<Tab, string> = {
   resolved: 'Resolved',
   history: 'History',
   changes: 'Changes',
+  requests: 'Change requests',
   readers: 'Readers',
   overview: 'Settings, tags, groups',
 };
@@ -83,6 +85,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
           {tab === 'resolved' && <ResolvedScreen {...props} info={info.data} round={round} />}
           {tab === 'history' && <HistoryScreen {...props} info={info.data} onChanged={refresh} round={round} />}
           {tab === 'changes' && <ChangesScreen {...props} info={info.data} onPushed={refresh} />}
+          {tab === 'requests' && <RequestsScreen repo={repo} onChanged={refresh} />}
           {tab === 'readers' && <ReadersScreen repo={repo} admin={props.admin} head={info.data.head} />}
         </div>
       )}

@@ -1,0 +1,145 @@
+/**
+ * Change requests (docs/changes.md): the list, and one request with what applying it would do on
+ * the current head, context by context (the server's preview), its approvals, and approve, apply
+ * and close. A refusal (the author approving their own request, a conflict with what changed on the
+ * branch since, missing approvals) is shown as the server words it.
+ */
+import { useState } from 'preact/hooks';
+import {
+  actOnChangeRequest,
+  listChangeRequests,
+  showChangeRequest,
+  type ChangeRequestInfo,
+  type RepoRef,
+} from '../api';
+import { Empty, ErrorNote, Loaded, Table, shortId, useLoad, valueText } from '../components';
+
+const shown = (side?: { val?: unknown }) => (side === undefined ? '(none)' : valueText(side.val));
+
+export function RequestsScreen({ repo, onChanged }: { repo: RepoRef; onChanged: () => void }) {
+  const [selected, setSelected] = useState<number>();
+  const [round, setRound] = useState(0);
+  const [list] = useLoad(() => listChangeRequests(repo), [repo.account, repo.repository, round]);
+  return (
+    <div>
+      <h2>Change requests</h2>
+      <Loaded load={list} what="the change requests">
+        {(changes) =>
+          changes.length === 0 ? (
+            <Empty>No change requests. Collect changes under Keys, then open one from Changes.</Empty>
+          ) : (
+            <Table columns={['#', 'Title', 'Author', 'Status', 'Approvals']} caption="Change requests">
+              {changes.map((change) => (
+                <tr key={change.id} data-change={change.id}>
+                  <td>{change.id}</td>
+                  <th scope="row">
+                    <button type="button" class="link" onClick={() => setSelected(change.id)}>
+                      {change.title}
+                    </button>
+                  </th>
+                  <td>{change.author}</td>
+                  <td>{change.status}</td>
+                  <td>{change.approvals.map((a) => a.by).join(', ') || 'none'}</td>
+                </tr>
+              ))}
+            </Table>
+          )
+        }
+      </Loaded>
+      {selected !== undefined && (
+        <RequestDetail
+          key={`${selected}-${round}`}
+          repo={repo}
+          id={selected}
+          onActed={() => {
+            setRound((n) => n + 1);
+            onChanged();
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function RequestDetail({ repo, id, onActed }: { repo: RepoRef; id: number; onActed: () => void }) {
+  const [load] = useLoad(() => showChangeRequest(repo, id), [repo.account, repo.repository, id]);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const act = async (action: 'approve' | 'apply' | 'close') => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await actOnChangeRequest(repo, id, action);
+      onActed();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="request-title" data-testid="change-request">
+      <Loaded load={load} what={`change request ${id}`}>
+        {(change: ChangeRequestInfo) => (
+          <>
+            <h3 id="request-title">
+              Change request {change.id}: {change.title}
+            </h3>
+            <p data-testid="request-status">
+              {change.status}, by {change.author}; approvals: {change.approvals.map((a) => a.by).join(', ') || 'none'}
+              {change.applied && (
+                <>
+                  ; applied as <code>{shortId(change.applied.commit)}</code>
+                </>
+              )}
+            </p>
+            {change.comment && <p>{change.comment}</p>}
+            {change.requiredApprovals && change.requiredApprovals.rules.length > 0 && (
+              <p class="note" data-testid="required">
+                Required: {change.requiredApprovals.rules.join(', ')} —{' '}
+                {change.requiredApprovals.approved ? 'approved' : `needs ${change.requiredApprovals.needed}`}
+              </p>
+            )}
+            {change.preview?.outcome === 'refused' && (
+              <p class="error" role="alert" data-testid="preview-refusal">
+                Cannot be applied now: {change.preview.refusal}
+              </p>
+            )}
+            {change.preview?.outcome === 'applied' && (
+              <Table columns={['Context', 'Key', 'Before', 'After']} caption="What applying it changes, per context">
+                {change.preview.contexts.listed.flatMap((context) =>
+                  context.keys.map((key) => (
+                    <tr key={`${context.context}\u0000${key.key}`} data-context={context.context} data-key={key.key}>
+                      <th scope="row">
+                        <code>{context.context}</code>
+                      </th>
+                      <td>
+                        <code>{key.key}</code>
+                      </td>
+                      <td>{shown(key.before)}</td>
+                      <td>{shown(key.after)}</td>
+                    </tr>
+                  )),
+                )}
+              </Table>
+            )}
+            {error !== undefined && <ErrorNote error={error} prefix="The server refused" />}
+            {change.status === 'open' && (
+              <div class="buttons">
+                <button type="button" disabled={busy} onClick={() => act('approve')}>
+                  Approve
+                </button>
+                <button type="button" class="primary" disabled={busy} onClick={() => act('apply')}>
+                  Apply
+                </button>
+                <button type="button" disabled={busy} onClick={() => act('close')}>
+                  Close
+                </button>
+              </div>
+            )}
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}
