@@ -3,6 +3,9 @@
  * kill itself with SIGKILL the first time a push reaches that step, as a power cut or an
  * out-of-memory kill would. The variable is read once, at load; when it is unset, `faultPoint`
  * is an empty function, so the write path pays nothing for it.
+ *
+ * With `CFGHUB_FAULT_ARMED_BY=SIGUSR2` the step kills the process only once it has received
+ * SIGUSR2: a test then chooses the moment (the node that leads now) without restarting the node.
  */
 
 /**
@@ -22,20 +25,37 @@ export const FAULT_STEPS = [
   //                  the push has not been answered yet
 ] as const;
 
-export type FaultStep = (typeof FAULT_STEPS)[number];
+/**
+ * The steps an HA cluster's leader adds to a push (service/ha/syncSet.ts), between its journal's
+ * record being durable and its own ref's move: only a leader with a sync set passes them.
+ */
+export const CLUSTER_FAULT_STEPS = [
+  'record-journaled', // the record is durable in the leader's journal; no member has been sent it yet
+  'replicating', // the record is durable in the leader's journal and one member of the sync set has
+  //                applied and acknowledged it; the other members' answers and the leader's ref move are pending
+] as const;
+
+export type FaultStep = (typeof FAULT_STEPS)[number] | (typeof CLUSTER_FAULT_STEPS)[number];
 
 function armedStep(value: string | undefined): FaultStep | undefined {
   if (!value) return undefined;
-  if (!(FAULT_STEPS as readonly string[]).includes(value)) {
-    throw new Error(`CFGHUB_FAULT must be one of ${FAULT_STEPS.join(', ')}`);
-  }
+  const steps: readonly string[] = [...FAULT_STEPS, ...CLUSTER_FAULT_STEPS];
+  if (!steps.includes(value)) throw new Error(`CFGHUB_FAULT must be one of ${steps.join(', ')}`);
   return value as FaultStep;
 }
 
+function armedBySignal(value: string | undefined): boolean {
+  if (!value) return false;
+  if (value !== 'SIGUSR2') throw new Error('CFGHUB_FAULT_ARMED_BY can only be SIGUSR2');
+  return true;
+}
+
 const armed = armedStep(process.env.CFGHUB_FAULT);
+let live = armed !== undefined && !armedBySignal(process.env.CFGHUB_FAULT_ARMED_BY);
+if (armed && !live) process.on('SIGUSR2', () => (live = true));
 
 export const faultPoint: (step: FaultStep) => void = armed
   ? (step) => {
-      if (step === armed) process.kill(process.pid, 'SIGKILL');
+      if (live && step === armed) process.kill(process.pid, 'SIGKILL');
     }
   : () => undefined;

@@ -59,7 +59,12 @@ async function removeHalfCreated(accountDir: string): Promise<number> {
   return removed;
 }
 
-async function removeStaleLocks(gitdir: string, repository: string): Promise<number> {
+/**
+ * Removes the stale locks of a repository's branch and tag refs and of `packed-refs` (see
+ * removeStaleLock in refs.ts); how many. Also for a follower whose fetch a lock left by a crash
+ * stops: git itself never takes a lock for stale.
+ */
+export async function removeStaleLocks(gitdir: string, repository: string): Promise<number> {
   const locks = [
     ...lockNames(join(gitdir, 'refs', 'heads')).map((name) => `refs/heads/${name}`),
     ...lockNames(join(gitdir, 'refs', 'tags')).map((name) => `refs/tags/${name}`),

@@ -55,15 +55,19 @@ export function lagHeader(replica: ReplicaLink): string {
 export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: RequestListener): RequestListener {
   return (req, res) => {
     // An HA cluster's leader serves everything itself, while its lease surely lives.
-    if (replica.servesWrites?.()) return next(req, res);
+    if (replica.servesWrites?.()) {
+      for (const [name, value] of Object.entries(replica.leaderHeaders?.() ?? {})) res.setHeader(name, value);
+      return next(req, res);
+    }
     res.setHeader('Replica-Lag', lagHeader(replica));
     if (!isWrite(req)) return next(req, res);
     if (!replica.primary) {
       res.setHeader('Retry-After', '1');
+      const problem = replica.leaderProblem?.();
       const refused = new HttpError(
         503,
         'no_leader',
-        'no node of the cluster leads now (an election is under way, or etcd cannot be reached): writes wait for a leader; reads are served by every node',
+        `no node of the cluster leads now (${problem ?? 'an election is under way'}): writes wait for a leader; reads are served by every node`,
       );
       beginRequest(deps, req, res, () => ({ refusal: 'no_leader' }));
       sendJson(req, res, refused.status, refused.body());

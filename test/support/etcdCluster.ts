@@ -101,8 +101,37 @@ export class EtcdCluster {
     );
   }
 
-  kill(index: number): void {
-    this.members[index].child?.kill('SIGKILL');
+  /** The number of members. */
+  get size(): number {
+    return this.members.length;
+  }
+
+  /** SIGKILL of one member; resolves once it has exited. */
+  kill(index: number): Promise<void> {
+    const child = this.members[index].child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+    return exited;
+  }
+
+  /** The index of the member etcd's raft elected leader now, if a member answers. */
+  async leaderIndex(): Promise<number | undefined> {
+    const ids = await Promise.all(
+      this.members.map((member) =>
+        fetch(`${member.clientUrl}/v3/maintenance/status`, {
+          method: 'POST',
+          body: '{}',
+          signal: AbortSignal.timeout(1_000),
+        })
+          .then(async (response) => (await response.json()) as { header?: { member_id?: string }; leader?: string })
+          .catch(() => undefined),
+      ),
+    );
+    const leader = ids.find((answer) => answer?.leader)?.leader;
+    const index = ids.findIndex((answer) => answer?.header?.member_id === leader);
+    return leader === undefined || index < 0 ? undefined : index;
   }
 
   pause(index: number): void {
@@ -118,6 +147,19 @@ export class EtcdCluster {
     const member = this.members[index];
     if (member.child && member.child.exitCode === null && member.child.signalCode === null) return;
     this.spawnMember(index);
+    await this.healthy();
+  }
+
+  /** SIGKILL of every member (the quorum lost); their data kept. */
+  async killAll(): Promise<void> {
+    await this.stopAll();
+  }
+
+  /** Starts every stopped member again on its data, and waits until all answer healthy. */
+  async restartAll(): Promise<void> {
+    this.members.forEach((member, i) => {
+      if (!member.child || member.child.exitCode !== null || member.child.signalCode !== null) this.spawnMember(i);
+    });
     await this.healthy();
   }
 

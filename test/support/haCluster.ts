@@ -49,7 +49,7 @@ export class HaNode {
   async start(): Promise<void> {
     this.process = await startServerProcess(
       this.repos,
-      { CFGHUB_REPLICATION_TOKEN: this.cluster.token },
+      { CFGHUB_REPLICATION_TOKEN: this.cluster.token, ...this.cluster.env },
       [],
       [
         '--port',
@@ -79,6 +79,18 @@ export class HaNode {
   async stop(): Promise<void> {
     await this.process?.stop();
     this.process = undefined;
+  }
+
+  /** Sends `signal` to the node's process (SIGUSR2 arms a fault point started with CFGHUB_FAULT_ARMED_BY). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.process) process.kill(this.process.pid, signal);
+  }
+
+  /** Resolves when the node's process has ended by itself (a fault point), and marks it stopped. */
+  async exited(): Promise<NodeJS.Signals | null> {
+    const signal = await this.process?.exited;
+    this.process = undefined;
+    return signal ?? null;
   }
 
   pause(): void {
@@ -112,6 +124,7 @@ export class HaCluster {
     readonly nodes: HaNode[],
     readonly leaseSeconds: number,
     readonly extraArgs: readonly string[],
+    readonly env: NodeJS.ProcessEnv,
   ) {}
 
   static async start(
@@ -120,11 +133,13 @@ export class HaCluster {
       etcdMembers?: number;
       leaseSeconds?: number;
       extraArgs?: readonly string[];
+      /** More environment for every node (fault points). */
+      env?: NodeJS.ProcessEnv;
       prepare?: (firstRepos: string) => void;
     } = {},
   ): Promise<HaCluster> {
     const etcd = await EtcdCluster.start(options.etcdMembers ?? 1);
-    const cluster = new HaCluster(etcd, [], options.leaseSeconds ?? 2, options.extraArgs ?? []);
+    const cluster = new HaCluster(etcd, [], options.leaseSeconds ?? 2, options.extraArgs ?? [], options.env ?? {});
     for (let i = 0; i < (options.nodes ?? 3); i++) {
       const repos = join(cluster.folder.path, `node${i}`);
       mkdirSync(repos, { recursive: true });
@@ -176,7 +191,7 @@ export class HaCluster {
   }
 
   async close(): Promise<void> {
-    // CFGHUB_HA_LOGS=folder keeps each node's log there, for looking into a failure.
+    // CFGHUB_HA_LOGS=folder keeps each node's log there (and the nodes' folders), for looking into a failure.
     const keep = process.env.CFGHUB_HA_LOGS;
     if (keep)
       for (const node of this.nodes) writeFileSync(join(keep, `node${node.index}.log`), node.process?.output() ?? '');
@@ -185,6 +200,6 @@ export class HaCluster {
       await node.kill();
     }
     await this.etcd.close();
-    this.folder.remove();
+    if (!keep) this.folder.remove(); // kept with the logs, to look into
   }
 }

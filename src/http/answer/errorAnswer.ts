@@ -30,6 +30,9 @@ export function errorAnswer(deps: HttpDeps, requestId: string, error: unknown): 
   if (fault) {
     // A fault of the disk or of the repository's content: logged with its cause, once per request.
     deps.logger.error({ reqId: requestId, event: fault, problem: withoutPaths(describe(error)) });
+  } else if (known?.code === 'unavailable') {
+    // Refused for now (no leader, a lease that may have expired): the server works as it should.
+    deps.logger.warn({ reqId: requestId, event: 'unavailable', problem: withoutPaths(known.message) });
   } else if (answer.status >= 500) {
     deps.logger.error({ reqId: requestId, event: 'internal-error', problem: withoutPaths(describe(error)) });
   }

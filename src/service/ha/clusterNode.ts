@@ -12,7 +12,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { applyReplicatedEntry } from '../../disk/applyReplicated.js';
+import { join } from 'node:path';
+import { applyReplicatedEntry, type ApplyOutcome } from '../../disk/applyReplicated.js';
+import type { JournalEntry } from '../../disk/journal/journalRecords.js';
+import { withoutPaths } from '../../domain/reasons.js';
 import type { HaStateFile } from '../../disk/haState.js';
 import { decodeRecord } from '../../disk/journal/journalRecords.js';
 import { readRef } from '../../disk/refs/refs.js';
@@ -23,7 +26,7 @@ import { EtcdClient } from '../../lib/etcd.js';
 import { ServiceError } from '../errors.js';
 import { awaitCommit, type ReplicaLink } from '../replication/replicaLink.js';
 import { Replicator, type ReplicaStatus } from '../replication/replicator.js';
-import { createMirror } from '../replication/mirror.js';
+import { createMirror, fetchMirror, keepRewoundHeads, ORPHANED_PREFIX } from '../replication/mirror.js';
 import type { TokenService } from '../admin/tokens.js';
 import {
   clusterKeys,
@@ -134,6 +137,22 @@ export class ClusterNode implements ReplicaLink {
     return this.leadership.leaderValid();
   }
 
+  /**
+   * What every answer of the leader carries: `Cfghub-Node` and `Cfghub-Epoch`, so that a client
+   * (or a fault test) can tell which leadership acknowledged a write, forwarded or not.
+   */
+  leaderHeaders(): Record<string, string> {
+    return { 'Cfghub-Node': this.nodeId, 'Cfghub-Epoch': String(this.leadership.epoch ?? 0) };
+  }
+
+  /** Why no leader can be known or elected now, in words for a refused write; undefined while etcd answers. */
+  leaderProblem(): string | undefined {
+    const problem = this.leadership.problem;
+    if (problem === undefined) return undefined;
+    // The request's own words name etcd's endpoints: the refusal says what it means.
+    return problem.startsWith('etcd:') ? 'etcd cannot be reached (its quorum may be lost)' : problem;
+  }
+
   /** The leader's URL, where a follower forwards writes; '' while none is known. */
   get primary(): string {
     return this.leaderNow && this.leaderNow.node !== this.nodeId ? this.leaderNow.url : '';
@@ -159,9 +178,9 @@ export class ClusterNode implements ReplicaLink {
     this.logger.info({ event: 'ha-following', leader: leader.node, url: leader.url, epoch: leader.epoch });
     const old = this.follower;
     // The leader etcd elected holds every acknowledged push (it was in the sync set): its first
-    // state is followed even though it comes from another folder, and branches it does not have
-    // (pushes the cluster never acknowledged, left by a leader that lost its place) are kept
-    // under refs/cfghub/rewound/ and followed.
+    // state is followed even though it comes from another folder, and commits of this node's it
+    // does not have (pushes the cluster never acknowledged, left by a leader that died or lost its
+    // place before answering) are kept under refs/cfghub/orphaned/, never deleted, and main follows.
     const next = new Replicator({
       source: { primary: leader.url, token: this.options.token },
       registry: this.registry,
@@ -169,6 +188,7 @@ export class ClusterNode implements ReplicaLink {
       logger: this.logger,
       acceptNewPrimary: true,
       mayRewind: (repository) => this.recordEpochs.get(repository) !== leader.epoch,
+      keptUnder: ORPHANED_PREFIX,
     });
     this.follower = next;
     // One follower at a time: a fetch from the old leader that ends late must not move a ref after the new one's.
@@ -216,6 +236,8 @@ export class ClusterNode implements ReplicaLink {
         });
       }
     }
+    if (outcome.kind === 'behind' && named && this.leaderNow?.epoch === epoch && this.leaderNow.node !== this.nodeId)
+      outcome = (await this.catchUp(named[1], named[2], record.entry)) ?? outcome;
     if (outcome.kind === 'applied' || outcome.kind === 'already') {
       if (named) this.recordEpochs.set(`${named[1]}/${named[2]}`, epoch);
       return { ok: true, outcome: outcome.kind };
@@ -228,6 +250,39 @@ export class ClusterNode implements ReplicaLink {
           ? 'this node does not have that repository yet'
           : 'this node missed an earlier record; it catches up by fetching',
     };
+  }
+
+  /**
+   * A record this node cannot apply as it stands (its head is not the one the leader's push starts
+   * from: it missed pushes, or holds commits the leader does not have): fetched from the leader,
+   * whose ref stays at exactly that head until this answer, then applied. So a node catching up
+   * under a steady stream of pushes converges with the next record rather than chasing the head.
+   * Commits of this node's that the leader does not have were never acknowledged (the leader
+   * answers 200 only once its own ref has moved, and holds every push acknowledged before it led):
+   * they are kept under refs/cfghub/orphaned/, never deleted, and main follows the leader.
+   */
+  private async catchUp(account: string, name: string, entry: JournalEntry): Promise<ApplyOutcome | undefined> {
+    const leader = this.leaderNow;
+    if (!leader) return undefined;
+    const gitdir = join(this.registry.root, entry.repository);
+    const source = { primary: leader.url, token: this.options.token };
+    try {
+      let fetched = await fetchMirror(gitdir, source, account, name);
+      if (fetched === 'rewind-refused') {
+        const kept = await keepRewoundHeads(gitdir, ORPHANED_PREFIX);
+        this.logger.warn({ event: 'ha-orphaned', repository: `${account}/${name}`, kept, leader: leader.node });
+        fetched = await fetchMirror(gitdir, source, account, name, true);
+      }
+      if (fetched !== 'fetched') return undefined;
+      return await applyReplicatedEntry(this.registry.root, entry);
+    } catch (error) {
+      this.logger.warn({
+        event: 'ha-catch-up-failed',
+        repository: `${account}/${name}`,
+        problem: withoutPaths((error as Error).message),
+      });
+      return undefined;
+    }
   }
 
   /** A new leader's epoch, from `/rest/ha/epoch`: refused when lower than one seen. */
@@ -330,7 +385,7 @@ export class ClusterNode implements ReplicaLink {
     await this.etcd.put(this.keys.node(this.nodeId), JSON.stringify(value), lease);
     if (this.leadership.role !== 'leader') return;
     const urls = await this.refreshUrls();
-    await this.syncSet.grow(urls, async () => this.headsDigest().digest);
+    await this.syncSet.grow(urls, () => this.headsDigest().heads);
   }
 
   private async refreshUrls(): Promise<Map<string, string>> {

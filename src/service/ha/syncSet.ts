@@ -15,11 +15,15 @@
  * means this node is no longer the leader: it steps down and the push's outcome is unknown (503).
  * With `--ha-strict` a push is refused (503) rather than acknowledged while the sync set is empty.
  *
- * A node joins the sync set when it holds exactly the leader's heads while it is already sent
- * every record: from then on each record keeps it current, or it is dropped.
+ * A node joins the sync set once it is current while it is already sent every record: from then on
+ * each record keeps it current, or it is dropped. Current means, repository by repository, that it
+ * acknowledged a record of that repository since it started receiving them (it applies one only
+ * on the very head the leader's push started from), or else holds the leader's head there. So a
+ * node joins under a steady stream of pushes too, when whole heads would never be equal at once.
  */
 import type { Logger } from 'pino';
 import { encodeRecord, type JournalEntry } from '../../disk/journal/journalRecords.js';
+import { faultPoint } from '../../disk/faultPoints.js';
 import type { EtcdClient } from '../../lib/etcd.js';
 import { ServiceError } from '../errors.js';
 import type { ClusterKeys, SyncValue } from './keyspace.js';
@@ -36,6 +40,8 @@ export class SyncSet {
   private membersNow: string[] = [];
   /** Nodes sent every record while they catch up, by id, with their URL. */
   private readonly joining = new Map<string, string>();
+  /** The repositories (`account/name`) of which each joining node acknowledged a record. */
+  private readonly joinAcknowledged = new Map<string, Set<string>>();
   private readonly urls = new Map<string, string>();
   private epoch = 0;
   private seq = 0;
@@ -74,6 +80,7 @@ export class SyncSet {
     this.epoch = epoch;
     this.seq = 0;
     this.joining.clear();
+    this.joinAcknowledged.clear();
     const kept: string[] = [];
     for (const node of previous?.members ?? []) {
       const url = this.urls.get(node);
@@ -143,7 +150,8 @@ export class SyncSet {
       release();
     };
     try {
-      await this.sendAndWait(record, members, joining);
+      faultPoint('record-journaled');
+      await this.sendAndWait(record, entry.repository.replace(/\.git$/, ''), members, joining);
       return settled;
     } catch (error) {
       settled();
@@ -153,6 +161,7 @@ export class SyncSet {
 
   private async sendAndWait(
     record: Uint8Array,
+    repository: string,
     members: readonly string[],
     joining: readonly (readonly [string, string])[],
   ): Promise<void> {
@@ -161,11 +170,22 @@ export class SyncSet {
         ? Promise.reject(new Error('its address is not known'))
         : this.peers.sendRecord(url, this.epoch, this.options.self, record);
     const [memberAnswers, joiningAnswers] = await Promise.all([
-      Promise.allSettled(members.map((node) => send(this.urls.get(node)))),
+      Promise.allSettled(
+        members.map(async (node) => {
+          const answer = await send(this.urls.get(node));
+          if (answer.ok) faultPoint('replicating'); // a crash test's moment: one member holds what no one acknowledged
+          return answer;
+        }),
+      ),
       Promise.allSettled(joining.map(([, url]) => send(url))),
     ]);
     joiningAnswers.forEach((answer, i) => {
-      if (answer.status === 'rejected' || !answer.value.ok) this.joining.delete(joining[i][0]);
+      const node = joining[i][0];
+      if (answer.status === 'fulfilled' && answer.value.ok) this.joinAcknowledged.get(node)?.add(repository);
+      // Behind in that repository still (its catch-up fetch failed): it stays joining, not current there.
+      else if (answer.status === 'fulfilled' && !answer.value.ok && answer.value.code === 'behind')
+        this.joinAcknowledged.get(node)?.delete(repository);
+      else this.stopJoining(node);
     });
     const failed: string[] = [];
     for (const [i, answer] of memberAnswers.entries()) {
@@ -193,6 +213,11 @@ export class SyncSet {
     }
   }
 
+  private stopJoining(node: string): void {
+    this.joining.delete(node);
+    this.joinAcknowledged.delete(node);
+  }
+
   private change(work: () => Promise<void>): Promise<void> {
     const done = this.changing.then(work);
     this.changing = done.catch(() => undefined);
@@ -200,10 +225,10 @@ export class SyncSet {
   }
 
   /**
-   * Brings nodes into the set: a node not in it starts receiving every record; once its heads are
-   * the leader's (both read after it started receiving), it becomes a member.
+   * Brings nodes into the set: a node not in it starts receiving every record; once it is current
+   * (see the top of this file), it becomes a member.
    */
-  async grow(candidates: ReadonlyMap<string, string>, myHeads: () => Promise<string>): Promise<void> {
+  async grow(candidates: ReadonlyMap<string, string>, myHeads: () => Readonly<Record<string, string>>): Promise<void> {
     for (const [node, url] of candidates) {
       if (node === this.options.self || this.membersNow.includes(node)) continue;
       if (!this.joining.has(node)) {
@@ -213,24 +238,43 @@ export class SyncSet {
           continue;
         }
         this.joining.set(node, url); // every record from now on goes to it too
+        this.joinAcknowledged.set(node, new Set());
       }
       // A push sent before this node was joining, still under way, would be acknowledged without it.
       await Promise.allSettled(
         [...this.inFlight].filter((flight) => !flight.sentTo.has(node)).map((flight) => flight.done),
       );
-      let theirs: string;
+      let theirs: Readonly<Record<string, string>>;
       try {
-        theirs = (await this.peers.heads(url)).headsDigest;
+        theirs = (await this.peers.heads(url)).heads;
       } catch {
-        this.joining.delete(node);
+        this.stopJoining(node);
         continue;
       }
-      if (!this.joining.has(node) || theirs !== (await myHeads())) continue;
+      if (!this.joining.has(node) || !this.current(node, theirs, myHeads())) continue;
       await this.change(async () => {
         if (!this.joining.has(node) || this.membersNow.includes(node)) return;
         await this.write([...this.membersNow, node]);
-        this.joining.delete(node);
+        this.stopJoining(node);
       });
     }
+  }
+
+  /**
+   * Whether a joining node is current: for each repository, it acknowledged a record of it since
+   * it joined, or holds the head the leader holds. A repository no record touched since the node
+   * joined has not moved on the leader since, so its heads compare without a race.
+   */
+  private current(
+    node: string,
+    theirs: Readonly<Record<string, string>>,
+    mine: Readonly<Record<string, string>>,
+  ): boolean {
+    const acknowledged = this.joinAcknowledged.get(node);
+    if (!acknowledged) return false;
+    for (const repository of new Set([...Object.keys(theirs), ...Object.keys(mine)])) {
+      if (!acknowledged.has(repository) && theirs[repository] !== mine[repository]) return false;
+    }
+    return true;
   }
 }

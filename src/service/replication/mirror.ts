@@ -36,6 +36,12 @@ const WORK_FOLDER = join('.cfghub', 'replica-work');
 const FETCH_TIMEOUT_MS = 120_000;
 /** Where the heads a forced fetch moved backwards are kept. */
 export const REWOUND_PREFIX = 'refs/cfghub/rewound/';
+/**
+ * Where an HA cluster's node keeps the commits it holds that the cluster never acknowledged (a
+ * push its leader journaled or sent, then died or lost its place before answering 200): moved
+ * aside, never deleted, when its branch follows the elected leader's.
+ */
+export const ORPHANED_PREFIX = 'refs/cfghub/orphaned/';
 
 export interface MirrorSource {
   /** The primary's base URL, `http://host:port`. */
@@ -146,12 +152,13 @@ export async function clearUnfinishedMirrors(root: string): Promise<void> {
   await fs.promises.rm(join(root, WORK_FOLDER), { recursive: true, force: true });
 }
 
-/** Keeps every branch of a mirror under `refs/cfghub/rewound/<stamp>/`, before a fetch that moves them backwards. */
-export async function keepRewoundHeads(gitdir: string): Promise<string> {
-  const stamp = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
+/**
+ * Keeps every branch of a mirror under `<prefix><stamp>/` (`refs/cfghub/rewound/` by default),
+ * before a fetch that moves them backwards. The stamp counts milliseconds: two keeps never share a name.
+ */
+export async function keepRewoundHeads(gitdir: string, prefix = REWOUND_PREFIX): Promise<string> {
+  let stamp = new Date().toISOString().replace(/[-:.]/g, '');
+  while (fs.existsSync(join(gitdir, `${prefix}${stamp}`))) stamp = `${stamp.slice(0, -1)}1Z`;
   for (const [ref, oid] of branchesAndTags(gitdir)) {
     if (ref.startsWith('refs/heads/'))
       await runGit(gitdir, [
@@ -160,13 +167,12 @@ export async function keepRewoundHeads(gitdir: string): Promise<string> {
         '-c',
         'core.fsyncMethod=fsync',
         'update-ref',
-        `${REWOUND_PREFIX}${stamp}/${ref.slice('refs/heads/'.length)}`,
+        `${prefix}${stamp}/${ref.slice('refs/heads/'.length)}`,
         oid,
       ]);
   }
-  for (const folder of [`${REWOUND_PREFIX}${stamp}`, REWOUND_PREFIX, 'refs/cfghub', 'refs'])
-    await fsyncFolder(join(gitdir, folder));
-  return `${REWOUND_PREFIX}${stamp}/`;
+  for (const folder of [`${prefix}${stamp}`, prefix, 'refs/cfghub', 'refs']) await fsyncFolder(join(gitdir, folder));
+  return `${prefix}${stamp}/`;
 }
 
 async function writeDurably(path: string, text: string): Promise<void> {

@@ -14,6 +14,10 @@ export interface ReplicaLink {
   readonly primary: string;
   /** Set by an HA cluster's node: whether it takes writes itself now (it leads). */
   servesWrites?(): boolean;
+  /** Set by an HA cluster's node: the headers its answers carry while it leads (its node id and epoch). */
+  leaderHeaders?(): Record<string, string>;
+  /** Set by an HA cluster's node: why it cannot learn or elect a leader now (etcd unreachable, rebuilt), if so. */
+  leaderProblem?(): string | undefined;
   /** Seconds since the replica last confirmed it was current; undefined before the first time. */
   lagSeconds(now?: number): number | undefined;
   status(): ReplicaStatus;

@@ -32,6 +32,7 @@ import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
+import { removeStaleLocks } from '../../disk/startupRecovery.js';
 import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { tokenRecordSchema } from '../../disk/records/tokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
@@ -91,6 +92,8 @@ export interface ReplicatorOptions {
    * record: that commit may be acknowledged any moment.
    */
   readonly mayRewind?: (repository: string) => boolean;
+  /** Where branches moved backwards are kept (`refs/cfghub/rewound/` by default; an HA node's orphaned commits elsewhere). */
+  readonly keptUnder?: string;
 }
 
 /** Fetches at once, at most: each is a git process. */
@@ -438,7 +441,7 @@ export class Replicator {
     if (!following || following.folder !== state.origin.folder || following.generation !== state.origin.generation)
       await pin(registry.root, state.origin);
 
-    const jobs: Array<{ what: string; run: () => Promise<void> }> = [];
+    const jobs: Array<{ what: string; gitdir?: string; run: () => Promise<void> }> = [];
     this.lastOffered = [];
     for (const repository of state.repositories) {
       const key = `${repository.account}/${repository.name}`;
@@ -464,6 +467,7 @@ export class Replicator {
       if (held === repository.refs && !this.rewinds.has(key)) continue;
       jobs.push({
         what: key,
+        gitdir: location.gitdir,
         run: async () => {
           let outcome = await fetchMirror(
             location.gitdir,
@@ -473,8 +477,11 @@ export class Replicator {
             false,
             this.abort.signal,
           );
-          if (outcome === 'rewind-refused' && accepting && (this.options.mayRewind?.(key) ?? true)) {
-            const kept = await keepRewoundHeads(location.gitdir);
+          // An HA member holding its leader's newest record (applied before the leader moves its
+          // own ref) is ahead of the leader for a moment, not behind a rewind: nothing to do.
+          if (outcome === 'rewind-refused' && this.options.mayRewind?.(key) === false) return;
+          if (outcome === 'rewind-refused' && accepting) {
+            const kept = await keepRewoundHeads(location.gitdir, this.options.keptUnder);
             logger.warn({ event: 'replication-rewound', repository: key, kept });
             outcome = await fetchMirror(
               location.gitdir,
@@ -523,6 +530,10 @@ export class Replicator {
           this.fetchFailures++;
           this.lastError = this.describe(error);
           logger.warn({ event: 'replication-fetch-failed', repository: job.what, problem: this.lastError });
+          // A ref lock left by a crash (this node's own, before a restart) stops every fetch: it
+          // goes once stale (the stale-lock age, and no live holder), and the next fetch goes through.
+          if (job.gitdir && /cannot lock ref|Unable to create .*\.lock/.test(String((error as Error).message)))
+            await removeStaleLocks(job.gitdir, job.what).catch(() => 0);
         }
       }
     };

@@ -92,7 +92,7 @@ describe.runIf(etcdInstalled || requireEtcd)('etcd client against three members'
   it('goes on through the other members when one is killed or paused', async () => {
     const client = new EtcdClient(etcd.endpoints, { requestTimeoutMs: 500 });
     await client.put('/m/a', '1');
-    etcd.kill(0);
+    await etcd.kill(0);
     await until(
       async () =>
         await client.put('/m/a', '2').then(
