@@ -125,7 +125,10 @@ export class Leadership {
         .catch((error: unknown) => this.logger.warn({ event: 'ha-tick-failed', problem: (error as Error).message }))
         .finally(() => {
           this.ticking = undefined;
-          const period = (this.options.leaseSeconds * 1000) / 3;
+          // While etcd does not answer (a member lost, its election under way), the lease is
+          // renewed again soon rather than a third of the lease later: the renewal that etcd's new
+          // leader answers first keeps this leadership.
+          const period = (this.options.leaseSeconds * 1000) / (this.problemNow === undefined ? 3 : 12);
           this.schedule(this.again ? 0 : period);
           this.again = false;
         });
@@ -201,10 +204,11 @@ export class Leadership {
       const bootstrap = kvs[0] && parseValue(bootstrapValueSchema, kvs[0].value);
       if (!bootstrap || bootstrap.clusterId !== error.found) throw error;
       this.logger.warn({ event: 'ha-etcd-bootstrapped', from: bootstrap.node, epochBase: bootstrap.epochBase });
-      this.lease = undefined;
+      this.lease = undefined; // the old etcd's, unknown to this one
       this.etcd.pinClusterId(error.found);
       await this.state.pinEtcdCluster(error.found);
-      return request();
+      this.again = true; // the next look, at once, grants a lease of the new etcd's
+      throw new Error('the cluster was bootstrapped on a rebuilt etcd: joining it again');
     }
   }
 
