@@ -7,7 +7,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir } from './harness.js';
+import { tempDir } from './paths.js';
 import { until } from './poll.js';
 import { reservedPorts } from './ports.js';
 

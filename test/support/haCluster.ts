@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { EtcdCluster } from './etcdCluster.js';
-import { tempDir } from './harness.js';
+import { tempDir } from './paths.js';
 import { until } from './poll.js';
 import { startServerProcess, type ServerProcess } from './serverProcess.js';
 

@@ -3,9 +3,7 @@
  * `cfghub` command as a child process, and the real git CLI to check what landed on disk.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
@@ -14,13 +12,9 @@ import { DEFAULT_TIMEOUTS, startServer, type RunningServer, type ServerTimeouts 
 import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/records/tokenStore.js';
+import { CLI, tempDir } from './paths.js';
 
-export const CLI = resolve(__dirname, '../../dist/cli/main.cjs');
-
-export function tempDir(prefix = 'cfghub-test-'): { path: string; remove(): void } {
-  const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
-}
+export { CLI, tempDir };
 
 export interface CliResult {
   readonly code: number;

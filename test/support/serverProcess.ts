@@ -4,7 +4,7 @@
  * killed outright with SIGKILL, as a crash would.
  */
 import { spawn } from 'node:child_process';
-import { CLI } from './harness.js';
+import { CLI } from './paths.js';
 
 export interface ServerProcess {
   readonly url: string;

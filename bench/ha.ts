@@ -1,0 +1,235 @@
+/**
+ * HA bench: `npm run build && node --import tsx bench/ha.ts [--quick]`.
+ *
+ * Real processes on loopback: a three-member etcd (Debian's etcd-server), three
+ * `cfghub serve --cluster` nodes on it (the default 5 s lease), and one plain `cfghub serve` on a
+ * folder of its own. Measures, side by side in one run:
+ *  - push latency and throughput, 1 client (one push after another) and 16 clients (each pushing
+ *    its own key without pause): a plain server, the cluster's leader (each push synchronously on
+ *    both other nodes' disks before its 200), and etcd's own transaction (a put in
+ *    `POST /v3/kv/txn` on the same three-member etcd), rounds interleaved;
+ *  - failover, for each fault of the leader (SIGKILL, SIGSTOP then SIGCONT, SIGTERM): a client
+ *    pushes every 50 ms through the nodes in turn (each push given up after 1 s); write
+ *    unavailability is the time from the fault to the first push answered 200 after it, and
+ *    failover time the time until a node other than the old leader answers as leader.
+ * Prints a Markdown table. Every process is stopped at the end.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { HaCluster, type HaNode } from '../test/support/haCluster.js';
+import { CLI, tempDir } from '../test/support/paths.js';
+import { startServerProcess, type ServerProcess } from '../test/support/serverProcess.js';
+import { median, percentile } from './stats.js';
+
+const quick = process.argv.includes('--quick');
+const ROUNDS = quick ? 2 : 5;
+const SEQUENTIAL = quick ? 30 : 100;
+const CONCURRENT_SECONDS = quick ? 2 : 5;
+const CLIENTS = 16;
+const TRIALS = quick ? 3 : 20;
+const REPO = 'bench/app';
+const log = (message: string) => process.stderr.write(`[ha-bench] ${message}\n`);
+const fmt = (ms: number) => (ms >= 100 ? Math.round(ms).toString() : ms.toFixed(1));
+
+let sequence = 0;
+async function push(url: string, key: string, timeoutMs = 10_000): Promise<number> {
+  const response = await fetch(`${url}/rest/push/${REPO}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      enableKeyCreation: true,
+      data: [{ key, values: [{ context: '*', value: `v${++sequence}` }] }],
+    }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+async function etcdPut(endpoint: string, key: string): Promise<number> {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  const response = await fetch(`${endpoint}/v3/kv/txn`, {
+    method: 'POST',
+    body: JSON.stringify({ success: [{ request_put: { key: b64(key), value: b64(`v${++sequence}`) } }] }),
+  });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+type Writer = (client: number) => Promise<number>;
+
+/** One client, one write after another: each write's latency. */
+async function sequential(write: Writer): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < SEQUENTIAL; i++) {
+    const started = performance.now();
+    const status = await write(0);
+    if (status !== 200) throw new Error(`a write answered ${status}`);
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+/** 16 clients writing without pause for a while: latencies and writes per second. */
+async function concurrent(write: Writer): Promise<{ latencies: number[]; perSecond: number }> {
+  const latencies: number[] = [];
+  const end = performance.now() + CONCURRENT_SECONDS * 1000;
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, client) => {
+      while (performance.now() < end) {
+        const started = performance.now();
+        const status = await write(client);
+        if (status !== 200) throw new Error(`a write answered ${status}`);
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return { latencies, perSecond: latencies.length / ((performance.now() - began) / 1000) };
+}
+
+function cli(repos: string, ...args: string[]): void {
+  const result = spawnSync(process.execPath, [CLI, ...args, '--repos', repos], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`cfghub ${args.join(' ')}: ${result.stderr}`);
+}
+
+/** A client pushing every 50 ms through the running nodes in turn, each push given up after 1 s. */
+class Prober {
+  readonly acknowledged: number[] = [];
+  private running = true;
+  private readonly loop: Promise<void>;
+
+  constructor(private readonly cluster: HaCluster) {
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    let turn = 0;
+    while (this.running) {
+      const next = performance.now() + 50;
+      const nodes = this.cluster.nodes.filter((node) => node.running);
+      const node = nodes[turn++ % nodes.length];
+      const status = await push(node.url, 'probe', 1_000).catch(() => 0);
+      if (status === 200) this.acknowledged.push(performance.now());
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.loop;
+  }
+}
+
+async function main(): Promise<void> {
+  const folder = tempDir('cfghub-ha-bench-');
+  let plain: ServerProcess | undefined;
+  let cluster: HaCluster | undefined;
+  try {
+    const plainRepos = join(folder.path, 'plain');
+    cli(plainRepos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull');
+    plain = await startServerProcess(plainRepos);
+    log('starting a three-member etcd and three cluster nodes');
+    cluster = await HaCluster.start({
+      nodes: 3,
+      etcdMembers: 3,
+      leaseSeconds: 5,
+      prepare: (repos) =>
+        cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
+    });
+    await cluster.syncSetOf(2);
+    const leader = await cluster.leader();
+    const etcd = cluster.etcd.endpoints[0];
+    const writers: Record<string, Writer> = {
+      'plain server': (client) => push(plain!.url, `key.${client}`),
+      'HA leader, 2 sync replicas': (client) => push(leader.url, `key.${client}`),
+      'etcd txn (3 members)': (client) => etcdPut(etcd, `/bench/key.${client}`),
+    };
+    const one: Record<string, number[]> = {};
+    const many: Record<string, { latencies: number[]; perSecond: number[] }> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      log(`push round ${round + 1}/${ROUNDS}`);
+      for (const [name, write] of Object.entries(writers)) {
+        (one[name] ??= []).push(...(await sequential(write)));
+        const result = await concurrent(write);
+        many[name] ??= { latencies: [], perSecond: [] };
+        many[name].latencies.push(...result.latencies);
+        many[name].perSecond.push(result.perSecond);
+      }
+    }
+
+    const failover: Record<string, { unavailable: number[]; elected: number[] }> = {};
+    const faults: Record<string, (node: HaNode) => Promise<void>> = {
+      'leader SIGKILL': (node) => node.kill(),
+      'leader SIGSTOP (SIGCONT once another leads)': async (node) => node.pause(),
+      'leader SIGTERM': (node) => node.stop(),
+    };
+    for (let trial = 0; trial < TRIALS; trial++) {
+      for (const [name, fault] of Object.entries(faults)) {
+        log(`failover trial ${trial + 1}/${TRIALS}: ${name}`);
+        await cluster.syncSetOf(2, 120_000);
+        const old = await cluster.leader();
+        const prober = new Prober(cluster);
+        while (prober.acknowledged.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+        const at = performance.now();
+        const faulted = fault(old); // a SIGTERM's process ends after it has handed over: timed meanwhile
+        let elected = NaN;
+        for (;;) {
+          const others = cluster.nodes.filter((node) => node !== old && node.running);
+          const statuses = await Promise.all(others.map((node) => node.status(500)));
+          if (statuses.some((status) => status?.role === 'leader')) {
+            elected = performance.now() - at;
+            break;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        while (!prober.acknowledged.some((time) => time > at)) await new Promise((resolve) => setTimeout(resolve, 10));
+        const unavailable = prober.acknowledged.find((time) => time > at)! - at;
+        await prober.stop();
+        await faulted;
+        if (old.running) old.resume();
+        else await old.start();
+        (failover[name] ??= { unavailable: [], elected: [] }).unavailable.push(unavailable);
+        failover[name].elected.push(elected);
+      }
+    }
+
+    const version = /etcd Version: (\S+)/.exec(spawnSync('etcd', ['--version'], { encoding: 'utf8' }).stdout)?.[1];
+    console.log(
+      `Measured by \`node --import tsx bench/ha.ts${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, etcd ${version}, everything on one machine's loopback.\n`,
+    );
+    console.log('| measure | p50 | p99 | max or rate |');
+    console.log('| --- | ---: | ---: | ---: |');
+    for (const name of Object.keys(writers)) {
+      const a = one[name];
+      console.log(
+        `| push latency, 1 client, ${name} (n=${a.length}) | ${fmt(median(a))} ms | ${fmt(percentile(a, 99))} ms | ${Math.round(1000 / median(a))} pushes/s |`,
+      );
+    }
+    for (const name of Object.keys(writers)) {
+      const b = many[name];
+      console.log(
+        `| push latency, ${CLIENTS} clients, ${name} (n=${b.latencies.length}) | ${fmt(median(b.latencies))} ms | ${fmt(percentile(b.latencies, 99))} ms | ${Math.round(median(b.perSecond))} pushes/s |`,
+      );
+    }
+    for (const [name, figures] of Object.entries(failover)) {
+      const u = figures.unavailable;
+      const e = figures.elected;
+      console.log(
+        `| write unavailability, ${name} (n=${u.length}) | ${fmt(median(u))} ms | ${fmt(percentile(u, 99))} ms | max ${fmt(Math.max(...u))} ms |`,
+      );
+      console.log(
+        `| failover (another node leads), ${name} (n=${e.length}) | ${fmt(median(e))} ms | ${fmt(percentile(e, 99))} ms | max ${fmt(Math.max(...e))} ms |`,
+      );
+    }
+  } finally {
+    await plain?.kill();
+    await cluster?.close();
+    folder.remove();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});
