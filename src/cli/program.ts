@@ -24,6 +24,7 @@ import { addGroupCommands, readPasswordLines } from './commands/groupCommands.js
 import { addClientCommands } from './commands/clientCommands.js';
 import { addAccessCommands } from './commands/accessCommands.js';
 import { addReaderCommands } from './commands/readerCommands.js';
+import { addWebhookCommands } from './commands/webhookCommands.js';
 import { addHaCommands } from './commands/haCommands.js';
 import { addSchemaCommands } from './commands/schemaCommands.js';
 import { addPushCommands } from './commands/pushCommands.js';
@@ -334,6 +335,7 @@ export function buildProgram(): Command {
   addAccessCommands(program);
   addHaCommands(program);
   addReaderCommands(program);
+  addWebhookCommands(program);
 
   for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) {
     command.exitOverride().configureOutput({

@@ -36,6 +36,7 @@ import { beginRequest } from './requestLog.js';
 import { springRoutes } from './routes/spring.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 import { clientsRoutes } from './routes/clients.js';
+import { webhookRoutes } from './routes/webhookRoutes.js';
 
 /** The express application: everything but the read endpoints. */
 export function createApp(deps: HttpDeps): express.Express {
@@ -67,6 +68,7 @@ export function createApp(deps: HttpDeps): express.Express {
   app.use(explainRoutes(deps));
   app.use(adminRoutes(deps));
   app.use(clientsRoutes(deps)); // who reads what: the read record, to an admin token
+  app.use(webhookRoutes(deps)); // a repository's webhooks and their deliveries
 
   app.use((req: Request) => {
     throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);

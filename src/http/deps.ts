@@ -4,6 +4,7 @@ import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from '../service/admin/tokens.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import type { ClusterNode } from '../service/ha/clusterNode.js';
+import type { DeliveryLimits } from '../service/webhooks/deliveries.js';
 
 export interface HttpDeps {
   readonly registry: RepositoryRegistry;
@@ -30,6 +31,8 @@ export interface HttpDeps {
   readonly cluster?: ClusterNode;
   /** While start-up work is not finished, why (`/readyz` answers 503 with it); else undefined. */
   readonly starting?: () => string | undefined;
+  /** The webhook deliveries' bounds and delays, when not the defaults (service/webhooks/deliveries.ts). */
+  readonly webhookLimits?: Partial<DeliveryLimits>;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

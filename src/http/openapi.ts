@@ -7,7 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ADMIN_ROUTES } from './routes/adminRoutes.js';
+import { ADMIN_ROUTES, type AdminRouteOf } from './routes/adminRoutes.js';
+import { WEBHOOK_ROUTES } from './routes/webhookRoutes.js';
 import { errorBody, readRecordAnswer, repositoryRecord } from './schemas/adminSchemas.js';
 import { pushBodyDescription } from './schemas/pushSchema.js';
 import { READ_ENDPOINTS } from './routes/readRoutes.js';
@@ -436,7 +437,7 @@ const ROUTES: readonly Route[] = [
     errors: [400, 401, 404],
     security: 'admin',
   },
-  ...ADMIN_ROUTES.map((route): Route => ({
+  ...[...ADMIN_ROUTES, ...WEBHOOK_ROUTES].map((route: AdminRouteOf<unknown>): Route => ({
     method: route.method,
     path: route.path,
     summary: route.summary,

@@ -7,6 +7,7 @@ import { continueWhenRead } from './body/lingeringClose.js';
 import { connectionCount } from './metrics.js';
 import { endFeeds } from './routes/replicationRoutes.js';
 import { warmSchemaCompiler } from '../service/schemas/schemaCompiler.js';
+import { webhooksOf } from './routes/webhookRoutes.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -37,6 +38,8 @@ export function startServer(
 ): Promise<RunningServer> {
   const listener = createRequestListener(deps);
   warmSchemaCompiler();
+  const webhooks = webhooksOf(deps);
+  webhooks.start(); // deliveries after each commit of a repository with hooks
   return new Promise((resolve, reject) => {
     const server = createServer(
       {
@@ -78,6 +81,7 @@ export function startServer(
             // rather than waiting for its keep-alive timeout.
             const sweep = setInterval(() => server.closeIdleConnections(), 25);
             listener.closeWatches(); // held watches answer 304 now rather than hold the drain
+            webhooks.close(); // no delivery starts now; waiting ones are dropped (in memory only)
             server.close(() => {
               clearTimeout(force);
               clearInterval(sweep);

@@ -84,3 +84,36 @@ export const readRecord = (admin: AdminSession, repo: RepoRef) =>
     `/rest/clients/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`,
     { headers: bearer(admin.token) },
   ).then((a) => a.json.clients);
+
+export interface WebhookInfo {
+  id: string;
+  url: string;
+  created: string;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  hook: string;
+  commit: string;
+  status: string;
+  attempts: number;
+  lastStatus?: number;
+  lastError?: string;
+  created: string;
+  nextAttempt?: string;
+  redeliveryOf?: string;
+}
+
+const hooksPath = (repo: RepoRef) => `${adminPath(repo)}/webhooks`;
+
+export const webhooks = (admin: AdminSession, repo: RepoRef) =>
+  call<WebhookInfo[]>(hooksPath(repo), { headers: bearer(admin.token) }).then((a) => a.json);
+
+export const webhookDeliveries = (admin: AdminSession, repo: RepoRef) =>
+  call<WebhookDelivery[]>(`${hooksPath(repo)}/deliveries`, { headers: bearer(admin.token) }).then((a) => a.json);
+
+export const redeliver = (admin: AdminSession, repo: RepoRef, delivery: string) =>
+  call<WebhookDelivery>(`${hooksPath(repo)}/deliveries/${encodeURIComponent(delivery)}/redeliver`, {
+    method: 'POST',
+    headers: bearer(admin.token),
+  }).then((a) => a.json);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll } from 'vitest';
-import { DEFAULT_BODY_LIMIT } from '../../src/http/deps.js';
+import { DEFAULT_BODY_LIMIT, type HttpDeps } from '../../src/http/deps.js';
 import { DEFAULT_TIMEOUTS, startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
@@ -118,6 +118,7 @@ export interface TestServerOptions {
   maxWatchers?: number;
   port?: number;
   hidePrivate?: boolean;
+  webhookLimits?: HttpDeps['webhookLimits'];
 }
 
 /** A pino logger at `info` whose lines are kept in memory, for a test to read what a server logged. */
@@ -146,6 +147,7 @@ export async function startTestServer(repos: string, options: TestServerOptions 
       bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
       maxWatchers: options.maxWatchers,
       hidePrivate: options.hidePrivate,
+      webhookLimits: options.webhookLimits,
     },
     options.port ?? 0,
     '127.0.0.1',

@@ -5,10 +5,9 @@
  * updates take the one lock primitive (lockedFileUpdate.ts) and rename the new content over the
  * file, like the client tokens.
  */
-import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { updateLockedFile } from '../refs/lockedFileUpdate.js';
+import { JsonRecords } from './jsonRecords.js';
 
 export const adminTokenRecordSchema = z.strictObject({
   /** SHA-256 of the token, hex: tokens are 256 random bits, so a fast hash is enough. */
@@ -26,32 +25,27 @@ const fileSchema = z.strictObject({ adminTokens: z.array(adminTokenRecordSchema)
 const ADMIN_LOCK = { staleMs: 10_000, owner: 'admin token store', mode: 0o600 };
 
 export class AdminTokenStore {
-  private readonly folder: string;
-  private readonly path: string;
+  private readonly records: JsonRecords<AdminTokenRecord>;
 
   constructor(reposDir: string) {
-    this.folder = join(reposDir, '.cfghub');
-    this.path = join(this.folder, 'admin-tokens.json');
+    const folder = join(reposDir, '.cfghub');
+    this.records = new JsonRecords(
+      folder,
+      'admin-tokens.json',
+      'adminTokens',
+      fileSchema,
+      'the admin token store',
+      ADMIN_LOCK,
+    );
   }
 
   /** Every record, as on disk now; none when the file does not exist. */
   all(): AdminTokenRecord[] {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.path, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
-    }
-    return fileSchema.parse(JSON.parse(text)).adminTokens;
+    return this.records.all();
   }
 
   /** Replaces the records by `change(records)`, under the lock, durably. Returns what `change` returned. */
-  async update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
-    await fs.promises.mkdir(this.folder, { recursive: true, mode: 0o700 });
-    return updateLockedFile(this.folder, 'admin-tokens.json', 'the admin token store', ADMIN_LOCK, () => {
-      const { records, result } = change(this.all());
-      return { content: `${JSON.stringify({ adminTokens: records }, null, 2)}\n`, result };
-    });
+  update<T>(change: (records: AdminTokenRecord[]) => { records: AdminTokenRecord[]; result: T }): Promise<T> {
+    return this.records.update(change);
   }
 }

@@ -22,7 +22,8 @@ import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.
 
 type Params = Record<string, string>;
 
-export interface AdminRoute {
+/** An admin route working on `T` (the Administration, or another service of the server). */
+export interface AdminRouteOf<T> {
   readonly method: 'get' | 'post' | 'patch' | 'delete';
   /** Express path; `:name` segments are path parameters. */
   readonly path: string;
@@ -34,8 +35,10 @@ export interface AdminRoute {
   readonly errors: readonly number[];
   // The body as the route's own schema parsed it: each route's run knows its shape.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  run(admin: Administration, params: Params, body: any, req: Request): Promise<unknown>;
+  run(target: T, params: Params, body: any, req: Request): Promise<unknown>;
 }
+
+export type AdminRoute = AdminRouteOf<Administration>;
 
 const REPO = '/rest/admin/repositories/:account/:repository';
 const fullName = (p: Params) => `${p.account}/${p.repository}`;
@@ -251,8 +254,6 @@ export function adminRoutes(
   deps: HttpDeps,
   adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
 ): Router {
-  const router = express.Router();
-  const readBody = bodyReader(deps.bodyLimit);
   const onUnreadable = (res: Response) => (repository: string, error: unknown) =>
     deps.logger.warn({
       reqId: res.locals.requestId,
@@ -260,8 +261,27 @@ export function adminRoutes(
       repository,
       problem: withoutPaths(String((error as Error)?.message ?? error)),
     });
+  return adminRouter(
+    deps,
+    ADMIN_ROUTES,
+    (res) => new LocalAdministration(deps.registry, deps.tokens, onUnreadable(res)),
+    adminTokens,
+  );
+}
 
-  for (const route of ADMIN_ROUTES) {
+/**
+ * The express routes of an admin route table: each request authenticated by an admin token, its
+ * body checked by the route's schema, a change logged (never its body), the answer sent as JSON.
+ */
+export function adminRouter<T>(
+  deps: HttpDeps,
+  routes: readonly AdminRouteOf<T>[],
+  targetOf: (res: Response) => T,
+  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
+): Router {
+  const router = express.Router();
+  const readBody = bodyReader(deps.bodyLimit);
+  for (const route of routes) {
     router[route.method](route.path, async (req: Request, res: Response) => {
       const admin = adminTokens.authenticate(bearer(req));
       let body: unknown;
@@ -274,8 +294,7 @@ export function adminRoutes(
         }
         body = parsed.data;
       }
-      const administration = new LocalAdministration(deps.registry, deps.tokens, onUnreadable(res));
-      const result = await route.run(administration, req.params as Params, body, req);
+      const result = await route.run(targetOf(res), req.params as Params, body, req);
       if (route.method !== 'get') {
         deps.logger.info({
           reqId: res.locals.requestId,

@@ -65,6 +65,17 @@ export function recordRead(deps: HttpDeps, note: ReadNote): void {
   book.reads.inc(labels);
 }
 
+/** The contexts read from a repository, as the record holds them (for the webhooks' count of answers changed). */
+export function contextsRead(deps: HttpDeps, repository: string): string[] {
+  return [
+    ...new Set(
+      bookOf(deps)
+        .record.of(repository)
+        .map((entry) => entry.context),
+    ),
+  ];
+}
+
 /** `GET /rest/clients/{account}/{repository}`: the read record of one repository, to an admin token. */
 export function clientsRoutes(
   deps: HttpDeps,

@@ -15,8 +15,9 @@ import { OverviewScreen } from './Overview';
 import { ReadersScreen } from './Readers';
 import { RequestsScreen } from './Requests';
 import { ResolvedScreen } from './Resolved';
+import { WebhooksScreen } from './Webhooks';
 
-export const TABS = ['keys', 'resolved', 'history', 'changes', 'requests', 'readers', 'overview'] as const;
+export const TABS = ['keys', 'resolved', 'history', 'changes', 'requests', 'readers', 'webhooks', 'overview'] as const;
 export type Tab = (typeof TABS)[number];
 
 const TAB_LABELS: Record<Tab, string> = {
@@ -26,6 +27,7 @@ const TAB_LABELS: Record<Tab, string> = {
   changes: 'Changes',
   requests: 'Change requests',
   readers: 'Readers',
+  webhooks: 'Webhooks',
   overview: 'Settings, tags, groups',
 };
 
@@ -87,6 +89,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
           {tab === 'changes' && <ChangesScreen {...props} info={info.data} onPushed={refresh} />}
           {tab === 'requests' && <RequestsScreen repo={repo} onChanged={refresh} />}
           {tab === 'readers' && <ReadersScreen repo={repo} admin={props.admin} head={info.data.head} />}
+          {tab === 'webhooks' && <WebhooksScreen repo={repo} admin={props.admin} />}
         </div>
       )}
     </section>

@@ -1,0 +1,111 @@
+/**
+ * Webhooks over the admin API: a repository's hooks (added with a secret that is never shown
+ * again), the delivery log this server keeps, and redelivery. The service (service/webhooks/) runs
+ * one per server, started with it; the routes are a table like the admin API's, and the OpenAPI
+ * description is generated from it.
+ */
+import cluster from 'node:cluster';
+import type { Router } from 'express';
+import { z } from 'zod';
+import { WebhookService } from '../../service/webhooks/webhookService.js';
+import type { HttpDeps } from '../deps.js';
+import { adminRouter, type AdminRouteOf } from './adminRoutes.js';
+import { contextsRead } from './clients.js';
+
+const REPO = '/rest/admin/repositories/:account/:repository/webhooks';
+const fullName = (p: Record<string, string>) => `${p.account}/${p.repository}`;
+
+export const webhookInfo = z.object({ id: z.string(), repository: z.string(), url: z.string(), created: z.string() });
+export const newWebhookBody = z.strictObject({
+  url: z.string().describe('http or https URL receiving a POST after each commit'),
+  secret: z
+    .string()
+    .describe('16 to 256 characters; signs each body (X-Cfghub-Signature-256); stored sealed, never shown'),
+});
+export const deliveryRecord = z.object({
+  id: z.string(),
+  hook: z.string(),
+  repository: z.string(),
+  event: z.literal('commit'),
+  commit: z.string(),
+  status: z.enum(['queued', 'in-flight', 'retrying', 'delivered', 'failed', 'dropped']),
+  attempts: z.number().int(),
+  lastStatus: z.number().int().optional(),
+  lastError: z.string().optional(),
+  created: z.string(),
+  lastAttempt: z.string().optional(),
+  nextAttempt: z.string().optional(),
+  redeliveryOf: z.string().optional(),
+});
+
+export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
+  {
+    method: 'get',
+    path: REPO,
+    summary: "the repository's webhooks, never their secrets (cfghub webhook list)",
+    status: 200,
+    answer: webhookInfo.array(),
+    errors: [404],
+    run: async (hooks, p) => hooks.list(fullName(p)),
+  },
+  {
+    method: 'post',
+    path: REPO,
+    summary: 'add a webhook: a URL receiving a signed POST after each commit (cfghub webhook add)',
+    body: newWebhookBody,
+    status: 201,
+    answer: webhookInfo,
+    errors: [404, 409, 415],
+    run: (hooks, p, b: z.infer<typeof newWebhookBody>) => hooks.add(fullName(p), b.url, b.secret),
+  },
+  {
+    method: 'delete',
+    path: `${REPO}/:hook`,
+    summary: 'remove a webhook (cfghub webhook remove)',
+    status: 200,
+    answer: webhookInfo,
+    errors: [404],
+    run: (hooks, p) => hooks.remove(fullName(p), p.hook),
+  },
+  {
+    method: 'get',
+    path: `${REPO}/deliveries`,
+    summary:
+      "this server's delivery log of the repository's webhooks, newest first: status, attempts, last error (cfghub webhook deliveries)",
+    status: 200,
+    answer: deliveryRecord.array(),
+    errors: [404],
+    run: async (hooks, p) => hooks.deliveries(fullName(p)),
+  },
+  {
+    method: 'post',
+    path: `${REPO}/deliveries/:delivery/redeliver`,
+    summary: "deliver a logged delivery's commit again to its webhook, as a new delivery (cfghub webhook redeliver)",
+    status: 201,
+    answer: deliveryRecord,
+    errors: [404],
+    run: (hooks, p) => hooks.redeliver(fullName(p), p.delivery),
+  },
+];
+
+const services = new WeakMap<HttpDeps, WebhookService>();
+
+/** The server's webhook service (one per HttpDeps), made on first use. */
+export function webhooksOf(deps: HttpDeps): WebhookService {
+  let service = services.get(deps);
+  if (!service) {
+    service = new WebhookService(deps.registry, deps.logger, {
+      limits: deps.webhookLimits,
+      contextsRead: (repository) => contextsRead(deps, repository),
+      // A read replica follows its primary, which delivers: it would deliver each commit again.
+      // Of the workers of `serve --workers N`, which all see every commit, the first delivers.
+      delivers: deps.replica === undefined && (!cluster.isWorker || cluster.worker?.id === 1),
+    });
+    services.set(deps, service);
+  }
+  return service;
+}
+
+export function webhookRoutes(deps: HttpDeps): Router {
+  return adminRouter(deps, WEBHOOK_ROUTES, () => webhooksOf(deps));
+}
