@@ -20,6 +20,8 @@ import { eventually, startTestReplica, type TestReplica } from '../support/repli
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawRequest } from '../support/rawHttp.js';
+import { metricOf } from '../support/reads.js';
+import { until } from '../support/poll.js';
 
 const APP = 'acme/app';
 const CONTEXT = { Context: 'Prod;web' };
@@ -179,7 +181,8 @@ describe('a replica', () => {
     const watch = fetch(`${replicaB.url}/rest/pull/${APP}`, {
       headers: { ...CONTEXT, 'If-None-Match': etag, Wait: '20' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the watch is held before the push (a 304 would mean it was not)
+    // The watch is held before the push (a 304 would mean it was not).
+    await until(async () => (await metricOf(replicaB.url, 'cfghub_watchers')) >= 1, 'the watch held on the replica');
     const pushed = await pushValue(primary.url, 'db.host', 'watched');
     expect(pushed.status).toBe(200);
     const answer = await watch;

@@ -25,6 +25,7 @@ import { holderNote, holderPath } from '../../src/disk/refs/lockHolder.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
 import { keyPath, plainGitCommit } from '../support/reads.js';
 import { startServerProcess } from '../support/serverProcess.js';
+import { holdsFor, tracked, until } from '../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 beforeAll(() => {
@@ -50,6 +51,14 @@ function createRepository(repos: string, name: string): string {
     '--token-free-pull',
   );
   return gitdirOf(repos, name);
+}
+
+/**
+ * Resolves once a push has written its pack and tried the ref's lock: the pack's `.keep` stays
+ * while the ref is locked by another writer (see GitRepository.commitWith).
+ */
+function pushFoundLock(gitdir: string): Promise<void> {
+  return until(() => leftovers(gitdir).some((file) => file.endsWith('.keep')), 'the push at the locked ref');
 }
 
 /** Files in the pack folder a failed write must not leave: temporary files, `.keep` marks, the ref lock. */
@@ -108,11 +117,15 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
         const lock = join(gitdir, 'refs/heads/main.lock');
         const other = plainGitCommitWithoutRef(gitdir, head);
         fs.writeFileSync(lock, `${other}\n`);
-        const pushing = pushTo(server.url, `/rest/push/${name}`, setKey('while.locked'));
-        await new Promise((resolve) => setTimeout(resolve, 700)); // the push retries meanwhile
-        expect(fs.existsSync(lock)).toBe(true); // not taken away
+        const pushing = tracked(pushTo(server.url, `/rest/push/${name}`, setKey('while.locked')));
+        await pushFoundLock(gitdir);
+        // The push retries meanwhile, and the lock is never taken away.
+        await holdsFor(700, () => {
+          expect(fs.existsSync(lock)).toBe(true);
+          expect(pushing.settled()).toBe(false);
+        });
         fs.renameSync(lock, join(gitdir, 'refs/heads/main')); // the other writer commits
-        const answer = await pushing;
+        const answer = await pushing.promise;
         expect(answer.status).toBe(200);
         expect(server.output()).not.toMatch(/stale-lock-removed/);
         // Both writes are there: the other writer's commit is the parent of the push's.
@@ -135,12 +148,16 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
       fs.writeFileSync(lock, `${other}\n`);
       fs.utimesSync(lock, old, old);
       fs.writeFileSync(holderPath(lock), holderNote(fs.statSync(lock).ino));
-      const pushing = pushTo(server.url, `/rest/push/${name}`, setKey('behind.stalled.writer'));
-      await new Promise((resolve) => setTimeout(resolve, 1500)); // the push retries meanwhile
-      expect(fs.existsSync(lock)).toBe(true);
+      const pushing = tracked(pushTo(server.url, `/rest/push/${name}`, setKey('behind.stalled.writer')));
+      await pushFoundLock(gitdir);
+      // The push retries meanwhile, past the threshold, and the lock is never taken away.
+      await holdsFor(1500, () => {
+        expect(fs.existsSync(lock)).toBe(true);
+        expect(pushing.settled()).toBe(false);
+      });
       fs.renameSync(lock, join(gitdir, 'refs/heads/main')); // the stalled writer finishes
       fs.rmSync(holderPath(lock));
-      expect((await pushing).status).toBe(200);
+      expect((await pushing.promise).status).toBe(200);
       expect(git(gitdir, 'rev-parse', 'refs/heads/main~1').trim()).toBe(other);
       expect(server.output()).not.toMatch(/stale-lock-removed/);
 
