@@ -1,12 +1,13 @@
 /**
- * Serves one request of git's smart HTTP protocol (fetch and clone only) with git's own CGI
- * program, `git http-backend`: the request body streams into it, its header block (`Status:` and
- * headers, up to a blank line) becomes the HTTP status and headers, and the rest streams out.
+ * Serves one request of git's smart HTTP protocol with git's own CGI program, `git http-backend`:
+ * the request body streams into it, its header block (`Status:` and headers, up to a blank line)
+ * becomes the HTTP status and headers, and the rest streams out.
  *
  * Nothing the client sent reaches git as a path: GIT_PROJECT_ROOT is the repository folder the
- * registry found (validated names, no symbolic links) and PATH_INFO one of two fixed endpoints.
- * receive-pack is also switched off in git's own configuration, so the route stays read-only
- * even if a request slipped past the adapter's refusal.
+ * registry found (validated names, no symbolic links) or a push's staging repository
+ * (receivePack.ts), and PATH_INFO one of two fixed endpoints. A served repository only ever
+ * answers fetches: receive-pack is switched off in git's own configuration for it, and runs only
+ * in a staging repository, whose hook asks the server.
  */
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -14,10 +15,20 @@ import { gitEnvironment, spawnGit } from './gitCommand.js';
 
 /** The two endpoints of a fetch: the ref advertisement and the pack negotiation. */
 export type UploadPackEndpoint = 'info/refs' | 'git-upload-pack';
+/** The two endpoints of a push. */
+export type ReceivePackEndpoint = 'info/refs' | 'git-receive-pack';
 
-export interface UploadPackRequest {
+export type GitServiceRequest =
+  | (BackendRequest & { readonly service: 'git-upload-pack'; readonly endpoint: UploadPackEndpoint })
+  | (BackendRequest & {
+      readonly service: 'git-receive-pack';
+      readonly endpoint: ReceivePackEndpoint;
+      /** The staging repository's variables for its hook (receivePack.ts). */
+      readonly env: Record<string, string>;
+    });
+
+interface BackendRequest {
   readonly gitdir: string;
-  readonly endpoint: UploadPackEndpoint;
   readonly method: 'GET' | 'POST';
   readonly contentType?: string;
   /** `gzip` when the client compressed the body: http-backend inflates it itself. */
@@ -27,6 +38,10 @@ export interface UploadPackRequest {
   readonly gitProtocol?: string;
   readonly remoteAddr?: string;
   readonly body: Readable;
+  /** Bytes of body git may read: past them git is stopped and the answer cut. */
+  readonly maxBodyBytes?: number;
+  /** How long git may run: then it is stopped and the answer cut. */
+  readonly timeLimitMs?: number;
 }
 
 export interface BackendOutcome {
@@ -38,13 +53,15 @@ export interface BackendOutcome {
 
 const HEADER_END = /\r?\n\r?\n/;
 
-export async function serveUploadPack(request: UploadPackRequest, response: ServerResponse): Promise<BackendOutcome> {
+export async function serveGitService(request: GitServiceRequest, response: ServerResponse): Promise<BackendOutcome> {
+  const pushing = request.service === 'git-receive-pack';
   const child = await spawnGit(['http-backend'], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: gitEnvironment({
+      ...(pushing ? request.env : {}),
       GIT_PROJECT_ROOT: request.gitdir,
       PATH_INFO: `/${request.endpoint}`,
-      QUERY_STRING: request.endpoint === 'info/refs' ? 'service=git-upload-pack' : '',
+      QUERY_STRING: request.endpoint === 'info/refs' ? `service=${request.service}` : '',
       REQUEST_METHOD: request.method,
       CONTENT_TYPE: request.contentType ?? '',
       CONTENT_LENGTH: request.contentLength,
@@ -53,10 +70,10 @@ export async function serveUploadPack(request: UploadPackRequest, response: Serv
       HTTP_GIT_PROTOCOL: request.gitProtocol,
       REMOTE_ADDR: request.remoteAddr,
       GIT_HTTP_EXPORT_ALL: '1',
-      // git's own switch, besides the adapter's 403: this route never accepts a push.
+      // git's own switch: a served repository never takes a push, a staging repository only does.
       GIT_CONFIG_COUNT: '1',
       GIT_CONFIG_KEY_0: 'http.receivepack',
-      GIT_CONFIG_VALUE_0: 'false',
+      GIT_CONFIG_VALUE_0: pushing ? 'true' : 'false',
     }),
   });
 
@@ -65,6 +82,10 @@ export async function serveUploadPack(request: UploadPackRequest, response: Serv
     if (child.exitCode === null && child.signalCode === null) {
       stopped = true;
       child.kill('SIGTERM');
+      // git's own child (upload-pack, receive-pack) shares these pipes: closing them ends it too.
+      request.body.unpipe(child.stdin!);
+      child.stdin!.destroy();
+      child.stdout!.destroy();
     }
   };
   response.on('close', () => {
@@ -73,13 +94,31 @@ export async function serveUploadPack(request: UploadPackRequest, response: Serv
 
   child.stdin!.on('error', () => undefined); // git may stop reading early (a refused request)
   request.body.on('error', stop);
+  let received = 0;
+  if (request.maxBodyBytes !== undefined) {
+    const limit = request.maxBodyBytes;
+    request.body.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        stop();
+        response.destroy();
+      }
+    });
+  }
+  const timer =
+    request.timeLimitMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          stop();
+          response.destroy();
+        }, request.timeLimitMs);
   request.body.pipe(child.stdin!);
 
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     if (stderr.length < 4096) stderr += text;
   });
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const exited = new Promise<void>((resolve) => child.on('close', () => resolve())).finally(() => clearTimeout(timer));
 
   const head = await readHead(child.stdout!);
   if (!head) {

@@ -102,7 +102,14 @@ export class ObjectStore {
   /** `account/name`, for errors (never a path). */
   readonly repository: string;
 
-  constructor(readonly gitdir: string) {
+  /**
+   * `objectsFolder` is the repository's `objects` folder unless another is named: a push's
+   * quarantine (git's `objects/incoming-*`), read before its objects may enter the repository.
+   */
+  constructor(
+    readonly gitdir: string,
+    private readonly objectsFolder = join(gitdir, 'objects'),
+  ) {
     this.repository = repositoryNameOf(gitdir);
   }
 
@@ -112,7 +119,7 @@ export class ObjectStore {
   }
 
   get packFolder(): string {
-    return join(this.gitdir, 'objects', 'pack');
+    return join(this.objectsFolder, 'pack');
   }
 
   /** An object by id (40 hex digits). */
@@ -135,6 +142,14 @@ export class ObjectStore {
         `cannot be read (${(error as Error).message.replace(/\/[^\s]*/g, '…')})`,
       );
     }
+  }
+
+  /** Whether this store holds an object (an open pack's index lists it, or its loose file is there): nothing is read. */
+  holds(oid: string): boolean {
+    if (!this.packs) this.rescanPacks();
+    const id = Buffer.from(oid, 'hex');
+    for (const pack of this.packs!.values()) if (pack.has(id)) return true;
+    return fs.existsSync(join(this.objectsFolder, oid.slice(0, 2), oid.slice(2)));
   }
 
   /** The pack folder's mtime when it was last listed: a change means git added or removed packs. */
@@ -170,7 +185,7 @@ export class ObjectStore {
     }
     let loose: string[] = [];
     try {
-      loose = fs.readdirSync(join(this.gitdir, 'objects', prefix.slice(0, 2)));
+      loose = fs.readdirSync(join(this.objectsFolder, prefix.slice(0, 2)));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
@@ -233,7 +248,7 @@ export class ObjectStore {
     const folder = this.packFolder;
     if (!fs.existsSync(folder)) {
       await fs.promises.mkdir(folder, { recursive: true });
-      await fsyncFolder(join(this.gitdir, 'objects'));
+      await fsyncFolder(this.objectsFolder);
     }
     const base = join(folder, pack.name);
     const written = await Promise.allSettled([
@@ -373,7 +388,7 @@ export class ObjectStore {
   private fromLoose(oid: string): StoredObject | undefined {
     let deflated: Buffer;
     try {
-      deflated = fs.readFileSync(join(this.gitdir, 'objects', oid.slice(0, 2), oid.slice(2)));
+      deflated = fs.readFileSync(join(this.objectsFolder, oid.slice(0, 2), oid.slice(2)));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;

@@ -1,9 +1,11 @@
 /**
- * `git clone` and `git fetch` over HTTP: `/git/{account}/{repository}.git/…`, served by git's own
- * `git http-backend` (smart HTTP, protocol v2 when the client asks for it). Read-only: a push gets
- * 403. Access follows the pull rules, with the token as the password of HTTP Basic (any user
- * name), so git's own credential prompt and helpers work: a private repository, or one without
- * token-free pull, answers 401 with a Basic challenge until a token of its own is given.
+ * `git clone`, `git fetch` and `git push` over HTTP: `/git/{account}/{repository}.git/…`, served by
+ * git's own `git http-backend` (smart HTTP, protocol v2 when the client asks for it). Access
+ * follows the pull rules for a fetch and the push rules for a push, with the token as the password
+ * of HTTP Basic (any user name), so git's own credential prompt and helpers work: a private
+ * repository, or one without token-free pull, answers 401 with a Basic challenge until a token of
+ * its own is given; a token that may only read gets 403 on a push. A push runs in a staging
+ * repository and lands only through the server (service/write/gitPush.ts).
  *
  * Mounted before anything reads the request body: the body streams into git as it arrives.
  * Errors here are plain text (git shows a text/plain body to its user as `remote: …` lines).
@@ -13,7 +15,11 @@ import { withoutPaths } from '../../domain/reasons.js';
 import { AccessPolicy } from '../../service/access/accessPolicy.js';
 import { ServiceError } from '../../service/errors.js';
 import { requireRepository } from '../../service/admin/repositories.js';
-import { serveUploadPack, type UploadPackEndpoint } from '../../disk/gitCli/gitHttpBackend.js';
+import { serveGitService, type UploadPackEndpoint } from '../../disk/gitCli/gitHttpBackend.js';
+import { stageReceive, type HookVerdict } from '../../disk/gitCli/receivePack.js';
+import { ObjectStore } from '../../disk/objects/objectStore.js';
+import { acceptPushedCommits, parseRefCommands, type GitPushCaller } from '../../service/write/gitPush.js';
+import type { AccessGrant } from '../../service/access/accessPolicy.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { HttpDeps } from '../deps.js';
 import { errorAnswer } from '../answer/errorAnswer.js';
@@ -21,6 +27,7 @@ import { HttpError } from '../answer/errors.js';
 import { header } from '../answer/headers.js';
 import { requireVisible } from '../access/hidePrivate.js';
 import { ErrorCode } from '../../domain/errors.js';
+import { closeAfterDraining } from '../body/lingeringClose.js';
 
 const GIT_ROUTE_PREFIX = '/git';
 
@@ -29,12 +36,8 @@ const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?\/(info\/refs|git-upload-pack|gi
 /** A `Git-Protocol` header as git sends it (`version=2`); anything else is not passed on. */
 const GIT_PROTOCOL = /^[A-Za-z0-9=:._,-]{1,100}$/;
 
-const readOnly = () =>
-  new HttpError(
-    403,
-    'forbidden',
-    'this repository is read-only over git: change it through the REST API (POST /rest/push)',
-  );
+/** How long one push may take, from its first byte to its answer. */
+export const PUSH_TIME_LIMIT_MS = 120_000;
 
 export function gitRoutes(deps: HttpDeps): Router {
   const router = express.Router();
@@ -48,37 +51,25 @@ export function gitRoutes(deps: HttpDeps): Router {
     const { repository, endpoint, account, name } = locate(deps, path);
     if (deps.hidePrivate) await requireVisibleToGit(deps, req, repository, account, name);
     const service = new URLSearchParams(query).get('service');
-    if (endpoint === 'git-receive-pack' || service === 'git-receive-pack') throw readOnly();
+    if (endpoint === 'git-receive-pack' || (endpoint === 'info/refs' && service === 'git-receive-pack')) {
+      await servePush(deps, policy, req, res, repository, endpoint);
+      return;
+    }
     if (endpoint === 'info/refs' && service !== 'git-upload-pack') {
       throw new HttpError(403, 'forbidden', "only git's smart HTTP protocol is served: use git 1.6.6 or later");
     }
     const method = endpoint === 'info/refs' ? 'GET' : 'POST';
     if (req.method !== method) throw new HttpError(405, 'method_not_allowed', `${endpoint} answers ${method} only`);
     await checkAccess(policy, req, repository);
-
-    const protocol = header(req, 'Git-Protocol');
-    const outcome = await serveUploadPack(
+    const outcome = await serveGitService(
       {
-        gitdir: repository.gitdir,
-        endpoint,
-        method,
-        contentType: header(req, 'Content-Type'),
-        contentEncoding: header(req, 'Content-Encoding'),
-        contentLength: header(req, 'Content-Length'),
-        gitProtocol: protocol && GIT_PROTOCOL.test(protocol) ? protocol : undefined,
-        remoteAddr: req.socket.remoteAddress,
-        body: req,
+        service: 'git-upload-pack',
+        endpoint: endpoint as UploadPackEndpoint,
+        ...backendRequest(req, repository.gitdir, method),
       },
       res,
     );
-    if (outcome.stderr) {
-      deps.logger.warn({
-        reqId: res.locals.requestId,
-        event: 'git-http-backend',
-        repository: repository.fullName,
-        problem: withoutPaths(outcome.stderr.split('\n')[0]),
-      });
-    }
+    logProblem(deps, res, repository, outcome.stderr);
   });
 
   return router;
@@ -147,6 +138,138 @@ async function requireVisibleToGit(
     if (error instanceof ServiceError && error.code === ErrorCode.NotFound) throw hiddenFromGit(account, name);
     throw error;
   }
+}
+
+function backendRequest(req: Request, gitdir: string, method: 'GET' | 'POST') {
+  const protocol = header(req, 'Git-Protocol');
+  return {
+    gitdir,
+    method,
+    contentType: header(req, 'Content-Type'),
+    contentEncoding: header(req, 'Content-Encoding'),
+    contentLength: header(req, 'Content-Length'),
+    gitProtocol: protocol && GIT_PROTOCOL.test(protocol) ? protocol : undefined,
+    remoteAddr: req.socket.remoteAddress,
+    body: req,
+  };
+}
+
+function logProblem(deps: HttpDeps, res: Response, repository: GitRepository, stderr: string): void {
+  if (!stderr) return;
+  deps.logger.warn({
+    reqId: res.locals.requestId,
+    event: 'git-http-backend',
+    repository: repository.fullName,
+    problem: withoutPaths(stderr.split('\n')[0]),
+  });
+}
+
+/**
+ * A push: the ref advertisement (GET info/refs?service=git-receive-pack) or the push itself
+ * (POST git-receive-pack), for a token that may write. Both run in a staging repository at the
+ * head; the push is decided by the server when git runs the staging repository's hook.
+ */
+async function servePush(
+  deps: HttpDeps,
+  policy: AccessPolicy,
+  req: Request,
+  res: Response,
+  repository: GitRepository,
+  endpoint: 'info/refs' | 'git-receive-pack',
+): Promise<void> {
+  const method = endpoint === 'info/refs' ? 'GET' : 'POST';
+  if (req.method !== method) throw new HttpError(405, 'method_not_allowed', `${endpoint} answers ${method} only`);
+  const grant = await checkWriteAccess(policy, req, repository);
+  const length = Number(header(req, 'Content-Length') ?? 0);
+  if (length > deps.bodyLimit) {
+    closeAfterDraining(req, res);
+    throw new HttpError(
+      413,
+      'payload_too_large',
+      `a push's pack may hold at most ${deps.bodyLimit} bytes; this one has ${length}: push fewer commits at a time`,
+    );
+  }
+  const caller: GitPushCaller = {
+    forceKeyPush: grant.token?.forceKeyPush ?? false,
+    ruleSet: grant.token?.ruleSet,
+    tokenLabel: grant.token?.label,
+    groupKeys: grant.groupKeys,
+  };
+  let decided: { ok: boolean; reason?: string; commitId?: string } | undefined;
+  const decide = async (commands: string, quarantine: string): Promise<HookVerdict> => {
+    const parsed = parseRefCommands(commands);
+    if (!parsed) return { ok: false, message: 'cfghub: push refused: the ref updates could not be read\n' };
+    const incoming = new ObjectStore(repository.gitdir, quarantine);
+    try {
+      const outcome = await acceptPushedCommits(repository, parsed, incoming, caller);
+      if (!outcome.ok) {
+        decided = { ok: false, reason: outcome.reason };
+        return { ok: false, message: `cfghub: push refused: ${outcome.reason}\n` };
+      }
+      decided = { ok: true, commitId: outcome.commitId };
+      staged.moveStagedHead(parsed[0].old);
+      return {
+        ok: true,
+        message: `cfghub: main is now ${outcome.commitId} (${outcome.commits} commit${outcome.commits === 1 ? '' : 's'} checked)\n`,
+      };
+    } catch (error) {
+      const answer = errorAnswer(deps, res.locals.requestId as string, error);
+      decided = { ok: false, reason: answer.message };
+      return { ok: false, message: `cfghub: push refused: ${answer.message}\n` };
+    } finally {
+      incoming.resetCache();
+    }
+  };
+  const staged = await stageReceive(
+    repository.gitdir,
+    repository.head(),
+    deps.bodyLimit,
+    endpoint === 'git-receive-pack' ? decide : undefined,
+  );
+  try {
+    const outcome = await serveGitService(
+      {
+        service: 'git-receive-pack',
+        endpoint,
+        env: staged.env,
+        ...backendRequest(req, staged.gitdir, method),
+        maxBodyBytes: deps.bodyLimit + 1024 * 1024,
+        timeLimitMs: PUSH_TIME_LIMIT_MS,
+      },
+      res,
+    );
+    logProblem(deps, res, repository, outcome.stderr && !decided ? outcome.stderr : '');
+    if (decided)
+      deps.logger.info({
+        reqId: res.locals.requestId,
+        event: 'git-push',
+        repository: repository.fullName,
+        token: caller.tokenLabel,
+        outcome: decided.ok ? 'applied' : 'refused',
+        ...(decided.commitId ? { commit: decided.commitId } : {}),
+        ...(decided.reason ? { reason: decided.reason } : {}),
+      });
+  } finally {
+    staged.remove();
+  }
+}
+
+/** The push rules of the access policy: a missing or unknown token is challenged (401), a token that may only read is refused (403). */
+async function checkWriteAccess(policy: AccessPolicy, req: Request, repository: GitRepository): Promise<AccessGrant> {
+  const token = basicPassword(req) ?? header(req, 'Client-Token');
+  const decision = await policy.decide({
+    operation: 'write',
+    account: repository.account,
+    repository: repository.name,
+    token,
+    what: `${req.method} ${req.path}`,
+  });
+  if (decision.allowed) return decision;
+  // git sends its credential only when challenged: without one, every refusal is the challenge.
+  if (decision.status === 'unauthorized' || token === undefined)
+    throw new HttpError(401, 'unauthorized', decision.reason);
+  if (decision.status === 'not_found') throw new HttpError(404, 'not_found', decision.reason);
+  throw new HttpError(403, 'forbidden', decision.reason);
 }
 
 /**
