@@ -382,11 +382,16 @@ const ROUTES: readonly Route[] = [
   ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map((endpoint): Route => ({
     method: endpoint === 'info/refs' ? 'get' : 'post',
     path: `/git/:account/:repository.git/${endpoint}`,
-    summary: `git smart HTTP (${endpoint}): clone and fetch; the token is the HTTP Basic password`,
+    summary:
+      endpoint === 'git-upload-pack'
+        ? 'git smart HTTP (git-upload-pack): clone and fetch; the token is the HTTP Basic password'
+        : endpoint === 'git-receive-pack'
+          ? 'git smart HTTP (git-receive-pack): git push, for a token that may write; each pushed commit is checked as a REST push is, a refusal is a rejected ref with its reason'
+          : 'git smart HTTP (info/refs): the ref advertisement of a fetch (service=git-upload-pack) or a push (service=git-receive-pack)',
     tag: 'git',
     headers: ['Authorization', 'Git-Protocol'],
     ok: { status: 200, description: "git's answer", mediaType: 'application/octet-stream', schema: z.string() },
-    errors: endpoint === 'git-receive-pack' ? [401, 403, 404] : [401, 404, 503],
+    errors: endpoint === 'git-receive-pack' ? [401, 403, 404, 413, 503] : [401, 403, 404, 503],
   })),
   // The web console's files.
   {

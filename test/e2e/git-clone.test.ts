@@ -1,6 +1,6 @@
 /**
  * Clone and fetch over HTTP (deliverable 1) with the stock git client: protocol v2,
- * fetch after a REST push, push refused, the pull access rules through HTTP Basic, no traversal,
+ * fetch after a REST push, a push without a token challenged, the pull access rules through HTTP Basic, no traversal,
  * gzip request bodies, and a clear 503 when git is missing.
  */
 import { execFileSync } from 'node:child_process';
@@ -114,7 +114,7 @@ describe('git clone and fetch over HTTP', () => {
     );
   });
 
-  it('refuses a push over git with 403 and a message git shows', async () => {
+  it('asks a push without a token for one (401 with a Basic challenge): the clone address alone never writes', async () => {
     const clone = join(fixture.repos, 'open-push');
     await gitOk(['clone', urlOf(OPEN), clone]);
     await gitOk(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '--allow-empty', '-m', 'sneaky'], {
@@ -122,24 +122,23 @@ describe('git clone and fetch over HTTP', () => {
     });
     const pushed = await gitRun(['push', 'origin', 'HEAD:main'], { cwd: clone });
     expect(pushed.code).not.toBe(0);
-    expect(pushed.stderr).toMatch(/remote: cfghub: this repository is read-only over git/);
-    expect(pushed.stderr).toMatch(/403/);
+    expect(pushed.stderr).toMatch(/could not read Username|Authentication failed/);
     expect((await gitOk(['log', '-1', '--format=%s'], { cwd: clone })).trim()).toBe('sneaky');
     expect(headOf(fixture.repos, OPEN)).not.toBe((await gitOk(['rev-parse', 'HEAD'], { cwd: clone })).trim());
 
     const advertisement = await rawRequest(fixture.server.url, {
       method: 'GET',
       path: `/git/${OPEN}.git/info/refs?service=git-receive-pack`,
-      headers: { Authorization: basicValue(tokens[OPEN]) },
     });
-    expect(advertisement.status).toBe(403);
+    expect(advertisement.status).toBe(401);
+    expect(advertisement.headers['www-authenticate']).toBe('Basic realm="cfghub"');
     const post = await rawRequest(fixture.server.url, {
       path: `/git/${OPEN}.git/git-receive-pack`,
       headers: { 'Content-Type': 'application/x-git-receive-pack-request' },
       body: '0000',
     });
-    expect(post.status).toBe(403);
-    expect(post.body).toMatch(/read-only/);
+    expect(post.status).toBe(401);
+    expect(post.body).toMatch(/does not allow push without a Client-Token/);
   });
 
   it('asks for a token for a private repository and one without token-free pull: 401 with a Basic challenge', async () => {

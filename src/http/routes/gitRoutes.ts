@@ -18,7 +18,13 @@ import { requireRepository } from '../../service/admin/repositories.js';
 import { serveGitService, type UploadPackEndpoint } from '../../disk/gitCli/gitHttpBackend.js';
 import { stageReceive, type HookVerdict } from '../../disk/gitCli/receivePack.js';
 import { ObjectStore } from '../../disk/objects/objectStore.js';
-import { acceptPushedCommits, parseRefCommands, type GitPushCaller } from '../../service/write/gitPush.js';
+import {
+  acceptPushedCommits,
+  endPushTurn,
+  parseRefCommands,
+  takePushTurn,
+  type GitPushCaller,
+} from '../../service/write/gitPush.js';
 import type { AccessGrant } from '../../service/access/accessPolicy.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { HttpDeps } from '../deps.js';
@@ -189,11 +195,14 @@ async function servePush(
       `a push's pack may hold at most ${deps.bodyLimit} bytes; this one has ${length}: push fewer commits at a time`,
     );
   }
+  // The pusher whose advertisement took a turn in the writers' queue (gitPush.ts): its token, or its address.
+  const pusher = grant.token ? `token ${grant.token.hash}` : `address ${req.socket.remoteAddress}`;
   const caller: GitPushCaller = {
     forceKeyPush: grant.token?.forceKeyPush ?? false,
     ruleSet: grant.token?.ruleSet,
     tokenLabel: grant.token?.label,
     groupKeys: grant.groupKeys,
+    pusher,
   };
   let decided: { ok: boolean; reason?: string; commitId?: string } | undefined;
   const decide = async (commands: string, quarantine: string): Promise<HookVerdict> => {
@@ -220,9 +229,11 @@ async function servePush(
       incoming.resetCache();
     }
   };
+  // The advertisement takes the pusher's turn: the head it shows stays the head until the push is decided.
+  const head = endpoint === 'info/refs' ? await takePushTurn(repository, pusher) : repository.head();
   const staged = await stageReceive(
     repository.gitdir,
-    repository.head(),
+    head,
     deps.bodyLimit,
     endpoint === 'git-receive-pack' ? decide : undefined,
   );
@@ -251,6 +262,7 @@ async function servePush(
       });
   } finally {
     staged.remove();
+    if (endpoint === 'git-receive-pack') endPushTurn(repository, pusher);
   }
 }
 

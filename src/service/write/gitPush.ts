@@ -49,6 +49,8 @@ export interface RefCommand {
 export interface GitPushCaller extends GitPusher {
   /** Keys of the security groups the token is bound to. */
   readonly groupKeys?: readonly GroupKey[];
+  /** Who pushes, to find the turn its advertisement took (takePushTurn). */
+  readonly pusher?: string;
 }
 
 export type GitPushOutcome =
@@ -124,7 +126,7 @@ export async function acceptPushedCommits(
     before = after;
   }
 
-  return moveHead(repository, head, command.new, [...objects.values()], before, chain.length);
+  return moveHead(repository, caller.pusher, head, command.new, [...objects.values()], before, chain.length);
 }
 
 /**
@@ -205,16 +207,102 @@ async function collectNewObjects(
   }
 }
 
-/** The head moved to the pushed commit through the writers' queue: compare-and-swap from `old`. */
+/**
+ * A git pusher's turn in the repository's writers' queue. A git client checks the head it is
+ * shown (the push's ref advertisement) against the commits it built, then sends them; a REST
+ * push landing in between refuses the git push, and steady REST writers left git pushers almost
+ * none of their attempts. So the advertisement takes a turn in the queue, as a REST push does:
+ * the head stays as shown until the push is decided, and the writers that come meanwhile wait
+ * their turn (the REST pushes then commit together, commitBatch.ts). A turn is bounded: it ends
+ * when its push is decided, or after PUSH_TURN_MS when no push comes (the client found nothing to
+ * push, or found the head had moved since its fetch). A second advertisement for the same pusher
+ * while its turn lasts (a retry after `git pull --rebase`) shares the turn, never past its bound.
+ */
+export const PUSH_TURN_MS = 3_000;
+
+interface PushTurn {
+  /** Ends the turn (the queue moves on), or, while its push is moving the head, once it has. */
+  readonly end: () => void;
+  /** Set once the turn holds the queue. */
+  active: boolean;
+  /** Its push is moving the head. */
+  working: boolean;
+  /** It ended while its push was moving the head. */
+  ended: boolean;
+}
+
+const turns = new WeakMap<GitRepository, Map<string, PushTurn>>();
+
+/**
+ * Takes (or shares) `pusher`'s turn in the repository's writers' queue and resolves, once it
+ * holds the queue, to the head to advertise: it stays the head until the turn ends.
+ */
+export async function takePushTurn(repository: GitRepository, pusher: string): Promise<string> {
+  let ofRepository = turns.get(repository);
+  if (!ofRepository) turns.set(repository, (ofRepository = new Map()));
+  const current = ofRepository.get(pusher);
+  if (current?.active) return repository.head();
+  const byRepository = ofRepository;
+  await new Promise<void>((started) => {
+    void repository.exclusive(
+      () =>
+        new Promise<void>((ended) => {
+          const turn: PushTurn = {
+            active: true,
+            working: false,
+            ended: false,
+            end: () => {
+              clearTimeout(timer);
+              turn.ended = true;
+              if (turn.working) return;
+              turn.active = false;
+              if (byRepository.get(pusher) === turn) byRepository.delete(pusher);
+              ended();
+            },
+          };
+          const timer = setTimeout(turn.end, PUSH_TURN_MS);
+          timer.unref?.();
+          byRepository.get(pusher)?.end(); // an older turn of the same pusher still waiting
+          byRepository.set(pusher, turn);
+          started();
+        }),
+    );
+  });
+  return repository.head();
+}
+
+/** Ends `pusher`'s turn, if it holds one (its push is decided). */
+export function endPushTurn(repository: GitRepository, pusher: string): void {
+  turns.get(repository)?.get(pusher)?.end();
+}
+
+/**
+ * Runs `work` as a writer: inside `pusher`'s turn when it holds one (the queue is held for it
+ * already), else in the queue, after the writers before it.
+ */
+async function asWriter<T>(repository: GitRepository, pusher: string | undefined, work: () => Promise<T>): Promise<T> {
+  const turn = pusher === undefined ? undefined : turns.get(repository)?.get(pusher);
+  if (!turn?.active || turn.ended) return repository.exclusive(work);
+  turn.working = true;
+  try {
+    return await work();
+  } finally {
+    turn.working = false;
+    turn.end();
+  }
+}
+
+/** The head moved to the pushed commit as a writer: compare-and-swap from `old`. */
 async function moveHead(
   repository: GitRepository,
+  pusher: string | undefined,
   old: string,
   commitId: string,
   objects: EncodedObject[],
   snapshot: Snapshot,
   commits: number,
 ): Promise<GitPushOutcome> {
-  return repository.exclusive(async () => {
+  return asWriter(repository, pusher, async () => {
     const result = await retryWhileBusy(async (): Promise<GitPushOutcome | typeof BUSY> => {
       const head = repository.head();
       if (head !== old) return { ok: false, reason: moved(head) };

@@ -124,6 +124,8 @@ function keyProblem(
   const name = (is ?? was)?.key ?? '';
   const what = `key ${name}`;
   if (was && !was.push && !pusher.forceKeyPush) return `${what}: push is disabled for this key`;
+  const clear = is && clearSecret(was, is);
+  if (clear) return `${what}: ${clear}`;
   const missing = missingGroup(ring, was?.securityGroup, is?.securityGroup);
   if (missing) return needsGroup(what, missing);
   if (!is) return undefined;
@@ -147,11 +149,21 @@ function keyProblem(
     }
     const old = wasValues.get(cid);
     if (value.value === null || (old?.value === value.value && was?.securityGroup === is.securityGroup)) continue;
-    if (!isSealed(value.value))
-      return `${at} is in the clear, but the key is in security group ${is.securityGroup}: a secret value is never pushed in the clear (push it through the REST API, which seals it)`;
     const key = ring.key(is.securityGroup)!;
     if (open(key.key, key.keyId, value.value, valueIdentity(keyId(is.key), cid)) === undefined)
       return `${at} is sealed, but not for this key and context with the key of security group ${is.securityGroup}`;
+  }
+  return undefined;
+}
+
+/** The first changed value of a secured key that is not sealed, described; whoever pushes it, it is refused. */
+function clearSecret(was: KeyRecord | undefined, is: KeyRecord): string | undefined {
+  if (is.securityGroup === undefined) return undefined;
+  const wasValues = new Map((was?.values ?? []).map((value) => [contextId(value.context), value.value]));
+  for (const value of is.values) {
+    if (value.value === null || isSealed(value.value) || wasValues.get(contextId(value.context)) === value.value)
+      continue;
+    return `the value at context ${formatContext(value.context)} is in the clear, but the key is in security group ${is.securityGroup}: a secret value is never pushed in the clear (push it through the REST API, which seals it)`;
   }
   return undefined;
 }
