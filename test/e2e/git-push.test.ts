@@ -66,9 +66,9 @@ async function commitAll(clone: string, message: string): Promise<string> {
 
 const serverHead = () => headOf(fixture.repos, REPO);
 /** Whether the served repository holds an object. */
-const served = (oid: string) => {
+const served = (oid: string, fullName = REPO) => {
   try {
-    git(gitdirOf(fixture.repos, REPO), 'cat-file', '-e', oid);
+    git(gitdirOf(fixture.repos, fullName), 'cat-file', '-e', oid);
     return true;
   } catch {
     return false;
@@ -107,24 +107,14 @@ beforeAll(async () => {
     { key: 'team.color', values: [{ context: '*;*', value: 'blue' }] },
     { file: 'app.conf', context: '*;*', content: 'host=${ db.host }\n' },
   ]);
-  const sealed = await pushTo(
-    fixture.server.url,
-    '/rest/push',
+  await restPush([
     {
-      changeComment: 'a secret',
-      enableKeyCreation: true,
-      data: [
-        {
-          key: 'db.password',
-          securityGroup: 'secrets',
-          password: PASSWORD,
-          values: [{ context: '*;*', value: 's3cr3t-value' }],
-        },
-      ],
+      key: 'db.password',
+      securityGroup: 'secrets',
+      password: PASSWORD,
+      values: [{ context: '*;*', value: 's3cr3t-value' }],
     },
-    { 'Client-Token': tokens.writer },
-  );
-  expect(sealed.status, sealed.body).toBe(200);
+  ]);
 });
 
 describe('git push over HTTP', () => {
@@ -266,6 +256,41 @@ describe('git push over HTTP', () => {
     const anonymous = await fetch(`${urlOf(REPO)}/info/refs?service=git-receive-pack`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="cfghub"');
+  });
+
+  it('refuses a commit touching a context that needs an approved change request, naming the rule', async () => {
+    const guarded = 'acme/guarded';
+    cliOk(fixture.repos, 'repo', 'create', guarded, '--context', 'Environment,Application');
+    const writer = await run('', 'token', 'create', guarded, '--name', 'writer');
+    const admin = await run('', 'admin-token', 'create', '--name', 'ops');
+    await restPush([{ key: 'db.host', values: [{ context: '*;*', value: 'db.internal' }] }], writer);
+    const set = await fetch(`${fixture.server.url}/rest/admin/repositories/${guarded}`, {
+      method: 'PATCH',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ requiredApprovals: [{ context: 'Production;*', approvals: 1 }] }),
+    });
+    expect(set.status, await set.text()).toBe(200);
+    const folder = join(fixture.repos, 'guarded-clone');
+    await gitOk(fixture.repos, 'clone', '--quiet', withToken(urlOf(guarded), writer), folder);
+
+    const values = { '*;*': 'db.internal', 'Production;*': 'db.prod' };
+    writeIn(folder, keyPath('db.host'), keyDocument('db.host', 'Text', values));
+    const refused = await commitAll(folder, 'db.host for production');
+    const pushed = await gitIn(folder, 'push', 'origin', 'main');
+    expect(pushed.code).not.toBe(0);
+    expect(pushed.stderr).toMatch(/need an approved change request: required approvals .*Production;\*/);
+    expect(pushed.stderr).toMatch(/open a change request with the same body instead/);
+    expect(served(refused, guarded)).toBe(false);
+
+    await gitOk(folder, 'reset', '--quiet', '--hard', 'origin/main');
+    writeIn(
+      folder,
+      keyPath('db.host'),
+      keyDocument('db.host', 'Text', { '*;*': 'db.internal', 'Development;*': 'db.dev' }),
+    );
+    const allowed = await commitAll(folder, 'db.host for development');
+    expect((await gitIn(folder, 'push', 'origin', 'main')).code).toBe(0);
+    expect(headOf(fixture.repos, guarded)).toBe(allowed);
   });
 
   it('refuses a push whose base is no longer the head, a merge, and a deletion, naming what to do', async () => {

@@ -32,6 +32,7 @@ import { noteWrite } from '../admin/storageHealth.js';
 import { KeyRing } from '../security/keyRing.js';
 import type { GroupKey } from '../security/sealing.js';
 import { headSnapshot } from './commitOnHead.js';
+import { requiredApprovalRefusalSteps } from '../changes/requiredApproval.js';
 import { commitChanges, pushedCommitProblemSteps, type GitPusher } from './pushedCommitChecks.js';
 
 export type { GitPusher } from './pushedCommitChecks.js';
@@ -120,23 +121,14 @@ export async function acceptPushedCommits(
     const changes = commitChanges(before, after);
     const problem = await slices.run(pushedCommitProblemSteps(before, after, changes, caller, await ring(before)));
     if (problem) return refused(`${commit.named}: ${problem}`);
-    const approval = requiredApprovalRefusal(before, after);
-    if (approval) return refused(`${commit.named}: ${approval}`);
+    // A push carries no approvals: a commit touching a context that needs them is refused.
+    const unapproved = await slices.run(requiredApprovalRefusalSteps(before, changes, repository.fullName));
+    if (unapproved) return refused(`${commit.named}: ${unapproved}`);
     await collectNewObjects(incoming, commit.id, commit.tree, before.treeId, objects, slices);
     before = after;
   }
 
   return moveHead(repository, caller.pusher, head, command.new, [...objects.values()], before, chain.length);
-}
-
-/**
- * The call site of the required-approval rule: a direct push that touches a context the
- * repository protects is refused, pointing to a change request.
- * TODO(changes): call the change-request service's check here once it lands (see the changes
- * docs page); until then nothing is protected.
- */
-function requiredApprovalRefusal(_before: Snapshot, _after: Snapshot): string | undefined {
-  return undefined;
 }
 
 interface PushedCommit {
