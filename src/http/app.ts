@@ -37,6 +37,7 @@ import { springRoutes } from './routes/spring.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 import { clientsRoutes } from './routes/clients.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
+import { outsideCommitWatchOf } from './outsideCommits.js';
 
 /** The express application: everything but the read endpoints. */
 export function createApp(deps: HttpDeps): express.Express {
@@ -91,8 +92,13 @@ export function createRequestListener(deps: HttpDeps): RequestListener & { close
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
-  const withWatches = Object.assign(listener, { closeWatches: reads.closeWatches });
-  return deps.replica
-    ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches: reads.closeWatches })
-    : withWatches;
+  // Commits made outside cfghub are weighed against the schemas as they arrive (history, /readyz, metrics).
+  const outside = outsideCommitWatchOf(deps);
+  setImmediate(() => outside.watchAll());
+  const closeWatches = () => {
+    outside.close();
+    reads.closeWatches();
+  };
+  const withWatches = Object.assign(listener, { closeWatches });
+  return deps.replica ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches }) : withWatches;
 }

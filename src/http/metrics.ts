@@ -24,6 +24,7 @@ import { listen } from '../lib/telemetry.js';
 import { heldPackBytes, heldPacksBudget } from '../disk/objects/heldPacks.js';
 import type { HttpDeps } from './deps.js';
 import { replicationOriginOf } from './routes/replicationRoutes.js';
+import { outsideCommitWatchOf } from './outsideCommits.js';
 import { HttpError } from './answer/errors.js';
 import { header, sendBytes } from './answer/headers.js';
 
@@ -191,6 +192,15 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(replicationOriginOf(deps)?.newerGeneration() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'cfghub_schema_broken_repositories',
+      aggregator: 'max',
+      help: 'Repositories whose head breaks their schemas since a commit made outside cfghub (plain git)',
+      registers: [this.registry],
+      collect() {
+        this.set(outsideCommitWatchOf(deps).broken().length);
       },
     });
     const self = this;

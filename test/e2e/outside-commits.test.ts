@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { gitEnv } from '../support/gitCli.js';
-import { cli, cliOk, getJson, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
+import { cli, cliOk, cliWithInput, getJson, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
+import { until } from '../support/poll.js';
 
 const GOOD = 'acme/good';
 const OTHER = 'acme/other';
@@ -230,5 +231,70 @@ describe('commits made with plain git', () => {
     expect(
       execFileSync('git', ['--git-dir', gitdirOf(fixture.repos, GOOD), 'show', 'main:README.md'], { encoding: 'utf8' }),
     ).toBe('# Our configuration\n');
+  });
+});
+
+describe('commits made with plain git that break the schemas', () => {
+  const CHECKED = 'acme/checked';
+  const history = async () => (await getJson(fixture.server.url, `/rest/history/${CHECKED}`)).json.commits;
+  const readyz = () => getJson(fixture.server.url, '/readyz');
+  const brokenGauge = async () => {
+    const text = await (await fetch(`${fixture.server.url}/metrics`)).text();
+    return Number(/^cfghub_schema_broken_repositories (\d+)$/m.exec(text)?.[1]);
+  };
+  const warningAbout = (json: { warnings?: string[] }) => json.warnings?.find((w) => w.startsWith(`${CHECKED} `));
+
+  it('are served, flagged in the history, warned of by /readyz (still 200) and counted, until mended', async () => {
+    // Made by a child process this test waits for: a synchronous one would hold the server's event loop.
+    const made = await cliWithInput(
+      fixture.repos,
+      '',
+      ...['repo', 'create', CHECKED, '--context', 'Env,App', '--token-free-pull', '--token-free-push'],
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const seeded = await pushTo(fixture.server.url, `/rest/push/${CHECKED}`, {
+      changeComment: 'host and its schema',
+      enableKeyCreation: true,
+      schemas: { keys: [{ key: 'db.host', schema: { type: 'string', pattern: '^db' } }] },
+      data: [{ key: 'db.host', values: [{ context: '*;*', value: 'db.example.com' }] }],
+    });
+    expect(seeded.status, seeded.etag ?? '').toBe(200);
+    expect(await brokenGauge()).toBe(0);
+
+    const clone = workingClone(CHECKED);
+    const commit = commitOutside(clone, { 'keys/7a/db.host.yaml': keyYaml('db.host', 'localhost') }, 'by hand');
+    // Served: plain git cannot be refused.
+    expect(
+      (await getJson(fixture.server.url, `/rest/pull/${CHECKED}`, { Context: 'Prod;web' })).json.properties,
+    ).toMatchObject({ 'db.host': { val: 'localhost' } });
+
+    const [flagged, own] = await history();
+    expect(flagged.id).toBe(commit);
+    expect(flagged.schemaBreaks).toEqual({
+      count: 1,
+      breaks: ['key db.host at *;* breaks schemas.yaml keys[0] (db.host): (value): must match pattern "^db"'],
+    });
+    expect(own.schemaBreaks).toBeUndefined();
+
+    await until(async () => warningAbout((await readyz()).json) !== undefined, 'the /readyz warning');
+    const ready = await readyz();
+    expect(ready.status).toBe(200);
+    expect(warningAbout(ready.json)).toBe(
+      `${CHECKED} breaks its schemas since commit ${commit}, made outside cfghub (1 break at its head): key db.host at *;* breaks schemas.yaml keys[0] (db.host): (value): must match pattern "^db"`,
+    );
+    expect(await brokenGauge()).toBe(1);
+    expect(fixture.server.logs.some((line) => line.event === 'schema-broken-outside' && line.commit === commit)).toBe(
+      true,
+    );
+
+    // Mended by a push: the warning and the gauge go; the history keeps the flag on the commit.
+    const mended = await pushTo(fixture.server.url, `/rest/push/${CHECKED}`, {
+      changeComment: 'mend',
+      data: [{ key: 'db.host', values: [{ context: '*;*', value: 'db.local' }] }],
+    });
+    expect(mended.status).toBe(200);
+    await until(async () => warningAbout((await readyz()).json) === undefined, 'the warning gone');
+    expect(await brokenGauge()).toBe(0);
+    expect((await history())[1]).toMatchObject({ id: commit, schemaBreaks: { count: 1 } });
   });
 });

@@ -7,7 +7,8 @@
  *
  * Replication: a replica reports how it follows (`replica`: its status, see replicator.ts) and, as
  * `warnings`, a state it refuses to apply (another folder, a lower generation, too many removals)
- * or a branch the primary moved backwards: it stays ready, serving what it has. A server a
+ * or a branch the primary moved backwards: it stays ready, serving what it has. A repository whose
+ * head breaks its schemas since a commit made with plain git is a warning too (schemas.md). A server a
  * replica reports a newer primary generation to is unready (see origin.ts).
  */
 import * as fs from 'node:fs';
@@ -18,6 +19,7 @@ import type { HttpDeps } from '../deps.js';
 import type { ReplicaStatus } from '../../service/replication/replicator.js';
 import { replicationOriginOf } from './replicationRoutes.js';
 import { sendJson } from '../answer/headers.js';
+import { outsideCommitWatchOf } from '../outsideCommits.js';
 
 /** Below this much free space a push could fail half-way through writing its pack: not ready. */
 export const MIN_FREE_BYTES = 64 * 1024 * 1024;
@@ -79,6 +81,7 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
       `replication refused: the primary moved the branch of ${replica.rewindsRefused.join(', ')} backwards; this replica keeps its head (start it with --accept-new-primary to follow)`,
     );
   }
+  warnings.push(...outsideCommitWarnings(deps));
   const unreadable: Readiness['unreadable'] = [];
   // Under --hide-private a repository that cannot be read counts as private (hidePrivate.ts): not named to anyone here.
   if (!folder && !deps.hidePrivate) {
@@ -98,6 +101,23 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
     ...(warnings.length > 0 ? { warnings } : {}),
     ...(replica ? { replica } : {}),
   };
+}
+
+/**
+ * A repository whose head breaks its schemas since a commit made outside cfghub: served as it is
+ * (plain git cannot be refused), named so that someone mends it. Under --hide-private, counted.
+ */
+function outsideCommitWarnings(deps: HttpDeps): string[] {
+  const watch = outsideCommitWatchOf(deps);
+  watch.watchAll();
+  const broken = watch.broken();
+  if (broken.length === 0) return [];
+  if (deps.hidePrivate)
+    return [`${broken.length} repositories break their schemas since commits made outside cfghub (see the log)`];
+  return broken.map(
+    (b) =>
+      `${b.repository} breaks its schemas since commit ${b.commit}, made outside cfghub (${b.breaks.count} ${b.breaks.count === 1 ? 'break' : 'breaks'} at its head): ${b.breaks.problem ?? b.breaks.breaks[0]}`,
+  );
 }
 
 export async function answerReadiness(deps: HttpDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {

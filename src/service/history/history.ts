@@ -10,6 +10,7 @@ import type { GitRepository } from '../../disk/repository.js';
 import { commitSummary, type CommitSummary } from './commitSummary.js';
 import { resolveCommitId } from '../read/historyPoints.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
+import { outsideCommitFlag, type SchemaBreaks } from '../schemas/outsideCommits.js';
 
 export const DEFAULT_HISTORY_LIMIT = 50;
 export const MAX_HISTORY_LIMIT = 1000;
@@ -26,8 +27,11 @@ export interface HistoryQuery {
   readonly file?: string;
 }
 
+/** A commit of the history; one made outside cfghub that broke the schemas says what (outsideCommits.ts). */
+export type HistoryCommit = CommitSummary & { readonly schemaBreaks?: SchemaBreaks };
+
 export interface HistoryPage {
-  readonly commits: readonly CommitSummary[];
+  readonly commits: readonly HistoryCommit[];
   /** The `Before` that gives the next page; absent when the history ends here. */
   readonly nextBefore?: string;
 }
@@ -48,7 +52,7 @@ export async function history(repository: GitRepository, head: string, query: Hi
     next = (await commitInfo(repository, before)).parents[0];
   }
   const matches = matcher(query);
-  const commits: CommitSummary[] = [];
+  const commits: HistoryCommit[] = [];
   const slices = new TimeSlices();
   while (next !== undefined) {
     // The next commits along first parents, then their summaries, one at a time with a turn of the
@@ -57,9 +61,11 @@ export async function history(repository: GitRepository, head: string, query: Hi
     const size = query.key === undefined && query.file === undefined ? query.limit - commits.length : FILTERED_BATCH;
     for (; next !== undefined && batch.length < size; next = (await commitInfo(repository, next)).parents[0])
       batch.push(next);
-    const summaries: CommitSummary[] = [];
+    const summaries: HistoryCommit[] = [];
     for (const id of batch) {
-      summaries.push(await commitSummary(repository, id, slices));
+      const summary = await commitSummary(repository, id, slices);
+      const schemaBreaks = await outsideCommitFlag(repository, id, slices);
+      summaries.push(schemaBreaks ? { ...summary, schemaBreaks } : summary);
       await slices.pause(); // a page of commits never summarized is tens of milliseconds of work
     }
     for (const summary of summaries) {
