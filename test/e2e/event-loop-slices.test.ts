@@ -21,7 +21,8 @@ import { MAX_JSON_DEPTH } from '../../src/lib/jsonParseSteps.js';
 import { MAX_VALUES_PER_PUSH } from '../../src/domain/pushRequest.js';
 import { LARGE_BODY_BYTES } from '../../src/http/body/jsonBodyInSlices.js';
 import { MAX_RENDERED_ANSWER_CHARS } from '../../src/domain/renderLimits.js';
-import { cliOk, tempDir } from '../support/harness.js';
+import { MAX_LISTED_CONTEXTS } from '../../src/service/write/dryRun.js';
+import { cliOk, runCommand, tempDir } from '../support/harness.js';
 import { until } from '../support/poll.js';
 import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
 
@@ -46,6 +47,9 @@ const LISTED_REPOSITORIES = 1_000;
  * 12 to 16 ms of about 100 (measured 0.15); in one piece 1.0.
  */
 const MAX_STATE_SHARE = 0.35;
+/** The schema check and dry run test's repository: keys, and contexts its values name. */
+const SCHEMA_KEYS = 10_000;
+const NAMED_CONTEXTS = 1_000;
 /** However loaded the machine, no pause of the loop this long (a push in one piece took 3 s on one). */
 const MAX_PAUSE_MS = 1_500;
 
@@ -237,6 +241,72 @@ describe('work that grows with its input is done in slices', () => {
       Math.min(MAX_PAUSE_MS, MAX_STATE_SHARE * result.busyMs),
     );
   }, 120_000);
+
+  it(`runs a dry run and the schema check of a 100-key change into ${SCHEMA_KEYS} keys and ${NAMED_CONTEXTS} named contexts without holding the event loop for a large part of it`, async () => {
+    const repo = 'acme/schemas';
+    const made = await runCommand(
+      [
+        'repo',
+        'create',
+        repo,
+        '--context',
+        'Environment,Application,Instance',
+        '--token-free-push',
+        '--repos',
+        dir.path,
+      ],
+      { env: process.env },
+    );
+    expect(made.code, made.stderr).toBe(0);
+    // Each of the first NAMED_CONTEXTS keys names a context of its own; the others hold one value for any.
+    const keys = Array.from({ length: SCHEMA_KEYS }, (_, i) => ({
+      key: `k.${i}`,
+      values: [{ context: i < NAMED_CONTEXTS ? `Prod;app;n${i}` : ANY, value: `value ${i}` }],
+    }));
+    expect((await post(repo, JSON.stringify({ enableKeyCreation: true, data: keys }))).status).toBe(200);
+    // A key schema on every key, a file schema on a file every context renders, a rule on every context.
+    const schemas = {
+      keys: [{ key: 'k.*', schema: { type: 'string', maxLength: 100 } }],
+      files: [{ path: 'conf/*.json', format: 'json', schema: { type: 'object', required: ['first'] } }],
+      rules: [{ context: 'Prod;*;*', resolves: ['k.9999'] }],
+    };
+    const file = { file: 'conf/app.json', context: ANY, content: '{"first": "${ k.0 }", "named": "${ k.1 }"}' };
+    const seeded = await post(repo, JSON.stringify({ enableKeyCreation: true, schemas, data: [file] }));
+    expect(seeded.status, seeded.headers.get('etag') ?? '').toBe(200);
+
+    // 100 keys, two of them in the file: every named context's answer changes.
+    const change = JSON.stringify({
+      data: Array.from({ length: 100 }, (_, i) => ({ key: `k.${i}`, values: [{ context: ANY, value: `new ${i}` }] })),
+    });
+    const dry = await during(() =>
+      fetch(`${server.url}/rest/push/${repo}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Dry-Run': 'true' },
+        body: change,
+      }),
+    );
+    expect(dry.status).toBe(200);
+    expect(dry.healthz.every((status) => status === 200)).toBe(true);
+    expect(dry.longestMs, `dry run: ${describePauses(dry)}`).toBeLessThan(
+      Math.min(MAX_PAUSE_MS, MAX_SHARE * dry.busyMs),
+    );
+    const again = await fetch(`${server.url}/rest/push/${repo}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Dry-Run': 'true' },
+      body: change,
+    });
+    expect(await again.json()).toMatchObject({
+      outcome: 'applied',
+      contexts: { considered: NAMED_CONTEXTS, changed: NAMED_CONTEXTS, more: NAMED_CONTEXTS - MAX_LISTED_CONTEXTS },
+    });
+
+    // The push itself: its schema check weighs the same file in every named context.
+    const pushed = await during(() => post(repo, change));
+    expect(pushed.status).toBe(200);
+    expect(pushed.longestMs, `push: ${describePauses(pushed)}`).toBeLessThan(
+      Math.min(MAX_PAUSE_MS, MAX_SHARE * pushed.busyMs),
+    );
+  }, 300_000);
 
   it(`answers a large body (parsed in slices) that nests deeper than ${MAX_JSON_DEPTH} levels, or is not JSON, with a 400 saying so`, async () => {
     const padding = 'x'.repeat(LARGE_BODY_BYTES);
