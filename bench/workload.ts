@@ -10,7 +10,7 @@
 import { compareContexts, formatContext, type Context } from '../src/domain/context.js';
 import type { KeyRecord } from '../src/domain/model.js';
 import type { PushRequest } from '../src/domain/pushRequest.js';
-import { parsePushBody } from '../src/http/schemas/pushSchema.js';
+import { parsePushBody } from '../src/api/pushBody.js';
 import { requestContext, resolveValue } from '../src/domain/resolve.js';
 import { keyPath, serializeKey } from '../src/layout/layout.js';
 import { Random } from './random.js';

@@ -6,17 +6,12 @@
  *   for await (const answer of client.watch('acme/app', { context: 'Production;web;node1' })) apply(answer.body);
  *   await client.push('acme/app').set('db.host', 'db2', { context: 'Production;*;*' }).send('Move the database');
  *
- * Push bodies are typed from the zod schemas the server checks them with (http/schemas/pushSchema.ts)
- * and checked with them before they are sent; answers are checked against client/answers.ts.
- * Needs only `fetch` (Node 18 and later, or any fetch passed in).
+ * Every body and answer has one definition, in src/api: push bodies are typed from the schemas
+ * the server checks them with and checked with them before they are sent; answers are checked
+ * against the schemas the server builds them with. The admin API's client is AdminClient
+ * (admin.ts). Needs only `fetch` (Node 18 and later, a browser, or any fetch passed in).
  */
-import {
-  parsePushBody,
-  type PushBodyInput,
-  type PushFileInput,
-  type PushKeyInput,
-} from '../http/schemas/pushSchema.js';
-import type { PullFormat } from '../domain/renderings.js';
+import { parsePushBody, type PushBodyInput, type PushFileInput, type PushKeyInput } from '../api/pushBody.js';
 import {
   appliedChangeSchema,
   changeListSchema,
@@ -24,28 +19,41 @@ import {
   type ChangeRequestAnswer,
   diffSchema,
   dryRunSchema,
-  errorSchema,
-  exportSchema,
+  explainAnswerSchema,
+  exportAnswerSchema,
   historySchema,
-  pullBodySchema,
+  infoAnswerSchema,
+  pullAnswerSchema,
   type DiffAnswer,
   type DryRunAnswer,
+  type ExplainAnswer,
+  type ExportAnswer,
   type HistoryAnswer,
-  type PullBody,
-} from './answers.js';
+  type InfoAnswer,
+  type PullAnswerBody,
+} from '../api/answers.js';
+import type { z } from 'zod';
+import { repositoryRecord } from '../api/admin.js';
+import type { PullFormat } from '../domain/renderings.js';
 import { backOff, type BackOff } from './backOff.js';
+import {
+  ClientError,
+  ConnectionError,
+  failureOf,
+  PushRefusedError,
+  RedirectRefusedError,
+  type Fetch,
+} from './errors.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
 
-export type {
-  ChangeRequestAnswer,
-  DiffAnswer,
-  DryRunAnswer,
-  HistoryAnswer,
-  HistoryCommit,
-  PullBody,
-} from './answers.js';
-export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../http/schemas/pushSchema.js';
+export type * from '../api/answers.js';
+export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../api/pushBody.js';
 export type { PullFormat } from '../domain/renderings.js';
+export { ClientError, ConnectionError, PushRefusedError, RedirectRefusedError, type Fetch } from './errors.js';
+export { AdminClient, type AdminClientOptions } from './admin.js';
+
+/** A pull's parsed answer (the json format). */
+export type PullBody = PullAnswerBody;
 
 export interface ClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:8080`. */
@@ -54,7 +62,7 @@ export interface ClientOptions {
   readonly token?: string;
   /** Recorded in commits as the `Application-Name`. */
   readonly applicationName?: string;
-  readonly fetch?: typeof fetch;
+  readonly fetch?: Fetch;
 }
 
 export interface PullOptions {
@@ -90,42 +98,6 @@ export interface WatchOptions extends Omit<PullOptions, 'tag' | 'date'> {
   readonly backOff?: Partial<BackOff>;
   /** Told about each failed try before the pause: the error, and the pause in ms. */
   readonly onRetry?: (error: Error, delayMs: number) => void;
-}
-
-/** The server answered with an error: its status, code and message. */
-export class ClientError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ClientError';
-  }
-}
-
-/** The server answered with a redirect, which no cfghub client follows (redirects.ts). */
-export class RedirectRefusedError extends ClientError {
-  constructor(status: number, message: string) {
-    super(status, 'redirect_refused', message);
-    this.name = 'RedirectRefusedError';
-  }
-}
-
-/** A push the server refused (304): nothing was changed; the reason is the message. */
-export class PushRefusedError extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'PushRefusedError';
-  }
-}
-
-/** The server could not be reached, or answered something that is not its API. */
-export class ConnectionError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'ConnectionError';
-  }
 }
 
 export interface PushResult {
@@ -222,6 +194,14 @@ const ACCEPT: Record<PullFormat, string> = {
   env: 'text/plain',
 };
 
+/** An ETag's value: a commit id, or a refusal's reason. */
+const unquote = (etag: string | null) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
+
+const repositoryRecordsSchema = repositoryRecord.array();
+
+/** A repository's record, as the listings give it. */
+export type RepositoryRecord = z.infer<typeof repositoryRecord>;
+
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
@@ -235,7 +215,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 export class Client {
   private readonly base: string;
-  private readonly fetcher: typeof fetch;
+  private readonly fetcher: Fetch;
 
   constructor(private readonly options: ClientOptions) {
     this.base = options.server.replace(/\/+$/, '');
@@ -283,13 +263,7 @@ export class Client {
     } catch {
       parsed = undefined;
     }
-    const error = errorSchema.safeParse(parsed);
-    if (error.success) return new ClientError(response.status, error.data.error, error.data.message);
-    return new ClientError(
-      response.status,
-      'http_error',
-      `the server answered ${response.status} ${response.statusText}`.trim(),
-    );
+    return failureOf(response.status, parsed, `the server answered ${response.status} ${response.statusText}`.trim());
   }
 
   private async json<T>(
@@ -319,7 +293,7 @@ export class Client {
     const text = await response.text();
     const etag = response.headers.get('etag') ?? '';
     if (format !== 'json') return { etag, text };
-    const parsed = pullBodySchema.safeParse(JSON.parse(text));
+    const parsed = pullAnswerSchema.safeParse(JSON.parse(text));
     if (!parsed.success)
       throw new ConnectionError(`the server's pull answer is not what cfghub answers: ${parsed.error.message}`);
     return { etag, text, body: parsed.data };
@@ -399,7 +373,7 @@ export class Client {
       { 'Content-Type': 'application/json', 'If-Match': options.ifHead ? `"${options.ifHead}"` : undefined },
       JSON.stringify(body),
     );
-    const etag = (response.headers.get('etag') ?? '').replace(/^"|"$/g, '');
+    const etag = unquote(response.headers.get('etag'));
     if (response.status === 304) throw new PushRefusedError(etag || 'the push was refused');
     if (!response.ok) throw await this.failure(response);
     await response.arrayBuffer();
@@ -450,14 +424,74 @@ export class Client {
   }
 
   /** Every key with all its values (and files unless left out), as `export` gives them. */
-  async export(
-    repository: string,
-    options: { omitFiles?: boolean } = {},
-  ): Promise<{ data: Record<string, unknown>[] }> {
+  async export(repository: string, options: { omitFiles?: boolean; omitValues?: boolean } = {}): Promise<ExportAnswer> {
     const response = await this.request('GET', `/rest/export/${repositoryPath(repository)}`, {
       'Omit-Files': options.omitFiles ? 'true' : undefined,
+      'Omit-Values': options.omitValues ? 'true' : undefined,
     });
-    return this.json(response, exportSchema);
+    return this.json(response, exportAnswerSchema);
+  }
+
+  /** The records of every repository the token may see (`/rest/info/all`). */
+  async listRepositories(): Promise<RepositoryRecord[]> {
+    return this.json(await this.request('GET', '/rest/info/all', {}), repositoryRecordsSchema);
+  }
+
+  /**
+   * What a repository holds: its levels and, when asked, the items of each level, its files and
+   * its tags. Without a repository, that of the client's token (whose answer names it).
+   */
+  async info(
+    repository: string | undefined,
+    options: { contextElements?: boolean; files?: boolean; tags?: boolean } = {},
+  ): Promise<InfoAnswer> {
+    const path = repository === undefined ? '/rest/info' : `/rest/info/${repositoryPath(repository)}`;
+    const flag = (on: boolean | undefined) => (on ? 'true' : undefined);
+    return this.json(
+      await this.request('GET', path, {
+        'Context-Elements': flag(options.contextElements),
+        Files: flag(options.files),
+        Tags: flag(options.tags),
+      }),
+      infoAnswerSchema,
+    );
+  }
+
+  /** Which value of a key wins for a context and why; with a token, whether that token could change it. */
+  async explain(repository: string, key: string, context: string): Promise<ExplainAnswer> {
+    return this.json(
+      await this.request('GET', `/rest/explain/${repositoryPath(repository)}`, { KeyName: key, Context: context }),
+      explainAnswerSchema,
+    );
+  }
+
+  /** A new commit that undoes one commit; the head, unchanged, when nothing is left to undo. */
+  revert(repository: string, commit: string, options: { comment?: string } = {}): Promise<PushResult> {
+    return this.rollback('revert', repository, {
+      commit,
+      ...(options.comment ? { changeComment: options.comment } : {}),
+    });
+  }
+
+  /** A new commit whose keys and files equal those of a point (commit id, tag or ISO 8601 date). */
+  restore(repository: string, to: string, options: { comment?: string } = {}): Promise<PushResult> {
+    return this.rollback('restore', repository, { to, ...(options.comment ? { changeComment: options.comment } : {}) });
+  }
+
+  private async rollback(
+    name: 'revert' | 'restore',
+    repository: string,
+    body: Record<string, string>,
+  ): Promise<PushResult> {
+    const response = await this.request(
+      'POST',
+      `/rest/${name}/${repositoryPath(repository)}`,
+      { 'Content-Type': 'application/json' },
+      JSON.stringify(body),
+    );
+    if (!response.ok) throw await this.failure(response);
+    await response.arrayBuffer();
+    return { commit: unquote(response.headers.get('etag')) };
   }
 
   /** Stores a push body as a change request (docs/changes.md); checked first with the server's own schema. */

@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parsePushBody } from '../../src/http/schemas/pushSchema.js';
+import { parsePushBody } from '../../src/api/pushBody.js';
 import type { PushRequest } from '../../src/domain/pushRequest.js';
 import { MAX_GROUP } from '../../src/service/write/commitBatch.js';
 import { push, type PushCaller } from '../../src/service/write/push.js';

@@ -15,7 +15,7 @@ import { TokenStore } from '../../src/disk/records/tokenStore.js';
 import { AccessPolicy } from '../../src/service/access/accessPolicy.js';
 import { history, type HistoryPage } from '../../src/service/history/history.js';
 import { push } from '../../src/service/write/push.js';
-import { parsePushBody } from '../../src/http/schemas/pushSchema.js';
+import { parsePushBody } from '../../src/api/pushBody.js';
 import { createRepository, requireRepository } from '../../src/service/admin/repositories.js';
 import { TokenService } from '../../src/service/admin/tokens.js';
 import { tempDir } from '../support/harness.js';

@@ -11,8 +11,8 @@ import { printJson, serverOption } from '../remote/adminTarget.js';
 
 class ReadRecordApi extends AdminApi {
   readRecord(fullName: string): Promise<unknown> {
-    const { account, name } = parseFullName(fullName);
-    return this.call('GET', `/rest/clients/${encodeURIComponent(account)}/${encodeURIComponent(name)}`);
+    parseFullName(fullName);
+    return this.call((client) => client.readRecord(fullName));
   }
 }
 

@@ -5,7 +5,8 @@
  */
 import type { Command } from 'commander';
 import { parseFullName } from '../../service/admin/repositories.js';
-import { AdminApi, repoPath } from '../remote/adminApi.js';
+import { adminRepositoryPath } from '../../client/admin.js';
+import { AdminApi } from '../remote/adminApi.js';
 import { printJson, serverOption } from '../remote/adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
 import { serverOnly } from './readerCommands.js';
@@ -13,7 +14,7 @@ import { serverOnly } from './readerCommands.js';
 class WebhookApi extends AdminApi {
   request(method: string, fullName: string, tail: string, body?: unknown): Promise<unknown> {
     parseFullName(fullName);
-    return this.call(method, `${repoPath(fullName)}/webhooks${tail}`, body);
+    return this.call((client) => client.request(method, `${adminRepositoryPath(fullName)}/webhooks${tail}`, body));
   }
 }
 

@@ -1,10 +1,10 @@
 /**
- * The admin API as the CLI calls it: a server's URL and an admin token, one JSON
- * request per operation, and the server's JSON errors turned back into the ServiceErrors the
+ * The admin API as the CLI calls it: the one admin client (src/client/admin.ts) with a server's
+ * URL and an admin token, and the server's JSON errors turned back into the ServiceErrors the
  * folder would raise, so a command prints and exits alike both ways. Passwords go only in
  * request bodies. RemoteAccessAdministration and RemoteAdministration build on it.
  */
-import { NO_REDIRECTS, redirectRefusal } from '../../client/redirects.js';
+import { AdminClient, ClientError } from '../../client/admin.js';
 import { ServiceError, type ServiceErrorCode } from '../../service/errors.js';
 
 const SERVICE_CODES = new Set<string>([
@@ -20,29 +20,20 @@ const SERVICE_CODES = new Set<string>([
 /** How long the CLI waits for one answer. */
 const REQUEST_TIMEOUT_MS = 60_000;
 
-/** An answer's error as the CLI shows it: a ServiceError when it is one (same exit status), else a plain Error. */
-function errorOf(status: number, body: unknown): Error {
-  const { error, message } = (body ?? {}) as { error?: unknown; message?: unknown };
-  const text = typeof message === 'string' ? message : `the server answered ${status}`;
-  if (typeof error === 'string' && SERVICE_CODES.has(error)) return new ServiceError(error as ServiceErrorCode, text);
+/** An error of the admin client as the CLI shows it: a ServiceError when it is one (same exit status), else a plain Error. */
+function errorOf(error: unknown): Error {
+  if (!(error instanceof ClientError)) return new Error((error as Error).message);
+  if (SERVICE_CODES.has(error.code)) return new ServiceError(error.code as ServiceErrorCode, error.message);
   // A body that breaks the API's shape is what a bad argument does locally: a usage error.
-  if (error === 'bad_request') return new ServiceError('invalid_argument', text);
-  return new Error(text);
+  if (error.code === 'bad_request') return new ServiceError('invalid_argument', error.message);
+  return new Error(error.message);
 }
 
-/** `ACCOUNT/NAME` as URL path segments (the CLI checked both names before). */
-export function repoPath(fullName: string): string {
-  const [account, name] = fullName.split('/');
-  return `/rest/admin/repositories/${encodeURIComponent(account)}/${encodeURIComponent(name)}`;
-}
-
+/** The admin client of a server, its answers and errors as the CLI's commands take them. */
 export class AdminApi {
-  private readonly base: string;
+  protected readonly client: AdminClient;
 
-  constructor(
-    server: string,
-    private readonly token: string | undefined,
-  ) {
+  constructor(server: string, token: string | undefined) {
     let url: URL;
     try {
       url = new URL(server);
@@ -63,47 +54,15 @@ export class AdminApi {
         'invalid_argument',
         'a remote server needs an admin token in CFGHUB_ADMIN_TOKEN (cfghub admin-token create on its host makes one)',
       );
-    this.base = url.href.replace(/\/+$/, '');
+    this.client = new AdminClient({ server: url.href, token, timeoutMs: REQUEST_TIMEOUT_MS });
   }
 
-  protected async call<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<T> {
-    let response: Response;
+  /** An operation of the admin client, its errors turned into the ones the folder would raise. */
+  protected async call<T>(operation: (client: AdminClient) => Promise<T>): Promise<T> {
     try {
-      response = await fetch(`${this.base}${path}`, {
-        method,
-        headers: {
-          Authorization: `Bearer ${this.token}`,
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-          ...headers,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-        ...NO_REDIRECTS,
-      });
+      return await operation(this.client);
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-      throw new Error(`cannot reach the server at ${this.base}: ${cause}`);
+      throw errorOf(error);
     }
-    const redirect = redirectRefusal(response, this.base);
-    if (redirect !== undefined) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new Error(redirect);
-    }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      throw new Error(
-        `the server at ${this.base} answered ${response.status} with something that is not JSON: is it a cfghub server?`,
-      );
-    }
-    if (!response.ok) throw errorOf(response.status, parsed);
-    return parsed as T;
   }
 }

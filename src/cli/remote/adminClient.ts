@@ -1,6 +1,6 @@
 /**
- * The CLI against a remote server: the same Administration as on a folder, done
- * through the server's admin API (src/http/routes/adminRoutes.ts) with an admin token. The server runs
+ * The CLI against a remote server: the same Administration as on a folder, done through the
+ * server's admin API with an admin token (the one admin client, src/client/admin.ts). The server runs
  * the same operations, and its JSON errors are turned back into the same ServiceErrors, so a
  * command prints and exits alike both ways. Passwords go only in request bodies.
  */
@@ -16,68 +16,64 @@ import type { SettingsChange } from '../../service/admin/repositorySettings.js';
 import type { GroupInfo } from '../../service/security/securityGroupCommands.js';
 import type { TagRecord } from '../../service/admin/tags.js';
 import type { TokenInfo } from '../../service/admin/tokens.js';
-import { RemoteAccessAdministration } from './accessAdminClient.js';
 import type { SchemaDocument } from '../../domain/schemas.js';
 import type { SchemasChange } from '../../service/schemas/schemaCommands.js';
-import { repoPath } from './adminApi.js';
+import { RemoteAccessAdministration } from './accessAdminClient.js';
 
 export class RemoteAdministration extends RemoteAccessAdministration implements Administration {
   createRepository(input: NewRepository): Promise<RepositoryRecord> {
     const { levels, ...rest } = input;
-    return this.call('POST', '/rest/admin/repositories', { ...rest, context: levels });
+    return this.call((c) => c.createRepository({ ...rest, context: [...levels] }));
   }
 
   listRepositories(): Promise<{ records: RepositoryRecord[]; unreadable: UnreadableRecord[] }> {
-    return this.call('GET', '/rest/admin/repositories');
+    return this.call((c) => c.listRepositories());
   }
 
   changeSettings(fullName: string, change: SettingsChange): Promise<RepositoryRecord | UnreadableRecord> {
-    return this.call('PATCH', repoPath(fullName), change);
+    return this.call((c) => c.changeSettings(fullName, change));
   }
 
   deleteRepository(fullName: string): Promise<{ repository: string; revokedTokens: number }> {
-    return this.call('DELETE', repoPath(fullName));
+    return this.call((c) => c.deleteRepository(fullName));
   }
 
   repositoryRecord(fullName: string): Promise<RepositoryRecord | UnreadableRecord> {
-    return this.call('GET', repoPath(fullName));
+    return this.call((c) => c.repository(fullName));
   }
 
   createToken(fullName: string, input: NewClientToken): Promise<{ token: string; label: string; repository: string }> {
-    return this.call('POST', `${repoPath(fullName)}/tokens`, input);
+    return this.call((c) => c.createToken(fullName, input));
   }
 
   listTokens(fullName: string): Promise<TokenInfo[]> {
-    return this.call('GET', `${repoPath(fullName)}/tokens`);
+    return this.call((c) => c.listTokens(fullName));
   }
 
   revokeToken(fullName: string, label: string): Promise<{ label: string; repository: string }> {
-    return this.call('DELETE', `${repoPath(fullName)}/tokens/${encodeURIComponent(label)}`);
+    return this.call((c) => c.revokeToken(fullName, label));
   }
 
   createTag(fullName: string, tag: string, comment?: string): Promise<TagRecord> {
     checkTagName(tag);
-    return this.call('POST', `${repoPath(fullName)}/tags`, {
-      name: tag,
-      ...(comment === undefined ? {} : { comment }),
-    });
+    return this.call((c) => c.createTag(fullName, { name: tag, ...(comment === undefined ? {} : { comment }) }));
   }
 
   listTags(fullName: string): Promise<TagRecord[]> {
-    return this.call('GET', `${repoPath(fullName)}/tags`);
+    return this.call((c) => c.listTags(fullName));
   }
 
   deleteTag(fullName: string, tag: string): Promise<{ tag: string; repository: string }> {
     checkTagName(tag); // before it becomes a URL segment, where `..` would not survive
-    return this.call('DELETE', `${repoPath(fullName)}/tags/${encodeURIComponent(tag)}`);
+    return this.call((c) => c.deleteTag(fullName, tag));
   }
 
   createGroup(fullName: string, group: string, password: string): Promise<{ name: string; commit: string }> {
-    return this.call('POST', `${repoPath(fullName)}/groups`, { name: group, password });
+    return this.call((c) => c.createGroup(fullName, { name: group, password }));
   }
 
   listGroups(fullName: string): Promise<GroupInfo[]> {
-    return this.call('GET', `${repoPath(fullName)}/groups`);
+    return this.call((c) => c.listGroups(fullName));
   }
 
   changePassword(
@@ -86,14 +82,11 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     current: string,
     next: string,
   ): Promise<{ name: string; commit: string }> {
-    return this.call('POST', `${repoPath(fullName)}/groups/${encodeURIComponent(group)}/password`, {
-      current,
-      new: next,
-    });
+    return this.call((c) => c.changePassword(fullName, group, { current, new: next }));
   }
 
   deleteGroup(fullName: string, group: string): Promise<{ name: string; commit: string; repository: string }> {
-    return this.call('DELETE', `${repoPath(fullName)}/groups/${encodeURIComponent(group)}`);
+    return this.call((c) => c.deleteGroup(fullName, group));
   }
 
   revert(
@@ -101,11 +94,12 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     commit: string,
     rollback: Rollback,
   ): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
-    return this.call(
-      'POST',
-      `${repoPath(fullName)}/revert`,
-      { commit, ...(rollback.comment === undefined ? {} : { comment: rollback.comment }) },
-      applicationHeader(rollback),
+    return this.call((c) =>
+      c.revert(
+        fullName,
+        { commit, ...(rollback.comment === undefined ? {} : { comment: rollback.comment }) },
+        rollback.applicationName,
+      ),
     );
   }
 
@@ -114,22 +108,23 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     to: string,
     rollback: Rollback,
   ): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
-    return this.call(
-      'POST',
-      `${repoPath(fullName)}/restore`,
-      {
-        to,
-        ...(rollback.comment === undefined ? {} : { comment: rollback.comment }),
-        ...(rollback.securityGroup === undefined
-          ? {}
-          : { securityGroup: rollback.securityGroup, password: rollback.password }),
-      },
-      applicationHeader(rollback),
+    return this.call((c) =>
+      c.restore(
+        fullName,
+        {
+          to,
+          ...(rollback.comment === undefined ? {} : { comment: rollback.comment }),
+          ...(rollback.securityGroup === undefined
+            ? {}
+            : { securityGroup: rollback.securityGroup, password: rollback.password }),
+        },
+        rollback.applicationName,
+      ),
     );
   }
 
   async schemas(fullName: string): Promise<SchemaDocument> {
-    return (await this.call<{ schemas: SchemaDocument }>('GET', `${repoPath(fullName)}/schemas`)).schemas;
+    return (await this.call((c) => c.schemas(fullName))).schemas;
   }
 
   setSchemas(
@@ -137,13 +132,8 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     schemas: SchemaDocument,
     change: { comment?: string; applicationName?: string },
   ): Promise<SchemasChange> {
-    return this.call('POST', `${repoPath(fullName)}/schemas`, {
-      schemas,
-      ...(change.comment !== undefined ? { comment: change.comment } : {}),
-    });
+    return this.call((c) =>
+      c.setSchemas(fullName, { schemas, ...(change.comment !== undefined ? { comment: change.comment } : {}) }),
+    );
   }
-}
-
-function applicationHeader(rollback: Rollback): Record<string, string> {
-  return rollback.applicationName ? { 'Application-Name': rollback.applicationName } : {};
 }

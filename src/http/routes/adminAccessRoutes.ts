@@ -7,7 +7,7 @@
  */
 import type { z } from 'zod';
 import { priorityOf } from '../../service/access/accessRuleSetCommands.js';
-import * as s from '../schemas/adminAccessSchemas.js';
+import * as s from '../../api/admin.js';
 import type { AdminRoute } from './adminRoutes.js';
 
 type Params = Record<string, string>;

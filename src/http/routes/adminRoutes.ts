@@ -14,7 +14,7 @@ import { LocalAdministration, type Administration } from '../../service/admin/ad
 import { AdminTokenService } from '../../service/admin/adminTokens.js';
 import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
-import * as s from '../schemas/adminSchemas.js';
+import * as s from '../../api/admin.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
 import { header, sendJson } from '../answer/headers.js';

@@ -4,6 +4,7 @@
  * JSON and shape (400), limits (413), then the push itself (200, or 304 with the reason).
  * Served without express by pushFront.ts; express keeps the route for compressed bodies.
  */
+import type { RefusalKind } from '../../domain/applyPush.js';
 import express, { type Request, type Response, type Router } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findLimitProblemSteps } from '../../domain/pushRequest.js';
@@ -15,13 +16,16 @@ import { badRequest, HttpError } from '../answer/errors.js';
 import { booleanHeader, clientVersion, header, sendJson } from '../answer/headers.js';
 import { bodyReader, requireJsonContentType } from '../body/jsonBody.js';
 import { parseJsonInSlices } from '../body/jsonBodyInSlices.js';
-import { parsePushBodySteps } from '../schemas/pushSchema.js';
+import { parsePushBodySteps } from '../../api/pushBody.js';
 import { plainWriteAccess, type NamedWrite } from '../access/pushAccess.js';
 
 /** What the push route leaves for the request's log line and metrics (requestLog.ts reads them). */
 export interface PushLocals {
   pushOutcome?: string;
+  /** A refusal's reason, for the log line. */
   refusal?: string;
+  /** What the refusal is about, for the metrics (never the reason: it names the client's keys and values). */
+  refusalKind?: RefusalKind;
 }
 
 /** The push itself, for a request of node:http: served by pushFront.ts, and by express for bodies it must inflate. */
@@ -88,6 +92,7 @@ export function pushHandler(deps: HttpDeps): PushHandler {
     locals.pushOutcome = result.kind;
     if (result.kind === 'refused') {
       locals.refusal = result.reason;
+      locals.refusalKind = result.refusal ?? 'invalid';
       res.statusCode = 304;
       res.setHeader('ETag', `"${headerSafeReason(result.reason)}"`);
       res.end();

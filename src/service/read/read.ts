@@ -1,8 +1,20 @@
 /**
- * The read operations of ConfigHub's client API, as bodies built from one
- * snapshot: pull, raw file, key data, repository info and export. Pure of I/O: the caller picks
- * the snapshot (head, tag or date) and turns the result into an answer.
+ * The read operations of ConfigHub's client API, as bodies built from one snapshot: pull, raw
+ * file, key data, repository info and export, each typed by its wire schema (src/api/answers.ts).
+ * Pure of I/O: the caller picks the snapshot (head, tag or date) and turns the result into an
+ * answer.
  */
+import type {
+  ExportAnswer,
+  ExportedFile,
+  ExportedKey,
+  InfoAnswer,
+  KeyFields,
+  ListedFile,
+  PullAnswerBody,
+  PulledFile,
+  PulledProperty,
+} from '../../api/answers.js';
 import { contentTypeOf } from '../../domain/contentType.js';
 import { runSteps, type Steps } from '../../lib/steps.js';
 import { sortSteps } from '../../lib/sortSteps.js';
@@ -145,24 +157,24 @@ export function pullBody(
   contextText: string,
   context: Context,
   options: PullOptions,
-): Record<string, unknown> {
+): PullAnswerBody {
   return runSteps(pullBodySteps(target, contextText, context, options));
 }
 
-/** pullBody as steps (src/lib/steps.ts): a pause is safe after each file rendered and each key resolved. */
+/** pullBody as steps (src/domain/steps.ts): a pause is safe after each file rendered and each key resolved. */
 export function* pullBodySteps(
   target: ReadTarget,
   contextText: string,
   context: Context,
   options: PullOptions,
-): Steps<Record<string, unknown>> {
+): Steps<PullAnswerBody> {
   const request = requestContext(context, target.snapshot.groups());
   const ring = target.ring ?? KeyRing.EMPTY;
   const view = new ContextView(target.snapshot, request, ring);
-  const body: Record<string, unknown> = {};
+  let files: Record<string, PulledFile> | undefined;
   if (!options.noFiles) {
     // Null prototypes wherever a name is a property name: a key or file may be named __proto__.
-    const files: Record<string, unknown> = Object.create(null);
+    files = Object.create(null) as Record<string, PulledFile>;
     for (const [path, rendered] of yield* view.renderedFiles()) {
       if ('sealed' in rendered) {
         files[path] = {
@@ -175,14 +187,14 @@ export function* pullBodySteps(
       files[path] = {
         content: rendered.content,
         'content-type': contentTypeOf(path),
-        ...(rendered.unresolved.length ? { unresolved: rendered.unresolved } : {}),
-        ...(rendered.encrypted.length ? { encrypted: rendered.encrypted } : {}),
+        ...(rendered.unresolved.length ? { unresolved: [...rendered.unresolved] } : {}),
+        ...(rendered.encrypted.length ? { encrypted: [...rendered.encrypted] } : {}),
       };
     }
-    body.files = files;
   }
+  let properties: Record<string, PulledProperty> | undefined;
   if (!options.noProperties) {
-    const properties: Record<string, unknown> = Object.create(null);
+    properties = Object.create(null) as Record<string, PulledProperty>;
     for (const key of yield* target.snapshot.keysByName()) {
       const value = resolveValue(key, request);
       if (!value) continue;
@@ -196,13 +208,15 @@ export function* pullBodySteps(
       };
       yield;
     }
-    body.properties = properties;
   }
-  body.account = target.account;
-  body.repo = target.name;
-  body.context = contextText;
-  if (target.repoDate) body.repoDate = target.repoDate;
-  return body;
+  return {
+    ...(files ? { files } : {}),
+    ...(properties ? { properties } : {}),
+    account: target.account,
+    repo: target.name,
+    context: contextText,
+    ...(target.repoDate ? { repoDate: target.repoDate } : {}),
+  };
 }
 
 export interface RawFile {
@@ -232,14 +246,14 @@ export function rawFile(target: ReadTarget, path: string, context: Context): Raw
   return { content: rendered.content, contentType: contentTypeOf(normalized), unresolved: rendered.unresolved };
 }
 
-export function keyDataBody(target: ReadTarget, name: string): Record<string, unknown> {
+export function keyDataBody(target: ReadTarget, name: string): KeyFields {
   const key = target.snapshot.key(keyId(name));
   if (!key) throw new ServiceError('not_found', `repository ${target.account}/${target.name} has no key ${name}`);
   return keyFields(key);
 }
 
 /** A key's own fields as keyData and export give them, in ConfigHub's order. */
-function keyFields(key: KeyRecord): Record<string, unknown> {
+function keyFields(key: KeyRecord): KeyFields {
   return {
     key: key.key,
     readme: key.readme,
@@ -321,16 +335,15 @@ function globOf(pattern: string) {
   }
 }
 
-/** A repository's info, as steps (src/lib/steps.ts): its context elements walk every stored value. */
-export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<Record<string, unknown>> {
+/** A repository's info, as steps (src/domain/steps.ts): its context elements walk every stored value. */
+export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<InfoAnswer> {
   const { snapshot } = target;
-  const body: Record<string, unknown> = { account: target.account, repository: target.name };
-  if (target.repoDate) body.date = target.repoDate;
-  body.context = snapshot.settings.levels;
+  let listedElements: Record<string, string[]> | undefined;
+  let contextGroups: InfoAnswer['contextGroups'];
   if (options.contextElements !== false) {
     const elements = yield* contextElements(snapshot);
     const wanted = options.contextElements === true ? [...elements.keys()] : options.contextElements;
-    const out: Record<string, string[]> = Object.create(null);
+    listedElements = Object.create(null) as Record<string, string[]>;
     for (const label of wanted) {
       const level = [...elements.keys()].find((name) => name.toLowerCase() === label.toLowerCase());
       if (!level)
@@ -338,18 +351,17 @@ export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<
           'invalid_argument',
           `Context-Labels names ${label}, which is not a level of this repository (${snapshot.settings.levels.join(', ')})`,
         );
-      out[level] = elements.get(level)!;
+      listedElements[level] = elements.get(level)!;
     }
-    body.contextElements = out;
-    const groups = groupsByLevel(snapshot, Object.keys(out));
-    if (groups) body.contextGroups = groups;
+    contextGroups = groupsByLevel(snapshot, Object.keys(listedElements));
   }
+  let files: ListedFile[] | undefined;
   if (options.files !== false) {
     const pattern = options.files === true ? undefined : globOf(options.files);
     const listed = [...snapshot.files()].filter((file) => !pattern || pattern.test(file.path));
     const byPathThenContext = (a: FileRecord, b: FileRecord) =>
       a.path < b.path || (a.path === b.path && byName(formatContext(a.context), formatContext(b.context)) < 0);
-    body.files = (yield* sortSteps(listed, byPathThenContext)).map((file) => ({
+    files = (yield* sortSteps(listed, byPathThenContext)).map((file) => ({
       name: file.path.slice(file.path.lastIndexOf('/') + 1),
       path: file.path,
       context: formatContext(file.context),
@@ -357,15 +369,25 @@ export function* infoBodySteps(target: ReadTarget, options: InfoOptions): Steps<
       ...(file.securityGroup !== undefined ? { secureGroup: file.securityGroup } : {}),
     }));
   }
-  if (options.tags) {
-    body.tags = options.tags.map((tag) => ({
-      name: tag.name,
-      readme: tag.message,
-      ts: Date.parse(tag.created),
-      date: tag.created,
-    }));
-  }
-  return body;
+  return {
+    account: target.account,
+    repository: target.name,
+    ...(target.repoDate ? { date: target.repoDate } : {}),
+    context: [...snapshot.settings.levels],
+    ...(listedElements ? { contextElements: listedElements } : {}),
+    ...(contextGroups ? { contextGroups } : {}),
+    ...(files ? { files } : {}),
+    ...(options.tags
+      ? {
+          tags: options.tags.map((tag) => ({
+            name: tag.name,
+            readme: tag.message,
+            ts: Date.parse(tag.created),
+            date: tag.created,
+          })),
+        }
+      : {}),
+  };
 }
 
 export interface ExportOptions {
@@ -377,14 +399,11 @@ export interface ExportOptions {
  * The repository in the push format: pushing it into a repository with the same levels (and
  * groups) recreates it. Secured keys and files carry `securityGroup`; their values and content are
  * plain for the groups the caller unlocked, else the sealed text (which a push refuses). As steps
- * (src/lib/steps.ts): a pause is safe after each key and each file.
+ * (src/domain/steps.ts): a pause is safe after each key and each file.
  */
-export function* exportBodySteps(
-  target: ReadTarget,
-  options: ExportOptions,
-): Steps<{ data: Record<string, unknown>[] }> {
+export function* exportBodySteps(target: ReadTarget, options: ExportOptions): Steps<ExportAnswer> {
   const ring = target.ring ?? KeyRing.EMPTY;
-  const data: Record<string, unknown>[] = [];
+  const data: (ExportedKey | ExportedFile)[] = [];
   for (const key of yield* target.snapshot.keysByName()) {
     data.push({
       ...keyFields(key),

@@ -1,14 +1,15 @@
 /**
- * The shape of a push body, checked strictly with zod:
+ * The shape of a push body, checked strictly with zod (by the server, and by the client before it
+ * sends one):
  * unknown fields are rejected, so a mistyped `opp` can never turn a delete into an update.
  * Booleans also accept the strings "true" and "false", as the ConfigHub Java client sends them.
  * Anything that has the right shape but the wrong content is left to the push itself (a 304).
  */
-import { z } from 'zod';
-import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../../domain/pushRequest.js';
-import { runSteps, type Steps } from '../../lib/steps.js';
-import type { ErrorDetail } from '../answer/errors.js';
-import { schemaDocumentShape } from '../../layout/schemaLayout.js';
+import * as z from 'zod';
+import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../domain/pushRequest.js';
+import { runSteps, type Steps } from '../lib/steps.js';
+import type { ErrorDetail } from './errorBody.js';
+import { schemaDocumentShape } from '../layout/schemaLayout.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
 const optionalText = z.string().nullable().optional();
