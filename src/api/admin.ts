@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { KEY_MATCHES, VALUE_MATCHES } from '../domain/accessRules.js';
-import { schemaDocumentShape } from '../layout/schemaLayout.js';
+import { schemaDocumentShape } from '../domain/schemaDocumentShape.js';
 
 const flag = z.boolean().optional();
 

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import type { FileElement, KeyElement, PushElement, PushRequest, ValueElement } from '../domain/pushRequest.js';
 import { runSteps, type Steps } from '../lib/steps.js';
 import type { ErrorDetail } from './errorBody.js';
-import { schemaDocumentShape } from '../layout/schemaLayout.js';
+import { schemaDocumentShape } from '../domain/schemaDocumentShape.js';
 
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((text) => text === 'true')]);
 const optionalText = z.string().nullable().optional();

@@ -34,13 +34,45 @@ export interface PushOptions {
   readonly unlocked?: (index: number, group: string) => boolean;
 }
 
-export type PushOutcome = { ok: true; changes: PushChanges } | { ok: false; reason: string };
+/**
+ * What a refusal is about, as data beside its reason (the metrics count refusals by it; the reason
+ * names keys and values a client sent, so it never becomes a label):
+ * - `security`: a security group (unknown, off, its password missing or wrong, a sealed value);
+ * - `missing`: a key or file that does not exist (key creation off, a reference to nothing);
+ * - `push_disabled`: a key whose push flag is false;
+ * - `value_type`: a value that does not fit its key's value data type, or an unknown type;
+ * - `reference`: a deletion of a key or file that something still refers to;
+ * - `context`: a context that is missing or malformed, a context group conflict, or a context the
+ *   writer's access rules keep it from;
+ * - `schema`: a change that breaks the repository's schemas (schemas.yaml);
+ * - `invalid`: anything else malformed (names, paths, content, sizes).
+ */
+export const REFUSAL_KINDS = [
+  'security',
+  'missing',
+  'push_disabled',
+  'value_type',
+  'reference',
+  'context',
+  'schema',
+  'invalid',
+] as const;
+export type RefusalKind = (typeof REFUSAL_KINDS)[number];
+
+export type PushOutcome = { ok: true; changes: PushChanges } | { ok: false; kind: RefusalKind; reason: string };
 
 /** Thrown inside the transaction to refuse it; caught by applyPush. */
-class Refusal extends Error {}
+class Refusal extends Error {
+  constructor(
+    readonly kind: RefusalKind,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
 
-function refuse(reason: string): never {
-  throw new Refusal(reason);
+function refuse(kind: RefusalKind, reason: string): never {
+  throw new Refusal(kind, reason);
 }
 
 export function applyPush(state: RepositoryState, request: PushRequest, options: PushOptions): PushOutcome {
@@ -60,7 +92,7 @@ export function* applyPushSteps(
   try {
     return { ok: true, changes: yield* tx.run() };
   } catch (error) {
-    if (error instanceof Refusal) return { ok: false, reason: error.message };
+    if (error instanceof Refusal) return { ok: false, kind: error.kind, reason: error.message };
     throw error;
   }
 }
@@ -116,20 +148,23 @@ class Transaction {
 
   private applyKey(element: KeyElement, index: number): void {
     if (!isValidKeyName(element.key)) {
-      refuse(`data[${index}] key ${shown(element.key)}: key names are 1-120 letters, digits and . _ - + [ ] ( ) *`);
+      refuse(
+        'invalid',
+        `data[${index}] key ${shown(element.key)}: key names are 1-120 letters, digits and . _ - + [ ] ( ) *`,
+      );
     }
     const where = `data[${index}] key ${element.key}`;
     const id = keyId(element.key);
     const requested = this.requestedGroup(element.securityGroup, where);
     const committed = this.state.key(id);
     if (committed && !committed.push && !this.options.forceKeyPush) {
-      refuse(`${where}: push is disabled for this key`);
+      refuse('push_disabled', `${where}: push is disabled for this key`);
     }
     const current = this.currentKey(id);
     const securityGroup = requested === undefined ? current?.securityGroup : requested || undefined;
     this.requireUnlocked(index, where, current?.securityGroup, element.opp === 'delete' ? undefined : securityGroup);
     if (element.opp === 'delete') {
-      if (element.values !== undefined) refuse(`${where}: deleting a key takes no values`);
+      if (element.values !== undefined) refuse('invalid', `${where}: deleting a key takes no values`);
       if (current) this.keys.set(id, null);
       this.keyOrigin.set(id, `data[${index}]`);
       return;
@@ -138,21 +173,21 @@ class Transaction {
       element.values !== undefined && element.values.length > 0 && element.values.every((v) => v.opp === 'delete');
     if (!current && onlyDeletesValues) return; // deleting values of a key that does not exist: nothing to do
     if (!current && !this.enableKeyCreation) {
-      refuse(`${where}: key does not exist and key creation is off (enableKeyCreation)`);
+      refuse('missing', `${where}: key does not exist and key creation is off (enableKeyCreation)`);
     }
     let vdt = current?.vdt ?? 'Text';
     if (element.vdt !== undefined) {
       if (!isValueType(element.vdt))
-        refuse(`${where}: unknown vdt ${shown(element.vdt)} (one of ${VALUE_TYPES.join(', ')})`);
+        refuse('value_type', `${where}: unknown vdt ${shown(element.vdt)} (one of ${VALUE_TYPES.join(', ')})`);
       if (!this.state.settings.vdtEnabled && element.vdt !== 'Text') {
-        refuse(`${where}: value data types are off in this repository, so vdt must be Text`);
+        refuse('value_type', `${where}: value data types are off in this repository, so vdt must be Text`);
       }
       vdt = element.vdt;
     }
     const values = new Map<string, StoredValue>((current?.values ?? []).map((v) => [contextId(v.context), v]));
     element.values?.forEach((value, j) => {
       const at = `data[${index}].values[${j}] key ${element.key}`;
-      if (value.context === undefined) refuse(`${at}: value has no context`);
+      if (value.context === undefined) refuse('context', `${at}: value has no context`);
       const context = this.parseContextOrRefuse(value.context, at);
       const cid = contextId(context);
       const existing = values.get(cid);
@@ -163,9 +198,10 @@ class Transaction {
       let text = existing?.value ?? null;
       if (value.hasValue) {
         const converted = valueToText(value.value, vdt);
-        if (!converted.ok) refuse(`${at}: ${converted.problem}`);
+        if (!converted.ok) refuse('value_type', `${at}: ${converted.problem}`);
         if (securityGroup !== undefined && converted.text?.startsWith(SEALED_PREFIX)) {
           refuse(
+            'security',
             `${at}: value is a sealed ciphertext (from an export made without the group's password); push the plain value`,
           );
         }
@@ -192,9 +228,10 @@ class Transaction {
    */
   private requestedGroup(group: string | undefined, where: string): string | undefined {
     if (group === undefined || group === '') return group;
-    if (!this.state.settings.securityEnabled) refuse(`${where}: security groups are off in this repository`);
+    if (!this.state.settings.securityEnabled)
+      refuse('security', `${where}: security groups are off in this repository`);
     const found = findGroup(this.state.securityGroups, group);
-    if (!found) refuse(`${where}: security group ${shown(group)} does not exist`);
+    if (!found) refuse('security', `${where}: security group ${shown(group)} does not exist`);
     return found.name;
   }
 
@@ -202,7 +239,7 @@ class Transaction {
   private requireUnlocked(index: number, where: string, ...groups: (string | undefined)[]): void {
     for (const group of groups) {
       if (group !== undefined && !this.options.unlocked?.(index, group)) {
-        refuse(`${where}: the password for security group ${shown(group)} is missing or wrong`);
+        refuse('security', `${where}: the password for security group ${shown(group)} is missing or wrong`);
       }
     }
   }
@@ -215,7 +252,7 @@ class Transaction {
 
   private parseContextOrRefuse(text: string, where: string): Context {
     const parsed = parseContext(text, this.levels);
-    if (!parsed.ok) refuse(`${where}: ${parsed.problem}`);
+    if (!parsed.ok) refuse('context', `${where}: ${parsed.problem}`);
     return parsed.context;
   }
 
@@ -232,12 +269,13 @@ class Transaction {
       yield;
       if (key.values.length > MAX_VALUES_PER_KEY) {
         refuse(
+          'invalid',
           `${this.keyOrigin.get(id) ?? 'data'} key ${key.key}: would hold ${key.values.length} values, more than the ${MAX_VALUES_PER_KEY} a key may hold`,
         );
       }
       for (const value of key.values) {
         if (!fitsType(key.vdt, value.value)) {
-          refuse(`${this.blameValue(id, key, value)}: value is not ${describeType(key.vdt)}`);
+          refuse('value_type', `${this.blameValue(id, key, value)}: value is not ${describeType(key.vdt)}`);
         }
       }
     }
@@ -251,11 +289,11 @@ class Transaction {
 
   private applyFile(element: FileElement, index: number): void {
     const normalized = normalizeFilePath(element.file);
-    if (!normalized.ok) refuse(`data[${index}] file ${shown(element.file)}: ${normalized.problem}`);
+    if (!normalized.ok) refuse('invalid', `data[${index}] file ${shown(element.file)}: ${normalized.problem}`);
     const path = normalized.path;
     const where = `data[${index}] file ${shown(path)}`;
     const requested = this.requestedGroup(element.securityGroup, where);
-    if (element.context === undefined) refuse(`${where}: file has no context`);
+    if (element.context === undefined) refuse('context', `${where}: file has no context`);
     const context = this.parseContextOrRefuse(element.context, where);
     const id = fileId(path, contextId(context));
     const current = this.currentFile(id);
@@ -268,10 +306,13 @@ class Transaction {
       return;
     }
     if (element.content !== undefined && LONE_SURROGATE.test(element.content))
-      refuse(`${where}: content is not valid Unicode (a lone surrogate)`);
+      refuse('invalid', `${where}: content is not valid Unicode (a lone surrogate)`);
     const content = element.content ?? current?.content ?? '';
     if (securityGroup === undefined && content.startsWith(ENCRYPTED_FILE_MARK)) {
-      refuse(`${where}: content may not begin with ${ENCRYPTED_FILE_MARK}, which marks an encrypted file in git`);
+      refuse(
+        'invalid',
+        `${where}: content may not begin with ${ENCRYPTED_FILE_MARK}, which marks an encrypted file in git`,
+      );
     }
     if (securityGroup !== undefined) {
       let groups = this.pushedSecuredPaths.get(path);
@@ -342,7 +383,7 @@ class Transaction {
     }
     for (const [id, file] of added) {
       const problem = index.add(file!.path);
-      if (problem) refuse(`${this.fileOrigin.get(id)} file ${shown(file!.path)}: ${problem}`);
+      if (problem) refuse('invalid', `${this.fileOrigin.get(id)} file ${shown(file!.path)}: ${problem}`);
     }
   }
 
@@ -354,7 +395,7 @@ class Transaction {
       yield;
       for (const value of key.values) {
         if (value.value !== null && !paths.has(stripSlash(value.value))) {
-          refuse(`${this.blameValue(id, key, value)}: value names no file of the repository`);
+          refuse('missing', `${this.blameValue(id, key, value)}: value names no file of the repository`);
         }
       }
     }
@@ -371,7 +412,10 @@ class Transaction {
         const path = value.value === null ? null : stripSlash(value.value);
         if (path !== null && removed.has(path)) {
           const origin = [...this.files].find(([id, file]) => !file && this.state.file(id)?.path === path)![0];
-          refuse(`${this.fileOrigin.get(origin)} file ${shown(path)}: cannot delete, key ${key.key} refers to it`);
+          refuse(
+            'reference',
+            `${this.fileOrigin.get(origin)} file ${shown(path)}: cannot delete, key ${key.key} refers to it`,
+          );
         }
       }
     }
@@ -390,6 +434,7 @@ class Transaction {
       for (const name of templateReferences(file)) {
         if (!this.currentKey(keyId(name))) {
           refuse(
+            'missing',
             `${this.fileOrigin.get(id)} file ${shown(file.path)}: template references key ${name}, which does not exist`,
           );
         }
@@ -404,6 +449,7 @@ class Transaction {
         const id = keyId(name);
         if (deletedSet.has(id)) {
           refuse(
+            'reference',
             `${this.keyOrigin.get(id)} key ${this.state.key(id)!.key}: cannot delete, file ${shown(file.path)} references it`,
           );
         }
@@ -419,6 +465,7 @@ class Transaction {
     if (!problem) return;
     const origin = [...this.fileOrigin].find(([id]) => this.files.get(id)?.path === problem.path)?.[1];
     refuse(
+      'invalid',
       `${origin ? `${origin} ` : ''}file ${shown(problem.path)}: embeds files more than ${MAX_EMBED_DEPTH} levels deep (${problem.chain.map(shown).join(' -> ')})`,
     );
   }

@@ -17,7 +17,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { refusalClass, REFUSAL_CLASSES } from '../domain/refusalClass.js';
+import { REFUSAL_KINDS, type RefusalKind } from '../domain/applyPush.js';
 import { AdminTokenService } from '../service/admin/adminTokens.js';
 import { AdminTokenStore } from '../disk/records/adminTokenStore.js';
 import { listen } from '../lib/telemetry.js';
@@ -103,7 +103,7 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry, prefix: '' });
     for (const name of PER_HANDLE_METRICS) this.registry.removeSingleMetric(name);
     for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
-    for (const reason of REFUSAL_CLASSES) this.refusals.inc({ reason }, 0);
+    for (const reason of REFUSAL_KINDS) this.refusals.inc({ reason }, 0);
     const commits = new Histogram({
       name: 'cfghub_commit_duration_seconds',
       help: 'Time to write a commit: objects, fsyncs and the ref update (process-wide)',
@@ -265,14 +265,14 @@ export class Metrics {
     status: number,
     seconds: number,
     pushOutcome?: string,
-    refusal?: string,
+    refusal?: RefusalKind,
   ): void {
     const label = route ?? (GIT_PATH.test(path) ? '/git/:account/:repository.git/*' : 'unmatched');
     this.requests.inc({ method, route: label, status: String(status) });
     this.latency.observe({ method, route: label }, seconds);
     if (pushOutcome !== undefined) {
       this.pushes.inc({ outcome: pushOutcome });
-      if (pushOutcome === 'refused' && refusal !== undefined) this.refusals.inc({ reason: refusalClass(refusal) });
+      if (pushOutcome === 'refused' && refusal !== undefined) this.refusals.inc({ reason: refusal });
     }
   }
 

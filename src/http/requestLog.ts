@@ -1,4 +1,5 @@
 /** The request id (taken from `X-Request-Id` when well formed) and one log line per request. */
+import type { PushLocals } from './routes/pushRoutes.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { HttpDeps } from './deps.js';
@@ -40,14 +41,14 @@ export function beginRequest(
 
 /**
  * Counts the request in the metrics when answered: by `route`, else the express route pattern it
- * matched, with a push's outcome and refusal (set in `res.locals` by the push route).
+ * matched, with a push's outcome and the kind of its refusal (set in `res.locals` by the push route).
  */
 function countRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, route: string | undefined): void {
   const metrics = metricsOf(deps);
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const matched = route ?? (req as { route?: { path?: unknown } }).route?.path;
-    const locals = (res as { locals?: { pushOutcome?: string; refusal?: string } }).locals;
+    const locals = (res as { locals?: Pick<PushLocals, 'pushOutcome' | 'refusalKind'> }).locals;
     const url = req.url ?? '';
     const query = url.indexOf('?');
     metrics.request(
@@ -57,7 +58,7 @@ function countRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse,
       res.statusCode,
       Number(process.hrtime.bigint() - started) / 1e9,
       locals?.pushOutcome,
-      locals?.refusal,
+      locals?.refusalKind,
     );
   });
 }

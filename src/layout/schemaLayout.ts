@@ -7,35 +7,12 @@
  * JSON Schemas are kept as YAML data (a mapping, or true/false). What the entries mean, and what a
  * write must satisfy, is domain/schemas.ts's and service/schemas/'s business.
  */
-import { z } from 'zod';
-import { FILE_FORMATS, SCHEMA_LIMITS, type SchemaDocument } from '../domain/schemas.js';
+import { SCHEMA_LIMITS, type SchemaDocument } from '../domain/schemas.js';
+import { schemaDocumentShape } from '../domain/schemaDocumentShape.js';
 import { parseYaml, stringify } from './layout.js';
 import { LayoutError } from './errors.js';
 
 export const SCHEMAS_FILE = 'schemas.yaml';
-
-const jsonSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())]);
-
-/** The document's shape, also the shape of a push's or the admin API's `schemas` field. */
-export const schemaDocumentShape = z.strictObject({
-  keys: z
-    .array(z.strictObject({ key: z.string().min(1), schema: jsonSchema }))
-    .max(SCHEMA_LIMITS.keySchemas)
-    .default([]),
-  files: z
-    .array(z.strictObject({ path: z.string().min(1), format: z.enum(FILE_FORMATS), schema: jsonSchema.optional() }))
-    .max(SCHEMA_LIMITS.fileSchemas)
-    .default([]),
-  rules: z
-    .array(
-      z.strictObject({
-        context: z.string().min(1),
-        resolves: z.array(z.string().min(1)).min(1).max(SCHEMA_LIMITS.keysPerRule),
-      }),
-    )
-    .max(SCHEMA_LIMITS.rules)
-    .default([]),
-});
 
 export function serializeSchemas(doc: SchemaDocument): string {
   const body: Record<string, unknown> = {};

@@ -404,13 +404,14 @@ describe('security groups', () => {
       keyEl('secret', { readme: 'r' }),
       keyEl('secret', { securityGroup: '' }),
     ]) {
-      expect(pushAs(withGroup(), [element], false)).toEqual({ ok: false, reason: locked });
+      expect(pushAs(withGroup(), [element], false)).toEqual({ ok: false, kind: 'security', reason: locked });
       expect(pushAs(withGroup(), [element], true).ok).toBe(true);
     }
     expect(
       pushAs(withGroup(), [keyEl('open', { securityGroup: 'secrets', values: [valueEl('*;*', 'x')] })], false),
     ).toEqual({
       ok: false,
+      kind: 'security',
       reason: 'data[0] key open: the password for security group Secrets is missing or wrong',
     });
     const moved = pushAs(
@@ -444,6 +445,7 @@ describe('security groups', () => {
     const state = withGroup([keyRecord('used')], [sealedFile]);
     expect(pushAs(state, [keyEl('used', { opp: 'delete' })], false)).toEqual({
       ok: false,
+      kind: 'reference',
       reason: 'data[0] key used: cannot delete, file f.txt references it',
     });
   });

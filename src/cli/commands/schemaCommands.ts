@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import YAML from 'yaml';
 import type { SchemaDocument } from '../../domain/schemas.js';
-import { schemaDocumentShape } from '../../layout/schemaLayout.js';
+import { schemaDocumentShape } from '../../domain/schemaDocumentShape.js';
 import { ServiceError } from '../../service/errors.js';
 import { administrationOf, printJson, withTarget } from '../remote/adminTarget.js';
 

@@ -87,13 +87,15 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
       try {
         const planned = await waiting.plan(current);
         if (!planned.ok) {
-          outcomes.push({ result: { kind: 'refused', reason: planned.reason } });
+          outcomes.push({ result: { kind: 'refused', reason: planned.reason, refusal: planned.kind } });
           continue;
         }
         // In slices: the largest allowed push checks and stages 50,000 values.
         const problem = await slices.run(guardProblemSteps(current, planned.changes, waiting.writer));
         if (problem) {
-          outcomes.push({ result: { kind: 'refused', reason: problem.reason, denied: problem.denied } });
+          outcomes.push({
+            result: { kind: 'refused', reason: problem.reason, refusal: 'context', denied: problem.denied },
+          });
           continue;
         }
         await slices.pause();
@@ -106,7 +108,7 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[])
         }
         const broken = await slices.run(schemaRefusalSteps(current, one.snapshot, planned.changes));
         if (broken) {
-          outcomes.push({ result: { kind: 'refused', reason: broken } });
+          outcomes.push({ result: { kind: 'refused', reason: broken, refusal: 'schema' } });
           continue;
         }
         staged.push(one);

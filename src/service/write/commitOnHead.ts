@@ -6,6 +6,7 @@
  * retried: nothing is lost and nothing is applied twice.
  */
 import { noteWrite } from '../admin/storageHealth.js';
+import type { RefusalKind } from '../../domain/applyPush.js';
 import type { PushChanges } from '../../domain/model.js';
 import type { Signature } from '../../git/gitObjects.js';
 import { BUSY, retryWhileBusy } from '../../disk/refs/lockRetry.js';
@@ -20,10 +21,13 @@ import { LayoutError } from '../../layout/errors.js';
 import { StorageFullError } from '../../disk/errors.js';
 import { schemaRefusalSteps } from '../schemas/schemaCheck.js';
 
-/** What to commit on a head, or why not. */
+/**
+ * What to commit on a head, or why not. A push's refusal says what it is about (`kind`: the
+ * metrics count refusals by it); other commits' refusals become errors and need not.
+ */
 export type CommitPlan =
   | { readonly ok: true; readonly changes: PushChanges; readonly message: string }
-  | { readonly ok: false; readonly reason: string };
+  | { readonly ok: false; readonly reason: string; readonly kind?: RefusalKind };
 
 export type CommitResult =
   | { readonly kind: 'applied'; readonly commitId: string }
@@ -31,6 +35,8 @@ export type CommitResult =
   | {
       readonly kind: 'refused';
       readonly reason: string;
+      /** What the refusal is about: the plan's kind, `context` for the write guard's (a context group conflict, the access rules), `schema` for the schemas'. */
+      readonly refusal?: RefusalKind;
       /** Refused by the access rules. */ readonly denied?: boolean;
     };
 
@@ -71,9 +77,9 @@ export function commitOnHead(
       const head = repository.head();
       const base = await (baseOf ? baseOf(head) : headSnapshot(repository, head));
       const planned = await plan(base);
-      if (!planned.ok) return { kind: 'refused', reason: planned.reason };
+      if (!planned.ok) return { kind: 'refused', reason: planned.reason, refusal: planned.kind };
       const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
-      if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
+      if (problem) return { kind: 'refused', reason: problem.reason, refusal: 'context', denied: problem.denied };
       // Between the phases of a large push (validation, staging, the pack), other requests get in.
       await slices.pause();
       const staged = await slices.run(
@@ -82,7 +88,7 @@ export function commitOnHead(
       if (staged.commitId === null) return { kind: 'unchanged', commitId: head };
       // A base of the caller's (restore's) is not the head's state: the schemas weigh all it brings.
       const broken = await slices.run(schemaRefusalSteps(baseOf ? undefined : base, staged.snapshot, planned.changes));
-      if (broken) return { kind: 'refused', reason: broken };
+      if (broken) return { kind: 'refused', reason: broken, refusal: 'schema' };
       await slices.pause();
       const started = process.hrtime.bigint();
       let update;

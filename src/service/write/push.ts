@@ -4,7 +4,7 @@
  * head when another process moved the ref). Secured keys and files are opened for the groups the
  * pusher holds (element passwords, the token's groups) and sealed again before staging.
  */
-import { applyPushSteps } from '../../domain/applyPush.js';
+import { applyPushSteps, type RefusalKind } from '../../domain/applyPush.js';
 import { commitMessage, type PushProvenance } from '../../domain/commitMessage.js';
 import { defaultPushSubject } from '../../domain/defaultSubject.js';
 import type { PushRequest } from '../../domain/pushRequest.js';
@@ -52,14 +52,18 @@ function tooManyDerivations(attempts: PasswordAttempts): string | undefined {
 }
 
 /** What a push does before its plan: cheap checks, and the slow key derivations outside the repository's queue. A refusal, or undefined. */
-async function beforePlan(repository: GitRepository, request: PushRequest): Promise<string | undefined> {
-  if (request.changeComment?.includes('\u0000')) return 'changeComment contains a NUL character';
+async function beforePlan(
+  repository: GitRepository,
+  request: PushRequest,
+): Promise<{ reason: string; kind: RefusalKind } | undefined> {
+  if (request.changeComment?.includes('\u0000'))
+    return { reason: 'changeComment contains a NUL character', kind: 'invalid' };
   if (request.data.some((element) => element.password)) {
     // The slow key derivations happen here, outside the repository's queue; inside, they are remembered.
     const head = await repository.headSnapshot();
     const attempts = passwordAttempts(head, request);
     const tooMany = tooManyDerivations(attempts);
-    if (tooMany) return tooMany;
+    if (tooMany) return { reason: tooMany, kind: 'security' };
     await elementRings(repository, head, attempts);
   }
   return undefined;
@@ -80,7 +84,7 @@ function pushPlan(
     const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
     const attempts = passwordAttempts(base, request);
     const tooMany = tooManyDerivations(attempts);
-    if (tooMany) return { ok: false, reason: tooMany };
+    if (tooMany) return { ok: false, reason: tooMany, kind: 'security' };
     const rings = await elementRings(repository, base, attempts);
     const ring = rings.reduce((all, one) => all.with(one), tokenRing);
     used = ring;
@@ -104,6 +108,7 @@ function pushPlan(
       return {
         ok: false,
         reason: `You do not have write access for specified context: a token of rule set ${caller.ruleSet} cannot change the schemas`,
+        kind: 'context',
       };
     }
     await slices.pause();
@@ -120,7 +125,7 @@ function pushPlan(
 
 export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
   const refusal = await beforePlan(repository, request);
-  if (refusal) return { kind: 'refused', reason: refusal };
+  if (refusal) return { kind: 'refused', reason: refusal.reason, refusal: refusal.kind };
   // Committed with the pushes waiting beside it, if any (group commit, commitBatch.ts).
   return commitInGroup(repository, pushPlan(repository, request, caller).plan, caller);
 }
@@ -141,7 +146,7 @@ export async function dryRunPush(
     return {
       wouldCommit: false,
       outcome: 'refused',
-      refusal,
+      refusal: refusal.reason,
       head: repository.head(),
       changed: { keys: [], files: [] },
       contexts: { considered: 0, changed: 0, listed: [], more: 0 },
