@@ -31,7 +31,13 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
   }
 
   changeSettings(fullName: string, change: SettingsChange): Promise<RepositoryRecord | UnreadableRecord> {
-    return this.call((c) => c.changeSettings(fullName, change));
+    const { requiredApprovals, ...rest } = change;
+    return this.call((c) =>
+      c.changeSettings(fullName, {
+        ...rest,
+        ...(requiredApprovals ? { requiredApprovals: requiredApprovals.map((rule) => ({ ...rule })) } : {}),
+      }),
+    );
   }
 
   deleteRepository(fullName: string): Promise<{ repository: string; revokedTokens: number }> {

@@ -28,7 +28,7 @@ import { badRequest, HttpError } from '../answer/errors.js';
 import { clientVersion, header, sendJson } from '../answer/headers.js';
 import { bodyReader, requireJsonContentType } from '../body/jsonBody.js';
 import { parseJsonInSlices } from '../body/jsonBodyInSlices.js';
-import { parsePushBodySteps, pushBodyDescription } from '../schemas/pushSchema.js';
+import { parsePushBodySteps, pushBodyDescription } from '../../api/pushBody.js';
 import { plainWriteAccess } from '../access/pushAccess.js';
 import { readAccess } from '../access/readAccess.js';
 import { bearer } from './adminRoutes.js';

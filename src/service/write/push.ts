@@ -169,7 +169,7 @@ export async function stagePush(
   author: string,
 ): Promise<Staging & { readonly base?: Snapshot }> {
   const refusal = await beforePlan(repository, request);
-  if (refusal) return { kind: 'refused', reason: refusal };
+  if (refusal) return { kind: 'refused', reason: refusal.reason };
   const { plan } = pushPlan(repository, request, caller, 'change request');
   const base = await headSnapshot(repository, repository.head());
   const staging = await stageOn(
