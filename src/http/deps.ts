@@ -33,6 +33,11 @@ export interface HttpDeps {
   readonly starting?: () => string | undefined;
   /** The webhook deliveries' bounds and delays, when not the defaults (service/webhooks/deliveries.ts). */
   readonly webhookLimits?: Partial<DeliveryLimits>;
+  /**
+   * False in the workers of `serve --workers N` but the one the primary chose (clusterPrimary.ts):
+   * every worker sees every commit, and one delivers each; a replaced worker's successor takes its part.
+   */
+  readonly deliversWebhooks?: boolean;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

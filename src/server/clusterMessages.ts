@@ -8,6 +8,9 @@ import type { ReplicaStatus } from '../service/replication/replicator.js';
 import { ServiceError } from '../service/errors.js';
 
 /** One registry's metrics as prom-client's getMetricsAsJSON gives them (what AggregatorRegistry.aggregate sums). */
+/** Set in the environment of the one worker that delivers webhooks. */
+export const DELIVERS_WEBHOOKS = 'CFGHUB_DELIVERS_WEBHOOKS';
+
 export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 /** From the primary to a worker. */

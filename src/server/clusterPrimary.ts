@@ -25,7 +25,14 @@ import type { Replicator } from '../service/replication/replicator.js';
 import { TokenService } from '../service/admin/tokens.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { TokenStore } from '../disk/records/tokenStore.js';
-import { isClusterMessage, startError, type MetricsJson, type ToPrimary, type ToWorker } from './clusterMessages.js';
+import {
+  DELIVERS_WEBHOOKS,
+  isClusterMessage,
+  startError,
+  type MetricsJson,
+  type ToPrimary,
+  type ToWorker,
+} from './clusterMessages.js';
 import { startReplicator } from './replica.js';
 import { exitOnUncaughtException, replayJournalsLogged, type ServeOptions } from './serve.js';
 import { problemOf } from '../disk/storageFaults.js';
@@ -123,8 +130,12 @@ export async function servePrimary(options: ServeOptions, logger: Logger): Promi
   let started: { resolve: () => void; reject: (error: Error) => void } | undefined;
   const allListening = new Promise<void>((resolve, reject) => (started = { resolve, reject }));
 
+  // One worker delivers webhooks (each sees every commit); the one replacing it takes its part.
+  let deliverer: number | undefined;
   const fork = (replaces?: number) => {
-    const worker = cluster.fork();
+    const delivers = deliverer === undefined || deliverer === replaces;
+    const worker = cluster.fork(delivers ? { [DELIVERS_WEBHOOKS]: '1' } : {});
+    if (delivers) deliverer = worker.id;
     members.set(worker.id, { worker, startedAt: Date.now(), listening: false, replaces });
     if (follower && lastStatus) tell(worker, { cfghub: 'replica', status: JSON.parse(lastStatus) });
   };

@@ -14,7 +14,7 @@ import type { HttpDeps } from '../http/deps.js';
 import { ServiceError } from '../service/errors.js';
 import { ReplicaView } from '../service/replication/replicaLink.js';
 import { withoutPaths } from '../domain/reasons.js';
-import { isClusterMessage, type ToPrimary, type ToWorker } from './clusterMessages.js';
+import { DELIVERS_WEBHOOKS, isClusterMessage, type ToPrimary, type ToWorker } from './clusterMessages.js';
 import { createLogger } from './logger.js';
 import { exitOnUncaughtException, startServing, type ServeOptions, type Serving } from './serve.js';
 
@@ -88,7 +88,12 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
   process.on('SIGTERM', () => void stop());
 
   try {
-    serving = await startServing(options, logger, { replica, clusterMetrics, workers: options.workers });
+    serving = await startServing(options, logger, {
+      replica,
+      clusterMetrics,
+      workers: options.workers,
+      deliversWebhooks: process.env[DELIVERS_WEBHOOKS] === '1',
+    });
     deps = serving.deps;
   } catch (error) {
     // The primary reports it once for all workers, and exits with its code (program.ts).

@@ -137,7 +137,7 @@ export interface Serving {
 export async function startServing(
   options: ServeOptions,
   logger: Logger,
-  extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers'>,
+  extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers' | 'deliversWebhooks'>,
 ): Promise<Serving> {
   let node: ClusterNode | undefined;
   const registry = new RepositoryRegistry(options.reposDir, {
@@ -175,6 +175,7 @@ export async function startServing(
     metricsToken: options.metricsToken,
     clusterMetrics: extra.clusterMetrics,
     workers: extra.workers,
+    deliversWebhooks: extra.deliversWebhooks,
   };
   const { startServer } = await import('../http/server.js');
   const running = await startServer(deps, options.port, options.host).catch(async (error: unknown) => {

@@ -4,7 +4,6 @@
  * one per server, started with it; the routes are a table like the admin API's, and the OpenAPI
  * description is generated from it.
  */
-import cluster from 'node:cluster';
 import type { Router } from 'express';
 import { z } from 'zod';
 import { WebhookService } from '../../service/webhooks/webhookService.js';
@@ -98,8 +97,7 @@ export function webhooksOf(deps: HttpDeps): WebhookService {
       limits: deps.webhookLimits,
       contextsRead: (repository) => contextsRead(deps, repository),
       // A read replica follows its primary, which delivers: it would deliver each commit again.
-      // Of the workers of `serve --workers N`, which all see every commit, the first delivers.
-      delivers: deps.replica === undefined && (!cluster.isWorker || cluster.worker?.id === 1),
+      delivers: deps.replica === undefined && deps.deliversWebhooks !== false,
     });
     services.set(deps, service);
   }

@@ -21,6 +21,11 @@ import { Webhooks, type WebhookInfo } from './hooks.js';
 
 /** Commits delivered for one move of a head at most (the newest). */
 export const MAX_COMMITS_PER_MOVE = 100;
+/**
+ * How often the hooks file is looked at again: a hook added or removed by another process (a
+ * worker of `serve --workers N` other than the delivering one) takes effect within this long.
+ */
+export const HOOKS_RECHECK_MS = 1_000;
 
 interface Watched {
   readonly repository: GitRepository;
@@ -44,6 +49,7 @@ export class WebhookService {
   readonly queue: DeliveryQueue;
   private readonly watched = new Map<string, Watched>();
   private closed = false;
+  private recheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly registry: RepositoryRegistry,
@@ -66,10 +72,12 @@ export class WebhookService {
   /** Watches the heads of the repositories that have hooks. */
   start(): void {
     this.sync();
+    if (this.options.delivers !== false) this.recheck = setInterval(() => this.sync(), HOOKS_RECHECK_MS).unref();
   }
 
   close(): void {
     this.closed = true;
+    clearInterval(this.recheck);
     for (const watched of this.watched.values()) watched.unsubscribe();
     this.watched.clear();
     this.queue.close();
