@@ -78,9 +78,10 @@ export async function outsideCommitFlag(
       const changes = before === undefined ? undefined : snapshotChanges(before, after);
       await slices.pause();
       breaks = breaksOf(await slices.run(schemaCheckSteps(before, after, changes)));
-    } catch (error) {
-      if (isRepositoryDamage(error)) throw error;
-      breaks = undefined; // content that breaks the layout: reported by reads and the listing
+    } catch {
+      // Content that breaks the layout, or a damaged object: reported by reads, the listing and
+      // the commit's own summary in the history, which must still answer to find and roll it back.
+      breaks = undefined;
     }
   }
   cache.set(commitId, breaks ? { breaks } : {});
