@@ -20,21 +20,7 @@ import {
 } from '../components';
 import type { PendingChange } from '../pending';
 import type { RepoProps } from './Repository';
-
-const TYPES = [
-  'Text',
-  'Code',
-  'JSON',
-  'Boolean',
-  'Integer',
-  'Long',
-  'Float',
-  'Double',
-  'Map',
-  'List',
-  'FileRef',
-  'FileEmbed',
-];
+import { VALUE_TYPES } from '../../domain/valueTypes';
 
 const isSealed = (key: { securityGroup?: string }, value: string | null) =>
   key.securityGroup !== undefined && typeof value === 'string' && value.startsWith('enc:');
@@ -431,7 +417,7 @@ function EditorForm({
             value={editor.vdt}
             onChange={(e) => set({ vdt: (e.currentTarget as HTMLSelectElement).value })}
           >
-            {TYPES.map((t) => (
+            {VALUE_TYPES.map((t) => (
               <option key={t} value={t}>
                 {t}
               </option>
