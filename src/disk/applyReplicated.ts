@@ -1,10 +1,14 @@
 /**
  * A cluster member's apply of a record its leader sent (the leader's push-journal entry: the pack
  * and index it wrote, and its ref's move from `old` to `new`), durably, before the member
- * acknowledges it: the pack and its index written and fsynced, then the ref moved by a
- * compare-and-swap against `old` under git's lock, the pack folder fsynced before the rename and
- * the ref's folder after it (RefLock.swap). The member's copy is then byte for byte the leader's
- * (the same pack name, the same commit ids).
+ * acknowledges it. It is made as the member's own commits are (repository.ts), in the
+ * repository's writers' queue, so it never runs beside the member's pack merge, loose-object
+ * repack or catch-up fetch of the same repository: the pack is placed kept (`.keep`, which `git
+ * repack` and the merge leave alone) and fsynced, then the ref moved by a compare-and-swap
+ * against `old` under git's lock, the pack folder fsynced before the rename and the ref's folder
+ * after it (RefLock.swap), and only then is the `.keep` let go. So the ref never names a commit
+ * whose objects are not durably in place. The member's copy is byte for byte the leader's (the
+ * same pack name, the same commit ids).
  *
  * A ref already at `new` is the same record again ('already'); a ref anywhere else means the
  * member missed a record ('behind'): it does not acknowledge, and catches up by fetching.
@@ -12,8 +16,8 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import type { JournalEntry } from './journal/journalRecords.js';
-import { ObjectStore } from './objects/objectStore.js';
 import { readRef, RefLock } from './refs/refs.js';
+import type { GitRepository } from './repository.js';
 
 export type ApplyOutcome =
   | { readonly kind: 'applied' }
@@ -23,24 +27,51 @@ export type ApplyOutcome =
 
 const REPOSITORY = /^[^/\\.][^/\\]*\/[^/\\]+\.git$/;
 const BRANCH = /^refs\/heads\/[A-Za-z0-9._-]+$/;
-/** A lock held by this member's own reader or fetch is let go within this long. */
+/** A lock held by this member's own reader or another process is let go within this long. */
 const LOCK_TRIES = 50;
 const LOCK_PAUSE_MS = 20;
 
-export async function applyReplicatedEntry(root: string, entry: JournalEntry): Promise<ApplyOutcome> {
-  if (!REPOSITORY.test(entry.repository) || !BRANCH.test(entry.ref)) return { kind: 'missing' };
+/**
+ * Where the repository a record names is under `root` (`account/name.git`), when it is a folder
+ * there; undefined when the record names none a member could hold, or this member has no folder.
+ */
+export function recordLocation(
+  root: string,
+  entry: JournalEntry,
+): { account: string; name: string; gitdir: string } | undefined {
+  const named = recordRepository(entry);
+  if (!named) return undefined;
   const gitdir = join(root, entry.repository);
-  if (!fs.lstatSync(gitdir, { throwIfNoEntry: false })?.isDirectory()) return { kind: 'missing' };
+  return fs.lstatSync(gitdir, { throwIfNoEntry: false })?.isDirectory() ? { ...named, gitdir } : undefined;
+}
+
+/** The account and name a record's repository path (`account/name.git`) gives, if it is one a member could hold. */
+export function recordRepository(entry: JournalEntry): { account: string; name: string } | undefined {
+  if (!REPOSITORY.test(entry.repository) || !BRANCH.test(entry.ref)) return undefined;
+  const [account, folder] = entry.repository.split('/');
+  return { account, name: folder.slice(0, -'.git'.length) };
+}
+
+/** Applies a record in the repository's writers' queue (see the top of this file). */
+export function applyReplicatedEntry(repository: GitRepository, entry: JournalEntry): Promise<ApplyOutcome> {
+  return repository.exclusive(() => applyInTurn(repository, entry));
+}
+
+/** Applies a record; call inside `repository.exclusive` (a catch-up fetch and its apply share one turn). */
+export async function applyInTurn(repository: GitRepository, entry: JournalEntry): Promise<ApplyOutcome> {
+  const gitdir = repository.gitdir;
+  if (!BRANCH.test(entry.ref) || !fs.lstatSync(gitdir, { throwIfNoEntry: false })?.isDirectory())
+    return { kind: 'missing' };
   const head = readRef(gitdir, entry.ref);
   if (head === entry.new) return { kind: 'already' };
   if (head !== entry.old) return { kind: 'behind', head };
-  const store = new ObjectStore(gitdir);
+  const placed = await repository.objects.placeKept({
+    name: entry.packName,
+    pack: Buffer.from(entry.pack),
+    index: Buffer.from(entry.index),
+  });
+  let moved = false;
   try {
-    await store.writePackDurably({
-      name: entry.packName,
-      pack: Buffer.from(entry.pack),
-      index: Buffer.from(entry.index),
-    });
     for (let attempt = 0; ; attempt++) {
       const lock = await RefLock.acquire(gitdir, entry.ref, entry.new, true);
       if (lock === 'locked') {
@@ -48,12 +79,20 @@ export async function applyReplicatedEntry(root: string, entry: JournalEntry): P
         await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS));
         continue;
       }
-      const update = await lock.swap(entry.old, [store.packFolder]);
-      if (update.ok) return { kind: 'applied' };
+      const update = await lock.swap(entry.old, [repository.objects.packFolder]);
+      if (update.ok) {
+        moved = true;
+        return { kind: 'applied' };
+      }
       const now = readRef(gitdir, entry.ref);
       return now === entry.new ? { kind: 'already' } : { kind: 'behind', head: now };
     }
   } finally {
-    store.resetCache();
+    // As for a commit (repository.ts): a pack whose ref did not move stays kept, as the same
+    // record applied again writes the very same pack; a later merge removes the `.keep` as a leftover.
+    if (moved) {
+      await placed.keep.release();
+      repository.movedInTurn();
+    }
   }
 }

@@ -241,6 +241,19 @@ export class GitRepository {
   }
 
   /**
+   * After a ref move made in this repository's turn (`exclusive`) by other means than `commit`: a
+   * cluster member's apply of its leader's record (applyReplicated.ts) or a catch-up fetch. The
+   * next read sees it at once, and the packs it added count towards the next merge, which runs in
+   * the queue after it, as after a commit.
+   */
+  movedInTurn(): void {
+    this.headWatch.invalidate();
+    this.headMayHaveChanged();
+    this.objects.refreshIfChanged();
+    this.maintenance.afterCommit();
+  }
+
+  /**
    * Makes a staged commit the head, durably. With the server's push journal (pushJournal.ts), in
    * one fsync: the lock file with the new commit id, and the pack with its index, written and
    * renamed into place without fsyncs; then, under the lock, the compare-and-swap against

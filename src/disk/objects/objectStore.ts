@@ -226,6 +226,19 @@ export class ObjectStore {
     return { keep, pack };
   }
 
+  /**
+   * Places a pack built elsewhere (a cluster member's copy of its leader's pack, see
+   * disk/applyReplicated.ts) as a push's own pack is placed: kept (`.keep`) until the caller's ref
+   * has moved, each file fsynced (the folder's fsync is the caller's, before its ref moves), and
+   * opened by this store.
+   */
+  async placeKept(pack: Pack): Promise<PlacedPack> {
+    const keep = (await this.placePack(pack, true))!;
+    this.openWritten(pack);
+    this.packsWritten++;
+    return { keep, pack };
+  }
+
   /** The paths of a pack's data and index. */
   packPaths(name: string): [string, string] {
     const base = join(this.packFolder, name);

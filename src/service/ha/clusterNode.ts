@@ -13,7 +13,13 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { join } from 'node:path';
-import { applyReplicatedEntry, type ApplyOutcome } from '../../disk/applyReplicated.js';
+import {
+  applyInTurn,
+  applyReplicatedEntry,
+  recordLocation,
+  recordRepository,
+  type ApplyOutcome,
+} from '../../disk/applyReplicated.js';
 import type { JournalEntry } from '../../disk/journal/journalRecords.js';
 import { withoutPaths } from '../../domain/reasons.js';
 import type { HaStateFile } from '../../disk/haState.js';
@@ -215,31 +221,32 @@ export class ClusterNode implements ReplicaLink {
     if ((await this.state.observeEpoch(epoch)) === 'stale') {
       return { ok: false, code: 'stale_epoch', message: `this node has seen epoch ${this.state.current.epoch}` };
     }
-    let outcome = await applyReplicatedEntry(this.registry.root, record.entry);
-    const named = /^([^/]+)\/(.+)\.git$/.exec(record.entry.repository);
-    if (outcome.kind === 'missing' && named && this.leaderNow && this.leaderNow.node !== this.nodeId) {
+    const named = recordRepository(record.entry);
+    const leader = this.leaderNow && this.leaderNow.node !== this.nodeId ? this.leaderNow : undefined;
+    let outcome = await this.applyRecord(record.entry);
+    if (outcome.kind === 'missing' && named && leader) {
       // A repository made on the leader since this node last fetched: mirrored now, at the head
       // the record starts from (the leader moves its ref only after this answer).
       try {
         await createMirror(
           this.registry.root,
-          { primary: this.leaderNow.url, token: this.options.token },
-          named[1],
-          named[2],
+          { primary: leader.url, token: this.options.token },
+          named.account,
+          named.name,
         );
-        outcome = await applyReplicatedEntry(this.registry.root, record.entry);
+        outcome = await this.applyRecord(record.entry);
       } catch (error) {
         this.logger.warn({
           event: 'ha-mirror-failed',
-          repository: `${named[1]}/${named[2]}`,
+          repository: `${named.account}/${named.name}`,
           problem: (error as Error).message,
         });
       }
     }
-    if (outcome.kind === 'behind' && named && this.leaderNow?.epoch === epoch && this.leaderNow.node !== this.nodeId)
-      outcome = (await this.catchUp(named[1], named[2], record.entry)) ?? outcome;
+    if (outcome.kind === 'behind' && named && leader?.epoch === epoch)
+      outcome = (await this.catchUp(named.account, named.name, record.entry)) ?? outcome;
     if (outcome.kind === 'applied' || outcome.kind === 'already') {
-      if (named) this.recordEpochs.set(`${named[1]}/${named[2]}`, epoch);
+      if (named) this.recordEpochs.set(`${named.account}/${named.name}`, epoch);
       return { ok: true, outcome: outcome.kind };
     }
     return {
@@ -263,26 +270,42 @@ export class ClusterNode implements ReplicaLink {
    */
   private async catchUp(account: string, name: string, entry: JournalEntry): Promise<ApplyOutcome | undefined> {
     const leader = this.leaderNow;
-    if (!leader) return undefined;
-    const gitdir = join(this.registry.root, entry.repository);
+    const repository = this.repositoryOf(entry);
+    if (!leader || !repository) return undefined;
     const source = { primary: leader.url, token: this.options.token };
-    try {
-      let fetched = await fetchMirror(gitdir, source, account, name);
-      if (fetched === 'rewind-refused') {
-        const kept = await keepRewoundHeads(gitdir, ORPHANED_PREFIX);
-        this.logger.warn({ event: 'ha-orphaned', repository: `${account}/${name}`, kept, leader: leader.node });
-        fetched = await fetchMirror(gitdir, source, account, name, true);
+    // The fetch and the apply in one turn of the repository's writers' queue: no merge, repack or
+    // other apply of this repository runs between them.
+    return repository.exclusive(async () => {
+      try {
+        let fetched = await fetchMirror(repository.gitdir, source, account, name);
+        if (fetched === 'rewind-refused') {
+          const kept = await keepRewoundHeads(repository.gitdir, ORPHANED_PREFIX);
+          this.logger.warn({ event: 'ha-orphaned', repository: `${account}/${name}`, kept, leader: leader.node });
+          fetched = await fetchMirror(repository.gitdir, source, account, name, true);
+        }
+        repository.movedInTurn();
+        if (fetched !== 'fetched') return undefined;
+        return await applyInTurn(repository, entry);
+      } catch (error) {
+        this.logger.warn({
+          event: 'ha-catch-up-failed',
+          repository: `${account}/${name}`,
+          problem: withoutPaths((error as Error).message),
+        });
+        return undefined;
       }
-      if (fetched !== 'fetched') return undefined;
-      return await applyReplicatedEntry(this.registry.root, entry);
-    } catch (error) {
-      this.logger.warn({
-        event: 'ha-catch-up-failed',
-        repository: `${account}/${name}`,
-        problem: withoutPaths((error as Error).message),
-      });
-      return undefined;
-    }
+    });
+  }
+
+  /** The repository a record names, as this node's registry holds it (one writers' queue per repository); undefined when it has no folder here. */
+  private repositoryOf(entry: JournalEntry): GitRepository | undefined {
+    const location = recordLocation(this.registry.root, entry);
+    return location && this.registry.open(location);
+  }
+
+  private async applyRecord(entry: JournalEntry): Promise<ApplyOutcome> {
+    const repository = this.repositoryOf(entry);
+    return repository ? applyReplicatedEntry(repository, entry) : { kind: 'missing' };
   }
 
   /** A new leader's epoch, from `/rest/ha/epoch`: refused when lower than one seen. */

@@ -84,6 +84,11 @@ export async function fetchMirror(
     ['fetch.unpackLimit', '1'],
     // Never follow a redirect: the Authorization header would go wherever it points.
     ['http.followRedirects', 'false'],
+    // No `git gc --auto` after the fetch: it detaches and repacks in the background, outside the
+    // repository's writers' queue, beside the next fetch or (in an HA member) the apply of a
+    // leader's record. The packs a fetch adds are merged by cfghub's own merge, in the queue.
+    ['gc.auto', '0'],
+    ['maintenance.auto', 'false'],
   ];
   const branches = `${rewind ? '+' : ''}refs/heads/*:refs/heads/*`;
   const child = await spawnGit(

@@ -30,7 +30,7 @@ import { TimeSlices } from '../../lib/timeSlices.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
-import type { RepositoryRegistry } from '../../disk/registry.js';
+import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { removeStaleLocks } from '../../disk/startupRecovery.js';
 import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
@@ -417,6 +417,39 @@ export class Replicator {
   }
 
   /** Makes the folder match a state; true when everything matched (no fetch failed, nothing refused). */
+  /** Fetches one repository; call inside its writers' queue (see `apply`). */
+  private async fetchInTurn(
+    location: RepositoryLocation,
+    offered: { readonly account: string; readonly name: string },
+    key: string,
+    accepting: boolean,
+  ): Promise<void> {
+    const { registry, logger } = this.options;
+    const fetch = (rewind: boolean) =>
+      fetchMirror(location.gitdir, this.options.source, offered.account, offered.name, rewind, this.abort.signal);
+    try {
+      let outcome = await fetch(false);
+      // An HA member holding its leader's newest record (applied before the leader moves its
+      // own ref) is ahead of the leader for a moment, not behind a rewind: nothing to do.
+      if (outcome === 'rewind-refused' && this.options.mayRewind?.(key) === false) return;
+      if (outcome === 'rewind-refused' && accepting) {
+        const kept = await keepRewoundHeads(location.gitdir, this.options.keptUnder);
+        logger.warn({ event: 'replication-rewound', repository: key, kept });
+        outcome = await fetch(true);
+      }
+      if (outcome === 'fetched') this.rewinds.delete(key);
+      else if (!this.rewinds.has(key)) {
+        this.rewinds.add(key);
+        logger.error(
+          { event: 'replication-rewind-refused', repository: key, primary: this.primary },
+          "the primary's branch moved backwards: this replica keeps its head; start it with --accept-new-primary to follow (the head is then kept under refs/cfghub/rewound/)",
+        );
+      }
+    } finally {
+      registry.open(location).movedInTurn();
+    }
+  }
+
   private async apply(state: ReplicationState): Promise<boolean> {
     const { registry, logger } = this.options;
     const local = new Map(registry.locations().map((location) => [`${location.account}/${location.name}`, location]));
@@ -468,39 +501,9 @@ export class Replicator {
       jobs.push({
         what: key,
         gitdir: location.gitdir,
-        run: async () => {
-          let outcome = await fetchMirror(
-            location.gitdir,
-            this.options.source,
-            repository.account,
-            repository.name,
-            false,
-            this.abort.signal,
-          );
-          // An HA member holding its leader's newest record (applied before the leader moves its
-          // own ref) is ahead of the leader for a moment, not behind a rewind: nothing to do.
-          if (outcome === 'rewind-refused' && this.options.mayRewind?.(key) === false) return;
-          if (outcome === 'rewind-refused' && accepting) {
-            const kept = await keepRewoundHeads(location.gitdir, this.options.keptUnder);
-            logger.warn({ event: 'replication-rewound', repository: key, kept });
-            outcome = await fetchMirror(
-              location.gitdir,
-              this.options.source,
-              repository.account,
-              repository.name,
-              true,
-              this.abort.signal,
-            );
-          }
-          if (outcome === 'fetched') this.rewinds.delete(key);
-          else if (!this.rewinds.has(key)) {
-            this.rewinds.add(key);
-            logger.error(
-              { event: 'replication-rewind-refused', repository: key, primary: this.primary },
-              "the primary's branch moved backwards: this replica keeps its head; start it with --accept-new-primary to follow (the head is then kept under refs/cfghub/rewound/)",
-            );
-          }
-        },
+        // In the repository's writers' queue, as a commit: never beside a pack merge, a repack or
+        // (in an HA member) the apply of a leader's record of the same repository.
+        run: () => registry.open(location).exclusive(() => this.fetchInTurn(location, repository, key, accepting)),
       });
     }
     for (const [key, location] of gone) {
