@@ -12,7 +12,6 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { join } from 'node:path';
 import {
   applyInTurn,
   applyReplicatedEntry,
