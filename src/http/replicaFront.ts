@@ -26,6 +26,15 @@ import { beginRequest } from './requestLog.js';
 
 /** A forwarded write the primary has not answered within this long is cut with a 504. */
 const FORWARD_TIMEOUT_MS = 60_000;
+/** Errors of connecting: the primary received nothing of the request. */
+const NOT_CONNECTED = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EADDRNOTAVAIL',
+]);
 /** Headers of one connection, not of the request: never forwarded (RFC 9110 section 7.6.1). */
 const HOP_BY_HOP = new Set([
   'connection',
@@ -123,23 +132,36 @@ function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: Ser
   upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
   upstream.on('error', (error) => {
     const timedOut = error.message === 'timeout';
-    deps.logger.warn({
-      reqId: requestId,
-      event: 'forward-failed',
-      problem: timedOut ? 'timeout' : ((error as NodeJS.ErrnoException).code ?? 'error'),
-    });
+    const code = (error as NodeJS.ErrnoException).code;
+    deps.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (code ?? 'error') });
+    if (timedOut) {
+      return fail(
+        new HttpError(
+          504,
+          'primary_timeout',
+          `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`,
+        ),
+      );
+    }
+    // Nothing reached a primary that could not be connected to: the write was not made. A
+    // connection lost after it was made may have carried the write: its outcome is unknown.
+    // (Whatever the primary answers, a refusal included, goes back to the client unchanged above.)
+    if (code !== undefined && NOT_CONNECTED.has(code)) {
+      res.setHeader('Retry-After', '1');
+      return fail(
+        new HttpError(
+          503,
+          'primary_unavailable',
+          'the primary (the leader, in a cluster) cannot be reached from this node; the write was not made: send it again (reads are served here)',
+        ),
+      );
+    }
     fail(
-      timedOut
-        ? new HttpError(
-            504,
-            'primary_timeout',
-            `the primary did not answer this write within ${FORWARD_TIMEOUT_MS / 1000} s; it may or may not have been applied: read it back`,
-          )
-        : new HttpError(
-            503,
-            'primary_unavailable',
-            'this is a read replica and its primary cannot be reached: writes need the primary; reads are served from this replica',
-          ),
+      new HttpError(
+        502,
+        'primary_connection_lost',
+        'the connection to the primary (the leader, in a cluster) was lost before it answered; the write may or may not have been applied: read it back',
+      ),
     );
   });
   res.on('close', () => {

@@ -4,6 +4,7 @@
  * member of the sync set; followers forward writes to the leader etcd names; a leader killed,
  * paused or stopped is replaced, and never answers 200 again once replaced.
  */
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, getJson, git, gitdirOf, headOf, pushTo } from '../../support/harness.js';
 import { etcdInstalled } from '../../support/etcdCluster.js';
@@ -11,6 +12,8 @@ import { HaCluster, type HaNode } from '../../support/haCluster.js';
 import { until } from '../../support/poll.js';
 
 const APP = 'acme/app';
+/** A repository whose pushes need a token. */
+const LOCKED = 'acme/locked';
 const requireEtcd = process.env.CI === 'true';
 
 const push = (url: string, value: string) =>
@@ -29,8 +32,10 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster of three nodes on on
     cluster = await HaCluster.start({
       nodes: 3,
       leaseSeconds: 2,
-      prepare: (repos) =>
-        cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push', '--token-free-pull'),
+      prepare: (repos) => {
+        cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push', '--token-free-pull');
+        cliOk(repos, 'repo', 'create', LOCKED, '--context', 'Env');
+      },
     });
     await cluster.syncSetOf(2);
   }, 60_000);
@@ -73,6 +78,64 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster of three nodes on on
     expect(headOf(leader.repos, APP)).toBe(commitOf(answer));
     const read = await getJson(follower.url, `/rest/pull/${APP}`, { Context: 'Prod' });
     expect(read.text).toContain('forwarded');
+  });
+
+  it("passes the leader's refusals through a follower unchanged, a body over the limit sent in chunks too", async () => {
+    const leader = await cluster.leader();
+    const follower = cluster.nodes.find((node) => node !== leader)!;
+    const pushBody = (value: string, create = true) => ({
+      changeComment: `set ${value}`,
+      enableKeyCreation: create,
+      data: [{ key: `refused-${value}`, values: [{ context: '*', value }] }],
+    });
+    const refusals: Array<[string, string, unknown, Record<string, string>?]> = [
+      ['a push refused (304, its reason in the ETag)', `/rest/push/${APP}`, pushBody('new-key', false)],
+      ['a body that is not JSON (400)', `/rest/push/${APP}`, '{"changeComment":'],
+      ['a repository that does not exist (404)', '/rest/push/acme/none', pushBody('x')],
+      ['a push without the token the repository asks for (401)', `/rest/push/${LOCKED}`, pushBody('x')],
+      ['a push with a token that is no token (401)', `/rest/push/${LOCKED}`, pushBody('x'), { 'Client-Token': 'nope' }],
+      ['a body over the limit (413)', `/rest/push/${APP}`, 'x'.repeat(17 * 1024 * 1024)],
+    ];
+    // A body over the limit sent in chunks, without a length: the leader answers 413 while the
+    // follower is still sending it on, and closes the connection.
+    const chunked = async (url: string) =>
+      new Promise<{ status: number; error?: string }>((resolve, reject) => {
+        const request = httpRequest(
+          `${url}/rest/push/${APP}`,
+          { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => resolve({ status: response.statusCode!, error: JSON.parse(text).error }));
+            response.on('error', reject);
+          },
+        );
+        request.on('error', reject);
+        const chunk = Buffer.alloc(64 * 1024, 'x');
+        let sent = 0;
+        const more = () => {
+          while (sent < 40 * 1024 * 1024) {
+            sent += chunk.length;
+            if (!request.write(chunk)) return void request.once('drain', more);
+          }
+          request.end();
+        };
+        more();
+      });
+    for (let i = 0; i < 5; i++) {
+      expect(await chunked(leader.url)).toEqual({ status: 413, error: 'payload_too_large' });
+      expect(await chunked(follower.url)).toEqual({ status: 413, error: 'payload_too_large' });
+    }
+    for (const [what, path, body, headers] of refusals) {
+      const direct = await pushTo(leader.url, path, body, headers);
+      expect(direct.status, what).not.toBe(200);
+      const forwarded = await pushTo(follower.url, path, body, headers);
+      expect({ status: forwarded.status, etag: forwarded.etag, error: forwarded.json?.error }, what).toEqual({
+        status: direct.status,
+        etag: direct.etag,
+        error: direct.json?.error,
+      });
+    }
   });
 
   it('elects another leader when the leader is killed, with every acknowledged push on it', async () => {
