@@ -508,6 +508,22 @@ export class Client {
     return this.json(response, changeRequestSchema);
   }
 
+  /** A revert of a commit, or a restore of a commit, tag or date, kept as a change request to be approved and applied. */
+  async createRollbackChange(
+    repository: string,
+    title: string,
+    rollback: { readonly revert: string } | { readonly restore: string },
+    comment?: string,
+  ): Promise<ChangeRequestAnswer> {
+    const response = await this.request(
+      'POST',
+      `/rest/changes/${repositoryPath(repository)}`,
+      { 'Content-Type': 'application/json' },
+      JSON.stringify({ title, ...rollback, ...(comment ? { changeComment: comment } : {}) }),
+    );
+    return this.json(response, changeRequestSchema);
+  }
+
   /** The change requests, newest first; `status` keeps those open, applied or closed. */
   async listChanges(repository: string, status?: string): Promise<ChangeRequestAnswer[]> {
     const query = status ? `?status=${encodeURIComponent(status)}` : '';

@@ -68,6 +68,14 @@ function pushBody(path: string): PushBodyInput {
   }
 }
 
+interface CreateOptions {
+  readonly title: string;
+  readonly body?: string;
+  readonly revert?: string;
+  readonly restore?: string;
+  readonly comment?: string;
+}
+
 export function addChangeCommands(program: Command): void {
   const change = program
     .command('change')
@@ -78,19 +86,28 @@ export function addChangeCommands(program: Command): void {
       .description("store a push body as a change request; prints its id (the token's label is the author)")
       .argument('<account/name>')
       .requiredOption('--title <text>', 'one line naming the change')
-      .requiredOption('--body <file>', 'the push body, as /rest/push takes it (- for standard input)')
+      .option('--body <file>', 'the push body, as /rest/push takes it (- for standard input)')
+      .option('--revert <commit>', 'instead of a body: the revert of this commit')
+      .option('--restore <point>', 'instead of a body: the restore of this commit, tag or date')
       .option('--comment <text>', "the comment (else the body's changeComment)")
       .option('--json', "the server's answer, as JSON"),
-  ).action(async (fullName: string, options: Options & { title: string; body: string; comment?: string }) => {
-    const body = pushBody(options.body);
+  ).action(async (fullName: string, options: Options & CreateOptions) => {
+    const given = [options.body, options.revert, options.restore].filter((one) => one !== undefined).length;
+    if (given !== 1)
+      throw new ServiceError('invalid_argument', 'change create takes one of --body, --revert and --restore');
     const client = remoteClient(options);
-    const made = await remote(() =>
-      client.createChange(
+    const made = await remote(() => {
+      if (options.body === undefined) {
+        const rollback = options.revert !== undefined ? { revert: options.revert } : { restore: options.restore! };
+        return client.createRollbackChange(fullName, options.title, rollback, options.comment);
+      }
+      const body = pushBody(options.body);
+      return client.createChange(
         fullName,
         options.title,
         options.comment ? { ...body, changeComment: options.comment } : body,
-      ),
-    );
+      );
+    });
     if (options.json) printJson(made);
     else process.stdout.write(`${made.id}\n`);
   });

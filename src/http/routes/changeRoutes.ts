@@ -18,10 +18,12 @@ import {
   approveChangeRequest,
   closeChangeRequest,
   createChangeRequest,
+  createRollbackChangeRequest,
   listChangeRequests,
   showChangeRequest,
   type ChangeActor,
   type ChangeStatus,
+  type RollbackRequest,
 } from '../../service/changes/changeRequests.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest, HttpError } from '../answer/errors.js';
@@ -33,9 +35,19 @@ import { plainWriteAccess } from '../access/pushAccess.js';
 import { readAccess } from '../access/readAccess.js';
 import { bearer } from './adminRoutes.js';
 
-/** The body of a new change request: a push body and its title. */
+/** The body of a new change request: a push body and its title; or, instead of the push body, a revert or restore. */
 export const changeRequestBody = pushBodyDescription.extend({
   title: z.string().describe('one line naming the change'),
+  revert: z
+    .string()
+    .optional()
+    .describe('instead of a push body: the commit to revert (with only title and changeComment beside it)'),
+  restore: z
+    .string()
+    .optional()
+    .describe(
+      'instead of a push body: the commit id, tag or date to restore (with only title and changeComment beside it)',
+    ),
 });
 
 const event = z.object({ by: z.string(), at: z.string() });
@@ -124,6 +136,26 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
   },
 ];
 
+/** A change request's revert or restore: one of the two, beside only the title and a changeComment. */
+function rollbackOf(revert: unknown, restore: unknown, rest: Record<string, unknown>): RollbackRequest {
+  if (revert !== undefined && restore !== undefined)
+    throw badRequest('the change request is malformed: revert and restore: name one of them');
+  const [kind, target] = revert !== undefined ? (['revert', revert] as const) : (['restore', restore] as const);
+  if (typeof target !== 'string' || !target.trim())
+    throw badRequest(
+      `the change request is malformed: ${kind}: a commit${kind === 'restore' ? ', tag or date' : ''} (text) is required`,
+    );
+  const { changeComment, ...others } = rest;
+  const other = Object.keys(others)[0];
+  if (other !== undefined)
+    throw badRequest(
+      `the change request is malformed: ${other}: a ${kind} change request takes only title and changeComment`,
+    );
+  if (changeComment !== undefined && changeComment !== null && typeof changeComment !== 'string')
+    throw badRequest('the change request is malformed: changeComment: text is required');
+  return { kind, target, comment: changeComment ?? undefined };
+}
+
 function changeId(req: Request): number {
   const text = String(req.params.id);
   if (!/^[1-9][0-9]{0,8}$/.test(text))
@@ -187,9 +219,14 @@ export function changeRoutes(
     const body = await parseJsonInSlices(await readBody(req, res), slices);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw badRequest('the change request is malformed: (body): the body must be a JSON object');
-    const { title, ...push } = body as Record<string, unknown>;
+    const { title, revert, restore, ...push } = body as Record<string, unknown>;
     if (typeof title !== 'string')
       throw badRequest('the change request is malformed: title: a title (text) is required');
+    if (revert !== undefined || restore !== undefined) {
+      const change = await createRollbackChangeRequest(repository, rollbackOf(revert, restore, push), title, actor);
+      log(res, 'create', repository, change.id, { commit: change.commit });
+      return sendJson(req, res, 201, change);
+    }
     const parsed = await slices.run(parsePushBodySteps(push));
     if (!parsed.ok)
       throw badRequest(

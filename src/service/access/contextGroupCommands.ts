@@ -14,7 +14,8 @@ import {
 import { parseContext } from '../../domain/context.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { commitOnHead } from '../write/commitOnHead.js';
+import { commitOnHead, type CommitPlan } from '../write/commitOnHead.js';
+import { groupsInstead, heldToRequiredApprovals } from '../changes/requiredApproval.js';
 import { ServiceError } from '../errors.js';
 
 function levelOf(base: Snapshot, repository: GitRepository, level: string): { name: string; index: number } {
@@ -73,11 +74,13 @@ async function change(
 ): Promise<{ commit: string }> {
   const result = await commitOnHead(repository, (base) => {
     requireGroups(base, repository);
-    return {
+    const planned: CommitPlan = {
       ok: true,
       changes: { keys: new Map(), files: new Map(), contextGroups: plan(base) },
       message: `${message}\n`,
     };
+    // A group's members decide which contexts the values stored at its name reach.
+    return heldToRequiredApprovals(repository, base, planned, groupsInstead(repository.fullName));
   });
   if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
   return { commit: result.commitId };

@@ -36,7 +36,9 @@ import { KeyRing } from '../security/keyRing.js';
 import type { GroupKey } from '../security/sealing.js';
 import { openFile, openValue } from '../security/unsealing.js';
 import { commitOnHead, headSnapshot, signature, type CommitPlan } from '../write/commitOnHead.js';
-import { dryRun, type DryRunResult } from '../write/dryRun.js';
+import { dryRun, stageOn, type DryRunResult, type Staging } from '../write/dryRun.js';
+import { revertPlan } from '../history/revert.js';
+import { restorePlan } from '../history/restore.js';
 import { stagePush, type PushCaller } from '../write/push.js';
 import type { Writer } from '../write/writeGuard.js';
 import { conflictReason, mergeChangeSteps } from './mergeChange.js';
@@ -125,29 +127,26 @@ function changeMessage(id: number, title: string, comment: string, actor: Change
   return commitMessage(text, { ...actor, tokenLabel: actor.identity }, [['Change-Request', String(id)]]);
 }
 
+/** Stages a change request's commit on the head with `message` (its number's) and `author`: a push body's, a revert's or a restore's. */
+type StageChange = (message: string, author: string) => Promise<Staging>;
+
 /**
- * Stores a push body as change request n+1 (n the highest so far). Checked as a push is, but for
- * required approvals (which it gathers); refused with the push's reason (409, or 403 for the
- * access rules) and nothing stored.
+ * Stores what `stage` makes as change request n+1 (n the highest so far). Checked as the write it
+ * stands for is, but for required approvals (which it gathers); refused with that write's reason
+ * (409, or 403 for the access rules) and nothing stored.
  */
-export async function createChangeRequest(
+async function storeChangeRequest(
   repository: GitRepository,
-  request: PushRequest,
   title: string,
+  comment: string,
   actor: ChangeActor,
+  stage: StageChange,
 ): Promise<ChangeRequest> {
   const author = requireIdentity(actor, 'a change request');
-  const comment = request.changeComment ?? '';
   checkText(title, comment);
-  if (request.schemas)
-    throw new ServiceError(
-      'invalid_argument',
-      'a change request carries keys and files; change the schemas with a push',
-    );
-  const caller: PushCaller = { ...actor, tokenLabel: author, forceKeyPush: actor.forceKeyPush ?? false };
   for (let attempt = 0; attempt < 5; attempt++) {
     const id = (changeNumbers(repository.gitdir).at(-1) ?? 0) + 1;
-    const staging = await stagePush(repository, request, caller, changeMessage(id, title, comment, actor), author);
+    const staging = await stage(changeMessage(id, title, comment, actor), author);
     if (staging.kind === 'refused')
       throw new ServiceError(
         staging.denied ? 'forbidden' : 'conflict',
@@ -163,6 +162,63 @@ export async function createChangeRequest(
     return readChangeRequest(repository, id);
   }
   throw new ServiceError('unavailable', 'the repository is busy with other change requests; try again');
+}
+
+/** Stores a push body (keys, files, schemas) as a change request. */
+export function createChangeRequest(
+  repository: GitRepository,
+  request: PushRequest,
+  title: string,
+  actor: ChangeActor,
+): Promise<ChangeRequest> {
+  const caller: PushCaller = { ...actor, tokenLabel: actor.identity, forceKeyPush: actor.forceKeyPush ?? false };
+  return storeChangeRequest(repository, title, request.changeComment ?? '', actor, (message, author) =>
+    stagePush(repository, request, caller, message, author),
+  );
+}
+
+/** A revert (of a commit) or a restore (of a commit, tag or date), to be made as a change request. */
+export interface RollbackRequest {
+  readonly kind: 'revert' | 'restore';
+  readonly target: string;
+  readonly comment?: string;
+}
+
+/**
+ * Stores a revert or restore as a change request: the commit it would make on the head, checked
+ * as it is (its conflicts, access rules, security groups, schemas) but for the required approvals,
+ * which the change request gathers; applied as any change request, merged onto the head then.
+ */
+export async function createRollbackChangeRequest(
+  repository: GitRepository,
+  rollback: RollbackRequest,
+  title: string,
+  actor: ChangeActor,
+): Promise<ChangeRequest> {
+  const head = await headSnapshot(repository, repository.head());
+  const caller = {
+    ...actor,
+    tokenLabel: actor.identity,
+    ring: KeyRing.of(head.securityGroups, actor.groupKeys ?? [], repository.fullName),
+  };
+  const planned =
+    rollback.kind === 'revert'
+      ? await revertPlan(repository, rollback.target, caller, false)
+      : await restorePlan(repository, rollback.target, caller, false);
+  const sentence =
+    rollback.kind === 'revert'
+      ? `This reverts commit ${planned.target}.`
+      : `This restores the keys and files of commit ${planned.target}.`;
+  const comment = rollback.comment?.trim() ? `${rollback.comment.trim()}\n\n${sentence}` : sentence;
+  return storeChangeRequest(repository, title, comment, actor, async (message, author) => {
+    const at = repository.head();
+    const base = planned.baseOf ? await planned.baseOf(at) : await headSnapshot(repository, at);
+    const plan = async (on: Snapshot): Promise<CommitPlan> => {
+      const made = await planned.plan(on);
+      return made.ok ? { ...made, message } : made;
+    };
+    return stageOn(base, plan, actor, new TimeSlices(), signature(author), planned.baseOf === undefined);
+  });
 }
 
 async function readObject(repository: GitRepository, oid: string): Promise<Buffer> {
@@ -254,6 +310,14 @@ function applyPlan(
         }),
       );
       if (short) return { ok: false, reason: short };
+    }
+    if (atApply && actor.ruleSet !== undefined && head.settings.accessControlsEnabled) {
+      const document = merge.changes.schemas ? 'the schemas' : merge.changes.ruleSets ? 'the access rules' : undefined;
+      if (document)
+        throw new ServiceError(
+          'forbidden',
+          `You do not have write access for specified context: a token of rule set ${actor.ruleSet} cannot change ${document}`,
+        );
     }
     const sealed = atApply ? sealedProblem(head, merge.changes, actor, repository.fullName) : undefined;
     if (sealed) return { ok: false, reason: sealed };

@@ -13,6 +13,8 @@ import type { FileRecord, KeyRecord, PushChanges, StoredValue } from '../../doma
 import type { Steps } from '../../lib/steps.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { snapshotChanges } from '../write/writeGuard.js';
+import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from '../../layout/accessLayout.js';
+import { SCHEMAS_FILE } from '../../layout/schemaLayout.js';
 
 export type Merge =
   { readonly ok: true; readonly changes: PushChanges } | { readonly ok: false; readonly conflicts: readonly string[] };
@@ -126,8 +128,36 @@ export function* mergeChangeSteps(base: Snapshot, mine: Snapshot, head: Snapshot
     files.set(id, file);
     if (++weighed % KEYS_PER_STEP === 0) yield;
   }
+  const documents = mergeDocuments(base, mine, head, conflicts);
   if (conflicts.length) return { ok: false, conflicts };
-  return { ok: true, changes: { keys, files } };
+  return { ok: true, changes: { keys, files, ...documents } };
+}
+
+/**
+ * The repository's documents a change request may change besides keys and files: the schemas (a
+ * push body's `schemas`), and the context groups and access rules a revert or restore brings
+ * back. Each is whole: taken from the change request when only it changed the document, a
+ * conflict when the branch changed it differently since.
+ */
+function mergeDocuments(
+  base: Snapshot,
+  mine: Snapshot,
+  head: Snapshot,
+  conflicts: string[],
+): Pick<PushChanges, 'schemas' | 'contextGroups' | 'ruleSets'> {
+  const taken = (file: string, blob: (s: Snapshot) => string | undefined): boolean => {
+    if (blob(mine) === blob(base) || blob(mine) === blob(head)) return false;
+    if (blob(head) !== blob(base)) {
+      conflicts.push(`${file}: changed on the branch since the change request was made`);
+      return false;
+    }
+    return true;
+  };
+  return {
+    ...(taken(SCHEMAS_FILE, (s) => s.schemasBlobId) ? { schemas: mine.schemas } : {}),
+    ...(taken(CONTEXT_GROUPS_FILE, (s) => s.contextGroupsBlobId) ? { contextGroups: mine.contextGroups } : {}),
+    ...(taken(ACCESS_RULES_FILE, (s) => s.ruleSetsBlobId) ? { ruleSets: mine.ruleSets } : {}),
+  };
 }
 
 /** The refusal naming the conflicts (the first MAX_NAMED_CONFLICTS, the others counted). */

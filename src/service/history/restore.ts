@@ -15,13 +15,14 @@ import { SECURITY_GROUPS_FILE } from '../../layout/layout.js';
 import { readSettings } from '../../layout/readSettings.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { Snapshot } from '../../layout/snapshot.js';
-import { commitOnHead } from '../write/commitOnHead.js';
+import { commitOnHead, type BaseOf, type CommitPlan } from '../write/commitOnHead.js';
+import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { KeyRing } from '../security/keyRing.js';
 import { checkSecuredRestore } from './restoreGroups.js';
 import { ServiceError } from '../errors.js';
 import { guardProblem, snapshotChanges, type Writer } from '../write/writeGuard.js';
 import { resolvePoint } from '../read/historyPoints.js';
-import type { RollbackCaller, RollbackResult } from './revert.js';
+import type { RollbackCaller, RollbackPlan, RollbackResult } from './revert.js';
 import { rollbackComment } from './rollbackChanges.js';
 import { LayoutError } from '../../layout/errors.js';
 import { NO_SCHEMAS } from '../../domain/schemas.js';
@@ -111,11 +112,17 @@ async function rulesAllow(
   return guardProblem(head, changes, writer)?.reason;
 }
 
-export async function restore(
+/**
+ * The restore of `pointText` as a plan on a head, staged on the point's own state over the head's
+ * settings. `direct` (a restore committed at once) is held to the repository's required
+ * approvals; a change request of it (service/changes/) is not, it gathers them.
+ */
+export async function restorePlan(
   repository: GitRepository,
   pointText: string,
   caller: RollbackCaller & Writer,
-): Promise<RollbackResult> {
+  direct: boolean,
+): Promise<RollbackPlan & { baseOf: BaseOf }> {
   if (caller.comment?.includes('\u0000'))
     throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const target = await resolvePoint(repository, repository.head(), pointText);
@@ -132,15 +139,30 @@ export async function restore(
     caller,
   );
   const nothing = { keys: new Map(), files: new Map() };
-  const result = await commitOnHead(
-    repository,
-    async (base) => {
-      const denied = await rulesAllow(repository, base, caller);
-      if (denied) throw new ServiceError('forbidden', denied);
-      return { ok: true, changes: nothing, message };
-    },
-    (head) => pointOnHead(repository, head, point, caller.ring ?? KeyRing.EMPTY),
-  );
+  const plan = async (base: Snapshot): Promise<CommitPlan> => {
+    const denied = await rulesAllow(repository, base, caller);
+    if (denied) throw new ServiceError('forbidden', denied);
+    const planned: CommitPlan = { ok: true, changes: nothing, message };
+    if (!direct) return planned;
+    return heldToRequiredApprovals(
+      repository,
+      base,
+      planned,
+      rollbackInstead(repository.fullName, 'restore', pointText),
+      true,
+    );
+  };
+  const baseOf = (head: string) => pointOnHead(repository, head, point, caller.ring ?? KeyRing.EMPTY);
+  return { plan, baseOf, target };
+}
+
+export async function restore(
+  repository: GitRepository,
+  pointText: string,
+  caller: RollbackCaller & Writer,
+): Promise<RollbackResult> {
+  const { plan, baseOf } = await restorePlan(repository, pointText, caller, true);
+  const result = await commitOnHead(repository, plan, baseOf);
   if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return result;
 }

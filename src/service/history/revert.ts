@@ -12,7 +12,8 @@ import { commitInfo } from '../../layout/timeTravel.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import type { FileSide, TreeChanges } from '../../layout/treeDiff.js';
-import { commitOnHead, type CommitPlan } from '../write/commitOnHead.js';
+import { commitOnHead, type BaseOf, type CommitPlan } from '../write/commitOnHead.js';
+import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { ServiceError } from '../errors.js';
 import type { KeyRing } from '../security/keyRing.js';
 import { resolveCommitId } from '../read/historyPoints.js';
@@ -56,7 +57,7 @@ function securedReason(
   return `cannot revert commit ${short}: ${what} is in security group ${group}; revert does not change secured keys and files, push them with the group's password`;
 }
 
-async function plan(
+async function undoPlan(
   repository: GitRepository,
   base: Snapshot,
   commitId: string,
@@ -102,11 +103,26 @@ async function plan(
   return { ok: true, changes: { keys, files }, message };
 }
 
-export async function revert(
+/** What a revert commits: its plan on a head (the commit to undo read once, outside the queue). */
+export interface RollbackPlan {
+  readonly plan: (base: Snapshot) => Promise<CommitPlan>;
+  /** The state the commit is staged on, when it is not the head's (restore). */
+  readonly baseOf?: BaseOf;
+  /** The commit or point rolled back, for the refusals' words. */
+  readonly target: string;
+}
+
+/**
+ * The revert of `commitText` as a plan on a head. `direct` (a revert committed at once) is held
+ * to the repository's required approvals; a change request of it (service/changes/) is not, it
+ * gathers them.
+ */
+export async function revertPlan(
   repository: GitRepository,
   commitText: string,
   caller: RollbackCaller,
-): Promise<RollbackResult> {
+  direct: boolean,
+): Promise<RollbackPlan> {
   if (caller.comment?.includes('\u0000'))
     throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
   const commitId = await resolveCommitId(repository, commitText, 'the commit to revert');
@@ -132,15 +148,22 @@ export async function revert(
   );
   const message = commitMessage(comment, caller);
   const sides = documents.length ? await documentSides(repository, parent, commitId) : undefined;
-  const result = await commitOnHead(
-    repository,
-    async (base) => {
-      const planned = await plan(repository, base, commitId, changes, message);
-      return planned.ok && sides ? withDocuments(planned, base, sides, commitId, caller) : planned;
-    },
-    undefined,
-    caller,
-  );
+  const plan = async (base: Snapshot): Promise<CommitPlan> => {
+    const planned = await undoPlan(repository, base, commitId, changes, message);
+    const full = planned.ok && sides ? withDocuments(planned, base, sides, commitId, caller) : planned;
+    if (!full.ok || !direct) return full;
+    return heldToRequiredApprovals(repository, base, full, rollbackInstead(repository.fullName, 'revert', commitId));
+  };
+  return { plan, target: commitId };
+}
+
+export async function revert(
+  repository: GitRepository,
+  commitText: string,
+  caller: RollbackCaller,
+): Promise<RollbackResult> {
+  const { plan } = await revertPlan(repository, commitText, caller, true);
+  const result = await commitOnHead(repository, plan, undefined, caller);
   if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return result;
 }

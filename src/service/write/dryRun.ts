@@ -164,6 +164,8 @@ export async function stageOn(
   writer: Writer | undefined,
   slices = new TimeSlices(),
   author = signature(),
+  /** False when `base` is not the head's state but the caller's own (restore's): the schemas weigh all it brings. */
+  baseIsHead = true,
 ): Promise<Staging> {
   const planned = await plan(base);
   if (!planned.ok) return { kind: 'refused', reason: planned.reason };
@@ -172,7 +174,7 @@ export async function stageOn(
   await slices.pause();
   const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author }));
   if (staged.commitId === null) return { kind: 'unchanged' };
-  const broken = await slices.run(schemaRefusalSteps(base, staged.snapshot, planned.changes));
+  const broken = await slices.run(schemaRefusalSteps(baseIsHead ? base : undefined, staged.snapshot, planned.changes));
   if (broken) return { kind: 'refused', reason: broken };
   return { kind: 'staged', staged, changes: planned.changes };
 }
