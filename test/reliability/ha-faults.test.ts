@@ -415,7 +415,10 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster under faults', () =>
  * pack folder is the same after it as before; damage stays, and fails every run.
  */
 function fsckStrict(gitdir: string): void {
-  const packs = () => readdirSync(join(gitdir, 'objects', 'pack')).sort().join(' ');
+  const packs = () =>
+    readdirSync(join(gitdir, 'objects', 'pack'))
+      .sort()
+      .join(' ');
   for (let attempt = 1; ; attempt++) {
     const before = packs();
     try {
