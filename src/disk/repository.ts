@@ -50,7 +50,9 @@ export class GitRepository {
   private queue: Promise<unknown> = Promise.resolve();
   /** Every cache of this repository (snapshots, parsed commits, trees, keys, tags, summaries). */
   readonly caches = new RepositoryCaches();
-  private readonly snapshots = this.caches.snapshots;
+  private get snapshots() {
+    return this.caches.snapshots; // made on first use (repositoryCaches.ts)
+  }
   private readonly built = this.caches.built;
   /** Pack merges and repacks, run between writers through `exclusive`. */
   private readonly maintenance: Maintenance;

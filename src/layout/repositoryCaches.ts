@@ -57,35 +57,61 @@ export class CacheSlot<V extends {}> {
 }
 
 export class RepositoryCaches {
-  /** Snapshots by commit id, as promises so concurrent reads share one build. */
-  readonly snapshots: LRUCache<string, Promise<Snapshot>>;
-  /** The snapshots of `snapshots` that are built, for readers that must not wait or read. */
-  readonly built = new Map<string, Snapshot>();
-  readonly commits = new LRUCache<string, ParsedCommit>({
-    maxSize: COMMIT_BYTES_KEPT,
-    sizeCalculation: (commit) =>
-      COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
-  });
-  readonly peeledTags = byCount<PeeledTag>(PEELED_TAGS_KEPT);
-  /** Trees as stored (their bytes: treePairs.ts compares them where they lie). */
-  readonly trees = byCount<Promise<Buffer>>(PARSED_OBJECTS_KEPT);
-  readonly keys = byCount<Promise<KeyRecord>>(PARSED_OBJECTS_KEPT);
-  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
-  readonly treesOfSnapshots = byCount<() => Buffer>(PARSED_OBJECTS_KEPT);
-  /** Settings read alone (readSettings.ts), by commit id: what a history request's access check needs. */
-  readonly settingsOfCommits = byCount<RepoSettings>(SETTINGS_KEPT);
-  /** Snapshots whose trees were offered to `treesOfSnapshots` already (weak: gone with the snapshot). */
-  readonly learnedSnapshots = new WeakSet<Snapshot>();
-  private readonly slots = new Map<CacheSlot<{}>, LRUCache<string, {}>>();
+  /*
+   * Each cache is made on first use: a new server's listing opens every repository of the folder
+   * and most of them are never read further (their listing comes from a summary file), and making
+   * seven caches for each of 1,000 repositories was a sixth of that listing's time and garbage.
+   */
+  #snapshots?: LRUCache<string, Promise<Snapshot>>;
+  #commits?: LRUCache<string, ParsedCommit>;
+  #peeledTags?: LRUCache<string, PeeledTag>;
+  #trees?: LRUCache<string, Promise<Buffer>>;
+  #keys?: LRUCache<string, Promise<KeyRecord>>;
+  #treesOfSnapshots?: LRUCache<string, () => Buffer>;
+  #settingsOfCommits?: LRUCache<string, RepoSettings>;
+  #learnedSnapshots?: WeakSet<Snapshot>;
 
-  constructor() {
-    this.snapshots = byCount<Promise<Snapshot>>(SNAPSHOTS_KEPT, {
+  /** Snapshots by commit id, as promises so concurrent reads share one build. */
+  get snapshots(): LRUCache<string, Promise<Snapshot>> {
+    return (this.#snapshots ??= byCount<Promise<Snapshot>>(SNAPSHOTS_KEPT, {
       // A snapshot replaced by the same commit's is set in `built` again by its maker.
       dispose: (_snapshot, commitId, reason) => {
         if (reason !== 'set') this.built.delete(commitId);
       },
-    });
+    }));
   }
+  /** The snapshots of `snapshots` that are built, for readers that must not wait or read. */
+  readonly built = new Map<string, Snapshot>();
+  get commits(): LRUCache<string, ParsedCommit> {
+    return (this.#commits ??= new LRUCache<string, ParsedCommit>({
+      maxSize: COMMIT_BYTES_KEPT,
+      sizeCalculation: (commit) =>
+        COMMIT_OVERHEAD + commit.message.length + commit.author.name.length + commit.author.email.length,
+    }));
+  }
+  get peeledTags(): LRUCache<string, PeeledTag> {
+    return (this.#peeledTags ??= byCount<PeeledTag>(PEELED_TAGS_KEPT));
+  }
+  /** Trees as stored (their bytes: treePairs.ts compares them where they lie). */
+  get trees(): LRUCache<string, Promise<Buffer>> {
+    return (this.#trees ??= byCount<Promise<Buffer>>(PARSED_OBJECTS_KEPT));
+  }
+  get keys(): LRUCache<string, Promise<KeyRecord>> {
+    return (this.#keys ??= byCount<Promise<KeyRecord>>(PARSED_OBJECTS_KEPT));
+  }
+  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
+  get treesOfSnapshots(): LRUCache<string, () => Buffer> {
+    return (this.#treesOfSnapshots ??= byCount<() => Buffer>(PARSED_OBJECTS_KEPT));
+  }
+  /** Settings read alone (readSettings.ts), by commit id: what a history request's access check needs. */
+  get settingsOfCommits(): LRUCache<string, RepoSettings> {
+    return (this.#settingsOfCommits ??= byCount<RepoSettings>(SETTINGS_KEPT));
+  }
+  /** Snapshots whose trees were offered to `treesOfSnapshots` already (weak: gone with the snapshot). */
+  get learnedSnapshots(): WeakSet<Snapshot> {
+    return (this.#learnedSnapshots ??= new WeakSet<Snapshot>());
+  }
+  private readonly slots = new Map<CacheSlot<{}>, LRUCache<string, {}>>();
 
   /** The cache of a slot, made on first use. */
   slot<V extends {}>(slot: CacheSlot<V>): LRUCache<string, V> {

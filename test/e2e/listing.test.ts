@@ -2,10 +2,10 @@
  * The listing, `GET /rest/info/all`.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, getJson, git, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
+import { cli, cliOk, getJson, git, gitdirOf, pushTo, serverForFile, startTestServer } from '../support/harness.js';
 
 const fixture = serverForFile();
 
@@ -226,5 +226,46 @@ describe('GET /rest/info/all', () => {
     ]);
     expect(listed.stderr).not.toContain(fixture.repos);
     expect(fixture.server.logText()).not.toContain(fixture.repos);
+  });
+
+  it("lists a repository from its head's summary kept in its folder, used only while that commit is the head", async () => {
+    const gitdir = gitdirOf(fixture.repos, 'beta/one');
+    const summaryFile = join(gitdir, 'cfghub-summary.json');
+    const one = async (url: string) =>
+      (await getJson(url, '/rest/info/all')).json.find((r: { name: string }) => r.name === 'one');
+    const listed = await one(fixture.server.url);
+    const head = git(gitdir, 'rev-parse', 'main').trim();
+    const kept = JSON.parse(readFileSync(summaryFile, 'utf8'));
+    expect(kept).toMatchObject({ commit: head, summary: { keyCount: listed.keyCount, description: 'The first' } });
+
+    // A new server lists it from the summary of its head, without reading the commit's keys.
+    writeFileSync(summaryFile, JSON.stringify({ ...kept, summary: { ...kept.summary, keyCount: 4242 } }));
+    const fresh = await startTestServer(fixture.repos);
+    try {
+      expect(await one(fresh.url)).toEqual({ ...listed, keyCount: 4242 });
+    } finally {
+      await fresh.close();
+    }
+
+    // A summary of another commit, or one that does not read back, is not used: the head is read.
+    const pushed = await pushTo(fixture.server.url, '/rest/push/beta/one', {
+      enableKeyCreation: true,
+      data: [{ key: 'c', values: [{ context: '*;*', value: '3' }] }],
+    });
+    expect(pushed.status).toBe(200);
+    for (const bytes of [JSON.stringify({ ...kept, summary: { ...kept.summary, keyCount: 4242 } }), '{"format":1,']) {
+      writeFileSync(summaryFile, bytes);
+      const another = await startTestServer(fixture.repos);
+      try {
+        expect(await one(another.url)).toEqual({
+          ...listed,
+          keyCount: listed.keyCount + 1,
+          valueCount: listed.valueCount + 1,
+        });
+      } finally {
+        await another.close();
+      }
+      expect(JSON.parse(readFileSync(summaryFile, 'utf8')).commit).toBe(git(gitdir, 'rev-parse', 'main').trim());
+    }
   });
 });

@@ -15,6 +15,10 @@ import { LayoutError } from '../../layout/errors.js';
 import { AmbiguousRepositoryError } from '../../disk/errors.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { ApprovalRule } from '../../domain/approvalRules.js';
+import type { z } from 'zod';
+import { repositoryRecord as repositoryRecordShape } from '../../api/admin.js';
+import { readHeadSummary, writeHeadSummary } from '../../disk/records/headSummary.js';
+import type { Snapshot } from '../../layout/snapshot.js';
 
 export interface RepositoryRecord {
   readonly account: string;
@@ -160,29 +164,76 @@ export async function repositoryRecord(
   }
 }
 
+/** What the listing says of a repository's head besides its name and user count: the same for every repository at that commit. */
+const headSummary = repositoryRecordShape.omit({ account: true, name: true, userCount: true });
+type HeadSummary = z.infer<typeof headSummary>;
+
+function summaryOf(snapshot: Snapshot): HeadSummary {
+  const s = snapshot.settings;
+  return {
+    isPrivate: s.isPrivate,
+    isPersonal: s.isPersonal,
+    ...(s.description ? { description: s.description } : {}),
+    created: s.created,
+    accessControlsEnabled: s.accessControlsEnabled,
+    vdtEnabled: s.vdtEnabled,
+    securityEnabled: s.securityEnabled,
+    contextGroupsEnabled: s.contextGroupsEnabled,
+    keyCount: snapshot.keyCount,
+    valueCount: snapshot.valueCount,
+    context: [...s.levels],
+    ...(s.requiredApprovals ? { requiredApprovals: s.requiredApprovals.map((rule) => ({ ...rule })) } : {}),
+  };
+}
+
+/** Each repository's last summary, and the head it is of: what its summary file holds (read or written by this process). */
+const summaries = new WeakMap<GitRepository, { readonly head: string; readonly summary: HeadSummary }>();
+
+/**
+ * The head's summary: as last made, from the summary kept in the repository's folder for that very
+ * commit (disk/records/headSummary.ts), else from its snapshot (built already, or read now), which
+ * is then kept there for the next new server.
+ */
+async function summaryAt(repository: GitRepository, head: string): Promise<HeadSummary> {
+  const known = summaries.get(repository);
+  if (known?.head === head) return known.summary;
+  const built = repository.builtSnapshot(head);
+  if (!built) {
+    const stored = headSummary.safeParse(readHeadSummary(repository.gitdir, head));
+    if (stored.success) {
+      summaries.set(repository, { head, summary: stored.data });
+      return stored.data;
+    }
+  }
+  const summary = summaryOf(built ?? (await repository.snapshot(head)));
+  summaries.set(repository, { head, summary });
+  writeHeadSummary(repository.gitdir, head, summary);
+  return summary;
+}
+
 async function recordOf(
   repository: GitRepository,
   userCounts: ReadonlyMap<string, number>,
 ): Promise<{ head: string; record: RepositoryRecord }> {
-  const snapshot = await repository.headSnapshot();
-  const s = snapshot.settings;
+  const head = repository.head();
+  const s = await summaryAt(repository, head);
   return {
-    head: snapshot.commitId,
+    head,
     record: {
       account: repository.account,
       name: repository.name,
       isPrivate: s.isPrivate,
       isPersonal: s.isPersonal,
-      ...(s.description ? { description: s.description } : {}),
+      ...(s.description !== undefined ? { description: s.description } : {}),
       created: s.created,
       accessControlsEnabled: s.accessControlsEnabled,
       vdtEnabled: s.vdtEnabled,
       securityEnabled: s.securityEnabled,
       contextGroupsEnabled: s.contextGroupsEnabled,
-      keyCount: snapshot.keyCount,
-      valueCount: snapshot.valueCount,
+      keyCount: s.keyCount,
+      valueCount: s.valueCount,
       userCount: userCounts.get(repository.fullName) ?? 0,
-      context: s.levels,
+      context: s.context,
       ...(s.requiredApprovals ? { requiredApprovals: s.requiredApprovals } : {}),
     },
   };
