@@ -38,6 +38,7 @@ import { ofrepRoutes } from './routes/ofrep.js';
 import { clientsRoutes } from './routes/clients.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
 import { outsideCommitWatchOf } from './outsideCommits.js';
+import { FIRST_AUDIT_DELAY_MS } from '../service/schemas/outsideCommits.js';
 
 /** The express application: everything but the read endpoints. */
 export function createApp(deps: HttpDeps): express.Express {
@@ -93,8 +94,10 @@ export function createRequestListener(deps: HttpDeps): RequestListener & { close
     if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   // Commits made outside cfghub are weighed against the schemas as they arrive (history, /readyz, metrics).
+  // Weighing every head takes a read of each repository's head commit: it starts once the first
+  // requests of a new server are answered, not beside them (/readyz weighs them when asked).
   const outside = outsideCommitWatchOf(deps);
-  setImmediate(() => outside.watchAll());
+  setTimeout(() => outside.watchAll(), FIRST_AUDIT_DELAY_MS).unref();
   const closeWatches = () => {
     outside.close();
     reads.closeWatches();

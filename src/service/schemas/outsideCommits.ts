@@ -27,6 +27,9 @@ import { signature } from '../write/commitOnHead.js';
 import { snapshotChanges } from '../write/writeGuard.js';
 import { describeViolation, schemaCheckSteps, type SchemaCheck } from './schemaCheck.js';
 
+/** How long after a server starts it begins to weigh the heads of every repository (its first requests go first). */
+export const FIRST_AUDIT_DELAY_MS = 10_000;
+
 /** Commits weighed, newest first, when the head moves by many at once. */
 export const MAX_COMMITS_AUDITED = 100;
 
@@ -87,6 +90,8 @@ export async function outsideCommitFlag(
   cache.set(commitId, breaks ? { breaks } : {});
   return breaks;
 }
+
+const afterThisTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** A repository whose head breaks its schemas since a commit made outside cfghub. */
 export interface BrokenRepository {
@@ -169,7 +174,10 @@ export class OutsideCommitWatch {
       entry.again = true;
       return;
     }
-    entry.running = this.audit(entry)
+    // Called on the writer's path (GitRepository.commit calls the head's listeners before its
+    // answer): the audit starts on a later turn of the loop, after the writer has answered.
+    entry.running = afterThisTurn()
+      .then(() => this.audit(entry))
       .catch((error: unknown) =>
         this.logger?.warn({
           event: 'schema-audit-failed',
