@@ -13,6 +13,12 @@
  *    unavailability is the time from the fault to the first push answered 200 after it, and
  *    failover time the time until a node other than the old leader answers as leader.
  * Prints a Markdown table. Every process is stopped at the end.
+ *
+ * `--false-failovers MINUTES` measures instead, for that long, a cluster under steady load with the
+ * default lease and no fault: 4 clients pushing without pause through the nodes in turn, every
+ * node's role and epoch asked 4 times a second. A false failover is a leadership change (a new
+ * epoch) without a fault. Each 50th push answered 200 is also looked for on the other nodes' disks
+ * at once (their ref naming it): the stream's replica lag, nil when they hold it before the 200.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -121,7 +127,103 @@ class Prober {
   }
 }
 
+/** How long `--false-failovers` runs, in minutes, if asked for. */
+const FALSE_FAILOVER_MINUTES = (() => {
+  const at = process.argv.indexOf('--false-failovers');
+  return at < 0 ? undefined : Number(process.argv[at + 1] ?? 10);
+})();
+
+async function falseFailovers(minutes: number): Promise<void> {
+  const folder = tempDir('cfghub-ha-bench-');
+  let cluster: HaCluster | undefined;
+  try {
+    log(`a three-member etcd, three cluster nodes (5 s lease), 4 clients, ${minutes} minutes`);
+    cluster = await HaCluster.start({
+      nodes: 3,
+      etcdMembers: 3,
+      leaseSeconds: 5,
+      prepare: (repos) =>
+        cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
+    });
+    await cluster.syncSetOf(2);
+    const nodes = cluster.nodes;
+    const end = performance.now() + minutes * 60_000;
+    const counts = { acknowledged: 0, other: 0, failed: 0 };
+    const lag = { sampled: 0, heldAtOnce: 0 };
+    const epochs = new Set<number>();
+    const leaders: string[] = [];
+    const clients = Array.from({ length: 4 }, async (_, client) => {
+      let turn = client;
+      while (performance.now() < end) {
+        const node = nodes[turn++ % nodes.length];
+        try {
+          const response = await fetch(`${node.url}/rest/push/${REPO}`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({
+              enableKeyCreation: true,
+              data: [{ key: `key.${client}`, values: [{ context: '*', value: `v${++sequence}` }] }],
+            }),
+            signal: AbortSignal.timeout(10_000),
+          });
+          await response.arrayBuffer();
+          if (response.status !== 200) {
+            counts.other++;
+            continue;
+          }
+          counts.acknowledged++;
+          if (counts.acknowledged % 50 === 0) {
+            const commit = (response.headers.get('etag') ?? '').replace(/"/g, '');
+            const ackNode = response.headers.get('cfghub-node');
+            const heads = nodes.map((other) => headOfRepos(other.repos)); // at once, before anything else
+            for (const [i, other] of nodes.entries()) {
+              if ((await other.status(500))?.node === ackNode) continue;
+              lag.sampled++;
+              if (heads[i] === commit) lag.heldAtOnce++;
+            }
+          }
+        } catch {
+          counts.failed++;
+        }
+      }
+    });
+    const watcher = (async () => {
+      while (performance.now() < end) {
+        for (const status of await Promise.all(nodes.map((node) => node.status(1_000)))) {
+          if (status?.role !== 'leader' || epochs.has(status.epoch)) continue;
+          epochs.add(status.epoch);
+          leaders.push(`${status.node}@${status.epoch}`);
+          log(`leader ${status.node} at epoch ${status.epoch}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
+    await Promise.all([...clients, watcher]);
+    console.log(
+      JSON.stringify({
+        minutes,
+        leaseSeconds: 5,
+        falseFailovers: Math.max(0, epochs.size - 1),
+        leaders,
+        pushes: counts,
+        streamLag: lag,
+      }),
+    );
+  } finally {
+    await cluster?.close();
+    folder.remove();
+  }
+}
+
+/** The head of the bench repository in a node's folder, as git's ref file names it. */
+function headOfRepos(repos: string): string {
+  return spawnSync('git', ['--git-dir', join(repos, `${REPO}.git`), 'rev-parse', 'refs/heads/main'], {
+    encoding: 'utf8',
+  }).stdout.trim();
+}
+
 async function main(): Promise<void> {
+  if (FALSE_FAILOVER_MINUTES !== undefined) return falseFailovers(FALSE_FAILOVER_MINUTES);
   const folder = tempDir('cfghub-ha-bench-');
   let plain: ServerProcess | undefined;
   let cluster: HaCluster | undefined;

@@ -368,6 +368,18 @@ const ROUTES: readonly Route[] = [
     errors: [400, 401, 403, 404, 415],
   },
   {
+    method: 'post',
+    path: '/rest/ha/sync',
+    summary:
+      "the leader's confirmation before it answers a write other than a push: answered once the member holds the leader's repositories, tags and token records",
+    tag: 'ha',
+    headers: ['Authorization'],
+    body: epochSchema,
+    ok: { status: 200, description: 'held', schema: anyObject('outcome') },
+    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it could not bring itself in line' },
+    errors: [400, 401, 403, 404, 415],
+  },
+  {
     method: 'get',
     path: '/rest/ha/heads',
     summary: "the node's head of every repository, with their digest",

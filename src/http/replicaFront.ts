@@ -55,6 +55,59 @@ export function isWrite(req: IncomingMessage): boolean {
   return !url.startsWith('/rest/replication/') && !url.startsWith('/rest/ha/');
 }
 
+/** A REST push: its journal record reaches every member of the sync set before its ref moves (service/ha/syncSet.ts). */
+function travelsAsRecord(req: IncomingMessage): boolean {
+  return req.method === 'POST' && /^\/rest\/push(\/|\?|$)/.test(req.url ?? '');
+}
+
+/**
+ * An HA leader's answer to a write other than a push (a tag, a token or admin-token record, a
+ * repository made or deleted), held until every member of the sync set holds it too
+ * (ReplicaLink.confirmWrite): what the handler writes is kept, and sent once confirmed. A
+ * refusal (any status but 2xx) changed nothing and goes at once. When the confirmation fails
+ * (this node no longer leads) the write's outcome is unknown: a 503 saying so, or, if the
+ * handler had already sent its headers, the connection is closed without an answer.
+ */
+function holdUntilConfirmed(req: IncomingMessage, res: ServerResponse, confirm: () => Promise<void>): void {
+  const write = res.write;
+  const end = res.end;
+  const held: Array<[unknown, BufferEncoding | undefined]> = [];
+  const release = () => {
+    res.write = write;
+    res.end = end;
+    for (const [chunk, encoding] of held) res.write(chunk as Buffer, encoding as BufferEncoding);
+    res.end();
+  };
+  res.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, callback?: unknown) {
+    held.push([chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : undefined]);
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
+    return true;
+  } as typeof res.write;
+  res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown) {
+    if (chunk !== undefined && typeof chunk !== 'function')
+      held.push([chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : undefined]);
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      release();
+      return res;
+    }
+    confirm().then(release, () => {
+      res.write = write;
+      res.end = end;
+      if (res.headersSent) return void res.destroy();
+      for (const name of res.getHeaderNames()) res.removeHeader(name);
+      res.setHeader('Retry-After', '1');
+      const unknown = new HttpError(
+        503,
+        'unavailable',
+        'this node stopped leading before its replicas confirmed this write; its outcome is unknown: read it back',
+      );
+      sendJson(req, res, unknown.status, unknown.body());
+    });
+    return res;
+  } as typeof res.end;
+}
+
 /** The value of `Replica-Lag`: seconds with one decimal, or `unknown`. */
 export function lagHeader(replica: ReplicaLink): string {
   const lag = replica.lagSeconds();
@@ -66,6 +119,8 @@ export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: Request
     // An HA cluster's leader serves everything itself, while its lease surely lives.
     if (replica.servesWrites?.()) {
       for (const [name, value] of Object.entries(replica.leaderHeaders?.() ?? {})) res.setHeader(name, value);
+      if (replica.confirmWrite && isWrite(req) && !travelsAsRecord(req))
+        holdUntilConfirmed(req, res, replica.confirmWrite);
       return next(req, res);
     }
     res.setHeader('Replica-Lag', lagHeader(replica));

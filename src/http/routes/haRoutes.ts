@@ -7,6 +7,8 @@
  *                           200 {"outcome":"applied"|"already"} once durable; 409 stale_epoch or
  *                           behind; 400 bad_record
  *   POST /rest/ha/epoch     {"epoch": n, "leader": id}: 200, or 409 stale_epoch
+ *   POST /rest/ha/sync      {"epoch": n, "leader": id}: 200 once the node holds the leader's state
+ *                           (repositories, tags, token records); 409 stale_epoch or behind
  *   GET  /rest/ha/heads     {"node", "epoch", "headsDigest", "heads": {"account/name": commit}}
  *   GET  /rest/ha/status    the node's view: role, epoch, leader, sync set, problem
  */
@@ -56,6 +58,15 @@ export function haRoutes(deps: HttpDeps): Router {
     if (!parsed.success)
       throw new HttpError(400, 'bad_request', 'an epoch announcement is {"epoch": n, "leader": "node id"}');
     answer(req, res, await node.receiveEpoch(parsed.data.epoch));
+  });
+
+  router.post('/rest/ha/sync', async (req, res) => {
+    requireReplicationToken(deps, req);
+    const node = cluster();
+    requireJsonContentType(req, 'a confirmation');
+    const parsed = epochSchema.safeParse(parseJson(await readSmall(req, res)));
+    if (!parsed.success) throw new HttpError(400, 'bad_request', 'a confirmation is {"epoch": n, "leader": "node id"}');
+    answer(req, res, await node.receiveSync(parsed.data.epoch));
   });
 
   router.get('/rest/ha/heads', (req, res) => {

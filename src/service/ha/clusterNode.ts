@@ -319,6 +319,28 @@ export class ClusterNode implements ReplicaLink {
     return { ok: true, outcome: 'applied' };
   }
 
+  /**
+   * A leader's confirmation, from `/rest/ha/sync`: the epoch checked as an announcement's, then
+   * one whole round of this node's follower (the leader's state: repositories made and deleted,
+   * tags, token and admin-token records); answered once it completed.
+   */
+  async receiveSync(epoch: number): Promise<RecordOutcome> {
+    const announced = await this.receiveEpoch(epoch);
+    if (!announced.ok) return announced;
+    const follower = this.follower;
+    if (!follower || this.leaderNow?.epoch !== epoch)
+      return { ok: false, code: 'behind', message: 'this node does not follow that leader yet' };
+    try {
+      if (await follower.syncNow()) return { ok: true, outcome: 'applied' };
+    } catch (error) {
+      this.logger.warn({ event: 'ha-sync-failed', problem: withoutPaths((error as Error).message) });
+    }
+    return { ok: false, code: 'behind', message: "this node could not bring itself in line with the leader's state" };
+  }
+
+  /** See ReplicaLink.confirmWrite. */
+  readonly confirmWrite = (): Promise<void> => this.syncSet.confirm();
+
   /** Every repository's head as it is on disk now, and their digest. */
   headsDigest(): { heads: Record<string, string>; digest: string } {
     const heads: Record<string, string> = {};

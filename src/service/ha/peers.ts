@@ -76,6 +76,21 @@ export class Peers {
     return { ok: false, ...Peers.refusal(status, text) };
   }
 
+  /**
+   * Asks a member to hold now what this leader holds (its repositories, tags and records), and
+   * answers once it does (see SyncSet.confirm).
+   */
+  async sync(base: string, epoch: number, leader: string): Promise<RecordAnswer> {
+    // A whole round (the state, then a fetch of what changed) takes longer than a record's apply.
+    const { status, text } = await this.request(
+      `${base}/rest/ha/sync`,
+      { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ epoch, leader }) },
+      this.timeoutMs * 3,
+    );
+    if (status === 200) return { ok: true, outcome: 'applied' };
+    return { ok: false, ...Peers.refusal(status, text) };
+  }
+
   /** The heads a node holds, every repository's. */
   async heads(base: string, timeoutMs?: number): Promise<HeadsAnswer> {
     const { status, text } = await this.request(`${base}/rest/ha/heads`, { method: 'GET' }, timeoutMs);

@@ -28,7 +28,7 @@ import type { EtcdClient } from '../../lib/etcd.js';
 import { ServiceError } from '../errors.js';
 import type { ClusterKeys, SyncValue } from './keyspace.js';
 import type { Leadership } from './leadership.js';
-import type { Peers } from './peers.js';
+import type { Peers, RecordAnswer } from './peers.js';
 
 export interface SyncSetOptions {
   readonly self: string;
@@ -187,8 +187,20 @@ export class SyncSet {
         this.joinAcknowledged.get(node)?.delete(repository);
       else this.stopJoining(node);
     });
+    await this.settleMembers(members, memberAnswers);
+  }
+
+  /**
+   * What the members' answers to a record or a confirmation mean: one that has seen a newer epoch
+   * means this node no longer leads (a step down, and the write's outcome is unknown); one that
+   * failed otherwise is removed from the set in etcd first, then no longer waited for.
+   */
+  private async settleMembers(
+    members: readonly string[],
+    answers: readonly PromiseSettledResult<RecordAnswer>[],
+  ): Promise<void> {
     const failed: string[] = [];
-    for (const [i, answer] of memberAnswers.entries()) {
+    for (const [i, answer] of answers.entries()) {
       if (answer.status === 'fulfilled' && answer.value.ok) continue;
       const refusal = answer.status === 'fulfilled' && !answer.value.ok ? answer.value : undefined;
       if (refusal?.code === 'stale_epoch') {
@@ -207,10 +219,37 @@ export class SyncSet {
       if (this.options.strict && this.membersNow.length === 0) {
         throw new ServiceError(
           'unavailable',
-          'every replica of the sync set failed and --ha-strict refuses to acknowledge a push held on one disk; the outcome of this write is unknown: read it back',
+          'every replica of the sync set failed and --ha-strict refuses to acknowledge a write held on one disk; the outcome of this write is unknown: read it back',
         );
       }
     }
+  }
+
+  /**
+   * Before a write other than a push is answered (a tag, a token or admin-token record, a
+   * repository made or deleted: they travel by the members' fetch of the leader's state, not as
+   * journal records): asks every member of the set to hold what this leader holds now, and
+   * waits for each, members that fail being removed first as for a record. Its 200 then means
+   * the write is on every member's disk too.
+   */
+  async confirm(): Promise<void> {
+    if (!this.leadership.leaderValid()) {
+      throw new ServiceError(
+        'unavailable',
+        'this node is not the leader now (its lease may have expired); the outcome of this write is unknown: read it back',
+      );
+    }
+    await this.changing;
+    const members = [...this.membersNow];
+    const answers = await Promise.allSettled(
+      members.map((node) => {
+        const url = this.urls.get(node);
+        return url === undefined
+          ? Promise.reject(new Error('its address is not known'))
+          : this.peers.sync(url, this.epoch, this.options.self);
+      }),
+    );
+    await this.settleMembers(members, answers);
   }
 
   private stopJoining(node: string): void {

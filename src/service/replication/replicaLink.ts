@@ -16,6 +16,12 @@ export interface ReplicaLink {
   servesWrites?(): boolean;
   /** Set by an HA cluster's node: the headers its answers carry while it leads (its node id and epoch). */
   leaderHeaders?(): Record<string, string>;
+  /**
+   * Set by an HA cluster's node: resolves once every member of the sync set holds what the leader
+   * holds now (repositories, tags, token and admin-token records), before a write other than a
+   * push is answered (a push travels as its journal record); rejects when this node no longer leads.
+   */
+  confirmWrite?(): Promise<void>;
   /** Set by an HA cluster's node: why it cannot learn or elect a leader now (etcd unreachable, rebuilt), if so. */
   leaderProblem?(): string | undefined;
   /** Seconds since the replica last confirmed it was current; undefined before the first time. */

@@ -215,6 +215,27 @@ export class Replicator {
     return awaitCommit(repository, commit, () => this.lagSeconds(), waitMs);
   }
 
+  /**
+   * One whole round now, after any under way: the primary's state asked and every repository,
+   * tag, token and admin-token record brought in line with it. Whether it completed (an HA
+   * member answers its leader's confirmation so, see SyncSet.confirm).
+   */
+  async syncNow(): Promise<boolean> {
+    if (this.stopped) return false;
+    const complete = await this.apply(await this.askState());
+    if (complete) this.confirm();
+    return complete;
+  }
+
+  /** Rounds one at a time: the loop's and syncNow's. */
+  private applying: Promise<unknown> = Promise.resolve();
+
+  private apply(state: ReplicationState): Promise<boolean> {
+    const done = this.applying.then(() => this.applyState(state));
+    this.applying = done.catch(() => undefined);
+    return done;
+  }
+
   private confirm(): void {
     this.confirmed = { at: performance.now(), wall: Date.now() };
   }
@@ -450,7 +471,7 @@ export class Replicator {
     }
   }
 
-  private async apply(state: ReplicationState): Promise<boolean> {
+  private async applyState(state: ReplicationState): Promise<boolean> {
     const { registry, logger } = this.options;
     const local = new Map(registry.locations().map((location) => [`${location.account}/${location.name}`, location]));
     const offered = new Set(state.repositories.map((r) => `${r.account}/${r.name}`));
