@@ -99,7 +99,7 @@ export async function runListingScenario(
       title: `GET /rest/info/all, ${repositories}, cold (new server instance)`,
       measurements: [{ implementation: IMPLEMENTATION, samples: cold, summary: summarize(cold) }],
       notes: [
-        `first listing of ${plan.cold} new server instances (new registry and token service) in this process; OS page cache warm`,
+        `first listing of ${plan.cold} new server instances (new registry and token service) in this process; OS page cache warm; each repository's head summary (cfghub-summary.json in its folder, see docs/storage-layout.md) kept by the listings before`,
       ],
     },
   ];
