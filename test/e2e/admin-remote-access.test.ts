@@ -230,8 +230,8 @@ describe('the admin API for rule sets, context groups and replication tokens', (
 });
 
 describe('the remote form of every administrative command', () => {
-  it('is offered by every command but serve, admin-token, promote and ha, which the command line page names with why', () => {
-    const program = buildProgram();
+  it('is offered by every command but serve, admin-token, promote and ha, which the command line page names with why', async () => {
+    const program = await buildProgram();
     const leaves = program.commands.flatMap((command) =>
       command.commands.length
         ? command.commands.map((sub) => ({ name: `${command.name()} ${sub.name()}`, command: sub }))
