@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { KEY_MATCHES, VALUE_MATCHES } from '../domain/accessRules.js';
 import { schemaDocumentShape } from '../domain/schemaDocumentShape.js';
+import { dryRunSchema } from './answers.js';
 
 const flag = z.boolean().optional();
 
@@ -141,6 +142,8 @@ export const rollbackResult = z.object({ commit: z.string(), outcome: z.enum(['a
 export const schemasAnswer = z.object({ schemas: schemaDocumentShape });
 export const schemasBody = z.strictObject({ schemas: schemaDocumentShape, comment: z.string().optional() });
 export const schemasChange = z.object({ commit: z.string(), outcome: z.enum(['applied', 'unchanged']) });
+/** The schemas POST's answer: the change made, or with `Dry-Run: true` what it would do. */
+export const schemasChangeOrPreview = z.union([schemasChange, dryRunSchema]);
 
 /** The read record of one repository (GET /rest/clients/{account}/{repository}). */
 export const readRecordAnswer = z.object({

@@ -9,6 +9,7 @@
  */
 import type { z } from 'zod';
 import * as s from '../api/admin.js';
+import { dryRunSchema } from '../api/answers.js';
 import type { SchemaDocument } from '../domain/schemas.js';
 import { ClientError, ConnectionError, failureOf, RedirectRefusedError, type Fetch } from './errors.js';
 import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
@@ -212,6 +213,11 @@ export class AdminClient {
 
   setSchemas(fullName: string, body: { readonly schemas: SchemaDocument; readonly comment?: string }) {
     return this.call(s.schemasChange, 'POST', `${adminRepositoryPath(fullName)}/schemas`, body);
+  }
+
+  /** The same change as a dry run (`Dry-Run: true`): its refusal listing what breaks, or the commit it would make. */
+  previewSchemas(fullName: string, body: { readonly schemas: SchemaDocument }) {
+    return this.call(dryRunSchema, 'POST', `${adminRepositoryPath(fullName)}/schemas`, body, { 'Dry-Run': 'true' });
   }
 
   // ---- access rule sets ----

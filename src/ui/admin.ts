@@ -1,11 +1,12 @@
 /**
  * The console's admin side: an admin token (`cfghub admin-token create`, made on the server's
- * host) opens the admin API under /rest/admin, which lists every repository and creates tags.
+ * host) opens the admin API under /rest/admin, which lists every repository, creates tags and
+ * reads and changes the schemas document.
  * It is kept apart from the client-token session (a user may hold both): its own sessionStorage
  * entry, sent only as `Authorization: Bearer` to /rest/admin, never in a URL and never to the
  * public API.
  */
-import { call, type RepoRef, type RepositoryRecord } from './api';
+import { call, type DryRunAnswer, type RepoRef, type RepositoryRecord } from './api';
 import { storedSession } from './storedSession';
 
 export interface AdminSession {
@@ -116,4 +117,33 @@ export const redeliver = (admin: AdminSession, repo: RepoRef, delivery: string) 
   call<WebhookDelivery>(`${hooksPath(repo)}/deliveries/${encodeURIComponent(delivery)}/redeliver`, {
     method: 'POST',
     headers: bearer(admin.token),
+  }).then((a) => a.json);
+
+/** The repository's schemas document (schemas.yaml: key schemas, file schemas, context rules), as JSON. */
+export type SchemasDocument = Record<string, unknown>;
+
+const schemasPath = (repo: RepoRef) => `${adminPath(repo)}/schemas`;
+
+export const adminSchemas = (admin: AdminSession, repo: RepoRef) =>
+  call<{ schemas: SchemasDocument }>(schemasPath(repo), { headers: bearer(admin.token) }).then((a) => a.json.schemas);
+
+/** The schemas change as a dry run (`Dry-Run: true` on the same request): what it would do; nothing written. */
+export const previewSchemas = (admin: AdminSession, repo: RepoRef, schemas: SchemasDocument) =>
+  call<DryRunAnswer>(schemasPath(repo), {
+    method: 'POST',
+    headers: { ...bearer(admin.token), 'Dry-Run': 'true' },
+    body: { schemas },
+  }).then((a) => a.json);
+
+/** Replaces the schemas document in one commit; a document existing content breaks is refused (409) listing what breaks. */
+export interface SchemasChange {
+  commit: string;
+  outcome: 'applied' | 'unchanged';
+}
+
+export const saveSchemas = (admin: AdminSession, repo: RepoRef, schemas: SchemasDocument, comment: string) =>
+  call<SchemasChange>(schemasPath(repo), {
+    method: 'POST',
+    headers: { ...bearer(admin.token), 'Application-Name': 'cfghub-console' },
+    body: { schemas, ...(comment ? { comment } : {}) },
   }).then((a) => a.json);

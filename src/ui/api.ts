@@ -6,7 +6,10 @@
  * A session is a client token of one repository. An admin token is held apart (admin.ts): it goes
  * only to the admin API, as `Authorization: Bearer`.
  */
+import type { DryRunAnswer } from '../api/answers';
 import { storedSession } from './storedSession';
+
+export type { DryRunAnswer };
 
 export interface Session {
   readonly kind: 'client';
@@ -322,14 +325,28 @@ export interface PushOutcome {
 const unquote = (etag: string | null) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
 /** A change the console makes: a POST named as the console's, whose answer's ETag names the commit. */
-const postChange = (repo: RepoRef, path: string, body: unknown) =>
-  call(path, { repo, method: 'POST', body, headers: { 'Application-Name': 'cfghub-console' } });
+const postChange = (repo: RepoRef, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  call(path, { repo, method: 'POST', body, headers: { 'Application-Name': 'cfghub-console', ...headers } });
 
-/** A push: 200 with the commit, or 304 with the reason (a refusal changes nothing). */
-export async function pushChanges(repo: RepoRef, body: unknown): Promise<PushOutcome> {
-  const answer = await postChange(repo, `/rest/push/${repoPath(repo)}`, body);
+/**
+ * A push: 200 with the commit, or 304 with the reason (a refusal changes nothing). `onHead` is the
+ * commit its preview was made on: the push is refused if the head has moved since (If-Match), so
+ * what is committed is what the preview showed.
+ */
+export async function pushChanges(repo: RepoRef, body: unknown, onHead?: string): Promise<PushOutcome> {
+  const answer = await postChange(
+    repo,
+    `/rest/push/${repoPath(repo)}`,
+    body,
+    onHead ? { 'If-Match': `"${onHead}"` } : {},
+  );
   if (answer.status === 304) return { refusal: unquote(answer.etag) || 'the push was refused (no reason given)' };
   return { commit: unquote(answer.etag) };
+}
+
+/** The same push as a dry run (`Dry-Run: true`): what it would do, context by context; nothing is written. */
+export async function previewPush(repo: RepoRef, body: unknown): Promise<DryRunAnswer> {
+  return (await postChange(repo, `/rest/push/${repoPath(repo)}`, body, { 'Dry-Run': 'true' })).json as DryRunAnswer;
 }
 
 export async function revert(repo: RepoRef, commit: string, comment?: string): Promise<PushOutcome> {
@@ -364,24 +381,8 @@ export interface ChangeRequestInfo {
     readonly needed: number;
     readonly approved: boolean;
   };
-  readonly preview?: {
-    readonly outcome: 'applied' | 'unchanged' | 'refused';
-    readonly refusal?: string;
-    readonly head: string;
-    readonly contexts: {
-      readonly changed: number;
-      readonly more: number;
-      readonly listed: readonly {
-        readonly context: string;
-        readonly keys: readonly {
-          readonly key: string;
-          readonly before?: { val?: unknown };
-          readonly after?: { val?: unknown };
-        }[];
-        readonly files: readonly { readonly path: string }[];
-      }[];
-    };
-  };
+  /** What applying it would do on the current head (a dry run). */
+  readonly preview?: DryRunAnswer;
 }
 
 const changesPath = (repo: RepoRef) => `/rest/changes/${repoPath(repo)}`;

@@ -320,7 +320,9 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('link', { name: /Review and push 1 change/ }).click();
     await page.getByLabel('Change comment').fill('Quieter production logs');
     await expectLabelled();
-    await page.getByRole('button', { name: 'Push 1 change' }).click();
+    await page.getByRole('button', { name: 'Preview 1 change' }).click();
+    await page.getByTestId('preview-summary').waitFor();
+    await page.getByRole('button', { name: 'Confirm and push 1 change' }).click();
     await page.getByTestId('pushed').waitFor();
 
     const head = headOf(dir.path, REPO);
@@ -367,7 +369,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Delete search.legacy for *;*;*' }).click();
     await page.getByRole('link', { name: /Review and push 5 changes/ }).click();
     await page.getByLabel('Change comment').fill('Cache settings');
-    await page.getByRole('button', { name: 'Push 5 changes' }).click();
+    await page.getByRole('button', { name: 'Preview 5 changes' }).click();
+    await page.getByRole('button', { name: 'Confirm and push 5 changes' }).click();
     await page.getByTestId('pushed').waitFor();
 
     expect(git(gitdir, 'rev-list', '--count', `${before}..refs/heads/main`).trim()).toBe('1');
@@ -439,8 +442,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Add to changes' }).click();
     await page.getByRole('link', { name: /Review and push 2 changes/ }).click();
     await page.getByLabel('Change comment').fill('Move the database');
-    await page.getByRole('button', { name: 'Push 2 changes' }).click();
-    await page.getByTestId('refusal').waitFor();
+    await page.getByRole('button', { name: 'Preview 2 changes' }).click();
+    await page.getByTestId('preview-refusal').waitFor();
 
     // The reason as the server gave it, beside the second change (data[1]).
     const direct = await pushTo(
@@ -452,7 +455,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     expect(direct.status).toBe(304);
     const here = page.locator('ol.pending li[data-index="1"]').getByTestId('refusal-here');
     expect(await here.textContent()).toContain('not an Integer');
-    expect(await page.getByTestId('refusal').textContent()).toContain('data[1]');
+    expect(await page.getByTestId('preview-refusal').textContent()).toContain('data[1]');
+    expect(await page.getByRole('button', { name: 'Confirm and push 2 changes' }).isDisabled()).toBe(true);
     expect(await page.locator('ol.pending li[data-index="0"]').getByTestId('refusal-here').count()).toBe(0);
     expect(headOf(dir.path, REPO)).toBe(before);
     await shot('refusal');

@@ -18,6 +18,7 @@ import type { TagRecord } from '../../service/admin/tags.js';
 import type { TokenInfo } from '../../service/admin/tokens.js';
 import type { SchemaDocument } from '../../domain/schemas.js';
 import type { SchemasChange } from '../../service/schemas/schemaCommands.js';
+import type { DryRunResult } from '../../service/write/dryRun.js';
 import { RemoteAccessAdministration } from './accessAdminClient.js';
 
 export class RemoteAdministration extends RemoteAccessAdministration implements Administration {
@@ -141,5 +142,9 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     return this.call((c) =>
       c.setSchemas(fullName, { schemas, ...(change.comment !== undefined ? { comment: change.comment } : {}) }),
     );
+  }
+
+  previewSchemas(fullName: string, schemas: SchemaDocument): Promise<DryRunResult> {
+    return this.call((c) => c.previewSchemas(fullName, { schemas })) as Promise<DryRunResult>;
   }
 }

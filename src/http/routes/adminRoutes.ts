@@ -17,7 +17,7 @@ import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
 import * as s from '../../api/admin.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
-import { header, sendJson } from '../answer/headers.js';
+import { booleanHeader, header, sendJson } from '../answer/headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
 
 type Params = Record<string, string>;
@@ -229,16 +229,18 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'post',
     path: `${REPO}/schemas`,
     summary:
-      'replace the schemas document, in one commit; refused listing what existing content breaks (cfghub schemas set)',
+      'replace the schemas document, in one commit; refused listing what existing content breaks (cfghub schemas set); with Dry-Run: true, what it would do, nothing written',
     body: s.schemasBody,
     status: 200,
-    answer: s.schemasChange,
+    answer: s.schemasChangeOrPreview,
     errors: [404, 409, 415],
     run: (admin, p, b: z.infer<typeof s.schemasBody>, req) =>
-      admin.setSchemas(fullName(p), b.schemas, {
-        comment: b.comment,
-        applicationName: header(req, 'Application-Name'),
-      }),
+      booleanHeader(req, 'Dry-Run')
+        ? admin.previewSchemas(fullName(p), b.schemas)
+        : admin.setSchemas(fullName(p), b.schemas, {
+            comment: b.comment,
+            applicationName: header(req, 'Application-Name'),
+          }),
   },
   ...ACCESS_ADMIN_ROUTES, // rule sets, context groups, replication tokens
 ];

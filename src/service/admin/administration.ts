@@ -29,7 +29,8 @@ import {
 import { createTag, deleteTag, listTags, tagNameProblem, type TagRecord } from './tags.js';
 import type { TokenInfo, TokenService } from './tokens.js';
 import type { SchemaDocument } from '../../domain/schemas.js';
-import { readSchemas, setSchemas, type SchemasChange } from '../schemas/schemaCommands.js';
+import { previewSchemas, readSchemas, setSchemas, type SchemasChange } from '../schemas/schemaCommands.js';
+import type { DryRunResult } from '../write/dryRun.js';
 
 export interface NewClientToken {
   readonly label?: string;
@@ -101,6 +102,8 @@ export interface Administration extends AccessAdministration {
     schemas: SchemaDocument,
     change: { comment?: string; applicationName?: string },
   ): Promise<SchemasChange>;
+  /** What setSchemas would do (a dry run): the refusal listing what breaks, or the commit it would make. */
+  previewSchemas(fullName: string, schemas: SchemaDocument): Promise<DryRunResult>;
 }
 
 /** An ISO 8601 instant (`YYYY-MM-DDTHH:MM:SSZ` or with `+hh:mm`); `what` names it in the error. */
@@ -275,5 +278,9 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     change: { comment?: string; applicationName?: string },
   ): Promise<SchemasChange> {
     return setSchemas(this.repository(fullName), schemas, change);
+  }
+
+  previewSchemas(fullName: string, schemas: SchemaDocument): Promise<DryRunResult> {
+    return previewSchemas(this.repository(fullName), schemas);
   }
 }

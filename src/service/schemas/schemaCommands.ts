@@ -4,13 +4,17 @@
  * unsafe pattern or that does not compile is an invalid_argument naming its entry), then
  * committed, where the schema check weighs every value, rendered file and context against it: a
  * document that existing content breaks is a conflict listing what breaks, and nothing is written.
+ * Its preview is the same change as a dry run (write/dryRun.ts): the refusal it would meet, or
+ * the commit it would make.
  */
 import type { SchemaDocument } from '../../domain/schemas.js';
 import { runSteps } from '../../lib/steps.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { SCHEMAS_FILE } from '../../layout/schemaLayout.js';
 import { commitMessage, type PushProvenance } from '../../domain/commitMessage.js';
-import { commitOnHead } from '../write/commitOnHead.js';
+import { commitOnHead, type CommitPlan } from '../write/commitOnHead.js';
+import { dryRun, type DryRunResult } from '../write/dryRun.js';
+import { KeyRing } from '../security/keyRing.js';
 import { ServiceError } from '../errors.js';
 import { compiledSchemasSteps, SchemaDocumentProblem } from './schemaCompiler.js';
 import type { Writer } from '../write/writeGuard.js';
@@ -34,23 +38,39 @@ export function checkSchemaDocument(doc: SchemaDocument, levels: number): void {
   }
 }
 
+/** The change of the schemas document as a commit plan: the document checked first, then the change. */
+async function schemasPlan(
+  repository: GitRepository,
+  doc: SchemaDocument,
+  provenance: PushProvenance & { comment?: string },
+): Promise<() => CommitPlan> {
+  if (provenance.comment?.includes('\u0000'))
+    throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
+  const head = await repository.headSnapshot();
+  checkSchemaDocument(doc, head.settings.levels.length);
+  const message = commitMessage(provenance.comment || `Change ${SCHEMAS_FILE}`, provenance);
+  return () => ({ ok: true, changes: { keys: new Map(), files: new Map(), schemas: doc }, message });
+}
+
 export async function setSchemas(
   repository: GitRepository,
   doc: SchemaDocument,
   provenance: PushProvenance & { comment?: string } = {},
   writer?: Writer,
 ): Promise<SchemasChange> {
-  if (provenance.comment?.includes('\u0000'))
-    throw new ServiceError('invalid_argument', 'the comment contains a NUL character');
-  const head = await repository.headSnapshot();
-  checkSchemaDocument(doc, head.settings.levels.length);
-  const message = commitMessage(provenance.comment || `Change ${SCHEMAS_FILE}`, provenance);
-  const result = await commitOnHead(
-    repository,
-    () => ({ ok: true, changes: { keys: new Map(), files: new Map(), schemas: doc }, message }),
-    undefined,
-    writer,
-  );
+  const result = await commitOnHead(repository, await schemasPlan(repository, doc, provenance), undefined, writer);
   if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
   return { commit: result.commitId, outcome: result.kind };
+}
+
+/**
+ * What setSchemas would do, nothing written: `refused` with the list of what breaks, `unchanged`,
+ * or `applied`. Secured values stay sealed (the admin API opens no group).
+ */
+export async function previewSchemas(
+  repository: GitRepository,
+  doc: SchemaDocument,
+  provenance: PushProvenance & { comment?: string } = {},
+): Promise<DryRunResult> {
+  return dryRun(repository, await schemasPlan(repository, doc, provenance), undefined, { ring: () => KeyRing.EMPTY });
 }

@@ -1,10 +1,14 @@
 /**
- * The collected changes, pushed as one transaction with a change comment. A refused push (304)
- * changes nothing; its reason is shown at the top and beside the change it names (`data[N]`).
+ * The collected changes, pushed as one transaction with a change comment, after a Preview step:
+ * the same push as a dry run first (what would be committed or why it would be refused, context
+ * by context), then the push itself once the user confirms, made on the head the preview was made
+ * on (If-Match), so what is committed is what was shown. A refusal changes nothing; its reason is
+ * shown, and beside the change it names (`data[N]`).
  */
 import { useState } from 'preact/hooks';
-import { createChangeRequest, pushChanges, type RepoInfo } from '../api';
+import { ApiError, createChangeRequest, previewPush, pushChanges, type DryRunAnswer, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
+import { DryRunPreview } from '../DryRunPreview';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -20,6 +24,8 @@ export function ChangesScreen({
   const [error, setError] = useState<unknown>();
   const [pushed, setPushed] = useState<string>();
   const [requested, setRequested] = useState<number>();
+  /** The push previewed (its body and the server's dry-run answer), waiting for the user's word. */
+  const [preview, setPreview] = useState<{ body: Record<string, unknown>; answer: DryRunAnswer }>();
 
   /** The collected changes as a change request instead: the comment's first line is its title. */
   const request = async () => {
@@ -41,16 +47,35 @@ export function ChangesScreen({
     }
   };
   const base = `#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;
-  const refused = refusal !== undefined ? refusedIndex(refusal) : undefined;
+  const refusedReason = refusal ?? (preview?.answer.outcome === 'refused' ? preview.answer.refusal : undefined);
+  const refused = refusedReason !== undefined ? refusedIndex(refusedReason) : undefined;
 
-  const push = async (e: Event) => {
+  /** The Preview step: the push as a dry run; nothing is written. */
+  const showPreview = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setRefusal(undefined);
     setError(undefined);
     setPushed(undefined);
+    setRequested(undefined);
     try {
-      const outcome = await pushChanges(repo, pushBody(pending, comment));
+      const body = pushBody(pending, comment);
+      setPreview({ body, answer: await previewPush(repo, body) });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  /** The push previewed, confirmed: on the head the preview was made on. */
+  const confirm = async () => {
+    if (!preview) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      const outcome = await pushChanges(repo, preview.body, preview.answer.head);
+      setPreview(undefined);
       if (outcome.refusal !== undefined) {
         setRefusal(outcome.refusal);
       } else {
@@ -60,7 +85,14 @@ export function ChangesScreen({
         onPushed();
       }
     } catch (err) {
-      setError(err);
+      setPreview(undefined);
+      setError(
+        err instanceof ApiError && err.status === 412
+          ? new Error(
+              `The repository changed since the preview (${err.message}); nothing was written. Preview the changes again.`,
+            )
+          : err,
+      );
     } finally {
       setBusy(false);
     }
@@ -85,7 +117,7 @@ export function ChangesScreen({
           gather here and go to the server together, as one commit.
         </Empty>
       ) : (
-        <form onSubmit={push} class="stack">
+        <form onSubmit={showPreview} class="stack">
           {refusal !== undefined && (
             <p class="error" role="alert" data-testid="refusal">
               <strong>The server refused the push; nothing changed.</strong> Reason: {refusal}
@@ -103,13 +135,14 @@ export function ChangesScreen({
                   onClick={() => {
                     setPending(pending.filter((_, j) => j !== i));
                     setRefusal(undefined);
+                    setPreview(undefined);
                   }}
                 >
                   Remove
                 </button>
                 {refused === i && (
                   <p class="error-inline" data-testid="refusal-here">
-                    Refused: {refusal}
+                    Refused: {refusedReason}
                   </p>
                 )}
               </li>
@@ -120,27 +153,48 @@ export function ChangesScreen({
             id="change-comment"
             rows={2}
             required
+            readOnly={preview !== undefined}
             placeholder="Why this change (the commit message)"
             value={comment}
             onInput={(e) => setComment((e.currentTarget as HTMLTextAreaElement).value)}
           />
-          <div class="buttons">
-            <button type="submit" class="primary" disabled={busy}>
-              {busy ? 'Pushing…' : `Push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
-            </button>
-            <button type="button" disabled={busy} onClick={request}>
-              Open a change request
-            </button>
-            <button
-              type="button"
-              onClick={() => {
-                setPending([]);
-                setRefusal(undefined);
-              }}
-            >
-              Discard all
-            </button>
-          </div>
+          {preview ? (
+            <>
+              <h3>Preview</h3>
+              <DryRunPreview answer={preview.answer} />
+              <div class="buttons">
+                <button
+                  type="button"
+                  class="primary"
+                  disabled={busy || preview.answer.outcome !== 'applied'}
+                  onClick={confirm}
+                >
+                  {busy ? 'Pushing…' : `Confirm and push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
+                </button>
+                <button type="button" disabled={busy} onClick={() => setPreview(undefined)}>
+                  Back to the changes
+                </button>
+              </div>
+            </>
+          ) : (
+            <div class="buttons">
+              <button type="submit" class="primary" disabled={busy}>
+                {busy ? 'Previewing…' : `Preview ${pending.length} change${pending.length === 1 ? '' : 's'}`}
+              </button>
+              <button type="button" disabled={busy} onClick={request}>
+                Open a change request
+              </button>
+              <button
+                type="button"
+                onClick={() => {
+                  setPending([]);
+                  setRefusal(undefined);
+                }}
+              >
+                Discard all
+              </button>
+            </div>
+          )}
         </form>
       )}
     </div>

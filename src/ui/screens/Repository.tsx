@@ -15,9 +15,20 @@ import { OverviewScreen } from './Overview';
 import { ReadersScreen } from './Readers';
 import { RequestsScreen } from './Requests';
 import { ResolvedScreen } from './Resolved';
+import { SchemasScreen } from './Schemas';
 import { WebhooksScreen } from './Webhooks';
 
-export const TABS = ['keys', 'resolved', 'history', 'changes', 'requests', 'readers', 'webhooks', 'overview'] as const;
+export const TABS = [
+  'keys',
+  'resolved',
+  'history',
+  'changes',
+  'requests',
+  'schemas',
+  'readers',
+  'webhooks',
+  'overview',
+] as const;
 export type Tab = (typeof TABS)[number];
 
 const TAB_LABELS: Record<Tab, string> = {
@@ -26,6 +37,7 @@ const TAB_LABELS: Record<Tab, string> = {
   history: 'History',
   changes: 'Changes',
   requests: 'Change requests',
+  schemas: 'Schemas',
   readers: 'Readers',
   webhooks: 'Webhooks',
   overview: 'Settings, tags, groups',
@@ -77,7 +89,8 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
               <a href="#/signin">Sign in</a> with a client token of this repository.
             </p>
           )}
-          {props.admin && <AdminOverview repo={repo} admin={props.admin} />}
+          {props.admin && tab === 'schemas' && <SchemasScreen repo={repo} admin={props.admin} />}
+          {props.admin && tab !== 'schemas' && <AdminOverview repo={repo} admin={props.admin} />}
         </>
       )}
       {info.state === 'ok' && (
@@ -88,6 +101,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
           {tab === 'history' && <HistoryScreen {...props} info={info.data} onChanged={refresh} round={round} />}
           {tab === 'changes' && <ChangesScreen {...props} info={info.data} onPushed={refresh} />}
           {tab === 'requests' && <RequestsScreen repo={repo} onChanged={refresh} />}
+          {tab === 'schemas' && <SchemasScreen repo={repo} admin={props.admin} />}
           {tab === 'readers' && <ReadersScreen repo={repo} admin={props.admin} head={info.data.head} />}
           {tab === 'webhooks' && <WebhooksScreen repo={repo} admin={props.admin} />}
         </div>

@@ -1,6 +1,6 @@
 /**
  * Change requests (docs/changes.md): the list, and one request with what applying it would do on
- * the current head, context by context (the server's preview), its approvals, and approve, apply
+ * the current head, context by context (the server's preview, the console's one preview component), its approvals, and approve, apply
  * and close. A refusal (the author approving their own request, a conflict with what changed on the
  * branch since, missing approvals) is shown as the server words it.
  */
@@ -12,9 +12,8 @@ import {
   type ChangeRequestInfo,
   type RepoRef,
 } from '../api';
-import { Empty, ErrorNote, Loaded, Table, shortId, useLoad, valueText } from '../components';
-
-const shown = (side?: { val?: unknown }) => (side === undefined ? '(none)' : valueText(side.val));
+import { Empty, ErrorNote, Loaded, Table, shortId, useLoad } from '../components';
+import { DryRunPreview } from '../DryRunPreview';
 
 export function RequestsScreen({ repo, onChanged }: { repo: RepoRef; onChanged: () => void }) {
   const [selected, setSelected] = useState<number>();
@@ -100,28 +99,11 @@ function RequestDetail({ repo, id, onActed }: { repo: RepoRef; id: number; onAct
                 {change.requiredApprovals.approved ? 'approved' : `needs ${change.requiredApprovals.needed}`}
               </p>
             )}
-            {change.preview?.outcome === 'refused' && (
-              <p class="error" role="alert" data-testid="preview-refusal">
-                Cannot be applied now: {change.preview.refusal}
-              </p>
-            )}
-            {change.preview?.outcome === 'applied' && (
-              <Table columns={['Context', 'Key', 'Before', 'After']} caption="What applying it changes, per context">
-                {change.preview.contexts.listed.flatMap((context) =>
-                  context.keys.map((key) => (
-                    <tr key={`${context.context}\u0000${key.key}`} data-context={context.context} data-key={key.key}>
-                      <th scope="row">
-                        <code>{context.context}</code>
-                      </th>
-                      <td>
-                        <code>{key.key}</code>
-                      </td>
-                      <td>{shown(key.before)}</td>
-                      <td>{shown(key.after)}</td>
-                    </tr>
-                  )),
-                )}
-              </Table>
+            {change.preview && (
+              <DryRunPreview
+                answer={change.preview}
+                refusedLabel="Cannot be applied now; applying it would write nothing."
+              />
             )}
             {error !== undefined && <ErrorNote error={error} prefix="The server refused" />}
             {change.status === 'open' && (
