@@ -6,6 +6,7 @@
  * Changes tab, the schemas editor) and a change request shows it for its apply. Secured values
  * come sealed from the server unless the request opened their group; they are shown as locked.
  */
+import { useState } from 'preact/hooks';
 import type { DryRunAnswer } from '../api/answers';
 import { LockIcon, Table, valueText } from './components';
 
@@ -156,5 +157,82 @@ export function DryRunPreview({
         </>
       )}
     </section>
+  );
+}
+
+/**
+ * The state of a write with a Preview step: the write (`W`: what will be sent) with its dry-run
+ * answer while the user decides, whether a request is under way, and the last request's error.
+ */
+export function usePreviewStep<W>() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [preview, setPreview] = useState<{ readonly write: W; readonly answer: DryRunAnswer }>();
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await work();
+    } catch (err) {
+      setPreview(undefined);
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return {
+    busy,
+    error,
+    setError,
+    preview,
+    /** Runs another request of the screen under the same busy flag and error. */
+    run,
+    back: () => setPreview(undefined),
+    /** The Preview step: the write as a dry run (nothing is written), kept with its answer. */
+    show: (write: W, dryRun: (write: W) => Promise<DryRunAnswer>) =>
+      run(async () => setPreview({ write, answer: await dryRun(write) })),
+    /** The previewed write, confirmed: sent as it was previewed. */
+    confirm: (commit: (write: W, answer: DryRunAnswer) => Promise<void>) =>
+      run(async () => {
+        if (!preview) return;
+        await commit(preview.write, preview.answer);
+        setPreview(undefined);
+      }),
+  };
+}
+
+/** The Preview step on screen: the dry run's answer, then confirm (only a write that would commit) or go back. */
+export function PreviewStep({
+  answer,
+  busy,
+  confirmLabel,
+  busyLabel,
+  backLabel,
+  refusedLabel,
+  onConfirm,
+  onBack,
+}: {
+  answer: DryRunAnswer;
+  busy: boolean;
+  confirmLabel: string;
+  busyLabel: string;
+  backLabel: string;
+  refusedLabel?: string;
+  onConfirm: () => void;
+  onBack: () => void;
+}) {
+  return (
+    <>
+      <h3>Preview</h3>
+      <DryRunPreview answer={answer} refusedLabel={refusedLabel} />
+      <div class="buttons">
+        <button type="button" class="primary" disabled={busy || answer.outcome !== 'applied'} onClick={onConfirm}>
+          {busy ? busyLabel : confirmLabel}
+        </button>
+        <button type="button" disabled={busy} onClick={onBack}>
+          {backLabel}
+        </button>
+      </div>
+    </>
   );
 }

@@ -6,9 +6,9 @@
  * shown, and beside the change it names (`data[N]`).
  */
 import { useState } from 'preact/hooks';
-import { ApiError, createChangeRequest, previewPush, pushChanges, type DryRunAnswer, type RepoInfo } from '../api';
+import { ApiError, createChangeRequest, previewPush, pushChanges, type PushOutcome, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
-import { DryRunPreview } from '../DryRunPreview';
+import { PreviewStep, usePreviewStep } from '../DryRunPreview';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -19,84 +19,62 @@ export function ChangesScreen({
   onPushed,
 }: RepoProps & { info: RepoInfo; onPushed: () => void }) {
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
   const [refusal, setRefusal] = useState<string>();
-  const [error, setError] = useState<unknown>();
   const [pushed, setPushed] = useState<string>();
   const [requested, setRequested] = useState<number>();
   /** The push previewed (its body and the server's dry-run answer), waiting for the user's word. */
-  const [preview, setPreview] = useState<{ body: Record<string, unknown>; answer: DryRunAnswer }>();
+  const step = usePreviewStep<Record<string, unknown>>();
+  const { busy, error, preview } = step;
+
+  const start = () => {
+    setRefusal(undefined);
+    setPushed(undefined);
+    setRequested(undefined);
+  };
 
   /** The collected changes as a change request instead: the comment's first line is its title. */
-  const request = async () => {
-    if (!comment.trim()) return setError(new Error('A change request needs a comment: its first line is the title'));
-    setBusy(true);
-    setRefusal(undefined);
-    setError(undefined);
-    try {
+  const request = () => {
+    if (!comment.trim())
+      return step.setError(new Error('A change request needs a comment: its first line is the title'));
+    start();
+    return step.run(async () => {
       const [title, ...rest] = comment.trim().split('\n');
-      const body = pushBody(pending, rest.join('\n').trim());
-      const made = await createChangeRequest(repo, title, body);
+      const made = await createChangeRequest(repo, title, pushBody(pending, rest.join('\n').trim()));
       setRequested(made.id);
       setPending([]);
       setComment('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const base = `#/r/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`;
   const refusedReason = refusal ?? (preview?.answer.outcome === 'refused' ? preview.answer.refusal : undefined);
   const refused = refusedReason !== undefined ? refusedIndex(refusedReason) : undefined;
 
   /** The Preview step: the push as a dry run; nothing is written. */
-  const showPreview = async (e: Event) => {
+  const showPreview = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setRefusal(undefined);
-    setError(undefined);
-    setPushed(undefined);
-    setRequested(undefined);
-    try {
-      const body = pushBody(pending, comment);
-      setPreview({ body, answer: await previewPush(repo, body) });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    start();
+    return step.show(pushBody(pending, comment), (body) => previewPush(repo, body));
   };
 
   /** The push previewed, confirmed: on the head the preview was made on. */
-  const confirm = async () => {
-    if (!preview) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      const outcome = await pushChanges(repo, preview.body, preview.answer.head);
-      setPreview(undefined);
-      if (outcome.refusal !== undefined) {
-        setRefusal(outcome.refusal);
-      } else {
-        setPushed(outcome.commit);
-        setPending([]);
-        setComment('');
-        onPushed();
+  const confirm = () =>
+    step.confirm(async (body, answer) => {
+      let outcome: PushOutcome;
+      try {
+        outcome = await pushChanges(repo, body, answer.head);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 412)
+          throw new Error(
+            `The repository changed since the preview (${err.message}); nothing was written. Preview the changes again.`,
+          );
+        throw err;
       }
-    } catch (err) {
-      setPreview(undefined);
-      setError(
-        err instanceof ApiError && err.status === 412
-          ? new Error(
-              `The repository changed since the preview (${err.message}); nothing was written. Preview the changes again.`,
-            )
-          : err,
-      );
-    } finally {
-      setBusy(false);
-    }
-  };
+      if (outcome.refusal !== undefined) return setRefusal(outcome.refusal);
+      setPushed(outcome.commit);
+      setPending([]);
+      setComment('');
+      onPushed();
+    });
 
   return (
     <div>
@@ -135,7 +113,7 @@ export function ChangesScreen({
                   onClick={() => {
                     setPending(pending.filter((_, j) => j !== i));
                     setRefusal(undefined);
-                    setPreview(undefined);
+                    step.back();
                   }}
                 >
                   Remove
@@ -159,23 +137,15 @@ export function ChangesScreen({
             onInput={(e) => setComment((e.currentTarget as HTMLTextAreaElement).value)}
           />
           {preview ? (
-            <>
-              <h3>Preview</h3>
-              <DryRunPreview answer={preview.answer} />
-              <div class="buttons">
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy || preview.answer.outcome !== 'applied'}
-                  onClick={confirm}
-                >
-                  {busy ? 'Pushing…' : `Confirm and push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
-                </button>
-                <button type="button" disabled={busy} onClick={() => setPreview(undefined)}>
-                  Back to the changes
-                </button>
-              </div>
-            </>
+            <PreviewStep
+              answer={preview.answer}
+              busy={busy}
+              confirmLabel={`Confirm and push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
+              busyLabel="Pushing…"
+              backLabel="Back to the changes"
+              onConfirm={confirm}
+              onBack={step.back}
+            />
           ) : (
             <div class="buttons">
               <button type="submit" class="primary" disabled={busy}>

@@ -15,9 +15,9 @@ import {
   type SchemasChange,
   type SchemasDocument,
 } from '../admin';
-import { ApiError, type DryRunAnswer, type RepoRef } from '../api';
+import { ApiError, type RepoRef } from '../api';
 import { ErrorNote, Loaded, shortId, useLoad } from '../components';
-import { DryRunPreview, ReasonShown } from '../DryRunPreview';
+import { PreviewStep, ReasonShown, usePreviewStep } from '../DryRunPreview';
 
 /** The document as YAML, its empty lists left out (as schemas.yaml leaves them out); nothing for no schemas. */
 function asYaml(doc: SchemasDocument): string {
@@ -106,46 +106,23 @@ function SchemasForm({
 }) {
   const [text, setText] = useState(() => asYaml(current));
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
-  const [preview, setPreview] = useState<{ doc: SchemasDocument; answer: DryRunAnswer }>();
+  const step = usePreviewStep<SchemasDocument>();
+  const { busy, error, preview } = step;
 
   /** The Preview step: the same request as a dry run; nothing is written. */
-  const showPreview = async (e: Event) => {
+  const showPreview = (e: Event) => {
     e.preventDefault();
-    setError(undefined);
     onPreview();
     let doc: SchemasDocument;
     try {
       doc = documentOf(text);
     } catch (err) {
-      return setError(new Error(`schemas.yaml is not valid YAML: ${(err as Error).message}`));
+      return step.setError(new Error(`schemas.yaml is not valid YAML: ${(err as Error).message}`));
     }
-    setBusy(true);
-    try {
-      setPreview({ doc, answer: await previewSchemas(admin, repo, doc) });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    return step.show(doc, (schemas) => previewSchemas(admin, repo, schemas));
   };
 
-  const confirm = async () => {
-    if (!preview) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      const result = await saveSchemas(admin, repo, preview.doc, comment.trim());
-      setPreview(undefined);
-      onSaved(result);
-    } catch (err) {
-      setPreview(undefined);
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const confirm = () => step.confirm(async (doc) => onSaved(await saveSchemas(admin, repo, doc, comment.trim())));
 
   return (
     <form class="stack" onSubmit={showPreview} data-testid="schemas-form">
@@ -184,26 +161,16 @@ function SchemasForm({
         onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
       />
       {preview ? (
-        <>
-          <h3>Preview</h3>
-          <DryRunPreview
-            answer={preview.answer}
-            refusedLabel="The server would refuse these schemas; nothing would be written."
-          />
-          <div class="buttons">
-            <button
-              type="button"
-              class="primary"
-              disabled={busy || preview.answer.outcome !== 'applied'}
-              onClick={confirm}
-            >
-              {busy ? 'Saving…' : 'Confirm and save the schemas'}
-            </button>
-            <button type="button" disabled={busy} onClick={() => setPreview(undefined)}>
-              Back to editing
-            </button>
-          </div>
-        </>
+        <PreviewStep
+          answer={preview.answer}
+          busy={busy}
+          confirmLabel="Confirm and save the schemas"
+          busyLabel="Saving…"
+          backLabel="Back to editing"
+          refusedLabel="The server would refuse these schemas; nothing would be written."
+          onConfirm={confirm}
+          onBack={step.back}
+        />
       ) : (
         <div class="buttons">
           <button type="submit" class="primary" disabled={busy}>
@@ -214,7 +181,7 @@ function SchemasForm({
             disabled={busy}
             onClick={() => {
               setText(asYaml(current));
-              setError(undefined);
+              step.setError(undefined);
             }}
           >
             Undo my edits
