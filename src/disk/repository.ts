@@ -5,10 +5,15 @@
  * packed is decided in maintenance.ts.
  */
 import { writeStarted } from './fileCalls.js';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { createHash } from 'node:crypto';
-import { branchesAndTags, readRef, RefLock, type RefUpdate } from './refs/refs.js';
+import { BRANCH_AND_TAG_FOLDERS, branchesAndTags, readRef, RefLock, type RefUpdate } from './refs/refs.js';
+
+/** The folders of the change requests' refs (records/changeRefs.ts): replicated with the branches and tags. */
+export const CHANGE_REF_FOLDERS = ['refs/changes', 'refs/change-reviews'] as const;
+/** Every ref a read replica holds as its primary does: what the refs digest covers. */
+export const REPLICATED_REF_FOLDERS = [...BRANCH_AND_TAG_FOLDERS, ...CHANGE_REF_FOLDERS] as const;
 import { faultPoint } from './faultPoints.js';
 import { ChangeWatch } from './refs/changeWatch.js';
 import { BRANCH_REF } from '../layout/layout.js';
@@ -71,10 +76,17 @@ export class GitRepository {
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.headWatch.onChange = () => this.headMayHaveChanged();
     const root = options.root ?? dirname(dirname(gitdir));
+    this.root = root;
     this.refsWatches = [
       ChangeWatch.ofHead(root, gitdir),
       new ChangeWatch(root, join(gitdir, 'refs', 'tags')),
       new ChangeWatch(root, gitdir, ['packed-refs']),
+      // The change requests' folders appearing or going (their own watches are made once they exist).
+      new ChangeWatch(
+        root,
+        join(gitdir, 'refs'),
+        CHANGE_REF_FOLDERS.map((folder) => folder.slice('refs/'.length)),
+      ),
     ];
     this.maintenance = new Maintenance(this.objects, gitdir, (work) => this.exclusive(work), options.looseObjectLimit);
   }
@@ -96,9 +108,12 @@ export class GitRepository {
   }
 
   private readonly headWatch: ChangeWatch;
-  /** What the refs digest depends on: `refs/heads`, `refs/tags` and `packed-refs` (a tag in a nested folder shows by the recheck). */
+  /** What the refs digest depends on: `refs/heads`, `refs/tags`, `packed-refs` and the change requests' folders (a ref in a nested folder shows by the recheck). */
   private readonly refsWatches: readonly ChangeWatch[];
   private refsSeen: string | undefined;
+  /** Watches of the change requests' ref folders that exist (refs/changes, refs/change-reviews). */
+  private readonly changeRefWatches = new Map<string, ChangeWatch>();
+  private readonly root: string;
 
   /**
    * A digest of every branch and tag with the object it names: what a read replica compares to
@@ -106,10 +121,14 @@ export class GitRepository {
    * may have changed, or cannot tell (see changeWatch.ts), as the head is.
    */
   refsDigest(): string {
-    if (this.refsSeen !== undefined && this.refsWatches.every((watch) => watch.unchanged())) return this.refsSeen;
-    for (const watch of this.refsWatches) watch.beginCheck();
+    const watches = () => [...this.refsWatches, ...this.changeRefWatches.values()];
+    if (this.refsSeen !== undefined && watches().every((watch) => watch.unchanged())) return this.refsSeen;
+    for (const folder of CHANGE_REF_FOLDERS)
+      if (!this.changeRefWatches.has(folder) && existsSync(join(this.gitdir, folder)))
+        this.changeRefWatches.set(folder, new ChangeWatch(this.root, join(this.gitdir, folder)));
+    for (const watch of watches()) watch.beginCheck();
     try {
-      const text = branchesAndTags(this.gitdir)
+      const text = branchesAndTags(this.gitdir, REPLICATED_REF_FOLDERS)
         .map(([name, oid]) => `${oid} ${name}\n`)
         .join('');
       this.refsSeen = createHash('sha256').update(text).digest('hex');
@@ -186,7 +205,8 @@ export class GitRepository {
    */
   close(): void {
     this.headWatch.close();
-    for (const watch of this.refsWatches) watch.close();
+    for (const watch of [...this.refsWatches, ...this.changeRefWatches.values()]) watch.close();
+    this.changeRefWatches.clear();
     this.refsSeen = undefined;
     this.objects.resetCache();
   }

@@ -50,15 +50,21 @@ export function packedRefs(gitdir: string): Map<string, string> {
   return found;
 }
 
+/** The ref folders of branches and tags. */
+export const BRANCH_AND_TAG_FOLDERS = ['refs/heads', 'refs/tags'] as const;
+
 /**
- * Every branch and tag (`refs/heads/…`, `refs/tags/…`) with the object it names, by full name,
- * sorted: loose refs (in nested folders too) over packed ones, as git reads them. Symbolic refs
- * are left out (a bare repository's only one is HEAD, outside both folders).
+ * Every branch and tag (`refs/heads/…`, `refs/tags/…`; or the refs of the folders given) with the
+ * object it names, by full name, sorted: loose refs (in nested folders too) over packed ones, as
+ * git reads them. Symbolic refs are left out (a bare repository's only one is HEAD, outside them).
  */
-export function branchesAndTags(gitdir: string): Array<[string, string]> {
+export function branchesAndTags(
+  gitdir: string,
+  folders: readonly string[] = BRANCH_AND_TAG_FOLDERS,
+): Array<[string, string]> {
   const found = new Map<string, string>();
   for (const [name, oid] of packedRefs(gitdir))
-    if (name.startsWith('refs/heads/') || name.startsWith('refs/tags/')) found.set(name, oid);
+    if (folders.some((folder) => name.startsWith(`${folder}/`))) found.set(name, oid);
   const walk = (folder: string) => {
     let entries: fs.Dirent[];
     try {
@@ -82,8 +88,7 @@ export function branchesAndTags(gitdir: string): Array<[string, string]> {
       }
     }
   };
-  walk('refs/heads');
-  walk('refs/tags');
+  for (const folder of folders) walk(folder);
   return [...found].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 

@@ -24,8 +24,9 @@ import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
-import { fsyncFolder } from '../../disk/durableFs.js';
+import { fsyncFolder, fsyncIfThere } from '../../disk/durableFs.js';
 import { branchesAndTags } from '../../disk/refs/refs.js';
+import { CHANGE_REF_FOLDERS } from '../../disk/repository.js';
 import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
 import { BRANCH_REF } from '../../layout/layout.js';
 import { setAside } from '../admin/repositoryDeletion.js';
@@ -56,7 +57,7 @@ export type FetchOutcome = 'fetched' | 'rewind-refused';
 const FETCHED_FOLDERS = ['objects/pack', 'refs/heads', 'refs/tags', 'refs', '.'];
 
 /**
- * Runs `git fetch` of every branch and tag into a bare repository, durably. Branches move only
+ * Runs `git fetch` of every branch and tag (and change request refs) into a bare repository, durably. Branches move only
  * forward unless `rewind` is set (the operator accepted a new primary); tags follow the primary.
  * Rejects with git's first error line, never the token.
  */
@@ -102,6 +103,8 @@ export async function fetchMirror(
       url,
       branches,
       '+refs/tags/*:refs/tags/*',
+      // Change requests and their reviews follow the primary as tags do (a replica promoted holds them).
+      ...CHANGE_REF_FOLDERS.map((folder) => `+${folder}/*:${folder}/*`),
     ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -148,6 +151,7 @@ export async function fetchMirror(
       `git fetch of ${account}/${name} failed (exit ${code}): ${firstError.split(source.token).join('…').slice(0, 300)}`,
     );
   }
+  for (const folder of CHANGE_REF_FOLDERS) await fsyncIfThere(join(gitdir, folder)); // none before a change request
   for (const folder of FETCHED_FOLDERS) await fsyncFolder(join(gitdir, folder));
   return 'fetched';
 }
