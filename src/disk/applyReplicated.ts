@@ -14,7 +14,7 @@
  * member missed a record ('behind'): it does not acknowledge, and catches up by fetching.
  */
 import * as fs from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { JournalEntry } from './journal/journalRecords.js';
 import { readRef, RefLock } from './refs/refs.js';
 import type { GitRepository } from './repository.js';
@@ -65,33 +65,47 @@ export async function applyInTurn(repository: GitRepository, entry: JournalEntry
   const head = readRef(gitdir, entry.ref);
   if (head === entry.new) return { kind: 'already' };
   if (head !== entry.old) return { kind: 'behind', head };
-  const placed = await repository.objects.placeKept({
-    name: entry.packName,
-    pack: Buffer.from(entry.pack),
-    index: Buffer.from(entry.index),
-  });
+  // With the server's push journal, as the leader's own commit: the pack and the lock written
+  // without fsyncs, the record appended to this member's journal with one fdatasync under the
+  // lock, then the rename; the files are fsynced by the journal's checkpoint, and a power cut
+  // before that is undone by the replay at the next start (journalReplay.ts). Without one, each
+  // file and folder fsynced in turn.
+  const journal = await repository.journalFile();
+  let placed: Awaited<ReturnType<typeof repository.objects.placeKept>> | undefined;
   let moved = false;
   try {
+    placed = await repository.objects.placeKept(
+      { name: entry.packName, pack: Buffer.from(entry.pack), index: Buffer.from(entry.index) },
+      journal === undefined,
+    );
     for (let attempt = 0; ; attempt++) {
-      const lock = await RefLock.acquire(gitdir, entry.ref, entry.new, true);
+      const lock = await RefLock.acquire(gitdir, entry.ref, entry.new, journal === undefined);
       if (lock === 'locked') {
         if (attempt >= LOCK_TRIES) return { kind: 'behind', head: readRef(gitdir, entry.ref) };
         await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS));
         continue;
       }
-      const update = await lock.swap(entry.old, [repository.objects.packFolder]);
+      const update = journal
+        ? await lock.swap(entry.old, ({ before, after }) => journal.append({ ...entry, before, after }))
+        : await lock.swap(entry.old, [repository.objects.packFolder]);
       if (update.ok) {
         moved = true;
+        const refFile = repository.refFile(entry.ref);
+        update.ticket?.committed(
+          [...repository.objects.packPaths(entry.packName), refFile],
+          [repository.objects.packFolder, dirname(refFile)],
+        );
         return { kind: 'applied' };
       }
       const now = readRef(gitdir, entry.ref);
       return now === entry.new ? { kind: 'already' } : { kind: 'behind', head: now };
     }
   } finally {
+    journal?.letGo();
     // As for a commit (repository.ts): a pack whose ref did not move stays kept, as the same
     // record applied again writes the very same pack; a later merge removes the `.keep` as a leftover.
     if (moved) {
-      await placed.keep.release();
+      await placed?.keep.release();
       repository.movedInTurn();
     }
   }

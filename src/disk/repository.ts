@@ -262,6 +262,16 @@ export class GitRepository {
     return result;
   }
 
+  /** A hold on the server's push journal for one record, if the server keeps one (see commitOnce); let go after. */
+  journalFile(): Promise<JournalFile | undefined> {
+    return this.options.journal?.file() ?? Promise.resolve(undefined);
+  }
+
+  /** The path of a ref's loose file. */
+  refFile(ref: string): string {
+    return join(this.gitdir, ref);
+  }
+
   /**
    * After a ref move made in this repository's turn (`exclusive`) by other means than `commit`: a
    * cluster member's apply of its leader's record (applyReplicated.ts) or a catch-up fetch. The

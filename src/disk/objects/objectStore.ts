@@ -230,10 +230,11 @@ export class ObjectStore {
    * Places a pack built elsewhere (a cluster member's copy of its leader's pack, see
    * disk/applyReplicated.ts) as a push's own pack is placed: kept (`.keep`) until the caller's ref
    * has moved, each file fsynced (the folder's fsync is the caller's, before its ref moves), and
-   * opened by this store.
+   * opened by this store. `durable: false` when a journal's record holds their bytes (as for a
+   * journaled commit).
    */
-  async placeKept(pack: Pack): Promise<PlacedPack> {
-    const keep = (await this.placePack(pack, true))!;
+  async placeKept(pack: Pack, durable = true): Promise<PlacedPack> {
+    const keep = (await this.placePack(pack, true, durable))!;
     this.openWritten(pack);
     this.packsWritten++;
     return { keep, pack };
