@@ -1,12 +1,46 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * Files whose assertions read a clock: how long the server's event loop pauses against its busy
+ * time, a failover or a read answered within a bound. They run after the others, one at a time,
+ * so that no other test file of the run competes with them for the processor.
+ */
+const TIMED = [
+  'test/e2e/event-loop-slices.test.ts',
+  'test/e2e/ha/cluster.test.ts',
+  'test/e2e/replication-hostile-primary.test.ts',
+];
+
+/**
+ * The other files run side by side, one per core and at least two: a file spends much of its time
+ * in child processes (the `cfghub` command, git, a server process) and waiting on them, so on a
+ * 2-core machine one file at a time (vitest's default there) leaves a core idle.
+ */
+const SIDE_BY_SIDE = Math.max(2, availableParallelism());
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
     reporters: ['default', ['json', { outputFile: 'dist/test-results.json' }]],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'side-by-side',
+          include: ['test/**/*.test.ts'],
+          exclude: TIMED,
+          maxWorkers: SIDE_BY_SIDE,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });
