@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
+import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../support/browser.js';
 import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
 import { holdsFor } from '../support/poll.js';
 
@@ -114,6 +114,7 @@ describe.runIf(!!chromiumPath)('the schemas editor and the preview in the consol
     await page.getByTestId('preview-summary').waitFor();
     expect(await page.getByTestId('preview-summary').textContent()).toContain('the schemas document changed');
     const previewed = written();
+    await screenshot(page, 'schemas');
     await holdsFor(300, () => expect(written()).toEqual(previewed)); // the preview wrote nothing
 
     await page.getByRole('button', { name: 'Confirm and save the schemas' }).click();
@@ -148,6 +149,7 @@ describe.runIf(!!chromiumPath)('the schemas editor and the preview in the consol
     ]);
     expect(await page.getByRole('button', { name: 'Confirm and save the schemas' }).isDisabled()).toBe(true);
     expect(written()).toEqual(before);
+    await screenshot(page, 'schemas-refused');
   });
 
   it('shows the server refusing a save it previewed when values changed in between, and writes nothing', async () => {
@@ -194,6 +196,7 @@ describe.runIf(!!chromiumPath)('the schemas editor and the preview in the consol
       expect(await row.locator('td.before').textContent()).toBe('db.prod');
       expect(await row.locator('td.after').textContent()).toBe('db2.prod');
     }
+    await screenshot(page, 'preview');
     // Nothing is written while the preview waits for the user's word, nor when they go back.
     await holdsFor(500, () => expect(written()).toEqual(previewed));
     await page.getByRole('button', { name: 'Back to the changes' }).click();

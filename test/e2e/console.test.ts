@@ -9,13 +9,11 @@
  *
  * Without a Chromium this file says so in one line and skips; with CI=true it fails instead.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDemoRepository } from '../../src/service/admin/demo.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
+import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../support/browser.js';
 import {
   cliOk,
   cliWithInput,
@@ -31,11 +29,6 @@ import {
 
 const REPO = 'acme/shop';
 const PASSWORD = 'group-password-1';
-/** Where the screenshots go: the docs' pictures only when asked, else a build folder git ignores. */
-const SCREENSHOTS = resolve(
-  __dirname,
-  process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images' : '../../dist/screenshots',
-);
 
 if (!chromiumPath && process.env.CI !== 'true') console.log(browserMissingLine);
 
@@ -56,11 +49,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
   /** Script errors and console errors in the page: a screen that throws fails the test. */
   const pageErrors: string[] = [];
 
-  const shot = async (name: string) => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur()); // no focus ring in the pictures
-    await page.screenshot({ path: resolve(SCREENSHOTS, `console-${name}.png`), fullPage: false });
-  };
+  const shot = (name: string) => screenshot(page, name);
 
   /** Every form control has a label (its own <label>, or aria-label), every button a name. */
   const expectLabelled = async () => {

@@ -5,10 +5,10 @@
  * Without a Chromium the browser tests are skipped with one line saying so, except with
  * CI=true, where a missing browser fails the run.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** CFGHUB_CHROMIUM names the browser (and only it); else Debian's and Ubuntu's places. */
 const CANDIDATES = process.env.CFGHUB_CHROMIUM
@@ -53,4 +53,21 @@ export async function launchBrowser(viewport = { width: 1280, height: 800 }): Pr
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Where the console's screenshots go: the docs' pictures (docs/images/) only when asked with
+ * UPDATE_SCREENSHOTS=1, else dist/screenshots/, a build folder git ignores, so `npm test` never
+ * rewrites a tracked file.
+ */
+export const SCREENSHOTS = resolve(
+  __dirname,
+  process.env.UPDATE_SCREENSHOTS === '1' ? '../../docs/images' : '../../dist/screenshots',
+);
+
+/** Saves what the page shows as `console-NAME.png` in SCREENSHOTS, with no focus ring. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.screenshot({ path: resolve(SCREENSHOTS, `console-${name}.png`), fullPage: false });
 }
