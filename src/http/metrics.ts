@@ -130,7 +130,15 @@ export class Metrics {
     });
     cache.inc({ result: 'hit' }, 0);
     cache.inc({ result: 'miss' }, 0);
+    const webhooks = new Counter({
+      name: 'cfghub_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by how they ended (delivered, retrying, failed for good), and deliveries dropped while waiting',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    for (const outcome of ['delivered', 'retrying', 'failed', 'dropped']) webhooks.inc({ outcome }, 0);
     this.stopListening = listen({
+      webhookDelivery: (outcome) => webhooks.inc({ outcome }),
       commit: (seconds) => commits.observe(seconds),
       fsync: (seconds) => fsyncs.observe(seconds),
       snapshotLoad: (seconds) => snapshots.observe(seconds),

@@ -10,7 +10,11 @@ export interface TelemetryListener {
   snapshotLoad?(seconds: number): void;
   /** A read answer looked up: found, not found (made), or carried from the previous head (a push that did not reach it). */
   readCache?(result: ReadCacheResult): void;
+  /** A webhook delivery's attempt ended (delivered, failed and retried later, failed for good), or a waiting delivery was dropped. */
+  webhookDelivery?(outcome: WebhookOutcome): void;
 }
+
+export type WebhookOutcome = 'delivered' | 'retrying' | 'failed' | 'dropped';
 
 export type ReadCacheResult = 'hit' | 'miss' | 'carried';
 
@@ -33,6 +37,9 @@ export const telemetry = {
   },
   readCache(result: ReadCacheResult): void {
     for (const l of listeners) l.readCache?.(result);
+  },
+  webhookDelivery(outcome: WebhookOutcome): void {
+    for (const l of listeners) l.webhookDelivery?.(outcome);
   },
   /** Whether anyone listens: callers skip taking the time when no one does. */
   get active(): boolean {

@@ -26,7 +26,7 @@ import {
   type TestServer,
 } from '../support/harness.js';
 import { until } from '../support/poll.js';
-import { plainGitCommit } from '../support/reads.js';
+import { metricOf, plainGitCommit } from '../support/reads.js';
 
 const REPO = 'acme/hooks';
 const SECRET = 'receiver-secret-7f3a9c2e';
@@ -212,7 +212,19 @@ describe('webhooks', () => {
     });
   });
 
-  it('retries while the receiver is down, and delivers once it is back', async () => {
+  /** cfghub_webhook_deliveries_total by outcome, from the server's /metrics. */
+  const outcomes = async () => {
+    const count = (outcome: string) => metricOf(server.url, `cfghub_webhook_deliveries_total{outcome="${outcome}"}`);
+    return {
+      delivered: await count('delivered'),
+      retrying: await count('retrying'),
+      failed: await count('failed'),
+      dropped: await count('dropped'),
+    };
+  };
+
+  it('retries while the receiver is down, and delivers once it is back, counting each attempt by outcome', async () => {
+    const before = await outcomes();
     await receiver.stop();
     const { commit } = await push('30');
     await until(async () => ((await deliveryOf(commit))?.attempts ?? 0) >= 2, 'two failed attempts');
@@ -224,6 +236,10 @@ describe('webhooks', () => {
     await until(async () => (await deliveryOf(commit))?.status === 'delivered', 'the log to say delivered');
     expect((await deliveryOf(commit))!.attempts).toBeGreaterThanOrEqual(3);
     expect(receiver.of(commit)[0].signed).toBe(true);
+    const after = await outcomes();
+    expect(after.retrying - before.retrying).toBeGreaterThanOrEqual(2);
+    expect(after.delivered - before.delivered).toBe(1);
+    expect(after.failed - before.failed).toBe(0);
   });
 
   it('redelivers a logged delivery as a new one, from the CLI, and lists the log', async () => {
@@ -252,6 +268,7 @@ describe('webhooks', () => {
     const later: string[] = [];
     for (const value of ['41', '42', '43', '44']) later.push((await push(value)).commit);
     await until(async () => (await deliveryOf(later[0]))?.status === 'dropped', 'the oldest waiting to be dropped');
+    expect((await outcomes()).dropped).toBe(1);
     expect((await deliveryOf(later[0]))!.lastError).toBe('dropped: 3 deliveries were waiting');
     expect((await deliveryOf(held))!.status).toBe('in-flight');
     for (const commit of later.slice(1)) expect((await deliveryOf(commit))!.status).toBe('queued');

@@ -12,6 +12,7 @@
  * The secret is read from the hook at each attempt and used only to sign; it is never in a
  * delivery record, an error or a log line.
  */
+import { telemetry } from '../../lib/telemetry.js';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, signatureOf } from './signature.js';
@@ -110,6 +111,7 @@ export class DeliveryQueue {
     if (this.closed) {
       record.status = 'dropped';
       record.lastError = 'the server was stopping';
+      telemetry.webhookDelivery('dropped');
       this.remember(record);
       return record;
     }
@@ -140,6 +142,7 @@ export class DeliveryQueue {
     for (const live of this.waiting.splice(0)) {
       live.record.status = 'dropped';
       live.record.lastError = 'the server was stopping';
+      telemetry.webhookDelivery('dropped');
     }
   }
 
@@ -184,6 +187,7 @@ export class DeliveryQueue {
     if (!hook) {
       record.status = 'failed';
       record.lastError = 'the webhook was removed, or its secret no longer opens';
+      telemetry.webhookDelivery('failed');
       return;
     }
     record.status = 'in-flight';
@@ -220,6 +224,8 @@ export class DeliveryQueue {
       clearTimeout(timeout);
       this.controllers.delete(controller);
     }
+    const ended = record.status as DeliveryStatus; // set by failed() too
+    telemetry.webhookDelivery(ended === 'delivered' || ended === 'retrying' ? ended : 'failed');
     this.logger.info({
       event: 'webhook-delivery',
       delivery: record.id,
@@ -254,6 +260,7 @@ export class DeliveryQueue {
       oldest.record.status = 'dropped';
       oldest.record.nextAttempt = undefined;
       oldest.record.lastError = `dropped: ${this.limits.maxQueued} deliveries were waiting`;
+      telemetry.webhookDelivery('dropped');
       this.logger.warn({ event: 'webhook-dropped', delivery: oldest.record.id, hook: oldest.record.hook });
     }
   }
