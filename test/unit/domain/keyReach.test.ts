@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GroupIndex } from '../../src/domain/contextGroups.js';
-import { readsTheSame } from '../../src/domain/keyReach.js';
-import type { KeyRecord } from '../../src/domain/model.js';
-import { keyWith } from '../support/records.js';
-import { requestContext, resolveValue, type RequestContext } from '../../src/domain/resolve.js';
+import { GroupIndex } from '../../../src/domain/contextGroups.js';
+import { readsTheSame } from '../../../src/domain/keyReach.js';
+import type { KeyRecord } from '../../../src/domain/model.js';
+import { keyWith } from '../../support/records.js';
+import { requestContext, resolveValue, type RequestContext } from '../../../src/domain/resolve.js';
 
 const key = keyWith;
 

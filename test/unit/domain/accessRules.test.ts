@@ -1,9 +1,9 @@
 /** Access rules and context groups as pure functions. */
 import { describe, expect, it } from 'vitest';
-import { decide, ruleProblem, type AccessRule, type RuleSet } from '../../src/domain/accessRules.js';
-import { GroupIndex, groupChangeProblem, groupConflict } from '../../src/domain/contextGroups.js';
-import type { KeyRecord } from '../../src/domain/model.js';
-import { contextWeight, groupWeight, levelWeight, requestContext, resolveValue } from '../../src/domain/resolve.js';
+import { decide, ruleProblem, type AccessRule, type RuleSet } from '../../../src/domain/accessRules.js';
+import { GroupIndex, groupChangeProblem, groupConflict } from '../../../src/domain/contextGroups.js';
+import type { KeyRecord } from '../../../src/domain/model.js';
+import { contextWeight, groupWeight, levelWeight, requestContext, resolveValue } from '../../../src/domain/resolve.js';
 
 const set = (rules: AccessRule[], stopOnFirstMatch = true, unmatchedEditable = false): RuleSet => ({
   name: 'team',

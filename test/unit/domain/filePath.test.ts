@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_PATH_LENGTH, normalizeFilePath, PathIndex } from '../../src/domain/filePath.js';
+import { MAX_PATH_LENGTH, normalizeFilePath, PathIndex } from '../../../src/domain/filePath.js';
 
 function accepted(raw: string): string {
   const result = normalizeFilePath(raw);

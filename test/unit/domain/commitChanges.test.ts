@@ -4,9 +4,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commitMessage, parseCommitMessage } from '../../src/domain/commitMessage.js';
-import { revertKey, summarizeKeyChange } from '../../src/domain/keyChanges.js';
-import { keyWith } from '../support/records.js';
+import { commitMessage, parseCommitMessage } from '../../../src/domain/commitMessage.js';
+import { revertKey, summarizeKeyChange } from '../../../src/domain/keyChanges.js';
+import { keyWith } from '../../support/records.js';
 
 const key = keyWith;
 

@@ -3,9 +3,9 @@
  * recording Application-Name, the token's label and the Client-Version, which git reads back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitMessage, parseCommitMessage } from '../../src/domain/commitMessage.js';
-import { defaultPushSubject } from '../../src/domain/defaultSubject.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+import { commitMessage, parseCommitMessage } from '../../../src/domain/commitMessage.js';
+import { defaultPushSubject } from '../../../src/domain/defaultSubject.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 describe('commitMessage', () => {
   it('is empty when there is neither a comment nor provenance', () => {

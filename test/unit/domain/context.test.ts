@@ -14,8 +14,8 @@ import {
   MIN_LEVELS,
   parseContext,
   WILDCARD,
-} from '../../src/domain/context.js';
-import { contextItemOrWildcard } from '../support/arbitraries.js';
+} from '../../../src/domain/context.js';
+import { contextItemOrWildcard } from '../../support/arbitraries.js';
 
 function parsed(text: string, levels: number): readonly string[] {
   const result = parseContext(text, levels);

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { headerSafeReason, shown, withoutPaths } from '../../src/domain/reasons.js';
+import { headerSafeReason, shown, withoutPaths } from '../../../src/domain/reasons.js';
 
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 

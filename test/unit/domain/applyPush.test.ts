@@ -5,12 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyPush, type PushOutcome } from '../../src/domain/applyPush.js';
-import { contextId } from '../../src/domain/context.js';
-import { fileId, type FileRecord, type PushChanges } from '../../src/domain/model.js';
-import { keyId } from '../../src/domain/names.js';
-import type { KeyElement, PushElement, PushRequest, ValueElement } from '../../src/domain/pushRequest.js';
-import { deleteValueEl, fileEl, keyEl, keyRecord, MapState, settingsWith, valueEl } from '../support/mapState.js';
+import { applyPush, type PushOutcome } from '../../../src/domain/applyPush.js';
+import { contextId } from '../../../src/domain/context.js';
+import { fileId, type FileRecord, type PushChanges } from '../../../src/domain/model.js';
+import { keyId } from '../../../src/domain/names.js';
+import type { KeyElement, PushElement, PushRequest, ValueElement } from '../../../src/domain/pushRequest.js';
+import { deleteValueEl, fileEl, keyEl, keyRecord, MapState, settingsWith, valueEl } from '../../support/mapState.js';
 
 const LEVELS = ['Environment', 'Application'];
 const NO_FORCE = { forceKeyPush: false };

@@ -1,14 +1,14 @@
 /** Context resolution and template rendering, as pure functions. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileGlob, MAX_GLOB_LENGTH } from '../../src/domain/glob.js';
-import { contentTypeOf } from '../../src/domain/contentType.js';
-import type { FileRecord, KeyRecord } from '../../src/domain/model.js';
-import { MISSING_VALUE, Renderer, renderFile } from '../../src/domain/render.js';
-import { deepestEmbedProblem } from '../../src/domain/embedDepth.js';
-import { MAX_EMBED_DEPTH, MAX_RENDERED_FILE_CHARS } from '../../src/domain/renderLimits.js';
-import { contextWeight, requestContext, resolveValue } from '../../src/domain/resolve.js';
-import { ReferenceCycleError, RenderLimitError } from '../../src/domain/errors.js';
+import { compileGlob, MAX_GLOB_LENGTH } from '../../../src/domain/glob.js';
+import { contentTypeOf } from '../../../src/domain/contentType.js';
+import type { FileRecord, KeyRecord } from '../../../src/domain/model.js';
+import { MISSING_VALUE, Renderer, renderFile } from '../../../src/domain/render.js';
+import { deepestEmbedProblem } from '../../../src/domain/embedDepth.js';
+import { MAX_EMBED_DEPTH, MAX_RENDERED_FILE_CHARS } from '../../../src/domain/renderLimits.js';
+import { contextWeight, requestContext, resolveValue } from '../../../src/domain/resolve.js';
+import { ReferenceCycleError, RenderLimitError } from '../../../src/domain/errors.js';
 
 const key = (values: [string, string, boolean?][], vdt: KeyRecord['vdt'] = 'Text', name = 'k'): KeyRecord => ({
   key: name,

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidKeyName, isValidName, keyId, nameProblem, referencedKeys } from '../../src/domain/names.js';
+import { isValidKeyName, isValidName, keyId, nameProblem, referencedKeys } from '../../../src/domain/names.js';
 
 describe('account, repository and label names', () => {
   it.each([

@@ -13,7 +13,7 @@ import {
   valueToText,
   VALUE_TYPES,
   type ValueType,
-} from '../../src/domain/valueTypes.js';
+} from '../../../src/domain/valueTypes.js';
 
 describe('VALUE_TYPES and isValueType', () => {
   it('lists exactly the twelve types of the contract', () => {
