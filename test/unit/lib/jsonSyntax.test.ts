@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonSyntaxProblem, lineAndColumn } from '../../src/lib/jsonSyntax.js';
+import { jsonSyntaxProblem, lineAndColumn } from '../../../src/lib/jsonSyntax.js';
 
 const parses = (text: string) => {
   try {

@@ -6,8 +6,8 @@
 import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8Strict, firstInvalidByte } from '../../src/lib/utf8.js';
-import { InvalidUtf8Error } from '../../src/domain/errors.js';
+import { decodeUtf8Strict, firstInvalidByte } from '../../../src/lib/utf8.js';
+import { InvalidUtf8Error } from '../../../src/domain/errors.js';
 
 /** True when `offset` is where a correct answer points: valid before it, and no sequence begins there. */
 function isFirstInvalid(bytes: Uint8Array, offset: number): boolean {

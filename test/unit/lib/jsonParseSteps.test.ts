@@ -11,8 +11,8 @@ import {
   MAX_JSON_DEPTH,
   parseJsonSteps,
   SMALL_CONTAINER,
-} from '../../src/lib/jsonParseSteps.js';
-import { runSteps } from '../../src/lib/steps.js';
+} from '../../../src/lib/jsonParseSteps.js';
+import { runSteps } from '../../../src/lib/steps.js';
 
 const parsed = (text: string, small: number) => runSteps(parseJsonSteps(text, small));
 

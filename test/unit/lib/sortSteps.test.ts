@@ -1,8 +1,8 @@
 /** The merge sort in steps sorts as a stable Array.prototype.sort does, and yields on large lists. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sortSteps } from '../../src/lib/sortSteps.js';
-import { runSteps } from '../../src/lib/steps.js';
+import { sortSteps } from '../../../src/lib/sortSteps.js';
+import { runSteps } from '../../../src/lib/steps.js';
 
 describe('sortSteps', () => {
   it('gives what a stable sort gives, leaving its input as it was', () => {

@@ -7,9 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ownString } from '../../src/lib/ownCopies.js';
+import { ownString } from '../../../src/lib/ownCopies.js';
 
-const OWN_COPIES = fileURLToPath(new URL('../../src/lib/ownCopies.ts', import.meta.url));
+const OWN_COPIES = fileURLToPath(new URL('../../../src/lib/ownCopies.ts', import.meta.url));
 const STRINGS = 100_000;
 const LENGTH = 24;
 

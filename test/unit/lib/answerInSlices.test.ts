@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonSteps, STRING_RUN } from '../../src/lib/jsonSteps.js';
-import { runSteps } from '../../src/lib/steps.js';
-import { jsonAnswer, pullAnswer } from '../../src/http/answer/answerInSlices.js';
-import { answerOf, type CachedAnswer } from '../../src/http/readCache.js';
-import { TimeSlices } from '../../src/lib/timeSlices.js';
+import { jsonSteps, STRING_RUN } from '../../../src/lib/jsonSteps.js';
+import { runSteps } from '../../../src/lib/steps.js';
+import { jsonAnswer, pullAnswer } from '../../../src/http/answer/answerInSlices.js';
+import { answerOf, type CachedAnswer } from '../../../src/http/readCache.js';
+import { TimeSlices } from '../../../src/lib/timeSlices.js';
 
 function text(value: unknown, pretty: boolean): string | undefined {
   const pieces: string[] = [];
