@@ -14,7 +14,7 @@ import {
   DEFLATE_FROM_BYTES,
   inflateObject,
   storedZlib,
-} from '../../src/git/objectCompression.js';
+} from '../../../src/git/objectCompression.js';
 
 describe('storedZlib', () => {
   for (const size of [0, 1, 1023, 1024, 1025, 65_534, 65_535, 65_536, 131_070, 131_071, 200_000]) {

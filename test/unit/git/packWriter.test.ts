@@ -5,13 +5,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeObject, serializeTree, BLOB_MODE } from '../../src/git/gitObjects.js';
-import { assemblePack, buildPack, crc32Bytes } from '../../src/git/packWriter.js';
+import { encodeObject, serializeTree, BLOB_MODE } from '../../../src/git/gitObjects.js';
+import { assemblePack, buildPack, crc32Bytes } from '../../../src/git/packWriter.js';
 import zlib from 'node:zlib';
 import fc from 'fast-check';
-import { readPackEntries, readPackEntriesSteps } from '../../src/git/packEntries.js';
-import { indexedObjectCount } from '../../src/git/packIndex.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+import { readPackEntries, readPackEntriesSteps } from '../../../src/git/packEntries.js';
+import { indexedObjectCount } from '../../../src/git/packIndex.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 let repo: TempGit | undefined;
 afterEach(() => repo?.remove());

@@ -19,8 +19,8 @@ import {
   TREE_MODE,
   type CommitFields,
   type TreeEntry,
-} from '../../src/git/gitObjects.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+} from '../../../src/git/gitObjects.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 let repo: TempGit;
 beforeAll(() => {

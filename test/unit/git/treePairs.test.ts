@@ -12,8 +12,8 @@ import {
   serializeTree,
   TREE_MODE,
   type TreeEntry,
-} from '../../src/git/gitObjects.js';
-import { changedEntries, type EntryPair } from '../../src/git/treePairs.js';
+} from '../../../src/git/gitObjects.js';
+import { changedEntries, type EntryPair } from '../../../src/git/treePairs.js';
 
 /** The pairing as it was: both trees parsed, entries walked in git's order. */
 function parsedPairs(before: Buffer, after: Buffer): EntryPair[] {
