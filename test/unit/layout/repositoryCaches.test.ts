@@ -5,8 +5,8 @@ import {
   PEELED_TAGS_KEPT,
   RepositoryCaches,
   SNAPSHOTS_KEPT,
-} from '../../src/layout/repositoryCaches.js';
-import type { Snapshot } from '../../src/layout/snapshot.js';
+} from '../../../src/layout/repositoryCaches.js';
+import type { Snapshot } from '../../../src/layout/snapshot.js';
 
 describe("a repository's caches", () => {
   it('keep a bounded number of snapshots, and forget the built copy of one that went', () => {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FileRecord, SecurityGroup } from '../../src/domain/model.js';
+import type { FileRecord, SecurityGroup } from '../../../src/domain/model.js';
 import {
   parseFileContent,
   parseKey,
@@ -16,9 +16,9 @@ import {
   serializeKey,
   serializeSecurityGroups,
   serializeSettings,
-} from '../../src/layout/layout.js';
-import { anyText, keyName, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
-import { settingsWith } from '../support/mapState.js';
+} from '../../../src/layout/layout.js';
+import { anyText, keyName, keyRecord, repoSettings, TRICKY } from '../../support/arbitraries.js';
+import { settingsWith } from '../../support/mapState.js';
 
 /** Key names built of the characters a key name allows, YAML's flow indicators among them. */
 const hostileKeyName = fc.oneof(

@@ -4,13 +4,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { parseIsoInstant } from '../../src/lib/dates.js';
-import { commitAtOrBefore, commitTimes } from '../../src/layout/timeTravel.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import type { GitRepository } from '../../src/disk/repository.js';
-import { pollPhase } from '../support/eventLoop.js';
-import { tempDir } from '../support/harness.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { parseIsoInstant } from '../../../src/lib/dates.js';
+import { commitAtOrBefore, commitTimes } from '../../../src/layout/timeTravel.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import type { GitRepository } from '../../../src/disk/repository.js';
+import { pollPhase } from '../../support/eventLoop.js';
+import { tempDir } from '../../support/harness.js';
 
 const at = (iso: string) => new Date(iso);
 const seconds = (iso: string) => Date.parse(iso) / 1000;

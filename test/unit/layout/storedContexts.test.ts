@@ -4,9 +4,9 @@
  * and the table stays within its bound.
  */
 import { describe, expect, it } from 'vitest';
-import { parseKey, serializeKey } from '../../src/layout/layout.js';
-import { CONTEXTS_KEPT, storedContext } from '../../src/layout/storedContexts.js';
-import type { KeyRecord } from '../../src/domain/model.js';
+import { parseKey, serializeKey } from '../../../src/layout/layout.js';
+import { CONTEXTS_KEPT, storedContext } from '../../../src/layout/storedContexts.js';
+import type { KeyRecord } from '../../../src/domain/model.js';
 
 const key = (name: string, contexts: string[][]): KeyRecord => ({
   key: name,

@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const LAYOUT = fileURLToPath(new URL('../../src/layout/layout.ts', import.meta.url));
+const LAYOUT = fileURLToPath(new URL('../../../src/layout/layout.ts', import.meta.url));
 const DOCUMENTS = 1_000;
 const README_CHARS = 20_000;
 

@@ -5,9 +5,9 @@
 import fc from 'fast-check';
 import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
-import type { KeyRecord } from '../../src/domain/model.js';
-import { VALUE_TYPES } from '../../src/domain/valueTypes.js';
-import { parseCanonicalKey, parseKey, serializeKey } from '../../src/layout/layout.js';
+import type { KeyRecord } from '../../../src/domain/model.js';
+import { VALUE_TYPES } from '../../../src/domain/valueTypes.js';
+import { parseCanonicalKey, parseKey, serializeKey } from '../../../src/layout/layout.js';
 
 const text = fc.oneof(
   fc.string({ unit: 'binary' }),

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyPush } from '../../src/domain/applyPush.js';
-import { contextId } from '../../src/domain/context.js';
-import type { RepoSettings } from '../../src/domain/model.js';
-import type { PushElement } from '../../src/domain/pushRequest.js';
-import { createBareRepository } from '../../src/disk/createRepository.js';
+import { applyPush } from '../../../src/domain/applyPush.js';
+import { contextId } from '../../../src/domain/context.js';
+import type { RepoSettings } from '../../../src/domain/model.js';
+import type { PushElement } from '../../../src/domain/pushRequest.js';
+import { createBareRepository } from '../../../src/disk/createRepository.js';
 import {
   encodeObject,
   isTreeEntry,
@@ -22,16 +22,16 @@ import {
   serializeTree,
   TREE_MODE,
   type Signature,
-} from '../../src/git/gitObjects.js';
-import { keyPath } from '../../src/layout/layout.js';
-import { ObjectStore } from '../../src/disk/objects/objectStore.js';
-import { readSnapshot } from '../../src/layout/readSnapshot.js';
-import { GitRepository } from '../../src/disk/repository.js';
-import type { Snapshot } from '../../src/layout/snapshot.js';
-import { stageCommit, type StagedCommit } from '../../src/layout/stageCommit.js';
-import { gitEnv } from '../support/gitCli.js';
-import { deleteValueEl, fileEl, keyEl, settingsWith, valueEl } from '../support/mapState.js';
-import { MemoryObjects, writePack } from '../support/memoryObjects.js';
+} from '../../../src/git/gitObjects.js';
+import { keyPath } from '../../../src/layout/layout.js';
+import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
+import { readSnapshot } from '../../../src/layout/readSnapshot.js';
+import { GitRepository } from '../../../src/disk/repository.js';
+import type { Snapshot } from '../../../src/layout/snapshot.js';
+import { stageCommit, type StagedCommit } from '../../../src/layout/stageCommit.js';
+import { gitEnv } from '../../support/gitCli.js';
+import { deleteValueEl, fileEl, keyEl, settingsWith, valueEl } from '../../support/mapState.js';
+import { MemoryObjects, writePack } from '../../support/memoryObjects.js';
 
 function packIndexes(gitdir: string): string[] {
   const folder = join(gitdir, 'objects', 'pack');

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { WILDCARD } from '../../src/domain/context.js';
-import type { KeyRecord, RepoSettings } from '../../src/domain/model.js';
+import { WILDCARD } from '../../../src/domain/context.js';
+import type { KeyRecord, RepoSettings } from '../../../src/domain/model.js';
 import {
   contextFolderName,
   decodeFilePath,
@@ -23,9 +23,9 @@ import {
   parseSettings,
   serializeKey,
   serializeSettings,
-} from '../../src/layout/layout.js';
-import { anyText, contextOf, keyRecord, repoSettings, TRICKY } from '../support/arbitraries.js';
-import { LayoutError } from '../../src/layout/errors.js';
+} from '../../../src/layout/layout.js';
+import { anyText, contextOf, keyRecord, repoSettings, TRICKY } from '../../support/arbitraries.js';
+import { LayoutError } from '../../../src/layout/errors.js';
 
 // --- names in trees ------------------------------------------------------------------------------
 

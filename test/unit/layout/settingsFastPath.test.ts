@@ -6,12 +6,12 @@
 import fc from 'fast-check';
 import YAML from 'yaml';
 import { describe, expect, it } from 'vitest';
-import type { RepoSettings } from '../../src/domain/model.js';
-import { parseCanonicalSettings } from '../../src/layout/canonicalSettings.js';
-import { LayoutError } from '../../src/layout/errors.js';
-import { parseSettings, serializeSettings } from '../../src/layout/layout.js';
-import { repoSettings } from '../support/arbitraries.js';
-import { settingsWith } from '../support/mapState.js';
+import type { RepoSettings } from '../../../src/domain/model.js';
+import { parseCanonicalSettings } from '../../../src/layout/canonicalSettings.js';
+import { LayoutError } from '../../../src/layout/errors.js';
+import { parseSettings, serializeSettings } from '../../../src/layout/layout.js';
+import { repoSettings } from '../../support/arbitraries.js';
+import { settingsWith } from '../../support/mapState.js';
 
 const text = fc.oneof(
   fc.string({ unit: 'binary' }),
