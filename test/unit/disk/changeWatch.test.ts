@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ChangeWatch, RECHECK_MS } from '../../src/disk/refs/changeWatch.js';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { pollPhase } from '../support/eventLoop.js';
+import { ChangeWatch, RECHECK_MS } from '../../../src/disk/refs/changeWatch.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import { pollPhase } from '../../support/eventLoop.js';
 
 let root: string;
 const watches: ChangeWatch[] = [];

@@ -5,7 +5,7 @@
  * into a larger buffer (Node's shared pool slab) that it would keep whole.
  */
 import { describe, expect, it } from 'vitest';
-import { DELTA_BASE_BYTES, PackBases } from '../../src/disk/objects/deltaBases.js';
+import { DELTA_BASE_BYTES, PackBases } from '../../../src/disk/objects/deltaBases.js';
 
 const blob = (bytes: number) => ({ type: 'blob' as const, content: Buffer.alloc(bytes, 1) });
 

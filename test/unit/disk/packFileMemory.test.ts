@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PackFile } from '../../src/disk/packFile.js';
-import { encodeObject } from '../../src/git/gitObjects.js';
-import { buildPack } from '../../src/git/packWriter.js';
+import { PackFile } from '../../../src/disk/packFile.js';
+import { encodeObject } from '../../../src/git/gitObjects.js';
+import { buildPack } from '../../../src/git/packWriter.js';
 
 /** What an open pack holds: its index's bytes and the bytes its entries are read from (white box: private fields). */
 function held(pack: PackFile): { index: Buffer; bytes: Buffer } {

@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { callsInline, writeStarted } from '../../src/disk/fileCalls.js';
-import { renameIntoPlace, writeTemporary } from '../../src/disk/durableFs.js';
-import { LockFile } from '../../src/disk/refs/refs.js';
+import { callsInline, writeStarted } from '../../../src/disk/fileCalls.js';
+import { renameIntoPlace, writeTemporary } from '../../../src/disk/durableFs.js';
+import { LockFile } from '../../../src/disk/refs/refs.js';
 
 let root: string | undefined;
 afterEach(() => {

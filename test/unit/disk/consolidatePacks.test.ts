@@ -7,23 +7,23 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { push } from '../../src/service/write/push.js';
-import { createRepository } from '../../src/service/admin/repositories.js';
+import { push } from '../../../src/service/write/push.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
 import {
   consolidatePacks,
   geometricPrefix,
   MERGED_PACK_LIMIT,
   PACKS_BEFORE_MERGE,
   packsToMerge,
-} from '../../src/disk/objects/consolidatePacks.js';
-import { encodeObject } from '../../src/git/gitObjects.js';
-import { buildPack } from '../../src/git/packWriter.js';
-import type { PackFile } from '../../src/disk/packFile.js';
-import { ObjectStore } from '../../src/disk/objects/objectStore.js';
-import { readSnapshot } from '../../src/layout/readSnapshot.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import type { GitRepository } from '../../src/disk/repository.js';
-import { tempDir } from '../support/harness.js';
+} from '../../../src/disk/objects/consolidatePacks.js';
+import { encodeObject } from '../../../src/git/gitObjects.js';
+import { buildPack } from '../../../src/git/packWriter.js';
+import type { PackFile } from '../../../src/disk/packFile.js';
+import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
+import { readSnapshot } from '../../../src/layout/readSnapshot.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import type { GitRepository } from '../../../src/disk/repository.js';
+import { tempDir } from '../../support/harness.js';
 
 describe('geometricPrefix', () => {
   it.each([

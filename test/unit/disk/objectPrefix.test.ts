@@ -4,8 +4,8 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ObjectStore } from '../../src/disk/objects/objectStore.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 let repo: TempGit;
 

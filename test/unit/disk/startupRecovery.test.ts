@@ -10,11 +10,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { KEEP_TEXT } from '../../src/disk/objects/objectStore.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../src/disk/refs/refs.js';
-import { recoverAtStart } from '../../src/disk/startupRecovery.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { KEEP_TEXT } from '../../../src/disk/objects/objectStore.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import { onStaleLockRemoved, STALE_LOCK_MS, type StaleLockReport } from '../../../src/disk/refs/refs.js';
+import { recoverAtStart } from '../../../src/disk/startupRecovery.js';
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -12,7 +12,7 @@ import {
   HEADER_BYTES,
   voidRecordBytes,
   type JournalEntry,
-} from '../../src/disk/journal/journalRecords.js';
+} from '../../../src/disk/journal/journalRecords.js';
 
 const entry = (n: number): JournalEntry => ({
   repository: 'acme/app.git',

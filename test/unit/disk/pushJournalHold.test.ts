@@ -10,9 +10,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JOURNAL_FOLDER, JOURNAL_SUFFIX, PushJournal } from '../../src/disk/journal/pushJournal.js';
-import type { JournalEntry } from '../../src/disk/journal/journalRecords.js';
-import { tempDir } from '../support/harness.js';
+import { JOURNAL_FOLDER, JOURNAL_SUFFIX, PushJournal } from '../../../src/disk/journal/pushJournal.js';
+import type { JournalEntry } from '../../../src/disk/journal/journalRecords.js';
+import { tempDir } from '../../support/harness.js';
 
 const entry = (n: number, packBytes: number): JournalEntry => ({
   repository: 'acme/app.git',

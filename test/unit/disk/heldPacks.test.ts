@@ -9,15 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ObjectStore } from '../../src/disk/objects/objectStore.js';
+import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
 import {
   HELD_PACKS_BYTES,
   heldPackBytes,
   heldPacksBudget,
   setHeldPacksBudget,
   useHeldPacksBudget,
-} from '../../src/disk/objects/heldPacks.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+} from '../../../src/disk/objects/heldPacks.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 /** A repository with one pack of `kiB` KiB of random hex text (about 240 KiB packed for 400); the blobs' ids. */
 function packedRepository(kiB: number): { repo: TempGit; blobs: string[] } {

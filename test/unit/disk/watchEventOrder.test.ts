@@ -17,11 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { afterQueuedWatchEvents } from '../../src/disk/refs/changeWatch.js';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import type { GitRepository } from '../../src/disk/repository.js';
-import { pollPhase } from '../support/eventLoop.js';
+import { afterQueuedWatchEvents } from '../../../src/disk/refs/changeWatch.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import type { GitRepository } from '../../../src/disk/repository.js';
+import { pollPhase } from '../../support/eventLoop.js';
 
 const GIT_ENV = {
   ...process.env,

@@ -9,8 +9,8 @@ import {
   clearMultiPackIndex,
   packsNamedByIndex,
   removeIndexNamingMissingPacks,
-} from '../../src/disk/objects/multiPackIndex.js';
-import { tempGit, type TempGit } from '../support/gitCli.js';
+} from '../../../src/disk/objects/multiPackIndex.js';
+import { tempGit, type TempGit } from '../../support/gitCli.js';
 
 describe('multi-pack-index', () => {
   let repo: TempGit;

@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
 
 const GIT_ENV = {
   ...process.env,

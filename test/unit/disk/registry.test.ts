@@ -7,9 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { RepositoryGoneError } from '../../src/disk/errors.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import { RepositoryGoneError } from '../../../src/disk/errors.js';
 
 const NEW = { account: 'acme', name: 'app', levels: ['Environment'] };
 
