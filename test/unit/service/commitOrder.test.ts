@@ -9,12 +9,12 @@
  */
 import * as fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { listen } from '../../src/lib/telemetry.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import type { GitRepository } from '../../src/disk/repository.js';
-import { push } from '../../src/service/write/push.js';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { tempDir } from '../support/harness.js';
+import { listen } from '../../../src/lib/telemetry.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import type { GitRepository } from '../../../src/disk/repository.js';
+import { push } from '../../../src/service/write/push.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { tempDir } from '../../support/harness.js';
 
 let dir: ReturnType<typeof tempDir>;
 let repository: GitRepository;

@@ -13,13 +13,13 @@ import {
   unwrapForToken,
   valueIdentity,
   wrapForToken,
-} from '../../src/service/security/sealing.js';
+} from '../../../src/service/security/sealing.js';
 import {
   parseFileContent,
   parseSecurityGroups,
   serializeFileContent,
   serializeSecurityGroups,
-} from '../../src/layout/layout.js';
+} from '../../../src/layout/layout.js';
 
 describe('sealing', () => {
   it('opens a value only with its key and its own identity, and seals the same text differently each time', async () => {

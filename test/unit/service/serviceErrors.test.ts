@@ -4,18 +4,18 @@
  * HTTP layer answers with a 500; messages name the repository, never a path.
  */
 import { describe, expect, it } from 'vitest';
-import { CfghubError, ErrorCode, RenderLimitError } from '../../src/domain/errors.js';
-import { DeltaFormatError, ObjectFormatError, PackFormatError, PackIndexFormatError } from '../../src/git/errors.js';
-import { LayoutError } from '../../src/layout/errors.js';
+import { CfghubError, ErrorCode, RenderLimitError } from '../../../src/domain/errors.js';
+import { DeltaFormatError, ObjectFormatError, PackFormatError, PackIndexFormatError } from '../../../src/git/errors.js';
+import { LayoutError } from '../../../src/layout/errors.js';
 import {
   LockBusyError,
   ObjectNotFoundError,
   RepositoryDamagedError,
   RepositoryGoneError,
   StorageFullError,
-} from '../../src/disk/errors.js';
-import { asServiceError, DamagedSecretError, FAULT_EVENT_OF, ServiceError } from '../../src/service/errors.js';
-import { HTTP_CODE_OF, STATUS_OF } from '../../src/http/answer/errors.js';
+} from '../../../src/disk/errors.js';
+import { asServiceError, DamagedSecretError, FAULT_EVENT_OF, ServiceError } from '../../../src/service/errors.js';
+import { HTTP_CODE_OF, STATUS_OF } from '../../../src/http/answer/errors.js';
 
 function answer(error: unknown): {
   status: number;

@@ -6,14 +6,14 @@
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { parsePushBody } from '../../src/api/pushBody.js';
-import type { PushRequest } from '../../src/domain/pushRequest.js';
-import { MAX_GROUP } from '../../src/service/write/commitBatch.js';
-import { push, type PushCaller } from '../../src/service/write/push.js';
-import { createRepository } from '../../src/service/admin/repositories.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import type { GitRepository } from '../../src/disk/repository.js';
-import { tempDir } from '../support/harness.js';
+import { parsePushBody } from '../../../src/api/pushBody.js';
+import type { PushRequest } from '../../../src/domain/pushRequest.js';
+import { MAX_GROUP } from '../../../src/service/write/commitBatch.js';
+import { push, type PushCaller } from '../../../src/service/write/push.js';
+import { createRepository } from '../../../src/service/admin/repositories.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import type { GitRepository } from '../../../src/disk/repository.js';
+import { tempDir } from '../../support/harness.js';
 
 const CALLER: PushCaller = { forceKeyPush: false };
 

@@ -1,6 +1,6 @@
 /** The read record: latest commit, time and count per repository, application and context, bounded. */
 import { describe, expect, it } from 'vitest';
-import { ReadRecord } from '../../src/service/read/readRecord.js';
+import { ReadRecord } from '../../../src/service/read/readRecord.js';
 
 describe('ReadRecord', () => {
   it('keeps the last commit served, when, and how many reads per application and context', () => {
