@@ -4,7 +4,7 @@
  * keep whole (ownCopies.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { answerOf, ReadCache } from '../../src/http/readCache.js';
+import { answerOf, ReadCache } from '../../../src/http/readCache.js';
 
 describe('ReadCache', () => {
   it("keeps a small answer (a view into Node's 8 KiB pool) as bytes of its own, with the same bytes and ETag", () => {

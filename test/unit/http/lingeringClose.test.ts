@@ -8,9 +8,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeAfterDraining, continueWhenRead, type LingerBounds } from '../../src/http/body/lingeringClose.js';
-import { until } from '../support/poll.js';
-import { socketPost } from '../support/uploadClients.js';
+import { closeAfterDraining, continueWhenRead, type LingerBounds } from '../../../src/http/body/lingeringClose.js';
+import { until } from '../../support/poll.js';
+import { socketPost } from '../../support/uploadClients.js';
 
 const MiB = 1024 * 1024;
 const LARGE: LingerBounds = { bytes: 1024 * MiB, ms: 60_000, idleMs: 60_000 };

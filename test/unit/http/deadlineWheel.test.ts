@@ -4,7 +4,7 @@
  * timer runs only while it holds something.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeadlineWheel } from '../../src/http/deadlineWheel.js';
+import { DeadlineWheel } from '../../../src/http/deadlineWheel.js';
 
 interface Item {
   readonly name: string;
