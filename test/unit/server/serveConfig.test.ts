@@ -5,16 +5,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ServiceError } from '../../src/service/errors.js';
+import { ServiceError } from '../../../src/service/errors.js';
 import {
   coreWorkers,
   MAX_WORKERS,
   readServeConfig,
   resolveServeOptions,
   SERVE_CONFIG_FIELDS,
-} from '../../src/server/serveConfig.js';
+} from '../../../src/server/serveConfig.js';
 import { availableParallelism } from 'node:os';
-import { tempDir } from '../support/harness.js';
+import { tempDir } from '../../support/harness.js';
 
 const dir = tempDir();
 afterAll(() => dir.remove());
@@ -126,7 +126,7 @@ const HA_FIELDS = ['cluster', 'etcd', 'advertise', 'haStrict', 'leaseSeconds'];
 
 describe("the production page's example config file", () => {
   it('is valid and shows every field', () => {
-    const readme = readFileSync(join(__dirname, '../../docs/operations/production.md'), 'utf8');
+    const readme = readFileSync(join(__dirname, '../../../docs/operations/production.md'), 'utf8');
     const example = /```yaml\n(# cfghub\.yaml[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const parsed = readServeConfig(config('readme.yaml', example!));
@@ -137,7 +137,7 @@ describe("the production page's example config file", () => {
   });
 
   it("the HA page's example shows every field of an HA node", () => {
-    const page = readFileSync(join(__dirname, '../../docs/operations/ha.md'), 'utf8');
+    const page = readFileSync(join(__dirname, '../../../docs/operations/ha.md'), 'utf8');
     const example = /```yaml\n(# cfghub\.yaml[\s\S]*?)```/.exec(page)?.[1];
     expect(example).toBeDefined();
     const parsed = readServeConfig(config('ha.yaml', example!));
