@@ -4,7 +4,7 @@
  * `data[N]` finds the change it names.
  */
 import { describe, expect, it } from 'vitest';
-import { pushBody, refusedIndex, type PendingChange } from '../../src/ui/pending.js';
+import { pushBody, refusedIndex, type PendingChange } from '../../../src/ui/pending.js';
 
 describe('the console push body', () => {
   const changes: PendingChange[] = [
