@@ -10,8 +10,8 @@ import {
   shows,
   stepsOf,
   withPorts,
-} from '../support/readmeBlocks.js';
-import { tempDir } from '../support/harness.js';
+} from '../../support/readmeBlocks.js';
+import { tempDir } from '../../support/harness.js';
 
 const MARKDOWN = [
   '# Title', // 1
