@@ -55,9 +55,15 @@ export function isWrite(req: IncomingMessage): boolean {
   return !url.startsWith('/rest/replication/') && !url.startsWith('/rest/ha/');
 }
 
-/** A REST push: its journal record reaches every member of the sync set before its ref moves (service/ha/syncSet.ts). */
-function travelsAsRecord(req: IncomingMessage): boolean {
-  return req.method === 'POST' && /^\/rest\/push(\/|\?|$)/.test(req.url ?? '');
+/**
+ * Whether a leader's 2xx to this write waits for the sync set's confirmation: not for a REST push,
+ * whose journal record reaches every member before its ref moves (service/ha/syncSet.ts), nor for
+ * an OpenFeature evaluation, a read sent as a POST.
+ */
+function needsConfirmation(req: IncomingMessage): boolean {
+  if (!isWrite(req)) return false;
+  const url = req.url ?? '';
+  return !(req.method === 'POST' && (/^\/rest\/push(\/|\?|$)/.test(url) || url.startsWith('/ofrep/')));
 }
 
 /**
@@ -119,8 +125,7 @@ export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: Request
     // An HA cluster's leader serves everything itself, while its lease surely lives.
     if (replica.servesWrites?.()) {
       for (const [name, value] of Object.entries(replica.leaderHeaders?.() ?? {})) res.setHeader(name, value);
-      if (replica.confirmWrite && isWrite(req) && !travelsAsRecord(req))
-        holdUntilConfirmed(req, res, replica.confirmWrite);
+      if (replica.confirmWrite && needsConfirmation(req)) holdUntilConfirmed(req, res, replica.confirmWrite);
       return next(req, res);
     }
     res.setHeader('Replica-Lag', lagHeader(replica));
