@@ -336,7 +336,7 @@ export class GitRepository {
     }
     // The pack stays kept (see ObjectStore) until the ref names its commit. When the ref was
     // locked or moved by another writer, the `.keep` stays too, until a later merge removes it as
-    // a leftover (older than the stale-lock age): the retry (commitOnHead) within the same second
+    // a leftover (older than the stale-lock age): the retry (write/commit.ts) within the same second
     // stages the very same objects, hence a pack of the very same name, and a `git repack -a -d`
     // that listed that pack while it had no `.keep` deleted it after the retry had written it
     // again and moved the ref (acknowledged pushes were lost so, `git pack-refs` holding the lock).

@@ -1,6 +1,6 @@
 /**
  * Access rule set commands: create and delete a set, add, move and delete rules, set
- * its switches. Each change is one commit of `access-rules.yaml`, made like a push (commitOnHead).
+ * its switches. Each change is one commit of `access-rules.yaml`, made like every write (write/commit.ts).
  */
 import {
   isKeyMatch,
@@ -14,13 +14,8 @@ import {
 import { nameProblem } from '../../domain/names.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { commitOnHead, type CommitResult } from '../write/commitOnHead.js';
+import { commitChange } from '../write/commit.js';
 import { ServiceError } from '../errors.js';
-
-function committed(result: CommitResult): string {
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
-  return result.commitId;
-}
 
 export function findRuleSet(base: Snapshot, name: string): RuleSet | undefined {
   return base.ruleSets.find((set) => set.name.toLowerCase() === name.toLowerCase());
@@ -38,12 +33,12 @@ async function changeSets(
   message: string,
   change: (sets: readonly RuleSet[], base: Snapshot) => readonly RuleSet[],
 ): Promise<string> {
-  const result = await commitOnHead(repository, (base) => ({
+  const result = await commitChange(repository, (base) => ({
     ok: true,
     changes: { keys: new Map(), files: new Map(), ruleSets: change(base.ruleSets, base) },
     message: `${message}\n`,
   }));
-  return committed(result);
+  return result.commitId;
 }
 
 const replace = (sets: readonly RuleSet[], old: RuleSet, next: RuleSet) => sets.map((s) => (s === old ? next : s));

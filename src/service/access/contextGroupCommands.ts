@@ -1,6 +1,6 @@
 /**
  * Context group commands: create, add a member, remove a member, delete, list. Each
- * change is one commit of `context-groups.yaml`, made like a push (commitOnHead), which refuses a
+ * change is one commit of `context-groups.yaml`, made like every write (write/commit.ts), which refuses a
  * change that makes two values of a key conflict.
  */
 import { isValidLevelName, WILDCARD } from '../../domain/context.js';
@@ -14,7 +14,7 @@ import {
 import { parseContext } from '../../domain/context.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { commitOnHead, type CommitPlan } from '../write/commitOnHead.js';
+import { commitChange, type CommitPlan } from '../write/commit.js';
 import { groupsInstead, heldToRequiredApprovals } from '../changes/requiredApproval.js';
 import { ServiceError } from '../errors.js';
 
@@ -72,7 +72,7 @@ async function change(
   message: string,
   plan: (base: Snapshot) => readonly ContextGroup[],
 ): Promise<{ commit: string }> {
-  const result = await commitOnHead(repository, (base) => {
+  const result = await commitChange(repository, (base) => {
     requireGroups(base, repository);
     const planned: CommitPlan = {
       ok: true,
@@ -82,7 +82,6 @@ async function change(
     // A group's members decide which contexts the values stored at its name reach.
     return heldToRequiredApprovals(repository, base, planned, groupsInstead(repository.fullName));
   });
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
   return { commit: result.commitId };
 }
 

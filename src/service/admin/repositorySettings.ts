@@ -1,12 +1,12 @@
 /**
- * Changing a repository's settings (`cfghub repo settings`, `PATCH /rest/admin/repositories/…`): one commit that rewrites `repository.yaml`, made like a push (commitOnHead). The
+ * Changing a repository's settings (`cfghub repo settings`, `PATCH /rest/admin/repositories/…`): one commit that rewrites `repository.yaml`, made like every write (write/commit.ts). The
  * context levels never change (every value is stored under its context), and a switch that would
  * strand content is refused, naming it: value data types off while a key has a type other than
  * Text, security groups off while a group exists.
  */
 import type { RepoSettings } from '../../domain/model.js';
 import type { GitRepository } from '../../disk/repository.js';
-import { commitOnHead } from '../write/commitOnHead.js';
+import { commitChange } from '../write/commit.js';
 import { ServiceError } from '../errors.js';
 import { approvalRulesProblem, describeRule, type ApprovalRule } from '../../domain/approvalRules.js';
 
@@ -53,7 +53,7 @@ export async function changeSettings(
       `the description must be at most ${MAX_DESCRIPTION} characters, without NUL`,
     );
   }
-  const result = await commitOnHead(repository, (base) => {
+  const result = await commitChange(repository, (base) => {
     const before = base.settings;
     const fields: Record<string, unknown> = { ...before };
     const changed: string[] = [];
@@ -94,6 +94,5 @@ export async function changeSettings(
     const message = `Change the settings of repository ${repository.fullName}\n\n${changed.join('\n')}\n`;
     return { ok: true, changes: { keys: new Map(), files: new Map(), settings: after }, message };
   });
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
   return { commit: result.commitId, outcome: result.kind };
 }

@@ -35,8 +35,8 @@ import { ServiceError } from '../errors.js';
 import { KeyRing } from '../security/keyRing.js';
 import type { GroupKey } from '../security/sealing.js';
 import { openFile, openValue } from '../security/unsealing.js';
-import { commitOnHead, headSnapshot, signature, type CommitPlan } from '../write/commitOnHead.js';
-import { dryRun, stageOn, type DryRunResult, type Staging } from '../write/dryRun.js';
+import { commitChange, headSnapshot, signature, stageOn, type CommitPlan, type Staging } from '../write/commit.js';
+import { dryRun, type DryRunResult } from '../write/dryRun.js';
 import { revertPlan } from '../history/revert.js';
 import { restorePlan } from '../history/restore.js';
 import { stagePush, type PushCaller } from '../write/push.js';
@@ -217,7 +217,10 @@ export async function createRollbackChangeRequest(
       const made = await planned.plan(on);
       return made.ok ? { ...made, message } : made;
     };
-    return stageOn(base, plan, actor, new TimeSlices(), signature(author), planned.baseOf === undefined);
+    return stageOn(base, plan, actor, new TimeSlices(), {
+      author: signature(author),
+      checkAll: planned.baseOf !== undefined,
+    });
   });
 }
 
@@ -501,13 +504,11 @@ export async function applyChangeRequest(
     const change = await readChangeRequest(repository, id);
     requireOpen(change, 'applied');
     const snapshots = await snapshotsOf(repository, change);
-    const result = await commitOnHead(
+    const result = await commitChange(
       repository,
       applyPlan(repository, change, snapshots, actor, change.approvals, true),
-      undefined,
-      actor,
+      { writer: actor },
     );
-    if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
     const commit = result.commitId;
     const applied = await recordReview(
       repository,

@@ -14,7 +14,7 @@ import type { PushChanges } from '../../domain/model.js';
 import { runSteps, type Steps } from '../../lib/steps.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { changedElements, snapshotChanges } from '../write/writeGuard.js';
-import type { CommitPlan } from '../write/commitOnHead.js';
+import type { CommitPlan } from '../write/commit.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { LayoutError } from '../../layout/errors.js';
 import { TimeSlices } from '../../lib/timeSlices.js';

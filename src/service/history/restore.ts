@@ -15,7 +15,7 @@ import { SECURITY_GROUPS_FILE } from '../../layout/layout.js';
 import { readSettings } from '../../layout/readSettings.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { Snapshot } from '../../layout/snapshot.js';
-import { commitOnHead, type BaseOf, type CommitPlan } from '../write/commitOnHead.js';
+import { commitChange, type BaseOf, type CommitPlan } from '../write/commit.js';
 import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { KeyRing } from '../security/keyRing.js';
 import { checkSecuredRestore } from './restoreGroups.js';
@@ -162,7 +162,5 @@ export async function restore(
   caller: RollbackCaller & Writer,
 ): Promise<RollbackResult> {
   const { plan, baseOf } = await restorePlan(repository, pointText, caller, true);
-  const result = await commitOnHead(repository, plan, baseOf);
-  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
-  return result;
+  return commitChange(repository, plan, { baseOf });
 }

@@ -12,7 +12,7 @@ import { commitInfo } from '../../layout/timeTravel.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import type { FileSide, TreeChanges } from '../../layout/treeDiff.js';
-import { commitOnHead, type BaseOf, type CommitPlan } from '../write/commitOnHead.js';
+import { commitChange, type BaseOf, type CommitPlan } from '../write/commit.js';
 import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { ServiceError } from '../errors.js';
 import type { KeyRing } from '../security/keyRing.js';
@@ -163,7 +163,5 @@ export async function revert(
   caller: RollbackCaller,
 ): Promise<RollbackResult> {
   const { plan } = await revertPlan(repository, commitText, caller, true);
-  const result = await commitOnHead(repository, plan, undefined, caller);
-  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
-  return result;
+  return commitChange(repository, plan, { writer: caller });
 }

@@ -10,7 +10,7 @@ import type { ContextGroup } from '../../domain/contextGroups.js';
 import { ACCESS_RULES_FILE, CONTEXT_GROUPS_FILE } from '../../layout/accessLayout.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import type { CommitPlan } from '../write/commitOnHead.js';
+import type { CommitPlan } from '../write/commit.js';
 import { ServiceError } from '../errors.js';
 import type { Writer } from '../write/writeGuard.js';
 

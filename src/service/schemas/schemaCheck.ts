@@ -1,5 +1,5 @@
 /**
- * The schema check every write passes (commitOnHead.ts, commitBatch.ts), on the state the write
+ * The schema check every write passes (write/commit.ts), on the state the write
  * would make (`after`, staged but not written) against the state it starts from (`before`):
  * - each value a write sets is checked against the schemas of its key (valueAsData);
  * - each file a schema's glob matches is rendered for each context the write can reach (the

@@ -12,7 +12,7 @@ import { runSteps } from '../../lib/steps.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { SCHEMAS_FILE } from '../../layout/schemaLayout.js';
 import { commitMessage, type PushProvenance } from '../../domain/commitMessage.js';
-import { commitOnHead, type CommitPlan } from '../write/commitOnHead.js';
+import { commitChange, type CommitPlan } from '../write/commit.js';
 import { dryRun, type DryRunResult } from '../write/dryRun.js';
 import { KeyRing } from '../security/keyRing.js';
 import { ServiceError } from '../errors.js';
@@ -58,8 +58,7 @@ export async function setSchemas(
   provenance: PushProvenance & { comment?: string } = {},
   writer?: Writer,
 ): Promise<SchemasChange> {
-  const result = await commitOnHead(repository, await schemasPlan(repository, doc, provenance), undefined, writer);
-  if (result.kind === 'refused') throw new ServiceError(result.denied ? 'forbidden' : 'conflict', result.reason);
+  const result = await commitChange(repository, await schemasPlan(repository, doc, provenance), { writer });
   return { commit: result.commitId, outcome: result.kind };
 }
 

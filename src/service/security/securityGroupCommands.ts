@@ -1,6 +1,6 @@
 /**
  * Security group commands: create, list, change the password, delete. Each change is
- * one commit of the repository, made like a push (see commitOnHead).
+ * one commit of the repository, made like every write (see write/commit.ts).
  */
 import type { KeyRecord, FileRecord, SecurityGroup } from '../../domain/model.js';
 import { keyId } from '../../domain/names.js';
@@ -11,7 +11,7 @@ import type { Snapshot } from '../../layout/snapshot.js';
 import { ServiceError } from '../errors.js';
 import { KeyRing } from './keyRing.js';
 import { OpenedState, sealChanges } from './unsealing.js';
-import { commitOnHead, type CommitResult } from '../write/commitOnHead.js';
+import { commitChange } from '../write/commit.js';
 import { newGroup, unlockWithPassword, type GroupKey } from './sealing.js';
 
 function checkPassword(password: string): void {
@@ -34,11 +34,6 @@ function requireGroup(base: Snapshot, repository: GitRepository, name: string): 
   return group;
 }
 
-function committed(result: CommitResult): string {
-  if (result.kind === 'refused') throw new ServiceError('conflict', result.reason);
-  return result.commitId;
-}
-
 export async function createGroup(
   repository: GitRepository,
   name: string,
@@ -49,7 +44,7 @@ export async function createGroup(
   checkPassword(password);
   requireSecurity(await repository.headSnapshot(), repository);
   const { group } = await newGroup(name, password);
-  const result = await commitOnHead(repository, (base) => {
+  const result = await commitChange(repository, (base) => {
     requireSecurity(base, repository);
     if (findGroup(base.securityGroups, name))
       throw new ServiceError('conflict', `repository ${repository.fullName} already has a security group ${name}`);
@@ -59,7 +54,7 @@ export async function createGroup(
       message: `Create security group ${name}\n`,
     };
   });
-  return { name, commit: committed(result) };
+  return { name, commit: result.commitId };
 }
 
 function keysOf(base: Snapshot, group: string): KeyRecord[] {
@@ -110,7 +105,7 @@ export async function changePassword(
   const head = await repository.headSnapshot();
   let oldKey = await unlockOrRefuse(requireGroup(head, repository, name), current);
   const { group: renewed, key: newKey } = await newGroup(requireGroup(head, repository, name).name, next);
-  const result = await commitOnHead(repository, async (base) => {
+  const result = await commitChange(repository, async (base) => {
     const group = requireGroup(base, repository, name);
     if (group.keyId !== oldKey.keyId) oldKey = await unlockOrRefuse(group, current);
     const state = new OpenedState(base, KeyRing.of(base.securityGroups, [oldKey], repository.fullName));
@@ -130,13 +125,13 @@ export async function changePassword(
       message: `Change the password of security group ${group.name}\n`,
     };
   });
-  return { name: renewed.name, commit: committed(result) };
+  return { name: renewed.name, commit: result.commitId };
 }
 
 /** Deletes a group that no key or file uses. */
 export async function deleteGroup(repository: GitRepository, name: string): Promise<{ name: string; commit: string }> {
   let deleted = name;
-  const result = await commitOnHead(repository, (base) => {
+  const result = await commitChange(repository, (base) => {
     const group = requireGroup(base, repository, name);
     deleted = group.name;
     const users = [
@@ -156,7 +151,7 @@ export async function deleteGroup(repository: GitRepository, name: string): Prom
       message: `Delete security group ${group.name}\n`,
     };
   });
-  return { name: deleted, commit: committed(result) };
+  return { name: deleted, commit: result.commitId };
 }
 
 /** The key of a group, opened with its password: for binding a token to the group. */

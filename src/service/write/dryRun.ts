@@ -6,7 +6,7 @@
  * with their values before and after. Secured values and files stay sealed unless the request's
  * key ring opens their group.
  *
- * The change-request work builds on it: `dryRun` takes any plan against a head, as commitOnHead does.
+ * The change-request work builds on it: `dryRun` takes any plan against a head, as commitPlan does.
  *
  * Bounded: the contexts weighed (MAX_NAMED_CONTEXTS), the contexts listed in detail
  * (MAX_LISTED_CONTEXTS, then counted) and the text of each value and file shown (cut at
@@ -20,16 +20,15 @@ import { requestContext, resolveValue, type RequestContext } from '../../domain/
 import type { Steps } from '../../lib/steps.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { stageCommitSteps, type StagedCommit } from '../../layout/stageCommit.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { headSnapshot, signature, type CommitPlan } from './commitOnHead.js';
+import { headSnapshot, stageOn, type Planner } from './commit.js';
 import { ServiceError } from '../errors.js';
 import type { KeyRing } from '../security/keyRing.js';
 import { openValue } from '../security/unsealing.js';
 import { ContextView, typedValue } from '../read/read.js';
-import { guardProblemSteps, type Writer } from './writeGuard.js';
+import type { Writer } from './writeGuard.js';
 import { addNamed, namedContextsSteps, TooManyContexts, MAX_NAMED_CONTEXTS } from '../schemas/namedContexts.js';
-import { reachesFiles, schemaRefusalSteps } from '../schemas/schemaCheck.js';
+import { reachesFiles } from '../schemas/schemaCheck.js';
 
 /** Contexts described key by key and file by file; the others that change are counted. */
 export const MAX_LISTED_CONTEXTS = 100;
@@ -107,12 +106,12 @@ export interface DryRunOptions {
 }
 
 /**
- * Runs `plan` on the head as commitOnHead would, outside the repository's queue (nothing is
+ * Runs `plan` on the head as commitPlan would (stageOn), outside the repository's queue (nothing is
  * written, so nothing waits), and tells what it would do.
  */
 export async function dryRun(
   repository: GitRepository,
-  plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
+  plan: Planner,
   writer: Writer | undefined,
   options: DryRunOptions,
 ): Promise<DryRunResult> {
@@ -137,46 +136,13 @@ export async function dryRun(
   const staging = await stageOn(base, plan, writer, slices);
   if (staging.kind === 'refused') return refused(staging.reason, staging.denied);
   if (staging.kind === 'unchanged') return { wouldCommit: false, outcome: 'unchanged', ...nothing };
-  const { staged, changes } = staging;
   try {
-    return await slices.run(effectsSteps(base, staged.snapshot, changes, listed, options.ring));
+    return await slices.run(effectsSteps(base, staging.staged.snapshot, staging.changes, listed, options.ring));
   } catch (error) {
     if (error instanceof TooManyContexts)
       throw new ServiceError('conflict', `the dry run cannot weigh this change: ${error.message}`);
     throw error;
   }
-}
-
-/** A write planned, checked and staged on a base, and not committed: why not, or the commit it would make. */
-export type Staging =
-  | { readonly kind: 'refused'; readonly reason: string; readonly denied?: boolean }
-  | { readonly kind: 'unchanged' }
-  | { readonly kind: 'staged'; readonly staged: StagedCommit; readonly changes: PushChanges };
-
-/**
- * What commitOnHead does before it writes: the plan on `base`, the write guard, staging and the
- * schema check, in slices; nothing is written. The dry run reads what it would change; a change
- * request (service/changes/) keeps the staged commit off the branch, under its own ref.
- */
-export async function stageOn(
-  base: Snapshot,
-  plan: (base: Snapshot) => CommitPlan | Promise<CommitPlan>,
-  writer: Writer | undefined,
-  slices = new TimeSlices(),
-  author = signature(),
-  /** False when `base` is not the head's state but the caller's own (restore's): the schemas weigh all it brings. */
-  baseIsHead = true,
-): Promise<Staging> {
-  const planned = await plan(base);
-  if (!planned.ok) return { kind: 'refused', reason: planned.reason };
-  const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
-  if (problem) return { kind: 'refused', reason: problem.reason, denied: problem.denied };
-  await slices.pause();
-  const staged = await slices.run(stageCommitSteps(base, planned.changes, { message: planned.message, author }));
-  if (staged.commitId === null) return { kind: 'unchanged' };
-  const broken = await slices.run(schemaRefusalSteps(baseIsHead ? base : undefined, staged.snapshot, planned.changes));
-  if (broken) return { kind: 'refused', reason: broken };
-  return { kind: 'staged', staged, changes: planned.changes };
 }
 
 /** A context the request lists: an item at every level (a group stands for its members). */

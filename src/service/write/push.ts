@@ -1,7 +1,7 @@
 /**
- * The push transaction: validate against the head and commit, through
- * commitInGroup (commitOnHead's rules, shared with the pushes waiting beside it: the queue, durable objects, the ref moved by compare-and-swap, retried on a new
- * head when another process moved the ref). Secured keys and files are opened for the groups the
+ * The push transaction: validate against the head and commit, through the one commit path
+ * (commit.ts: the queue, durable objects, the ref moved by compare-and-swap, retried on a new head
+ * when another process moved the ref), in a group with the pushes waiting beside it. Secured keys and files are opened for the groups the
  * pusher holds (element passwords, the token's groups) and sealed again before staging.
  */
 import { applyPushSteps, type RefusalKind } from '../../domain/applyPush.js';
@@ -11,16 +11,22 @@ import type { PushRequest } from '../../domain/pushRequest.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { Snapshot } from '../../layout/snapshot.js';
-import { commitInGroup } from './commitBatch.js';
-import type { CommitPlan, CommitResult } from './commitOnHead.js';
+import {
+  commitPlan,
+  headSnapshot,
+  signature,
+  stageOn,
+  type CommitPlan,
+  type CommitResult,
+  type Staging,
+} from './commit.js';
 import { ServiceError } from '../errors.js';
 import { KeyRing, unlockWithPasswords } from '../security/keyRing.js';
 import { OpenedState, sealChangesSteps } from '../security/unsealing.js';
 import { MAX_PUSH_DERIVATIONS, passwordAttempts, type PasswordAttempts } from './pushPasswords.js';
 import type { GroupKey } from '../security/sealing.js';
 import type { Writer } from './writeGuard.js';
-import { dryRun, stageOn, type DryRunResult, type Staging } from './dryRun.js';
-import { headSnapshot, signature } from './commitOnHead.js';
+import { dryRun, type DryRunResult } from './dryRun.js';
 import { requiredApprovalRefusalSteps } from '../changes/requiredApproval.js';
 
 export { signature };
@@ -102,7 +108,7 @@ function pushPlan(
     if (route === 'direct') {
       // Contexts under required approvals change only through an approved change request.
       const unapproved = await slices.run(requiredApprovalRefusalSteps(base, outcome.changes, repository.fullName));
-      if (unapproved) return { ok: false, reason: unapproved };
+      if (unapproved) return { ok: false, reason: unapproved, kind: 'context' };
     }
     if (request.schemas && caller.ruleSet !== undefined && base.settings.accessControlsEnabled) {
       return {
@@ -126,8 +132,8 @@ function pushPlan(
 export async function push(repository: GitRepository, request: PushRequest, caller: PushCaller): Promise<PushResult> {
   const refusal = await beforePlan(repository, request);
   if (refusal) return { kind: 'refused', reason: refusal.reason, refusal: refusal.kind };
-  // Committed with the pushes waiting beside it, if any (group commit, commitBatch.ts).
-  return commitInGroup(repository, pushPlan(repository, request, caller).plan, caller);
+  // Committed with the pushes waiting beside it, if any (group commit, commit.ts).
+  return commitPlan(repository, pushPlan(repository, request, caller).plan, { writer: caller, grouped: true });
 }
 
 /**
@@ -180,7 +186,7 @@ export async function stagePush(
     },
     caller,
     new TimeSlices(),
-    signature(author),
+    { author: signature(author) },
   );
   return { ...staging, base };
 }

@@ -1,6 +1,6 @@
 /**
  * The checks every commit passes whoever makes it (push, revert, restore, the CLI's commands),
- * run by commitOnHead on the changes planned against the head:
+ * run by every commit (commit.ts) on the changes planned against the head:
  * - context group conflicts: two values of one key that a member's request cannot choose between;
  * - access rules: with `accessControlsEnabled`, a writer assigned to a rule set may change only the
  *   elements its rules allow. Writers without a set keep full access.

@@ -1,5 +1,5 @@
 /**
- * Group commit (src/service/write/commitBatch.ts): pushes to one repository that arrive while
+ * Group commit (src/service/write/commit.ts): pushes to one repository that arrive while
  * a commit runs are committed together: one pack and one move of the ref for all of them, yet one
  * commit per push in the order they arrived, each answered for itself. Checked with the real git
  * CLI on a real bare repository.
@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parsePushBody } from '../../../src/api/pushBody.js';
 import type { PushRequest } from '../../../src/domain/pushRequest.js';
-import { MAX_GROUP } from '../../../src/service/write/commitBatch.js';
+import { MAX_GROUP } from '../../../src/service/write/commit.js';
 import { push, type PushCaller } from '../../../src/service/write/push.js';
 import { createRepository } from '../../../src/service/admin/repositories.js';
 import { RepositoryRegistry } from '../../../src/disk/registry.js';
