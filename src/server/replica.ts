@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
 import { Replicator } from '../service/replication/replicator.js';
-import { ensureIdentity, promote, readPin } from '../service/replication/folderIdentity.js';
+import { ensureIdentity, promote, readPin } from '../disk/records/folderIdentity.js';
 import type { AccessAdministration } from '../service/admin/accessAdministration.js';
 import type { TokenService } from '../service/admin/tokens.js';
 import type { RepositoryRegistry } from '../disk/registry.js';

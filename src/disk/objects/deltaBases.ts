@@ -13,7 +13,7 @@
  * never sees another's; a closed pack's entries are dropped with it.
  */
 import { LRUCache } from 'lru-cache';
-import type { StoredObject } from '../packFile.js';
+import type { StoredObject } from './packFile.js';
 import { ownBytes } from '../../lib/ownCopies.js';
 
 /** The bytes of bases kept, in all. */

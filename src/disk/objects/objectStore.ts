@@ -32,7 +32,7 @@ import { unlinkFile, writeSmallFile } from '../fileCalls.js';
 import { fsyncFolder, renameIntoPlace, renameIntoPlaceNext, writeTemporary } from '../durableFs.js';
 import { faultPoint } from '../faultPoints.js';
 import type { EncodedObject, ObjectType } from '../../git/gitObjects.js';
-import { DEFAULT_READING, PackFile, type StoredObject } from '../packFile.js';
+import { DEFAULT_READING, PackFile, type StoredObject } from './packFile.js';
 import { PackHolder } from './heldPacks.js';
 import { buildPack, buildPackSteps, type Pack } from '../../git/packWriter.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
@@ -40,7 +40,7 @@ import { GitFormatError } from '../../git/errors.js';
 import { repositoryNameOf } from '../storageFaults.js';
 import { ObjectNotFoundError, RepositoryDamagedError } from '../errors.js';
 
-export type { StoredObject } from '../packFile.js';
+export type { StoredObject } from './packFile.js';
 
 /** Prefix of the temporary files of packs being written (not `tmp_`: `git prune` removes those). */
 export const TEMPORARY_PREFIX = '.cfghub-tmp-';

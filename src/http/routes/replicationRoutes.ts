@@ -19,7 +19,7 @@ import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../../service/errors.js';
 import { FeedHub, MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
-import { folderIdentitySchema } from '../../service/replication/folderIdentity.js';
+import { folderIdentitySchema } from '../../disk/records/folderIdentity.js';
 import { ReplicationOrigin } from '../../service/replication/origin.js';
 import {
   currentState,

@@ -20,16 +20,14 @@
  * reports it; only when the operator accepts a new primary is the move forced, the old head kept
  * under `refs/cfghub/rewound/<time>/<branch>`.
  */
-import * as fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
+import { assembleBareRepository, removeUnfinished, temporaryIn } from '../../disk/createRepository.js';
 import { fsyncFolder, fsyncIfThere } from '../../disk/durableFs.js';
 import { branchesAndTags } from '../../disk/refs/refs.js';
 import { CHANGE_REF_FOLDERS } from '../../disk/repository.js';
 import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
-import { BRANCH_REF } from '../../layout/layout.js';
-import { setAside } from '../admin/repositoryDeletion.js';
+import { setAside } from '../../disk/setAside.js';
 
 /** Where mirrors are assembled: inside the repositories folder, on its file system. */
 const WORK_FOLDER = join('.cfghub', 'replica-work');
@@ -158,7 +156,7 @@ export async function fetchMirror(
 
 /** Removes what a replica stopped mid-fetch left of new mirrors (never a mirror in place): at the follower's start. */
 export async function clearUnfinishedMirrors(root: string): Promise<void> {
-  await fs.promises.rm(join(root, WORK_FOLDER), { recursive: true, force: true });
+  await removeUnfinished(join(root, WORK_FOLDER));
 }
 
 /**
@@ -184,11 +182,6 @@ export async function keepRewoundHeads(gitdir: string, prefix = REWOUND_PREFIX):
   return `${prefix}${stamp}/`;
 }
 
-async function writeDurably(path: string, text: string): Promise<void> {
-  await fs.promises.writeFile(path, text);
-  await fsyncFolder(path); // opens read-only and fsyncs: the same for a file
-}
-
 /** Makes a mirror of a repository the replica does not have yet: assembled aside, fetched, renamed into place. */
 export async function createMirror(
   root: string,
@@ -199,29 +192,11 @@ export async function createMirror(
 ): Promise<void> {
   if (!isValidName(account) || !isValidName(name))
     throw new Error(`the primary offered a repository with an invalid name`);
-  const work = join(root, WORK_FOLDER);
-  await fs.promises.mkdir(work, { recursive: true, mode: 0o700 });
-  const temporary = join(work, `new-${randomBytes(6).toString('hex')}`);
-  try {
-    await fs.promises.mkdir(join(temporary, 'objects', 'pack'), { recursive: true });
-    await fs.promises.mkdir(join(temporary, 'refs', 'heads'), { recursive: true });
-    await fs.promises.mkdir(join(temporary, 'refs', 'tags'), { recursive: true });
-    await writeDurably(join(temporary, 'HEAD'), `ref: ${BRANCH_REF}\n`);
-    await writeDurably(
-      join(temporary, 'config'),
-      '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n',
-    );
-    await fetchMirror(temporary, source, account, name, false, signal);
-    await fsyncFolder(join(temporary, 'objects'));
-    const accountDir = join(root, account);
-    const newAccount = !fs.existsSync(accountDir);
-    await fs.promises.mkdir(accountDir, { recursive: true });
-    await fs.promises.rename(temporary, join(accountDir, `${name}.git`));
-    await fsyncFolder(accountDir);
-    if (newAccount) await fsyncFolder(root);
-  } finally {
-    await fs.promises.rm(temporary, { recursive: true, force: true });
-  }
+  await assembleBareRepository(
+    join(root, account, `${name}.git`),
+    temporaryIn(join(root, WORK_FOLDER), 'new-'),
+    (folder) => fetchMirror(folder, source, account, name, false, signal).then(() => undefined),
+  );
 }
 
 /** Sets aside a mirror the primary no longer lists, as the primary sets aside a deleted repository. */

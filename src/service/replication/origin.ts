@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
-import { ensureIdentity, readIdentity, type FolderIdentity } from './folderIdentity.js';
+import { ensureIdentity, readIdentity, type FolderIdentity } from '../../disk/records/folderIdentity.js';
 import type { StateSource } from './state.js';
 
 /** How long the identity read from disk is used (a promotion or a replica's new pin changes it). */

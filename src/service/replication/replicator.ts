@@ -36,7 +36,7 @@ import { removeStaleLocks } from '../../disk/startupRecovery.js';
 import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { tokenRecordSchema } from '../../disk/records/tokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
-import { folderIdentitySchema, pin, readPin, type FolderIdentity } from './folderIdentity.js';
+import { folderIdentitySchema, pin, readPin, type FolderIdentity } from '../../disk/records/folderIdentity.js';
 import {
   clearUnfinishedMirrors,
   createMirror,

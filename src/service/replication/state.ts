@@ -14,7 +14,7 @@ import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry
 import type { TokenRecord } from '../../disk/records/tokenStore.js';
 import type { AdminTokenRecord, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import type { FolderIdentity } from './folderIdentity.js';
+import type { FolderIdentity } from '../../disk/records/folderIdentity.js';
 
 export interface ReplicatedRepository {
   readonly account: string;

@@ -18,7 +18,7 @@ import {
 } from '../../../src/disk/objects/consolidatePacks.js';
 import { encodeObject } from '../../../src/git/gitObjects.js';
 import { buildPack } from '../../../src/git/packWriter.js';
-import type { PackFile } from '../../../src/disk/packFile.js';
+import type { PackFile } from '../../../src/disk/objects/packFile.js';
 import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
 import { readSnapshot } from '../../../src/layout/readSnapshot.js';
 import { RepositoryRegistry } from '../../../src/disk/registry.js';

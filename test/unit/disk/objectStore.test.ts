@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ObjectStore } from '../../../src/disk/objects/objectStore.js';
 import { applyDelta } from '../../../src/git/delta.js';
-import { PackFile, type PackReading } from '../../../src/disk/packFile.js';
+import { PackFile, type PackReading } from '../../../src/disk/objects/packFile.js';
 import { adler32 } from '../../../src/git/objectCompression.js';
 import { tempGit, type TempGit } from '../../support/gitCli.js';
 import { DeltaFormatError } from '../../../src/git/errors.js';

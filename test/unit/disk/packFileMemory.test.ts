@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PackFile } from '../../../src/disk/packFile.js';
+import { PackFile } from '../../../src/disk/objects/packFile.js';
 import { encodeObject } from '../../../src/git/gitObjects.js';
 import { buildPack } from '../../../src/git/packWriter.js';
 

@@ -15,13 +15,13 @@
  * (heldPacks.ts).
  */
 import * as fs from 'node:fs';
-import { applyDelta } from '../git/delta.js';
-import type { ObjectType } from '../git/gitObjects.js';
-import { PackIndex } from '../git/packIndex.js';
-import { inflateObject } from '../git/objectCompression.js';
-import { PackBases } from './objects/deltaBases.js';
-import { PackFormatError } from '../git/errors.js';
-import { ownBytes } from '../lib/ownCopies.js';
+import { applyDelta } from '../../git/delta.js';
+import type { ObjectType } from '../../git/gitObjects.js';
+import { PackIndex } from '../../git/packIndex.js';
+import { inflateObject } from '../../git/objectCompression.js';
+import { PackBases } from './deltaBases.js';
+import { PackFormatError } from '../../git/errors.js';
+import { ownBytes } from '../../lib/ownCopies.js';
 
 export interface StoredObject {
   readonly type: ObjectType;

@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { fsyncFolder, removeIfPresent, writeFileAtomic } from '../../disk/durableFs.js';
+import { fsyncFolder, removeIfPresent, writeFileAtomic } from '../durableFs.js';
 
 export const folderIdentitySchema = z.strictObject({
   folder: z.string().uuid(),
