@@ -34,7 +34,8 @@ import {
   type ToWorker,
 } from './clusterMessages.js';
 import { startReplicator } from './replica.js';
-import { exitOnUncaughtException, replayJournalsLogged, type ServeOptions } from './serve.js';
+import { exitOnUncaughtException, replayJournalsLogged } from './processRuntime.js';
+import type { ServeOptions } from './serveOptions.js';
 import { problemOf } from '../disk/storageFaults.js';
 
 /** A worker that has not exited this long after `stop` (its drain takes at most 10 s) is killed. */

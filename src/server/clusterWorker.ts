@@ -16,7 +16,9 @@ import { ReplicaView } from '../service/replication/replicaLink.js';
 import { withoutPaths } from '../domain/reasons.js';
 import { DELIVERS_WEBHOOKS, isClusterMessage, type ToPrimary, type ToWorker } from './clusterMessages.js';
 import { createLogger } from './logger.js';
-import { exitOnUncaughtException, startServing, type ServeOptions, type Serving } from './serve.js';
+import { startServing, type Serving } from './serve.js';
+import { exitOnUncaughtException } from './processRuntime.js';
+import type { ServeOptions } from './serveOptions.js';
 
 /** A scrape waits this long for the primary to sum the workers' metrics, then answers 503. */
 const METRICS_WAIT_MS = 10_000;

@@ -8,7 +8,6 @@
  */
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { withoutPaths } from '../domain/reasons.js';
 import { DEFAULT_BODY_LIMIT, type HttpDeps } from '../http/deps.js';
 import { ensureDemoRepository } from '../service/admin/demo.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
@@ -19,44 +18,14 @@ import { ClusterNode } from '../service/ha/clusterNode.js';
 import { HaStateFile } from '../disk/haState.js';
 import { RepositoryRegistry } from '../disk/registry.js';
 import { recoverAtStart } from '../disk/startupRecovery.js';
-import { replayJournals } from '../disk/journal/journalReplay.js';
 import { TokenStore } from '../disk/records/tokenStore.js';
 import { setHeldPacksBudget } from '../disk/objects/heldPacks.js';
 import { servePrimary } from './clusterPrimary.js';
-import { createLogger, type LogFormat } from './logger.js';
+import { exitOnUncaughtException, replayJournalsLogged } from './processRuntime.js';
+import type { ServeOptions } from './serveOptions.js';
+import { createLogger } from './logger.js';
 import { listenError, prepareReposFolder } from './serveChecks.js';
-import { checkFolderRole, startReplicator, type ReplicaOf } from './replica.js';
-
-export interface ServeOptions {
-  readonly reposDir: string;
-  readonly port: number;
-  readonly host: string;
-  readonly demo: boolean;
-  readonly bodyLimit?: number;
-  /** Repack a repository when plain git left more loose objects than this; undefined: never. */
-  readonly looseObjectLimit?: number;
-  /** Watches held at once at most (see http/watchHub.ts). */
-  readonly maxWatchers?: number;
-  /** List and serve private repositories only to callers holding a token of theirs. */
-  readonly hidePrivate?: boolean;
-  /** Serve as a read replica of this primary, with this replication token. */
-  readonly replicaOf?: ReplicaOf;
-  /** `GET /metrics` only with `Authorization: Bearer <metricsToken>`; undefined: open. */
-  readonly metricsToken?: string;
-  /** Processes serving requests; 1 or undefined: this process alone. */
-  readonly workers?: number;
-  /** Serve as a node of an HA cluster (service/ha/): elected on etcd, writes synchronously replicated. */
-  readonly cluster?: {
-    readonly name: string;
-    readonly etcd: readonly string[];
-    readonly advertise: string;
-    readonly token: string;
-    readonly strict: boolean;
-    readonly leaseSeconds: number;
-  };
-  readonly logFormat?: LogFormat;
-  readonly logLevel?: string;
-}
+import { checkFolderRole, startReplicator } from './replica.js';
 
 export async function serve(options: ServeOptions): Promise<void> {
   // The HTTP stack is loaded only by the processes that serve: the primary of `serve --workers N`
@@ -111,14 +80,6 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
     } finally {
       registry.close();
     }
-  }
-}
-
-/** Replays the push journals of processes that are gone (journalReplay.ts), logging what it found; at start, and when a worker dies. */
-export async function replayJournalsLogged(reposDir: string, logger: Logger): Promise<void> {
-  for (const finding of await replayJournals(reposDir)) {
-    const level = finding.problem || finding.refMoved || finding.packsRestored > 0 ? 'warn' : 'info';
-    logger[level]({ event: 'journal-replayed', ...finding });
   }
 }
 
@@ -199,11 +160,4 @@ export async function startServing(
       tokens.close();
     },
   };
-}
-
-export function exitOnUncaughtException(logger: Logger): void {
-  process.on('uncaughtException', (error) => {
-    logger.fatal({ event: 'uncaught-exception', problem: withoutPaths(`${error.name}: ${error.message}`) });
-    process.exit(1);
-  });
 }

@@ -10,7 +10,7 @@ import { parse } from 'yaml';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
 import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../disk/objects/looseObjects.js';
-import type { ServeOptions } from './serve.js';
+import type { ServeOptions } from './serveOptions.js';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 
