@@ -421,3 +421,8 @@ export function refStamp(gitdir: string, name: string): string {
   const packed = fs.statSync(join(gitdir, 'packed-refs'), { bigint: true, throwIfNoEntry: false });
   return packed ? fileStamp('packed', packed) : 'none';
 }
+
+/** Whether a loose ref or a folder of refs is at `name` (`refs/cfghub/rewound/<stamp>`) in a bare repository. */
+export function looseRefExists(gitdir: string, name: string): boolean {
+  return fs.existsSync(join(gitdir, name));
+}

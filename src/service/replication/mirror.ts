@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { isValidName } from '../../domain/names.js';
 import { assembleBareRepository, removeUnfinished, temporaryIn } from '../../disk/createRepository.js';
 import { fsyncFolder, fsyncIfThere } from '../../disk/durableFs.js';
-import { branchesAndTags } from '../../disk/refs/refs.js';
+import { branchesAndTags, looseRefExists } from '../../disk/refs/refs.js';
 import { CHANGE_REF_FOLDERS } from '../../disk/repository.js';
 import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
 import { setAside } from '../../disk/setAside.js';
@@ -165,7 +165,7 @@ export async function clearUnfinishedMirrors(root: string): Promise<void> {
  */
 export async function keepRewoundHeads(gitdir: string, prefix = REWOUND_PREFIX): Promise<string> {
   let stamp = new Date().toISOString().replace(/[-:.]/g, '');
-  while (fs.existsSync(join(gitdir, `${prefix}${stamp}`))) stamp = `${stamp.slice(0, -1)}1Z`;
+  while (looseRefExists(gitdir, `${prefix}${stamp}`)) stamp = `${stamp.slice(0, -1)}1Z`;
   for (const [ref, oid] of branchesAndTags(gitdir)) {
     if (ref.startsWith('refs/heads/'))
       await runGit(gitdir, [

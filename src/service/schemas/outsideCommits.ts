@@ -23,7 +23,7 @@ import type { GitRepository } from '../../disk/repository.js';
 import { commitInfo } from '../../layout/timeTravel.js';
 import { CacheSlot } from '../../layout/repositoryCaches.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { signature } from '../write/commitOnHead.js';
+import { signature } from '../write/commit.js';
 import { snapshotChanges } from '../write/writeGuard.js';
 import { describeViolation, schemaCheckSteps, type SchemaCheck } from './schemaCheck.js';
 

@@ -31,7 +31,7 @@ import { TimeSlices } from '../../lib/timeSlices.js';
 import { noteWrite } from '../admin/storageHealth.js';
 import { KeyRing } from '../security/keyRing.js';
 import type { GroupKey } from '../security/sealing.js';
-import { headSnapshot } from './commitOnHead.js';
+import { headSnapshot } from './commit.js';
 import { requiredApprovalRefusalSteps } from '../changes/requiredApproval.js';
 import { commitChanges, pushedCommitProblemSteps, type GitPusher } from './pushedCommitChecks.js';
 
@@ -205,7 +205,7 @@ async function collectNewObjects(
  * push landing in between refuses the git push, and steady REST writers left git pushers almost
  * none of their attempts. So the advertisement takes a turn in the queue, as a REST push does:
  * the head stays as shown until the push is decided, and the writers that come meanwhile wait
- * their turn (the REST pushes then commit together, commitBatch.ts). A turn is bounded: it ends
+ * their turn (the REST pushes then commit together, commit.ts). A turn is bounded: it ends
  * when its push is decided, or after PUSH_TURN_MS when no push comes (the client found nothing to
  * push, or found the head had moved since its fetch). A second advertisement for the same pusher
  * while its turn lasts (a retry after `git pull --rebase`) shares the turn, never past its bound.

@@ -46,6 +46,8 @@ const HTTP_DISK_LEFT: Record<string, string> = {
   'http/access/hidePrivate.ts': 'repository and token records read for the private-repository rule',
   'http/access/securityProfile.ts': 'the GitRepository type',
   'http/routes/adminRoutes.ts': 'the admin token store',
+  'http/routes/changeRoutes.ts': 'the admin token store (an admin acts as its label) and the GitRepository type',
+  'http/routes/clients.ts': 'the admin token store',
   'http/routes/gitRoutes.ts': 'the GitRepository type beside the backend',
   'http/routes/readRoutes.ts': 'tags and the GitRepository type, for the read cache still in the adapter',
   'http/routes/replicationRoutes.ts': "the folder identity record's schema",
