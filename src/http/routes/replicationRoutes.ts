@@ -23,6 +23,7 @@ import { folderIdentitySchema } from '../../disk/records/folderIdentity.js';
 import { ReplicationOrigin } from '../../service/replication/origin.js';
 import {
   currentState,
+  currentStateInSlices,
   HEARTBEAT_LINE,
   MAX_REPLICATED_REPOSITORIES,
   openEveryRepository,
@@ -116,8 +117,7 @@ export function replicationRoutes(deps: HttpDeps): Router {
   router.get('/rest/replication/state', async (req, res) => {
     await opening(req);
     requireReplicable();
-    await openEveryRepository(deps.registry);
-    sendJson(req, res, 200, currentState(origin));
+    sendJson(req, res, 200, await currentStateInSlices(origin));
   });
 
   router.post('/rest/replication/feed', async (req: Request, res: Response) => {
