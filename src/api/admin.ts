@@ -41,6 +41,7 @@ export const repositoryRecord = z.object({
   userCount: z.number().int(),
   context: z.array(z.string()),
   requiredApprovals: z.array(z.object({ context: z.string(), approvals: z.number().int() })).optional(),
+  alias: z.string().optional(),
 });
 
 export const unreadableRecord = z.object({
@@ -71,6 +72,13 @@ export const settingsChangeBody = z.strictObject({
     .optional()
     .describe(
       'contexts whose changes need an approved change request (docs/changes.md): each a context pattern and the approvals it needs; [] removes them all',
+    ),
+  alias: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "another name of the repository, read as the Spring application (docs/spring-cloud-config.md): 1 to 100 letters and digits joined by single '-' or '_', unique on the server (409 naming the repository that has it); null removes it",
     ),
 });
 

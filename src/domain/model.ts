@@ -26,6 +26,8 @@ export interface RepoSettings {
   readonly created: string;
   /** Contexts whose changes need an approved change request (approvalRules.ts); absent: none. */
   readonly requiredApprovals?: readonly ApprovalRule[];
+  /** Another name of the repository, for Spring Cloud Config's application (names.ts aliasProblem); absent: none. */
+  readonly alias?: string;
 }
 
 export interface StoredValue {

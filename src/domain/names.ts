@@ -45,3 +45,19 @@ export function referencedKeys(content: string): string[] {
   }
   return [...seen.values()];
 }
+
+/**
+ * A repository's alias (its `alias` setting): another name for it where a protocol names a
+ * repository with one word (Spring Cloud Config's application). 1–100 letters and digits joined by
+ * single `-` or `_`: no dot, so an alias never reads as `account.repository`, which always holds
+ * one. Unique on a server without regard to case.
+ */
+const ALIAS = /^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$/;
+export const MAX_ALIAS = 100;
+
+/** Why an alias is not valid, or undefined when it is. */
+export function aliasProblem(alias: string): string | undefined {
+  if (alias.length === 0 || alias.length > MAX_ALIAS || !ALIAS.test(alias))
+    return `an alias is 1 to ${MAX_ALIAS} letters and digits joined by single '-' or '_' (no '.'), got ${JSON.stringify(alias.slice(0, MAX_ALIAS + 20))}`;
+  return undefined;
+}

@@ -321,6 +321,8 @@ const settingsDocument = z.strictObject({
   tokenFreePush: z.boolean(),
   tokenFreePull: z.boolean(),
   requiredApprovals: z.array(z.strictObject({ context: z.string(), approvals: z.number().int().min(1) })).optional(),
+  // Any text reads (a plain-git commit cannot be refused); one that breaks the alias rule names no repository.
+  alias: z.string().optional(),
 });
 
 export function serializeSettings(settings: RepoSettings): string {
@@ -346,12 +348,18 @@ export function serializeSettings(settings: RepoSettings): string {
           })),
         }
       : {}),
+    ...(rest.alias !== undefined ? { alias: rest.alias } : {}),
   });
 }
 
 export function parseSettings(text: string, what = SETTINGS_FILE): RepoSettings {
   const canonical = parseCanonicalSettings(text);
   if (canonical) return canonical;
-  const { context, requiredApprovals, ...rest } = parseYaml(text, settingsDocument, what);
-  return { levels: context, ...rest, ...(requiredApprovals?.length ? { requiredApprovals } : {}) };
+  const { context, requiredApprovals, alias, ...rest } = parseYaml(text, settingsDocument, what);
+  return {
+    levels: context,
+    ...rest,
+    ...(requiredApprovals?.length ? { requiredApprovals } : {}),
+    ...(alias !== undefined ? { alias } : {}),
+  };
 }

@@ -128,6 +128,8 @@ export interface RepositoryRecord {
   valueCount: number;
   userCount: number;
   context: string[];
+  /** The Spring application alias, when set. */
+  alias?: string;
   error?: string;
   message?: string;
 }

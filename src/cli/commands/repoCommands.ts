@@ -89,7 +89,12 @@ export function addRepoCommands(program: Command): void {
       'changes to contexts matching the pattern need a change request with n approvals by others than its author (repeat for more; replaces the list; docs/changes.md)',
       approvalRule,
     )
-    .option('--no-require-approvals', 'no context needs approvals');
+    .option('--no-require-approvals', 'no context needs approvals')
+    .option(
+      '--alias <name>',
+      "another name of the repository, read as the Spring application: letters and digits joined by single '-' or '_', unique on the server",
+    )
+    .option('--no-alias', 'remove the alias');
   for (const [, flag, , help] of settingSwitches) {
     settings
       .option(`${flag} [bool]`, `turn on (or give true|false)${help ? `: ${help}` : ''}`)
@@ -100,6 +105,8 @@ export function addRepoCommands(program: Command): void {
     const change: Record<string, unknown> = { description: options.description };
     if (options.requireApprovals === false) change.requiredApprovals = [];
     else if (Array.isArray(options.requireApprovals)) change.requiredApprovals = options.requireApprovals;
+    if (options.alias === false) change.alias = null;
+    else if (typeof options.alias === 'string') change.alias = options.alias;
     for (const [option, flag, field] of settingSwitches) change[field] = switchValue(options[option], flag);
     printJson(await administrationFor(options).changeSettings(fullName, change as SettingsChange));
   });

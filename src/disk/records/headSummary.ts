@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 export const HEAD_SUMMARY_FILE = 'cfghub-summary.json';
 
 /** Bumped whenever what a summary holds, or how it is derived from a commit, changes: older files are then rebuilt. */
-const FORMAT = 1;
+const FORMAT = 2;
 
 /** The summary of `commitId` kept in `gitdir`, as its writer gave it; undefined when there is none for that commit. */
 export function readHeadSummary(gitdir: string, commitId: string): unknown {

@@ -9,7 +9,8 @@
  *   (the name splits at the last `-`, as Spring's own server splits it);
  * - `GET /spring/{application}/{profiles}/{label}/{path}`: a file rendered for the context.
  *
- * The mapping (application, profiles, label) is service/protocols/springEnvironment.ts's. The read
+ * The mapping (application, profiles, label) is service/protocols/springEnvironment.ts's; an
+ * application is `account.repository` or a repository's alias (service/admin/aliasIndex.ts). The read
  * is `/rest/pull`'s (protocolRead.ts): same access policy, same key ring; the token comes as HTTP
  * Basic's password, a Bearer token or `Client-Token` (protocolAuth.ts). Served from node:http, as
  * the other reads (see app.ts).
@@ -18,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import { ServiceError } from '../../service/errors.js';
 import { unknownRepository } from '../../service/admin/repositories.js';
+import { aliasIndexOf } from '../../service/admin/aliasIndex.js';
 import { ErrorCode } from '../../domain/errors.js';
 import { rawFile } from '../../service/read/read.js';
 import {
@@ -97,17 +99,25 @@ const EXTENSION_FORMATS = { yml: 'yaml', yaml: 'yaml', properties: 'properties' 
 export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
   const access = readAccess(deps);
 
-  /** The repository an application names: the first account.repository split that exists. */
-  const repositoryOf = (application: string): [string, string] => {
+  const aliases = aliasIndexOf(deps.registry);
+
+  /**
+   * The repository an application names: the first account.repository split that exists, else
+   * the repository whose alias it is (an alias holds no dot, so the two never meet).
+   */
+  const repositoryOf = async (application: string): Promise<[string, string]> => {
     const candidates = repositoryCandidates(application);
     const found = candidates.find(([account, name]) => deps.registry.find(account, name) !== undefined);
     if (found) return found;
+    const aliased = await aliases.find(application);
+    if (aliased && 'repository' in aliased) return [aliased.repository.account, aliased.repository.name];
+    if (aliased) deps.logger.warn({ event: 'alias-clash', alias: application, repositories: aliased.clash });
     throw unknownApplication(application);
   };
   const unknownApplication = (application: string) =>
     new ServiceError(
       'not_found',
-      `no application ${application}: an application is a repository, written account.repository`,
+      `no application ${application}: an application is a repository, written account.repository, or its alias`,
     );
 
   const handle = async (
@@ -117,7 +127,7 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     asked: SpringRequest,
     note: ReadNote,
   ): Promise<void> => {
-    const [account, repository] = repositoryOf(asked.application);
+    const [account, repository] = await repositoryOf(asked.application);
     const point = labelPoint(asked.label);
     let read;
     try {

@@ -14,7 +14,8 @@ import { ServiceError } from '../errors.js';
 import { listRepositories, repositoryRecord, type RepositoryRecord, type UnreadableRecord } from '../read/listing.js';
 import { createRepository, type NewRepository } from './repositories.js';
 import { deleteRepository } from './repositoryDeletion.js';
-import { changeSettings, type SettingsChange } from './repositorySettings.js';
+import { changeSettings, checkAlias, type SettingsChange } from './repositorySettings.js';
+import { aliasIndexOf } from './aliasIndex.js';
 import { KeyRing } from '../security/keyRing.js';
 import { restore } from '../history/restore.js';
 import { revert } from '../history/revert.js';
@@ -147,7 +148,11 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
 
   async changeSettings(fullName: string, change: SettingsChange): Promise<RepositoryRecord | UnreadableRecord> {
     const repository = this.repository(fullName);
-    await changeSettings(repository, change);
+    const { alias } = change;
+    if (typeof alias === 'string') {
+      checkAlias(alias);
+      await aliasIndexOf(this.registry).claim(alias, repository, () => changeSettings(repository, change));
+    } else await changeSettings(repository, change);
     return repositoryRecord(repository, this.tokens);
   }
 

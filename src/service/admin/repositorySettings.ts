@@ -8,6 +8,7 @@ import type { RepoSettings } from '../../domain/model.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { commitChange } from '../write/commit.js';
 import { ServiceError } from '../errors.js';
+import { aliasProblem } from '../../domain/names.js';
 import { approvalRulesProblem, describeRule, type ApprovalRule } from '../../domain/approvalRules.js';
 
 /** The settings that may change; each absent one stays as it is. */
@@ -23,6 +24,8 @@ export interface SettingsChange {
   readonly tokenFreePull?: boolean;
   /** The whole list of required-approval rules; [] removes them. */
   readonly requiredApprovals?: readonly ApprovalRule[];
+  /** The repository's alias (the Spring application that names it); null removes it. */
+  readonly alias?: string | null;
 }
 
 export const CHANGEABLE_SETTINGS = [
@@ -39,6 +42,12 @@ export const CHANGEABLE_SETTINGS = [
 
 const MAX_DESCRIPTION = 1000;
 
+/** An alias that breaks the rule (names.ts aliasProblem): invalid_argument, saying the rule. */
+export function checkAlias(alias: string): void {
+  const problem = aliasProblem(alias);
+  if (problem) throw new ServiceError('invalid_argument', problem);
+}
+
 /** Applies the change; `applied` when a commit was made, `unchanged` when the settings already were so. */
 export async function changeSettings(
   repository: GitRepository,
@@ -53,6 +62,7 @@ export async function changeSettings(
       `the description must be at most ${MAX_DESCRIPTION} characters, without NUL`,
     );
   }
+  if (typeof change.alias === 'string') checkAlias(change.alias);
   const result = await commitChange(repository, (base) => {
     const before = base.settings;
     const fields: Record<string, unknown> = { ...before };
@@ -74,6 +84,11 @@ export async function changeSettings(
         else delete fields.requiredApprovals;
         changed.push(`requiredApprovals: ${describe(before.requiredApprovals)} -> ${describe(rules)}`);
       }
+    }
+    if (change.alias !== undefined && (change.alias ?? undefined) !== before.alias) {
+      if (change.alias === null) delete fields.alias;
+      else fields.alias = change.alias;
+      changed.push(`alias: ${before.alias ?? 'none'} -> ${change.alias ?? 'none'}`);
     }
     const after = fields as unknown as RepoSettings;
     if (before.vdtEnabled && !after.vdtEnabled) {

@@ -37,6 +37,8 @@ export interface RepositoryRecord {
   readonly context: readonly string[];
   /** Contexts whose changes need an approved change request; absent when there are none. */
   readonly requiredApprovals?: readonly ApprovalRule[];
+  /** The repository's alias (the Spring application that names it); absent when it has none. */
+  readonly alias?: string;
 }
 
 /** A repository the listing cannot read: what is wrong, and where when known. */
@@ -183,6 +185,7 @@ function summaryOf(snapshot: Snapshot): HeadSummary {
     valueCount: snapshot.valueCount,
     context: [...s.levels],
     ...(s.requiredApprovals ? { requiredApprovals: s.requiredApprovals.map((rule) => ({ ...rule })) } : {}),
+    ...(s.alias !== undefined ? { alias: s.alias } : {}),
   };
 }
 
@@ -235,6 +238,7 @@ async function recordOf(
       userCount: userCounts.get(repository.fullName) ?? 0,
       context: s.context,
       ...(s.requiredApprovals ? { requiredApprovals: s.requiredApprovals } : {}),
+      ...(s.alias !== undefined ? { alias: s.alias } : {}),
     },
   };
 }

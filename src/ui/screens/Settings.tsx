@@ -13,6 +13,7 @@ const yesNo = (on: boolean) => (on ? 'yes' : 'no');
 const SETTINGS: readonly (readonly [string, (r: RepositoryRecord) => ComponentChildren, boolean])[] = [
   ['Description', (r) => r.description ?? <em>none</em>, true],
   ['Context levels', (r) => r.context.join(' › '), true],
+  ['Spring alias', (r) => r.alias ?? <em>none</em>, true],
   ['Created', (r) => formatDate(r.created), false],
   [
     'Keys / values',

@@ -4,7 +4,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isValidKeyName, isValidName, keyId, nameProblem, referencedKeys } from '../../../src/domain/names.js';
+import {
+  aliasProblem,
+  isValidKeyName,
+  isValidName,
+  keyId,
+  nameProblem,
+  referencedKeys,
+} from '../../../src/domain/names.js';
 
 describe('account, repository and label names', () => {
   it.each([
@@ -200,6 +207,27 @@ describe('template references `${ key }`', () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe('repository aliases', () => {
+  it.each([['shop'], ['shop-api'], ['billing_v2'], ['A1'], ['x'.repeat(100)]])('accepts %s', (alias) => {
+    expect(aliasProblem(alias)).toBeUndefined();
+  });
+
+  it.each([[''], ['acme.shop'], ['a--b'], ['-a'], ['a_'], ['a b'], ['a/b'], ['x'.repeat(101)], ['café']])(
+    'refuses %j, saying the rule',
+    (alias) => {
+      expect(aliasProblem(alias)).toContain("letters and digits joined by single '-' or '_' (no '.')");
+    },
+  );
+
+  it('never accepts a name that reads as account.repository', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (account, name) => {
+        expect(aliasProblem(`${account}.${name}`)).toBeDefined();
+      }),
     );
   });
 });
