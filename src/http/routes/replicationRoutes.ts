@@ -22,11 +22,9 @@ import { FeedHub, MAX_FEED_WAITERS } from '../../service/replication/feedHub.js'
 import { folderIdentitySchema } from '../../disk/records/folderIdentity.js';
 import { ReplicationOrigin } from '../../service/replication/origin.js';
 import {
-  currentState,
   currentStateInSlices,
   HEARTBEAT_LINE,
   MAX_REPLICATED_REPOSITORIES,
-  openEveryRepository,
   type ReplicationState,
 } from '../../service/replication/state.js';
 import type { HttpDeps } from '../deps.js';
@@ -138,8 +136,6 @@ export function replicationRoutes(deps: HttpDeps): Router {
       );
     }
     requireReplicable();
-    await openEveryRepository(deps.registry);
-    if (res.destroyed) return; // the replica went away meanwhile
     if (hub.waiting >= MAX_FEED_WAITERS)
       throw new ServiceError(
         'unavailable',
@@ -158,7 +154,10 @@ export function replicationRoutes(deps: HttpDeps): Router {
       stop();
       res.end(`${JSON.stringify({ state })}\n`);
     };
-    const hold = setTimeout(() => finish(currentState(origin)), parsed.data.holdMs ?? DEFAULT_HOLD_MS);
+    const hold = setTimeout(
+      () => void currentStateInSlices(origin).then(finish, () => res.destroy()),
+      parsed.data.holdMs ?? DEFAULT_HOLD_MS,
+    );
     stop = hub.wait(parsed.data, finish, () => {
       if (performance.now() - lastBeat < HEARTBEAT_MS) return;
       lastBeat = performance.now();

@@ -6,7 +6,14 @@
  * like the server's own pushes.
  */
 import type { RepositoryLocation } from '../../disk/registry.js';
-import { currentState, sameAsHeld, type HeldState, type ReplicationState, type StateSource } from './state.js';
+import {
+  currentState,
+  currentStateInSlices,
+  sameAsHeld,
+  type HeldState,
+  type ReplicationState,
+  type StateSource,
+} from './state.js';
 
 /** How often the folder is looked at while a replica waits: the feed's share of replication lag. */
 export const FEED_TICK_MS = 50;
@@ -30,6 +37,7 @@ export class FeedHub {
   private readonly waiters = new Set<Waiter>();
   private timer: NodeJS.Timeout | undefined;
   private listed: { at: number; locations: readonly RepositoryLocation[] } | undefined;
+  private looking = false;
 
   constructor(private readonly source: StateSource) {}
 
@@ -38,18 +46,15 @@ export class FeedHub {
   }
 
   /**
-   * Calls `changed` once the state differs from `held` (at once if it does now), `ticked` after
-   * every look that found it unchanged; returns the function that stops waiting.
+   * Calls `changed` once the state differs from `held` (after the next look, which starts at once
+   * if none is under way), `ticked` after every look that found it unchanged; returns the function
+   * that stops waiting.
    */
   wait(held: HeldState, changed: (state: ReplicationState) => void, ticked: () => void): () => void {
-    const now = currentState(this.source);
-    if (!sameAsHeld(now, held)) {
-      changed(now);
-      return () => undefined;
-    }
     const waiter: Waiter = { held, changed, ticked };
     this.waiters.add(waiter);
-    this.timer ??= setInterval(() => this.look(), FEED_TICK_MS);
+    this.timer ??= setInterval(() => void this.look(), FEED_TICK_MS);
+    void this.look();
     return () => this.drop(waiter);
   }
 
@@ -73,15 +78,24 @@ export class FeedHub {
     }
   }
 
-  private look(): void {
+  /**
+   * One look at the folder, its heads read in slices (a head read over a second ago is read
+   * from disk again, and they all come due in the same tick): one look at a time, a tick that
+   * comes during a look is skipped.
+   */
+  private async look(): Promise<void> {
+    if (this.looking) return;
+    this.looking = true;
     let state: ReplicationState;
     try {
       const now = performance.now();
       if (!this.listed || now - this.listed.at >= LISTING_MS)
         this.listed = { at: now, locations: this.source.registry.locations() };
-      state = currentState(this.source, this.listed.locations);
+      state = await currentStateInSlices(this.source, this.listed.locations);
     } catch {
       return; // the folder or token file unreadable for a moment: look again next tick
+    } finally {
+      this.looking = false;
     }
     for (const waiter of [...this.waiters]) {
       if (sameAsHeld(state, waiter.held)) waiter.ticked();
