@@ -83,15 +83,22 @@ export function compareTreeEntries(x: TreeEntry, y: TreeEntry): number {
   return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
-/** A tree's content, entries in git's order; `idAt` learns where each entry's id was written. */
-export function serializeTree(entries: Iterable<TreeEntry>, idAt?: (name: string, at: number) => void): Buffer {
+/**
+ * A tree's content, entries in git's order; `idAt` learns where each entry's id was written.
+ * `allocate` makes its buffer: Node's pool by default, which is right for a tree written and let go.
+ */
+export function serializeTree(
+  entries: Iterable<TreeEntry>,
+  idAt?: (name: string, at: number) => void,
+  allocate: (size: number) => Buffer = Buffer.allocUnsafe,
+): Buffer {
   const keyed = [...entries].map((entry) => ({ entry, key: sortKey(entry) }));
   // For ASCII names comparing strings is comparing bytes, and much cheaper than making Buffers.
   if (keyed.every(({ key }) => ASCII.test(key))) keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   else keyed.sort((a, b) => Buffer.compare(Buffer.from(a.key), Buffer.from(b.key)));
   let size = 0;
   for (const { entry } of keyed) size += entry.mode.length + Buffer.byteLength(entry.name) + 22;
-  const tree = Buffer.allocUnsafe(size);
+  const tree = allocate(size);
   let at = 0;
   for (const { entry } of keyed) {
     at += tree.write(`${entry.mode} ${entry.name}\0`, at);
@@ -106,6 +113,11 @@ export function serializeTree(entries: Iterable<TreeEntry>, idAt?: (name: string
  * same names (a commit that changes a few of the `keys` tree's 256 shards) is a copy with those
  * ids written over, not a sort and serialization of every entry again (about a tenth of
  * a 1-key push's CPU went to serializing the `keys` tree).
+ *
+ * Its content is memory of its own (allocUnsafeSlow): a snapshot keeps the trees it was staged
+ * with for as long as it lives (each shard's, shared by the snapshots after it), and a tree
+ * under 4 KiB made in Node's pool is a view into a shared 8 KiB slab, which it keeps whole
+ * (a shard of a few keys is under 100 bytes).
  */
 export class SerializedTree {
   /** The tree as a git object, with its id. */
@@ -121,13 +133,14 @@ export class SerializedTree {
 
   static of(entries: Iterable<TreeEntry>): SerializedTree {
     const idAt = new Map<string, number>();
-    const content = serializeTree(entries, (name, at) => idAt.set(name, at));
+    const content = serializeTree(entries, (name, at) => idAt.set(name, at), Buffer.allocUnsafeSlow);
     return new SerializedTree(content, idAt);
   }
 
   /** The tree with the ids of the named entries replaced; undefined when a name is not one of its entries. */
   withIds(ids: Iterable<readonly [name: string, oid: string]>): SerializedTree | undefined {
-    const content = Buffer.from(this.object.content);
+    const content = Buffer.allocUnsafeSlow(this.object.content.length);
+    this.object.content.copy(content);
     for (const [name, oid] of ids) {
       const at = this.idAt.get(name);
       if (at === undefined) return undefined;

@@ -56,6 +56,13 @@ export class CacheSlot<V extends {}> {
   declare private readonly value?: V;
 }
 
+/**
+ * A tree of a built snapshot, made again from the snapshot when asked for; undefined once that
+ * part of the snapshot is gone from memory (held weakly, so that an entry never keeps a snapshot
+ * the snapshots cache let go: treeDiff.ts).
+ */
+export type TreeOfSnapshot = () => Buffer | undefined;
+
 export class RepositoryCaches {
   /*
    * Each cache is made on first use: a new server's listing opens every repository of the folder
@@ -67,7 +74,7 @@ export class RepositoryCaches {
   #peeledTags?: LRUCache<string, PeeledTag>;
   #trees?: LRUCache<string, Promise<Buffer>>;
   #keys?: LRUCache<string, Promise<KeyRecord>>;
-  #treesOfSnapshots?: LRUCache<string, () => Buffer>;
+  #treesOfSnapshots?: LRUCache<string, TreeOfSnapshot>;
   #settingsOfCommits?: LRUCache<string, RepoSettings>;
   #learnedSnapshots?: WeakSet<Snapshot>;
 
@@ -99,9 +106,9 @@ export class RepositoryCaches {
   get keys(): LRUCache<string, Promise<KeyRecord>> {
     return (this.#keys ??= byCount<Promise<KeyRecord>>(PARSED_OBJECTS_KEPT));
   }
-  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for. */
-  get treesOfSnapshots(): LRUCache<string, () => Buffer> {
-    return (this.#treesOfSnapshots ??= byCount<() => Buffer>(PARSED_OBJECTS_KEPT));
+  /** Trees of built snapshots (the root, `keys`, each shard), made from the snapshot when asked for while it is in memory. */
+  get treesOfSnapshots(): LRUCache<string, TreeOfSnapshot> {
+    return (this.#treesOfSnapshots ??= byCount<TreeOfSnapshot>(PARSED_OBJECTS_KEPT));
   }
   /** Settings read alone (readSettings.ts), by commit id: what a history request's access check needs. */
   get settingsOfCommits(): LRUCache<string, RepoSettings> {
