@@ -146,6 +146,8 @@ export const restoreBody = z.strictObject({
 });
 
 export const rollbackResult = z.object({ commit: z.string(), outcome: z.enum(['applied', 'unchanged']) });
+/** A revert's or restore's answer: the commit made, or with `Dry-Run: true` what it would do. */
+export const rollbackOrPreview = z.union([rollbackResult, dryRunSchema]);
 
 export const schemasAnswer = z.object({ schemas: schemaDocumentShape });
 export const schemasBody = z.strictObject({ schemas: schemaDocumentShape, comment: z.string().optional() });

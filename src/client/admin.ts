@@ -188,6 +188,16 @@ export class AdminClient {
     );
   }
 
+  /** The revert as a dry run (`Dry-Run: true`): its refusal, or the commit it would make and what each context would read after it. */
+  previewRevert(fullName: string, body: z.input<typeof s.revertBody>, contexts: readonly string[] = []) {
+    return this.call(dryRunSchema, 'POST', `${adminRepositoryPath(fullName)}/revert`, body, dryRunHeaders(contexts));
+  }
+
+  /** The restore as a dry run, as previewRevert. */
+  previewRestore(fullName: string, body: z.input<typeof s.restoreBody>, contexts: readonly string[] = []) {
+    return this.call(dryRunSchema, 'POST', `${adminRepositoryPath(fullName)}/restore`, body, dryRunHeaders(contexts));
+  }
+
   /** A request to another route of the admin API (`path` from /rest/admin), its JSON answer as sent. */
   request(method: string, path: string, body?: unknown) {
     return this.call(s.anyAnswer, method, path, body);
@@ -289,6 +299,11 @@ export class AdminClient {
       `/rest/admin/replication-tokens/${encodeURIComponent(label)}`,
     );
   }
+}
+
+/** A dry run's headers: `Dry-Run`, and the contexts to weigh besides the named ones. */
+function dryRunHeaders(contexts: readonly string[]): Record<string, string> {
+  return { 'Dry-Run': 'true', ...(contexts.length ? { 'Dry-Run-Contexts': contexts.join(',') } : {}) };
 }
 
 function applicationHeader(applicationName: string | undefined): Record<string, string> {

@@ -55,6 +55,9 @@ const HEADERS: Record<string, string> = {
   Accept:
     'pull: application/json, application/yaml, text/x-java-properties or text/plain (dotenv); the format query parameter wins',
   'If-Match': 'the commit id the head must be (optimistic concurrency); "*" matches any',
+  'Dry-Run':
+    'true: write nothing; answer 200 with JSON saying what the write would do (would commit, unchanged or the refusal) and what each context would read before and after',
+  'Dry-Run-Contexts': 'with Dry-Run: contexts to weigh besides those the repository names, comma-separated',
   Commit: 'revert: the full id of the commit to undo',
   To: 'restore: the commit id, tag or ISO 8601 date to restore; diff: the newer side (default: the head)',
   From: 'diff: the older side, a commit id, tag or ISO 8601 date',
@@ -254,11 +257,12 @@ const ROUTES: readonly Route[] = [
     path: '/rest/push',
     summary: 'change keys and files in one commit',
     tag: 'writes',
-    headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match'],
+    headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match', 'Dry-Run', 'Dry-Run-Contexts'],
     body: pushBodyDescription,
     ok: {
       status: 200,
-      description: 'applied (or unchanged): the ETag is the new head',
+      description:
+        'applied (or unchanged): the ETag is the new head; with Dry-Run: true, what the push would do (JSON)',
       headers: { ETag: 'the commit id' },
     },
     others: { 304: 'refused: the ETag holds the reason, naming the element' },
@@ -279,14 +283,17 @@ const ROUTES: readonly Route[] = [
         'Application-Name',
         'Change-Comment',
         name === 'revert' ? 'Commit' : 'To',
+        'If-Match',
+        'Dry-Run',
+        'Dry-Run-Contexts',
       ],
       body: rollbackBodySchema,
       ok: {
         status: 200,
-        description: 'the ETag is the new head (or the head, when nothing changes)',
+        description: `the ETag is the new head (or the head, when nothing changes); with Dry-Run: true, what the ${name} would do (JSON, as a push's dry run)`,
         headers: { ETag: 'the commit id' },
       },
-      errors: [400, 401, 403, 404, 409, 415, 503],
+      errors: [400, 401, 403, 404, 409, 412, 415, 503],
     }),
   ),
   ...CHANGE_ROUTES.map((route): Route => ({
@@ -467,7 +474,10 @@ const ROUTES: readonly Route[] = [
     tag: 'admin',
     headers: [
       'Authorization',
-      ...(route.path.endsWith('/revert') || route.path.endsWith('/restore') ? ['Application-Name'] : []),
+      ...(route.path.endsWith('/revert') || route.path.endsWith('/restore')
+        ? ['Application-Name', 'Dry-Run', 'Dry-Run-Contexts']
+        : []),
+      ...(route.path.endsWith('/schemas') && route.method === 'post' ? ['Dry-Run'] : []),
     ],
     body: route.body,
     ok: { status: route.status, description: 'done', schema: route.answer },

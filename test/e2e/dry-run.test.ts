@@ -4,14 +4,11 @@
  * says each context would read is what the real push then makes each context read, pull by pull
  * (a property test over random pushes). The real server on loopback, real repositories, git.
  */
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   cliOk,
   cliWithInput,
-  git,
   gitdirOf,
   headOf,
   pushTo,
@@ -20,6 +17,7 @@ import {
   serverForFile,
 } from '../support/harness.js';
 import { read } from '../support/reads.js';
+import { diskState as stateOf, effectsBetween, readsOf as readsAt, type ContextEntry } from '../support/dryRuns.js';
 
 const REPO = 'acme/dry';
 const fixture = serverForFile();
@@ -35,11 +33,7 @@ async function tokenMade(...args: string[]): Promise<string> {
 }
 
 /** Every ref and every object file of the repository, as git and the disk show them. */
-function diskState(repo = REPO): string {
-  const gitdir = gitdirOf(fixture.repos, repo);
-  const objects = readdirSync(join(gitdir, 'objects'), { recursive: true }).map(String).sort();
-  return `${git(gitdir, 'show-ref')}\n${git(gitdir, 'count-objects', '-v')}\n${objects.join('\n')}`;
-}
+const diskState = (repo = REPO) => stateOf(gitdirOf(fixture.repos, repo));
 
 function dryRun(body: unknown, headers: Record<string, string> = {}, path = `/rest/push/${REPO}`) {
   return pushTo(fixture.server.url, path, body, { 'Dry-Run': 'true', ...headers });
@@ -230,16 +224,7 @@ describe('cfghub push --dry-run, set --dry-run, unset --dry-run', () => {
 });
 
 /** What a pull shows of each key and file for a context. */
-async function readsOf(context: string): Promise<{ keys: Record<string, unknown>; files: Record<string, string> }> {
-  const answer = await read(fixture.server.url, `/rest/pull/acme/prop`, { Context: context });
-  expect(answer.status, answer.text).toBe(200);
-  const keys: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries<{ val: unknown; type?: string }>(answer.json.properties))
-    keys[name] = { val: p.val, ...(p.type ? { type: p.type } : {}) };
-  const files: Record<string, string> = {};
-  for (const [path, f] of Object.entries<{ content: string }>(answer.json.files)) files[path] = f.content;
-  return { keys, files };
-}
+const readsOf = (context: string) => readsAt(fixture.server.url, '/rest/pull/acme/prop', context);
 
 const ENVS = ['Production', 'Staging'];
 const APPS = ['Billing', 'Web'];
@@ -296,40 +281,21 @@ describe('a dry run against the push it previews', () => {
         if (preview.json.outcome === 'unchanged')
           expect(preview.json.contexts).toEqual({ considered: 0, changed: 0, listed: [], more: 0 });
         else expect(preview.json.contexts.considered).toBe(named.length);
-        const listed = new Map<
-          string,
-          {
-            keys: { key: string; before?: unknown; after?: unknown }[];
-            files: { path: string; before?: { content: string }; after?: { content: string } }[];
-          }
-        >(preview.json.contexts.listed.map((c: { context: string }) => [c.context, c]));
+        const listed = new Map<string, ContextEntry>(
+          preview.json.contexts.listed.map((c: { context: string }) => [c.context, c]),
+        );
         let changed = 0;
         for (const context of named) {
           const was = before.get(context)!;
           const is = await readsOf(context);
-          const keys = [...new Set([...Object.keys(was.keys), ...Object.keys(is.keys)])]
-            .filter((k) => JSON.stringify(was.keys[k]) !== JSON.stringify(is.keys[k]))
-            .sort()
-            .map((k) => ({
-              key: k,
-              ...(was.keys[k] ? { before: was.keys[k] } : {}),
-              ...(is.keys[k] ? { after: is.keys[k] } : {}),
-            }));
-          const files = [...new Set([...Object.keys(was.files), ...Object.keys(is.files)])]
-            .filter((p) => was.files[p] !== is.files[p])
-            .sort()
-            .map((p) => ({
-              path: p,
-              ...(was.files[p] !== undefined ? { before: { content: was.files[p] } } : {}),
-              ...(is.files[p] !== undefined ? { after: { content: is.files[p] } } : {}),
-            }));
           const said = listed.get(context);
-          if (keys.length === 0 && files.length === 0) {
+          const effects = effectsBetween(was, is);
+          if (!effects) {
             expect(said, `context ${context}`).toBeUndefined();
             continue;
           }
           changed++;
-          expect({ context, keys: said?.keys, files: said?.files }).toEqual({ context, keys, files });
+          expect({ context, keys: said?.keys, files: said?.files }).toEqual({ context, ...effects });
         }
         expect(preview.json.contexts.changed).toBe(changed);
       }),

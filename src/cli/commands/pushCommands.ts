@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { DryRunAnswer, DryRunOptions, PushBodyInput } from '../../client/index.js';
 import { ServiceError } from '../../service/errors.js';
+import type { DryRunResult } from '../../service/write/dryRun.js';
 import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from '../remote/remote.js';
 
 export interface DryRunCliOptions {
@@ -16,16 +17,19 @@ export interface DryRunCliOptions {
   readonly json?: boolean;
 }
 
-/** Adds `--dry-run`, `--contexts` and `--json` to a command that pushes. */
-export function withDryRunOptions(command: Command): Command {
+/** Adds `--dry-run`, `--contexts` and `--json` to a command that writes (`what`: a push, a revert, a restore). */
+export function withDryRunOptions(command: Command, what = 'push'): Command {
   return command
-    .option('--dry-run', 'write nothing: show what the push would change, context by context')
+    .option('--dry-run', `write nothing: show what the ${what} would change, context by context`)
     .option(
       '--contexts <list>',
       'with --dry-run: contexts to weigh besides those the repository names, comma-separated (Production;Billing;node-7,...)',
     )
     .option('--json', "with --dry-run: the server's answer as JSON");
 }
+
+/** A dry run's answer: as the server sent it, or as the service made it (the command line on a repositories folder). */
+type DryRunShown = DryRunAnswer | DryRunResult;
 
 type Shown = { val?: unknown; type?: string; encryption?: string; truncated?: true } | undefined;
 type ShownFile = { content?: string; encryption?: string; truncated?: true } | undefined;
@@ -54,13 +58,13 @@ function fileLines(before: ShownFile, after: ShownFile): string[] {
   ];
 }
 
-/** A dry run's answer for a terminal. */
-export function dryRunText(answer: DryRunAnswer): string {
-  if (answer.outcome === 'refused') return `the push would be refused: ${answer.refusal ?? ''}\n`;
-  if (answer.outcome === 'unchanged') return `the push would change nothing (head ${answer.head.slice(0, 12)})\n`;
+/** A dry run's answer for a terminal; `what` the write is (a push, a revert, a restore). */
+export function dryRunText(answer: DryRunShown, what = 'push'): string {
+  if (answer.outcome === 'refused') return `the ${what} would be refused: ${answer.refusal ?? ''}\n`;
+  if (answer.outcome === 'unchanged') return `the ${what} would change nothing (head ${answer.head.slice(0, 12)})\n`;
   const lines: string[] = [];
   const files = answer.changed.files.map((file) => `${file.path} (${file.context})`);
-  lines.push(`the push would commit on head ${answer.head.slice(0, 12)}, changing:`);
+  lines.push(`the ${what} would commit on head ${answer.head.slice(0, 12)}, changing:`);
   if (answer.changed.keys.length) lines.push(`  keys: ${answer.changed.keys.join(', ')}`);
   if (files.length) lines.push(`  files: ${files.join(', ')}`);
   if (answer.changed.schemas) lines.push('  the schemas document');
@@ -82,10 +86,11 @@ export function dryRunText(answer: DryRunAnswer): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Runs a push dry and prints what it would do; a push that would be refused exits 1. */
+/** Runs a write dry (a push by default) and prints what it would do; one that would be refused exits 1. */
 export async function printDryRun(
-  run: (options: DryRunOptions) => Promise<DryRunAnswer>,
+  run: (options: DryRunOptions) => Promise<DryRunShown>,
   options: DryRunCliOptions,
+  what = 'push',
 ): Promise<void> {
   const contexts = (options.contexts ?? '')
     .split(',')
@@ -93,9 +98,9 @@ export async function printDryRun(
     .filter(Boolean);
   const answer = await remote(() => run({ contexts }));
   if (options.json) process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
-  else if (answer.outcome !== 'refused') process.stdout.write(dryRunText(answer));
+  else if (answer.outcome !== 'refused') process.stdout.write(dryRunText(answer, what));
   if (answer.outcome === 'refused')
-    throw new ServiceError('conflict', `the push would be refused: ${answer.refusal ?? ''}`);
+    throw new ServiceError('conflict', `the ${what} would be refused: ${answer.refusal ?? ''}`);
 }
 
 /** A push body from a file (`-`: standard input). */

@@ -2,10 +2,13 @@
  * `cfghub revert ACCOUNT/NAME COMMIT` and `cfghub restore ACCOUNT/NAME POINT`:
  * each makes one new commit, through the same commit path as a push, safe while a server uses the
  * same folder. Prints `{"commit": …, "outcome": "applied"|"unchanged"}`; a conflict is exit 1.
+ * With `--dry-run`, what it would do instead, context by context, as `cfghub push --dry-run` prints
+ * it (`--json`: the dry run's answer); one that would be refused prints the reason and exits 1.
  */
 import type { Command } from 'commander';
 import { administrationOf, printJson, withTarget } from '../remote/adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
+import { printDryRun, withDryRunOptions } from './pushCommands.js';
 
 /** What the commits made from the command line record as their `Application-Name`. */
 const APPLICATION = 'cfghub-cli';
@@ -13,12 +16,15 @@ const APPLICATION = 'cfghub-cli';
 export function addRollbackCommands(program: Command): void {
   const add = (name: 'revert' | 'restore', description: string, argument: string) =>
     withTarget(
-      program
-        .command(name)
-        .description(description)
-        .argument('<account/name>')
-        .argument(argument)
-        .option('--comment <text>', 'the change comment of the new commit'),
+      withDryRunOptions(
+        program
+          .command(name)
+          .description(description)
+          .argument('<account/name>')
+          .argument(argument)
+          .option('--comment <text>', 'the change comment of the new commit'),
+        name,
+      ),
     ).action(async (fullName: string, target: string, options) => {
       const admin = administrationOf(fullName, options);
       let password: string | undefined;
@@ -27,13 +33,17 @@ export function addRollbackCommands(program: Command): void {
         await admin.repositoryRecord(fullName); // an unknown repository is told before a password is asked for
         [password] = await readPasswordLines(1, [`the password of security group ${options.securityGroup}`]);
       }
-      const result = await admin[name](fullName, target, {
+      const rollback = {
         comment: options.comment,
         applicationName: APPLICATION,
         securityGroup: options.securityGroup,
         password,
-      });
-      printJson(result);
+      };
+      if (options.dryRun) {
+        const preview = name === 'revert' ? admin.previewRevert.bind(admin) : admin.previewRestore.bind(admin);
+        return printDryRun(({ contexts }) => preview(fullName, target, rollback, contexts), options, name);
+      }
+      printJson(await admin[name](fullName, target, rollback));
     });
 
   add('revert', 'make a new commit that undoes one commit', '<commit>');

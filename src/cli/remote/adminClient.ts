@@ -115,19 +115,31 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
     to: string,
     rollback: Rollback,
   ): Promise<{ commit: string; outcome: 'applied' | 'unchanged' }> {
+    return this.call((c) => c.restore(fullName, restoreBodyOf(to, rollback), rollback.applicationName));
+  }
+
+  previewRevert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+    contexts: readonly string[] = [],
+  ): Promise<DryRunResult> {
     return this.call((c) =>
-      c.restore(
+      c.previewRevert(
         fullName,
-        {
-          to,
-          ...(rollback.comment === undefined ? {} : { comment: rollback.comment }),
-          ...(rollback.securityGroup === undefined
-            ? {}
-            : { securityGroup: rollback.securityGroup, password: rollback.password }),
-        },
-        rollback.applicationName,
+        { commit, ...(rollback.comment === undefined ? {} : { comment: rollback.comment }) },
+        contexts,
       ),
-    );
+    ) as Promise<DryRunResult>;
+  }
+
+  previewRestore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+    contexts: readonly string[] = [],
+  ): Promise<DryRunResult> {
+    return this.call((c) => c.previewRestore(fullName, restoreBodyOf(to, rollback), contexts)) as Promise<DryRunResult>;
   }
 
   async schemas(fullName: string): Promise<SchemaDocument> {
@@ -147,4 +159,15 @@ export class RemoteAdministration extends RemoteAccessAdministration implements 
   previewSchemas(fullName: string, schemas: SchemaDocument): Promise<DryRunResult> {
     return this.call((c) => c.previewSchemas(fullName, { schemas })) as Promise<DryRunResult>;
   }
+}
+
+/** A restore's body for the admin API: the point, the comment, the group it opens with its password. */
+function restoreBodyOf(to: string, rollback: Rollback) {
+  return {
+    to,
+    ...(rollback.comment === undefined ? {} : { comment: rollback.comment }),
+    ...(rollback.securityGroup === undefined
+      ? {}
+      : { securityGroup: rollback.securityGroup, password: rollback.password }),
+  };
 }

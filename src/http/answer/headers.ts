@@ -20,6 +20,23 @@ export function booleanHeader(req: IncomingMessage, name: string): boolean {
   return header(req, name)?.toLowerCase() === 'true';
 }
 
+/** `If-Match: "<commit id>"` (quotes optional), the head a write must be made on; `*` matches any head. */
+export function ifMatch(req: IncomingMessage): string | undefined {
+  const value = header(req, 'If-Match');
+  if (value === undefined || value === '*') return undefined;
+  const match = /^(?:W\/)?"?([0-9a-f]{40})"?$/.exec(value);
+  if (!match) throw badRequest('If-Match must be a commit id in quotes, as the ETag of a push gives it');
+  return match[1];
+}
+
+/** A dry run's `Dry-Run-Contexts`: contexts to weigh besides the named ones, comma-separated. */
+export function dryRunContexts(req: IncomingMessage): string[] {
+  return (header(req, 'Dry-Run-Contexts') ?? '')
+    .split(',')
+    .map((text) => text.trim())
+    .filter(Boolean);
+}
+
 /**
  * `Client-Version: v<major>.<minor>` or `v<major>.<minor>.<patch>` (what the
  * published ConfigHub Java client sends: `v1.3.0`); absent means latest. The API is v1.x.

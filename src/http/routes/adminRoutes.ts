@@ -17,7 +17,7 @@ import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
 import * as s from '../../api/admin.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
-import { booleanHeader, header, sendJson } from '../answer/headers.js';
+import { booleanHeader, dryRunContexts, header, sendJson } from '../answer/headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
 
 type Params = Record<string, string>;
@@ -192,29 +192,39 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   {
     method: 'post',
     path: `${REPO}/revert`,
-    summary: 'a new commit that undoes one commit (cfghub revert)',
+    summary:
+      'a new commit that undoes one commit (cfghub revert); with Dry-Run: true, what it would do, nothing written',
     body: s.revertBody,
     status: 200,
-    answer: s.rollbackResult,
+    answer: s.rollbackOrPreview,
     errors: [404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.revertBody>, req) =>
-      admin.revert(fullName(p), b.commit, { comment: b.comment, applicationName: header(req, 'Application-Name') }),
+    run: (admin, p, b: z.infer<typeof s.revertBody>, req) => {
+      const rollback = { comment: b.comment, applicationName: header(req, 'Application-Name') };
+      return booleanHeader(req, 'Dry-Run')
+        ? admin.previewRevert(fullName(p), b.commit, rollback, dryRunContexts(req))
+        : admin.revert(fullName(p), b.commit, rollback);
+    },
   },
   {
     method: 'post',
     path: `${REPO}/restore`,
-    summary: 'a new commit whose keys and files equal those of a tag, commit or date (cfghub restore)',
+    summary:
+      'a new commit whose keys and files equal those of a tag, commit or date (cfghub restore); with Dry-Run: true, what it would do, nothing written',
     body: s.restoreBody,
     status: 200,
-    answer: s.rollbackResult,
+    answer: s.rollbackOrPreview,
     errors: [404, 409, 415],
-    run: (admin, p, b: z.infer<typeof s.restoreBody>, req) =>
-      admin.restore(fullName(p), b.to, {
+    run: (admin, p, b: z.infer<typeof s.restoreBody>, req) => {
+      const rollback = {
         comment: b.comment,
         applicationName: header(req, 'Application-Name'),
         securityGroup: b.securityGroup,
         password: b.password,
-      }),
+      };
+      return booleanHeader(req, 'Dry-Run')
+        ? admin.previewRestore(fullName(p), b.to, rollback, dryRunContexts(req))
+        : admin.restore(fullName(p), b.to, rollback);
+    },
   },
   {
     method: 'get',

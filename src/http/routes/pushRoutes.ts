@@ -13,7 +13,7 @@ import { dryRunPush, push } from '../../service/write/push.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest, HttpError } from '../answer/errors.js';
-import { booleanHeader, clientVersion, header, sendJson } from '../answer/headers.js';
+import { booleanHeader, clientVersion, dryRunContexts, header, ifMatch, sendJson } from '../answer/headers.js';
 import { bodyReader, requireJsonContentType } from '../body/jsonBody.js';
 import { parseJsonInSlices } from '../body/jsonBodyInSlices.js';
 import { parsePushBodySteps } from '../../api/pushBody.js';
@@ -69,11 +69,7 @@ export function pushHandler(deps: HttpDeps): PushHandler {
     };
     if (booleanHeader(req, 'Dry-Run')) {
       // Everything the push runs, nothing written: 200 with what it would do (docs/schemas.md).
-      const contexts = (header(req, 'Dry-Run-Contexts') ?? '')
-        .split(',')
-        .map((text) => text.trim())
-        .filter(Boolean);
-      const answer = await dryRunPush(repository, parsed.request, caller, contexts);
+      const answer = await dryRunPush(repository, parsed.request, caller, dryRunContexts(req));
       locals.pushOutcome = `dry-run ${answer.outcome}`;
       sendJson(req, res, 200, answer);
       return;
@@ -132,13 +128,4 @@ export function pushRoutes(deps: HttpDeps): Router {
     ),
   );
   return router;
-}
-
-/** `If-Match: "<commit id>"` (quotes optional); `*` matches any head. */
-function ifMatch(req: IncomingMessage): string | undefined {
-  const value = header(req, 'If-Match');
-  if (value === undefined || value === '*') return undefined;
-  const match = /^(?:W\/)?"?([0-9a-f]{40})"?$/.exec(value);
-  if (!match) throw badRequest('If-Match must be a commit id in quotes, as the ETag of a push gives it');
-  return match[1];
 }

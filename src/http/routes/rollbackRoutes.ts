@@ -4,17 +4,21 @@
  * the point to restore (`To`: a commit id, tag or date) and the `Change-Comment` come as headers
  * or in an optional JSON body (`{"commit"|"to": …, "changeComment": …}`). The answer is a push's:
  * 200 with the new commit (or, when nothing changes, the head) as the `ETag`; a revert that later
- * commits conflict with is a 409 naming the key or file, and nothing changes.
+ * commits conflict with is a 409 naming the key or file, and nothing changes. `If-Match` names the
+ * head the write must be made on (412 otherwise). With `Dry-Run: true` (and `Dry-Run-Contexts`)
+ * nothing is written and the answer is a push's dry run: 200 with what it would do, context by
+ * context (docs/schemas.md).
  */
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { restore } from '../../service/history/restore.js';
-import { revert, type RollbackCaller, type RollbackResult } from '../../service/history/revert.js';
+import { dryRunRestore, restore } from '../../service/history/restore.js';
+import { dryRunRevert, revert, type RollbackCaller, type RollbackResult } from '../../service/history/revert.js';
+import type { DryRunResult } from '../../service/write/dryRun.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Writer } from '../../service/write/writeGuard.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
-import { clientVersion, header } from '../answer/headers.js';
+import { booleanHeader, clientVersion, dryRunContexts, header, ifMatch, sendJson } from '../answer/headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
 import { pushAccess, type WriteAccess } from '../access/pushAccess.js';
 import { readerKeyRing } from '../access/securityProfile.js';
@@ -48,11 +52,30 @@ interface Operation {
   readonly field: 'commit' | 'to';
   readonly describe: string;
   run(repository: GitRepository, target: string, caller: RollbackCaller & Writer): Promise<RollbackResult>;
+  /** The same, run dry: nothing written. */
+  dryRun(
+    repository: GitRepository,
+    target: string,
+    caller: RollbackCaller & Writer,
+    contexts: readonly string[],
+  ): Promise<DryRunResult>;
 }
 
 const OPERATIONS: Record<string, Operation> = {
-  revert: { header: 'Commit', field: 'commit', describe: 'the full id of the commit to revert', run: revert },
-  restore: { header: 'To', field: 'to', describe: 'the commit id, tag or ISO 8601 date to restore', run: restore },
+  revert: {
+    header: 'Commit',
+    field: 'commit',
+    describe: 'the full id of the commit to revert',
+    run: revert,
+    dryRun: dryRunRevert,
+  },
+  restore: {
+    header: 'To',
+    field: 'to',
+    describe: 'the commit id, tag or ISO 8601 date to restore',
+    run: restore,
+    dryRun: dryRunRestore,
+  },
 };
 
 export function rollbackRoutes(deps: HttpDeps): Router {
@@ -81,14 +104,27 @@ export function rollbackRoutes(deps: HttpDeps): Router {
       throw badRequest(
         `the ${operation.header} header (or "${operation.field}" in the body) is required: ${operation.describe}`,
       );
-    const result = await operation.run(repository, target, {
+    const caller = {
       comment: header(req, 'Change-Comment') ?? body.changeComment ?? undefined,
       tokenLabel: token?.label,
       ruleSet: token?.ruleSet,
       applicationName: header(req, 'Application-Name'),
       clientVersion: version,
       ring: await callerRing(req, repository, groupKeys ?? []),
-    });
+      ifMatch: ifMatch(req),
+    };
+    if (booleanHeader(req, 'Dry-Run')) {
+      const answer = await operation.dryRun(repository, target, caller, dryRunContexts(req));
+      deps.logger.info({
+        reqId: res.locals.requestId,
+        event: `${name}-dry-run`,
+        repository: repository.fullName,
+        outcome: answer.outcome,
+      });
+      sendJson(req, res, 200, answer);
+      return;
+    }
+    const result = await operation.run(repository, target, caller);
     deps.logger.info({
       reqId: res.locals.requestId,
       event: name,

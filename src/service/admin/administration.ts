@@ -5,9 +5,10 @@
  * ways validate and answer alike. Repositories are named `ACCOUNT/NAME`; every change to a
  * repository is a commit (or a tag) made by the operations of this folder.
  */
-import type { RollbackResult } from '../history/revert.js';
+import type { RollbackCaller, RollbackResult } from '../history/revert.js';
 import { parseIsoInstant } from '../../lib/dates.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
+import type { GitRepository } from '../../disk/repository.js';
 import { LocalAccessAdministration, type AccessAdministration } from './accessAdministration.js';
 import { findRuleSet } from '../access/accessRuleSetCommands.js';
 import { ServiceError } from '../errors.js';
@@ -17,8 +18,8 @@ import { deleteRepository } from './repositoryDeletion.js';
 import { changeSettings, checkAlias, type SettingsChange } from './repositorySettings.js';
 import { aliasIndexOf } from './aliasIndex.js';
 import { KeyRing } from '../security/keyRing.js';
-import { restore } from '../history/restore.js';
-import { revert } from '../history/revert.js';
+import { dryRunRestore, restore } from '../history/restore.js';
+import { dryRunRevert, revert } from '../history/revert.js';
 import {
   changePassword,
   createGroup,
@@ -95,6 +96,15 @@ export interface Administration extends AccessAdministration {
     to: string,
     rollback: Rollback,
   ): Promise<{ commit: string; outcome: RollbackResult['kind'] }>;
+  /** What revert would do (a dry run): the refusal, or the commit and what each context would read after it; `contexts` are weighed besides the named ones. */
+  previewRevert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+    contexts?: readonly string[],
+  ): Promise<DryRunResult>;
+  /** What restore would do (a dry run), as previewRevert. */
+  previewRestore(fullName: string, to: string, rollback: Rollback, contexts?: readonly string[]): Promise<DryRunResult>;
   /** The repository's schemas document (docs/schemas.md). */
   schemas(fullName: string): Promise<SchemaDocument>;
   /** Replaces the schemas document in one commit; refused (conflict) when existing content breaks it. */
@@ -122,6 +132,16 @@ export function parseExpiry(text: string, what = 'expires'): Date {
 export function checkTagName(tag: string): void {
   const problem = tagNameProblem(tag);
   if (problem) throw new ServiceError('invalid_argument', problem);
+}
+
+/** A restore's caller from the command line or the admin API: the group it opens with the group's password, if any. */
+async function restoreCaller(repository: GitRepository, rollback: Rollback): Promise<RollbackCaller> {
+  let ring = KeyRing.EMPTY;
+  if (rollback.securityGroup !== undefined) {
+    const key = await groupKeyWithPassword(repository, rollback.securityGroup, rollback.password ?? '');
+    ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key], repository.fullName);
+  }
+  return { comment: rollback.comment, applicationName: rollback.applicationName, ring };
 }
 
 export class LocalAdministration extends LocalAccessAdministration implements Administration {
@@ -260,17 +280,27 @@ export class LocalAdministration extends LocalAccessAdministration implements Ad
     rollback: Rollback,
   ): Promise<{ commit: string; outcome: RollbackResult['kind'] }> {
     const repository = this.repository(fullName);
-    let ring = KeyRing.EMPTY;
-    if (rollback.securityGroup !== undefined) {
-      const key = await groupKeyWithPassword(repository, rollback.securityGroup, rollback.password ?? '');
-      ring = KeyRing.of((await repository.headSnapshot()).securityGroups, [key], repository.fullName);
-    }
-    const result = await restore(repository, to, {
-      comment: rollback.comment,
-      applicationName: rollback.applicationName,
-      ring,
-    });
+    const result = await restore(repository, to, await restoreCaller(repository, rollback));
     return { commit: result.commitId, outcome: result.kind };
+  }
+
+  previewRevert(
+    fullName: string,
+    commit: string,
+    rollback: Rollback,
+    contexts: readonly string[] = [],
+  ): Promise<DryRunResult> {
+    return dryRunRevert(this.repository(fullName), commit, rollback, contexts);
+  }
+
+  async previewRestore(
+    fullName: string,
+    to: string,
+    rollback: Rollback,
+    contexts: readonly string[] = [],
+  ): Promise<DryRunResult> {
+    const repository = this.repository(fullName);
+    return dryRunRestore(repository, to, await restoreCaller(repository, rollback), contexts);
   }
 
   schemas(fullName: string): Promise<SchemaDocument> {

@@ -35,7 +35,15 @@ import { ServiceError } from '../errors.js';
 import { KeyRing } from '../security/keyRing.js';
 import type { GroupKey } from '../security/sealing.js';
 import { openFile, openValue } from '../security/unsealing.js';
-import { commitChange, headSnapshot, signature, stageOn, type CommitPlan, type Staging } from '../write/commit.js';
+import {
+  baseAt,
+  commitChange,
+  headSnapshot,
+  signature,
+  stageOn,
+  type CommitPlan,
+  type Staging,
+} from '../write/commit.js';
 import { dryRun, type DryRunResult } from '../write/dryRun.js';
 import { revertPlan } from '../history/revert.js';
 import { restorePlan } from '../history/restore.js';
@@ -212,7 +220,7 @@ export async function createRollbackChangeRequest(
   const comment = rollback.comment?.trim() ? `${rollback.comment.trim()}\n\n${sentence}` : sentence;
   return storeChangeRequest(repository, title, comment, actor, async (message, author) => {
     const at = repository.head();
-    const base = planned.baseOf ? await planned.baseOf(at) : await headSnapshot(repository, at);
+    const base = await baseAt(repository, at, planned.baseOf);
     const plan = async (on: Snapshot): Promise<CommitPlan> => {
       const made = await planned.plan(on);
       return made.ok ? { ...made, message } : made;

@@ -15,7 +15,8 @@ import { SECURITY_GROUPS_FILE } from '../../layout/layout.js';
 import { readSettings } from '../../layout/readSettings.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { Snapshot } from '../../layout/snapshot.js';
-import { commitChange, type BaseOf, type CommitPlan } from '../write/commit.js';
+import { commitChange, requireHead, type BaseOf, type CommitPlan } from '../write/commit.js';
+import { dryRun, type DryRunResult } from '../write/dryRun.js';
 import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { KeyRing } from '../security/keyRing.js';
 import { checkSecuredRestore } from './restoreGroups.js';
@@ -140,8 +141,9 @@ export async function restorePlan(
   );
   const nothing = { keys: new Map(), files: new Map() };
   const plan = async (base: Snapshot): Promise<CommitPlan> => {
+    requireHead(base, caller.ifMatch);
     const denied = await rulesAllow(repository, base, caller);
-    if (denied) throw new ServiceError('forbidden', denied);
+    if (denied) return { ok: false, reason: denied, kind: 'context', denied: true };
     const planned: CommitPlan = { ok: true, changes: nothing, message };
     if (!direct) return planned;
     return heldToRequiredApprovals(
@@ -163,4 +165,20 @@ export async function restore(
 ): Promise<RollbackResult> {
   const { plan, baseOf } = await restorePlan(repository, pointText, caller, true);
   return commitChange(repository, plan, { baseOf });
+}
+
+/**
+ * The restore run dry (write/dryRun.ts): staged on the point's state as the restore is, checked as
+ * it is (the access rules, the security groups, the required approvals, the schemas), nothing
+ * written, and what each context would read after it compared with the head; secured values shown
+ * opened only for the groups the caller opened.
+ */
+export async function dryRunRestore(
+  repository: GitRepository,
+  pointText: string,
+  caller: RollbackCaller & Writer,
+  contexts: readonly string[] = [],
+): Promise<DryRunResult> {
+  const { plan, baseOf } = await restorePlan(repository, pointText, caller, true);
+  return dryRun(repository, plan, undefined, { contexts, baseOf, ring: () => caller.ring ?? KeyRing.EMPTY });
 }

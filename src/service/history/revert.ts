@@ -12,10 +12,11 @@ import { commitInfo } from '../../layout/timeTravel.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import type { FileSide, TreeChanges } from '../../layout/treeDiff.js';
-import { commitChange, type BaseOf, type CommitPlan } from '../write/commit.js';
+import { commitChange, requireHead, type BaseOf, type CommitPlan } from '../write/commit.js';
+import { dryRun, type DryRunResult } from '../write/dryRun.js';
 import { heldToRequiredApprovals, rollbackInstead } from '../changes/requiredApproval.js';
 import { ServiceError } from '../errors.js';
-import type { KeyRing } from '../security/keyRing.js';
+import { KeyRing } from '../security/keyRing.js';
 import { resolveCommitId } from '../read/historyPoints.js';
 import type { Writer } from '../write/writeGuard.js';
 import { documentSides, isRevertableDocument, withDocuments } from './revertDocuments.js';
@@ -26,6 +27,8 @@ export interface RollbackCaller extends PushProvenance, Writer {
   readonly comment?: string;
   /** The security groups the caller unlocked at the head (a restore changing secured keys needs them). */
   readonly ring?: KeyRing;
+  /** The head the caller saw (`If-Match`, the head its preview was made on): refused as a precondition failure on another. */
+  readonly ifMatch?: string;
 }
 
 export interface RollbackResult {
@@ -149,6 +152,7 @@ export async function revertPlan(
   const message = commitMessage(comment, caller);
   const sides = documents.length ? await documentSides(repository, parent, commitId) : undefined;
   const plan = async (base: Snapshot): Promise<CommitPlan> => {
+    requireHead(base, caller.ifMatch);
     const planned = await undoPlan(repository, base, commitId, changes, message);
     const full = planned.ok && sides ? withDocuments(planned, base, sides, commitId, caller) : planned;
     if (!full.ok || !direct) return full;
@@ -164,4 +168,19 @@ export async function revert(
 ): Promise<RollbackResult> {
   const { plan } = await revertPlan(repository, commitText, caller, true);
   return commitChange(repository, plan, { writer: caller });
+}
+
+/**
+ * The revert run dry (write/dryRun.ts): everything the revert runs (its conflicts, the access
+ * rules, the required approvals, the schemas), nothing written, and what each context would read
+ * after it; secured values shown opened only for the groups the caller opened.
+ */
+export async function dryRunRevert(
+  repository: GitRepository,
+  commitText: string,
+  caller: RollbackCaller,
+  contexts: readonly string[] = [],
+): Promise<DryRunResult> {
+  const { plan } = await revertPlan(repository, commitText, caller, true);
+  return dryRun(repository, plan, caller, { contexts, ring: () => caller.ring ?? KeyRing.EMPTY });
 }

@@ -39,11 +39,12 @@ import { guardProblemSteps, type Writer } from './writeGuard.js';
 
 /**
  * What to commit on a head, or why not. A push's refusal says what it is about (`kind`: the
- * metrics count refusals by it); other commits' refusals become errors and need not.
+ * metrics count refusals by it); other commits' refusals become errors and need not. `denied`: the
+ * writer's access rules refuse it (a 403 where the refusal is an error, `denied` in a dry run).
  */
 export type CommitPlan =
   | { readonly ok: true; readonly changes: PushChanges; readonly message: string }
-  | { readonly ok: false; readonly reason: string; readonly kind?: RefusalKind };
+  | { readonly ok: false; readonly reason: string; readonly kind?: RefusalKind; readonly denied?: boolean };
 
 /** Makes a write's plan against a state; may run more than once (once per head tried) and may throw a ServiceError to stop. */
 export type Planner = (base: Snapshot) => CommitPlan | Promise<CommitPlan>;
@@ -98,6 +99,20 @@ export async function headSnapshot(repository: GitRepository, head: string): Pro
   }
 }
 
+/** The state a write is staged on at `head`: the caller's (`baseOf`, restore's) or the head's own. */
+export function baseAt(repository: GitRepository, head: string, baseOf?: BaseOf): Promise<Snapshot> {
+  return baseOf ? baseOf(head) : headSnapshot(repository, head);
+}
+
+/**
+ * A write prepared on a head the caller saw (`If-Match`, the head a preview was made on) is made on
+ * that head only: the head has moved since, so what would be written is not what was seen.
+ */
+export function requireHead(base: Snapshot, expected: string | undefined): void {
+  if (expected !== undefined && expected !== base.commitId)
+    throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${expected}`);
+}
+
 /** A write planned, checked and staged on a base, and not committed: the commit it would make, or why it makes none. */
 export type Staging =
   | { readonly kind: 'staged'; readonly staged: StagedCommit; readonly changes: PushChanges }
@@ -119,7 +134,13 @@ export async function stageOn(
   options: { readonly author?: Signature; readonly checkAll?: boolean } = {},
 ): Promise<Staging> {
   const planned = await plan(base);
-  if (!planned.ok) return { kind: 'refused', reason: planned.reason, refusal: planned.kind };
+  if (!planned.ok)
+    return {
+      kind: 'refused',
+      reason: planned.reason,
+      refusal: planned.kind,
+      ...(planned.denied ? { denied: true } : {}),
+    };
   const problem = await slices.run(guardProblemSteps(base, planned.changes, writer));
   if (problem) return { kind: 'refused', reason: problem.reason, refusal: 'context', denied: problem.denied };
   // Between the phases of a large write (validation, staging, the pack), other requests get in.
@@ -197,7 +218,7 @@ async function commitGroup(repository: GitRepository, group: readonly Waiting[],
   const result = await retryWhileBusy(async (): Promise<Outcome[] | typeof BUSY> => {
     const slices = new TimeSlices();
     const head = repository.head();
-    let current = await (baseOf ? baseOf(head) : headSnapshot(repository, head));
+    let current = await baseAt(repository, head, baseOf);
     const outcomes: Outcome[] = [];
     const staged: StagedCommit[] = [];
     for (const waiting of group) {

@@ -6,7 +6,9 @@
  * with their values before and after. Secured values and files stay sealed unless the request's
  * key ring opens their group.
  *
- * The change-request work builds on it: `dryRun` takes any plan against a head, as commitPlan does.
+ * `dryRun` takes any plan against a head, as commitPlan does: a push's (push.ts), a revert's or a
+ * restore's (service/history/: a restore stages on its own base, `baseOf`, and is weighed against
+ * the head's state), a schemas change's, a change request's apply.
  *
  * Bounded: the contexts weighed (MAX_NAMED_CONTEXTS), the contexts listed in detail
  * (MAX_LISTED_CONTEXTS, then counted) and the text of each value and file shown (cut at
@@ -21,12 +23,12 @@ import type { Steps } from '../../lib/steps.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { Snapshot } from '../../layout/snapshot.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { headSnapshot, stageOn, type Planner } from './commit.js';
+import { baseAt, headSnapshot, stageOn, type BaseOf, type Planner } from './commit.js';
 import { ServiceError } from '../errors.js';
 import type { KeyRing } from '../security/keyRing.js';
 import { openValue } from '../security/unsealing.js';
 import { ContextView, typedValue } from '../read/read.js';
-import type { Writer } from './writeGuard.js';
+import { snapshotChanges, type Writer } from './writeGuard.js';
 import { addNamed, namedContextsSteps, TooManyContexts, MAX_NAMED_CONTEXTS } from '../schemas/namedContexts.js';
 import { reachesFiles } from '../schemas/schemaCheck.js';
 
@@ -103,11 +105,30 @@ export interface DryRunOptions {
   readonly contexts?: readonly string[];
   /** What the request opens: secured values and files of other groups stay sealed. */
   readonly ring: () => KeyRing;
+  /** The state the write is staged on when it is not the head's (restore's), as commitPlan takes it. */
+  readonly baseOf?: BaseOf;
+}
+
+const NOTHING_CHANGED = {
+  changed: { keys: [], files: [] },
+  contexts: { considered: 0, changed: 0, listed: [], more: 0 },
+} as const;
+
+/** The answer of a dry run whose write would be refused (on `head`) for `reason`; `denied` by the access rules. */
+export function refusedRun(head: string, reason: string, denied?: boolean): DryRunResult {
+  return {
+    wouldCommit: false,
+    outcome: 'refused',
+    refusal: reason,
+    ...(denied ? { denied } : {}),
+    head,
+    ...NOTHING_CHANGED,
+  };
 }
 
 /**
- * Runs `plan` on the head as commitPlan would (stageOn), outside the repository's queue (nothing is
- * written, so nothing waits), and tells what it would do.
+ * Runs `plan` on the head as commitPlan would (stageOn, on the same base), outside the repository's
+ * queue (nothing is written, so nothing waits), and tells what it would do to the head's state.
  */
 export async function dryRun(
   repository: GitRepository,
@@ -118,26 +139,19 @@ export async function dryRun(
   if ((options.contexts?.length ?? 0) > MAX_REQUESTED_CONTEXTS)
     throw new ServiceError('invalid_argument', `a dry run lists at most ${MAX_REQUESTED_CONTEXTS} contexts`);
   const head = repository.head();
-  const base = await headSnapshot(repository, head);
-  const listed = (options.contexts ?? []).map((text) => listedContext(text, base));
+  const before = await headSnapshot(repository, head);
+  const listed = (options.contexts ?? []).map((text) => listedContext(text, before));
   const slices = new TimeSlices();
-  const nothing = {
-    head,
-    changed: { keys: [], files: [] },
-    contexts: { considered: 0, changed: 0, listed: [], more: 0 },
-  };
-  const refused = (reason: string, denied?: boolean): DryRunResult => ({
-    wouldCommit: false,
-    outcome: 'refused',
-    refusal: reason,
-    ...(denied ? { denied } : {}),
-    ...nothing,
-  });
-  const staging = await stageOn(base, plan, writer, slices);
-  if (staging.kind === 'refused') return refused(staging.reason, staging.denied);
-  if (staging.kind === 'unchanged') return { wouldCommit: false, outcome: 'unchanged', ...nothing };
+  const base = options.baseOf ? await baseAt(repository, head, options.baseOf) : before;
+  // A base of the caller's (restore's) is not the head's state: the schemas weigh all it brings, as commitPlan does.
+  const staging = await stageOn(base, plan, writer, slices, { checkAll: options.baseOf !== undefined });
+  if (staging.kind === 'refused') return refusedRun(head, staging.reason, staging.denied);
+  if (staging.kind === 'unchanged') return { wouldCommit: false, outcome: 'unchanged', head, ...NOTHING_CHANGED };
+  const after = staging.staged.snapshot;
+  // What the write changes on the head's state: its own changes, or all that its base brings.
+  const changes = base === before ? staging.changes : snapshotChanges(before, after);
   try {
-    return await slices.run(effectsSteps(base, staging.staged.snapshot, staging.changes, listed, options.ring));
+    return await slices.run(effectsSteps(before, after, changes, listed, options.ring));
   } catch (error) {
     if (error instanceof TooManyContexts)
       throw new ServiceError('conflict', `the dry run cannot weigh this change: ${error.message}`);

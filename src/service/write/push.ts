@@ -14,19 +14,19 @@ import type { Snapshot } from '../../layout/snapshot.js';
 import {
   commitPlan,
   headSnapshot,
+  requireHead,
   signature,
   stageOn,
   type CommitPlan,
   type CommitResult,
   type Staging,
 } from './commit.js';
-import { ServiceError } from '../errors.js';
 import { KeyRing, unlockWithPasswords } from '../security/keyRing.js';
 import { OpenedState, sealChangesSteps } from '../security/unsealing.js';
 import { MAX_PUSH_DERIVATIONS, passwordAttempts, type PasswordAttempts } from './pushPasswords.js';
 import type { GroupKey } from '../security/sealing.js';
 import type { Writer } from './writeGuard.js';
-import { dryRun, type DryRunResult } from './dryRun.js';
+import { dryRun, refusedRun, type DryRunResult } from './dryRun.js';
 import { requiredApprovalRefusalSteps } from '../changes/requiredApproval.js';
 
 export { signature };
@@ -84,9 +84,7 @@ function pushPlan(
 ): { plan: (base: Snapshot) => Promise<CommitPlan>; ring: () => KeyRing } {
   let used = KeyRing.EMPTY;
   const plan = async (base: Snapshot): Promise<CommitPlan> => {
-    if (caller.ifMatch !== undefined && caller.ifMatch !== base.commitId) {
-      throw new ServiceError('precondition_failed', `the repository's head is ${base.commitId}, not ${caller.ifMatch}`);
-    }
+    requireHead(base, caller.ifMatch);
     const tokenRing = KeyRing.of(base.securityGroups, caller.groupKeys ?? [], repository.fullName);
     const attempts = passwordAttempts(base, request);
     const tooMany = tooManyDerivations(attempts);
@@ -148,15 +146,7 @@ export async function dryRunPush(
   contexts: readonly string[] = [],
 ): Promise<DryRunResult> {
   const refusal = await beforePlan(repository, request);
-  if (refusal)
-    return {
-      wouldCommit: false,
-      outcome: 'refused',
-      refusal: refusal.reason,
-      head: repository.head(),
-      changed: { keys: [], files: [] },
-      contexts: { considered: 0, changed: 0, listed: [], more: 0 },
-    };
+  if (refusal) return refusedRun(repository.head(), refusal.reason);
   const { plan, ring } = pushPlan(repository, request, caller);
   return dryRun(repository, plan, caller, { contexts, ring });
 }
