@@ -3,11 +3,13 @@
  * docs/schemas.md): whether it would commit or why it would be refused, the keys and files it
  * changes, how many contexts would read something else and, per context, each key's and rendered
  * file's value before and after. Every console write shows it before the user confirms (the
- * Changes tab, the schemas editor) and a change request shows it for its apply. Secured values
+ * Changes tab, the schemas editor, a revert in the history, a tag's restore) and a change request
+ * shows it for its apply. Secured values
  * come sealed from the server unless the request opened their group; they are shown as locked.
  */
 import { useState } from 'preact/hooks';
 import type { DryRunAnswer } from '../api/answers';
+import { ApiError } from './api';
 import { LockIcon, Table, valueText } from './components';
 
 type Shown = { val?: unknown; content?: string; encryption?: string; truncated?: true };
@@ -199,6 +201,23 @@ export function usePreviewStep<W>() {
         setPreview(undefined);
       }),
   };
+}
+
+/**
+ * A confirmed write, sent with `If-Match` on the head its preview was made on: when the server
+ * answers 412 (another write came in between), nothing was written and the user is asked for a
+ * new preview of `what` ("the changes", "the revert").
+ */
+export async function onPreviewedHead<T>(write: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 412)
+      throw new Error(
+        `The repository changed since the preview (${err.message}); nothing was written. Preview ${what} again.`,
+      );
+    throw err;
+  }
 }
 
 /** The Preview step on screen: the dry run's answer, then confirm (only a write that would commit) or go back. */

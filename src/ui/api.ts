@@ -351,20 +351,36 @@ export async function previewPush(repo: RepoRef, body: unknown): Promise<DryRunA
   return (await postChange(repo, `/rest/push/${repoPath(repo)}`, body, { 'Dry-Run': 'true' })).json as DryRunAnswer;
 }
 
-export async function revert(repo: RepoRef, commit: string, comment?: string): Promise<PushOutcome> {
-  const answer = await postChange(repo, `/rest/revert/${repoPath(repo)}`, {
-    commit,
-    ...(comment ? { changeComment: comment } : {}),
-  });
+/** A revert of a commit or a restore of a point (tag, commit id or date), with its optional comment. */
+export interface Rollback {
+  readonly kind: 'revert' | 'restore';
+  readonly target: string;
+  readonly comment?: string;
+}
+
+const rollbackRequest = (repo: RepoRef, rollback: Rollback, headers: Record<string, string>) =>
+  postChange(
+    repo,
+    `/rest/${rollback.kind}/${repoPath(repo)}`,
+    {
+      ...(rollback.kind === 'revert' ? { commit: rollback.target } : { to: rollback.target }),
+      ...(rollback.comment ? { changeComment: rollback.comment } : {}),
+    },
+    headers,
+  );
+
+/**
+ * A revert or restore: 200 with the commit it made (a refusal is an ApiError with the server's
+ * message). `onHead` is the commit its preview was made on (If-Match), as for a push.
+ */
+export async function rollback(repo: RepoRef, change: Rollback, onHead?: string): Promise<PushOutcome> {
+  const answer = await rollbackRequest(repo, change, onHead ? { 'If-Match': `"${onHead}"` } : {});
   return { commit: unquote(answer.etag) };
 }
 
-export async function restore(repo: RepoRef, to: string, comment?: string): Promise<PushOutcome> {
-  const answer = await postChange(repo, `/rest/restore/${repoPath(repo)}`, {
-    to,
-    ...(comment ? { changeComment: comment } : {}),
-  });
-  return { commit: unquote(answer.etag) };
+/** The same revert or restore as a dry run (`Dry-Run: true`): what it would do, context by context; nothing is written. */
+export async function previewRollback(repo: RepoRef, change: Rollback): Promise<DryRunAnswer> {
+  return (await rollbackRequest(repo, change, { 'Dry-Run': 'true' })).json as DryRunAnswer;
 }
 
 // --- change requests (docs/changes.md) ----------------------------------------------------------

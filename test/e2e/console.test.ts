@@ -461,6 +461,8 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     const item = page.locator(`li.commit[data-commit="${changed}"]`);
     await item.waitFor();
     await item.getByRole('button', { name: /^Revert commit/ }).click();
+    await item.getByRole('button', { name: 'Preview the revert' }).click();
+    await item.getByTestId('preview-summary').waitFor();
     await item.getByRole('button', { name: 'Confirm revert' }).click();
     await item.getByText('Reverted as commit').waitFor();
     expect(gitSubject()).toBe('Revert "Quieter production logs"');
@@ -485,6 +487,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
 
     // Restore the tag: one new commit whose keys and files are those of v1.
     await tags.getByRole('button', { name: /^Restore/ }).click();
+    await tags.getByTestId('preview-summary').waitFor();
     await tags.getByRole('button', { name: 'Confirm restore of v1' }).click();
     await tags.getByText('Restored as commit').waitFor();
     expect(gitSubject()).toBe('Restore v1');

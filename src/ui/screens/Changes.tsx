@@ -6,9 +6,9 @@
  * shown, and beside the change it names (`data[N]`).
  */
 import { useState } from 'preact/hooks';
-import { ApiError, createChangeRequest, previewPush, pushChanges, type PushOutcome, type RepoInfo } from '../api';
+import { createChangeRequest, previewPush, pushChanges, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
-import { PreviewStep, usePreviewStep } from '../DryRunPreview';
+import { onPreviewedHead, PreviewStep, usePreviewStep } from '../DryRunPreview';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -59,16 +59,7 @@ export function ChangesScreen({
   /** The push previewed, confirmed: on the head the preview was made on. */
   const confirm = () =>
     step.confirm(async (body, answer) => {
-      let outcome: PushOutcome;
-      try {
-        outcome = await pushChanges(repo, body, answer.head);
-      } catch (err) {
-        if (err instanceof ApiError && err.status === 412)
-          throw new Error(
-            `The repository changed since the preview (${err.message}); nothing was written. Preview the changes again.`,
-          );
-        throw err;
-      }
+      const outcome = await onPreviewedHead(() => pushChanges(repo, body, answer.head), 'the changes');
       if (outcome.refusal !== undefined) return setRefusal(outcome.refusal);
       setPushed(outcome.commit);
       setPending([]);

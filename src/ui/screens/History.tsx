@@ -1,10 +1,11 @@
 /**
  * The commits (`/rest/history`), newest first, each with its comment, application, token label,
- * time and changes key by key and value by value, and a revert; and the difference between two
- * points (`/rest/diff`: tag, commit or date), also resolved for a context.
+ * time and changes key by key and value by value, and a revert (previewed first: the same revert
+ * as a dry run, context by context, then confirmed on the previewed head); and the difference
+ * between two points (`/rest/diff`: tag, commit or date), also resolved for a context.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { diff, history, revert, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
+import { diff, history, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
 import {
   ContextPicker,
   Empty,
@@ -20,6 +21,7 @@ import {
   valueText,
 } from '../components';
 import type { RepoProps } from './Repository';
+import { PreviewStep } from '../DryRunPreview';
 import { useRollback } from '../useRollback';
 
 export function HistoryScreen({
@@ -85,17 +87,24 @@ export function HistoryScreen({
 }
 
 function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoProps['repo']; onChanged: () => void }) {
+  const [confirming, setConfirming] = useState(false);
   const [comment, setComment] = useState('');
-  const { confirming, setConfirming, busy, error, done, start } = useRollback(
-    () => revert(repo, commit.id, comment.trim() || undefined),
-    onChanged,
-  );
+  const step = useRollback(repo, () => {
+    setConfirming(false);
+    onChanged();
+  });
+  const { busy, error, preview, done } = step;
   const keyCount = commit.keys?.length ?? 0;
   const fileCount = commit.files?.length ?? 0;
 
-  const doRevert = (e: Event) => {
+  /** The Preview step: the revert as a dry run; nothing is written. */
+  const showPreview = (e: Event) => {
     e.preventDefault();
-    void start();
+    void step.show({ kind: 'revert', target: commit.id, comment: comment.trim() || undefined });
+  };
+  const cancel = () => {
+    step.back();
+    setConfirming(false);
   };
 
   return (
@@ -129,19 +138,35 @@ function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoPro
           Revert…
         </button>
       ) : (
-        <form class="inline-form" onSubmit={doRevert}>
+        <form class="inline-form" onSubmit={showPreview}>
           <label for={`revert-${commit.id}`}>Revert comment (optional)</label>
           <input
             id={`revert-${commit.id}`}
             value={comment}
+            readOnly={preview !== undefined}
             onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
           />
-          <button type="submit" class="primary small" disabled={busy}>
-            Confirm revert
-          </button>
-          <button type="button" class="small" onClick={() => setConfirming(false)}>
-            Cancel
-          </button>
+          {preview ? (
+            <PreviewStep
+              answer={preview.answer}
+              busy={busy}
+              confirmLabel="Confirm revert"
+              busyLabel="Reverting…"
+              backLabel="Back"
+              refusedLabel="The server would refuse this revert; nothing would be written."
+              onConfirm={() => void step.confirm()}
+              onBack={step.back}
+            />
+          ) : (
+            <>
+              <button type="submit" class="primary small" disabled={busy}>
+                {busy ? 'Previewing…' : 'Preview the revert'}
+              </button>
+              <button type="button" class="small" onClick={cancel}>
+                Cancel
+              </button>
+            </>
+          )}
         </form>
       )}
       <RollbackOutcome done={done} error={error} made="Reverted" refused="Revert refused" />

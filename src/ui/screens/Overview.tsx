@@ -1,12 +1,13 @@
 /**
  * A repository's settings (its listing record), tags (`/rest/info` with `Tags`; restore one with
- * `/rest/restore`) and security groups (those its keys and files name, from `/rest/export` and
+ * `/rest/restore`, previewed first as a dry run and confirmed on the previewed head) and security groups (those its keys and files name, from `/rest/export` and
  * `/rest/info`). Creating a tag has no endpoint of the public API: it belongs to the admin API,
  * so it needs an admin token (CreateTag.tsx).
  */
-import { exportRepo, listRepositories, restore, sameRepo, type RepoInfo, type TagInfo } from '../api';
+import { exportRepo, listRepositories, sameRepo, type RepoInfo, type TagInfo } from '../api';
 import { Empty, Loaded, RollbackOutcome, Table, formatDate, useLoad } from '../components';
 import type { RepoProps } from './Repository';
+import { PreviewStep } from '../DryRunPreview';
 import { useRollback } from '../useRollback';
 import { CreateTag } from './CreateTag';
 import { SettingsList } from './Settings';
@@ -87,39 +88,48 @@ export function OverviewScreen({
 }
 
 function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo']; onChanged: () => void }) {
-  const {
-    confirming,
-    setConfirming,
-    busy,
-    error,
-    done,
-    start: doRestore,
-  } = useRollback(() => restore(repo, tag.name), onChanged);
+  const step = useRollback(repo, onChanged);
+  const { busy, error, preview, done } = step;
 
   return (
-    <tr>
-      <th scope="row">
-        <code>{tag.name}</code>
-      </th>
-      <td>{tag.readme}</td>
-      <td>{formatDate(tag.date)}</td>
-      <td>
-        {confirming ? (
-          <span class="row-actions">
-            <button type="button" class="small primary" disabled={busy} onClick={doRestore}>
-              Confirm restore of {tag.name}
+    <>
+      <tr>
+        <th scope="row">
+          <code>{tag.name}</code>
+        </th>
+        <td>{tag.readme}</td>
+        <td>{formatDate(tag.date)}</td>
+        <td>
+          {!preview && (
+            <button
+              type="button"
+              class="small"
+              disabled={busy}
+              onClick={() => void step.show({ kind: 'restore', target: tag.name })}
+            >
+              {busy ? 'Previewing…' : 'Restore…'}
+              <span class="visually-hidden"> the keys and files of tag {tag.name}</span>
             </button>
-            <button type="button" class="small" onClick={() => setConfirming(false)}>
-              Cancel
-            </button>
-          </span>
-        ) : (
-          <button type="button" class="small" onClick={() => setConfirming(true)}>
-            Restore…<span class="visually-hidden"> the keys and files of tag {tag.name}</span>
-          </button>
-        )}
-        <RollbackOutcome done={done} error={error} made="Restored" refused="Restore refused" />
-      </td>
-    </tr>
+          )}
+          <RollbackOutcome done={done} error={error} made="Restored" refused="Restore refused" />
+        </td>
+      </tr>
+      {preview && (
+        <tr class="preview-row">
+          <td colSpan={4}>
+            <PreviewStep
+              answer={preview.answer}
+              busy={busy}
+              confirmLabel={`Confirm restore of ${tag.name}`}
+              busyLabel="Restoring…"
+              backLabel="Cancel"
+              refusedLabel={`The server would refuse this restore of ${tag.name}; nothing would be written.`}
+              onConfirm={() => void step.confirm()}
+              onBack={step.back}
+            />
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
