@@ -216,7 +216,10 @@ describe('generations', () => {
     expect(ready.problems).toEqual([
       expect.stringMatching(/a replica follows primary generation 2, above this server's 1/),
     ]);
-    expect(primary.output()).toMatch(/"event":"replication-generation-behind"/);
+    await until(
+      () => /"event":"replication-generation-behind"/.test(primary.output()),
+      'the generation-behind log line',
+    );
     expect(await metric(primaryUrl, 'cfghub_replication_newer_generation')).toBe(2);
     await stop(second);
     await stop(promoted);

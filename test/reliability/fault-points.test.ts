@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_STEPS, type FaultStep } from '../../src/disk/faultPoints.js';
 import { cliOk, git, gitdirOf, headOf, keysAtHead, pushTo, tempDir } from '../support/harness.js';
 import { startServerProcess } from '../support/serverProcess.js';
+import { until } from '../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 
@@ -69,7 +70,10 @@ describe.each(FAULT_STEPS)('a crash at %s', (step) => {
       const next = await pushTo(restarted.url, `/rest/push/${name}`, setKey('next.push'));
       expect(next.status).toBe(200);
       expect(keysAtHead(gitdir)).toEqual(committed ? ['crashed.push', 'next.push'] : ['next.push']);
-      expect(restarted.output().includes('"event":"stale-lock-removed"')).toBe(lockLeft);
+      const logged = () => restarted.output().includes('"event":"stale-lock-removed"');
+      // The log line comes through a pipe, maybe after the answer: waited for where it is expected.
+      if (lockLeft) await until(logged, 'the stale-lock-removed log line');
+      expect(logged()).toBe(lockLeft);
     } finally {
       await restarted.stop();
     }

@@ -166,7 +166,7 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
       fs.utimesSync(lock, old, old);
       fs.writeFileSync(holderPath(lock), holderNote(fs.statSync(lock).ino).replace(` ${process.pid} `, ' 999999999 '));
       expect((await pushTo(server.url, `/rest/push/${name}`, setKey('after.dead.writer'))).status).toBe(200);
-      expect(server.output()).toMatch(/stale-lock-removed/);
+      await until(() => /stale-lock-removed/.test(server.output()), 'the stale-lock-removed log line');
       expect(fs.existsSync(holderPath(lock))).toBe(false);
     } finally {
       await server.stop();
@@ -265,7 +265,10 @@ describe('a repository the server may not write', () => {
           expect(answer.json.message).toMatch(/permission denied/);
           expect(answer.body).not.toContain(repos.path);
           expect((await fetch(`${server.url}/rest/export/${name}`)).status).toBe(200);
-          expect(server.output().match(/"event":"repository-unwritable"/g)).toHaveLength(1);
+          // The log line reaches this process through a pipe, maybe after the answer did.
+          const logged = () => server.output().match(/"event":"repository-unwritable"/g) ?? [];
+          await until(() => logged().length > 0, 'the repository-unwritable log line');
+          expect(logged()).toHaveLength(1);
         } finally {
           await server.stop();
         }

@@ -58,6 +58,9 @@ const probe = http.createServer((req, res) => {
   busyMs = 0;
   longestWallMs = 0;
   res.setHeader('Content-Type', 'application/json');
+  // A kept-alive connection idle past the server's keep-alive timeout (the test may spend longer
+  // than that between two readings) can be closed just as the client sends on it: one each.
+  res.setHeader('Connection', 'close');
   res.end(body);
 });
 probe.listen(0, '127.0.0.1', () => {
