@@ -4,6 +4,7 @@
  * is a typed error the adapters turn into a clear answer (HTTP 503), never a crash.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { GitUnavailableError } from '../errors.js';
 
 /**
@@ -34,6 +35,44 @@ export function spawnGit(args: readonly string[], options: SpawnOptions): Promis
       resolve(child);
     });
   });
+}
+
+/** The processes `pid` started, and theirs, as Linux lists them; none where /proc does not tell. */
+function descendants(pid: number): number[] {
+  const children: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const listed = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (listed) children.push(...listed.split(/\s+/).map(Number));
+    }
+  } catch {
+    // gone already, or no /proc: the child alone is signalled
+  }
+  return children.flatMap((child) => [child, ...descendants(child)]);
+}
+
+/**
+ * Ends git and every process it started. `git fetch` over HTTP runs its transport in child
+ * processes (`git remote-http`, `git fetch-pack`) that hold its stderr: killing git alone leaves
+ * them waiting on a primary that does not answer (a paused process) and the fetch's end with
+ * them, its stderr never closing. git is stopped first so that it starts no other meanwhile.
+ */
+export function killGitTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  const pid = child.pid;
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  tryKill(pid, 'SIGSTOP');
+  const tree = descendants(pid);
+  for (const each of [pid, ...tree]) tryKill(each, signal);
+  // A stopped git would hold a SIGTERM until it is continued.
+  if (signal !== 'SIGKILL') for (const each of [pid, ...tree]) tryKill(each, 'SIGCONT');
+}
+
+function tryKill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ended meanwhile
+  }
 }
 
 /** Runs git to the end; rejects with its stderr's first line when it exits with a failure. */

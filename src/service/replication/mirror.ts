@@ -26,7 +26,7 @@ import { assembleBareRepository, removeUnfinished, temporaryIn } from '../../dis
 import { fsyncFolder, fsyncIfThere } from '../../disk/durableFs.js';
 import { branchesAndTags, looseRefExists } from '../../disk/refs/refs.js';
 import { CHANGE_REF_FOLDERS } from '../../disk/repository.js';
-import { gitEnvironment, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
+import { gitEnvironment, killGitTree, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
 import { setAside } from '../../disk/setAside.js';
 
 /** Where mirrors are assembled: inside the repositories folder, on its file system. */
@@ -134,9 +134,10 @@ export async function fetchMirror(
     pending = lines.pop()!.slice(-4096);
     for (const each of lines) line(each);
   });
-  const timer = setTimeout(() => child.kill('SIGTERM'), FETCH_TIMEOUT_MS);
-  // A follower that stops (its primary changed) ends its fetch at once: with --atomic no ref has moved.
-  const stop = () => child.kill('SIGKILL');
+  const timer = setTimeout(() => killGitTree(child, 'SIGTERM'), FETCH_TIMEOUT_MS);
+  // A follower that stops (its primary changed) ends its fetch at once, its transport processes
+  // too (they hold the queue's turn while they wait on a paused primary): with --atomic no ref has moved.
+  const stop = () => killGitTree(child, 'SIGKILL');
   signal?.addEventListener('abort', stop);
   if (signal?.aborted) stop();
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
