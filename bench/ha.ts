@@ -2,7 +2,7 @@
  * HA bench: `npm run build && node --import tsx bench/ha.ts [--quick]`.
  *
  * Real processes on loopback: a three-member etcd (Debian's etcd-server), three
- * `cfghub serve --cluster` nodes on it (the default 5 s lease), and one plain `cfghub serve` on a
+ * `cfghub serve --cluster` nodes on it (the default lease), and one plain `cfghub serve` on a
  * folder of its own. Measures, side by side in one run:
  *  - push latency and throughput, 1 client (one push after another) and 16 clients (each pushing
  *    its own key without pause): a plain server, the cluster's leader (each push synchronously on
@@ -12,7 +12,8 @@
  *    pushes every 50 ms through the nodes in turn (each push given up after 1 s); write
  *    unavailability is the time from the fault to the first push answered 200 after it, and
  *    failover time the time until a node other than the old leader answers as leader.
- * Prints a Markdown table. Every process is stopped at the end.
+ * Prints a Markdown table. Every process is stopped at the end. `--trials N` sets the failovers of
+ * each kind (3 with --quick, 20 without); `--failovers-only` leaves the push rounds out.
  *
  * `--false-failovers MINUTES` measures instead, for that long, a cluster under steady load with the
  * default lease and no fault: 4 clients pushing without pause through the nodes in turn, every
@@ -25,6 +26,7 @@ import { join } from 'node:path';
 import { HaCluster, type HaNode } from '../test/support/haCluster.js';
 import { CLI, tempDir } from '../test/support/paths.js';
 import { startServerProcess, type ServerProcess } from '../test/support/serverProcess.js';
+import { DEFAULT_LEASE_SECONDS } from '../src/service/ha/keyspace.js';
 import { median, percentile } from './stats.js';
 
 const quick = process.argv.includes('--quick');
@@ -32,7 +34,13 @@ const ROUNDS = quick ? 2 : 5;
 const SEQUENTIAL = quick ? 30 : 100;
 const CONCURRENT_SECONDS = quick ? 2 : 5;
 const CLIENTS = 16;
-const TRIALS = quick ? 3 : 20;
+const argument = (name: string) => {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? undefined : process.argv[at + 1];
+};
+const TRIALS = Number(argument('--trials') ?? (quick ? 3 : 20));
+const FAILOVERS_ONLY = process.argv.includes('--failovers-only');
+const LEASE_SECONDS = DEFAULT_LEASE_SECONDS;
 const REPO = 'bench/app';
 const log = (message: string) => process.stderr.write(`[ha-bench] ${message}\n`);
 const fmt = (ms: number) => (ms >= 100 ? Math.round(ms).toString() : ms.toFixed(1));
@@ -137,11 +145,11 @@ async function falseFailovers(minutes: number): Promise<void> {
   const folder = tempDir('cfghub-ha-bench-');
   let cluster: HaCluster | undefined;
   try {
-    log(`a three-member etcd, three cluster nodes (5 s lease), 4 clients, ${minutes} minutes`);
+    log(`a three-member etcd, three cluster nodes (${LEASE_SECONDS} s lease), 4 clients, ${minutes} minutes`);
     cluster = await HaCluster.start({
       nodes: 3,
       etcdMembers: 3,
-      leaseSeconds: 5,
+      leaseSeconds: LEASE_SECONDS,
       prepare: (repos) =>
         cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
     });
@@ -202,7 +210,7 @@ async function falseFailovers(minutes: number): Promise<void> {
     console.log(
       JSON.stringify({
         minutes,
-        leaseSeconds: 5,
+        leaseSeconds: LEASE_SECONDS,
         falseFailovers: Math.max(0, epochs.size - 1),
         leaders,
         pushes: counts,
@@ -234,7 +242,7 @@ async function main(): Promise<void> {
     cluster = await HaCluster.start({
       nodes: 3,
       etcdMembers: 3,
-      leaseSeconds: 5,
+      leaseSeconds: LEASE_SECONDS,
       prepare: (repos) =>
         cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
     });
@@ -248,7 +256,7 @@ async function main(): Promise<void> {
     };
     const one: Record<string, number[]> = {};
     const many: Record<string, { latencies: number[]; perSecond: number[] }> = {};
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < (FAILOVERS_ONLY ? 0 : ROUNDS); round++) {
       log(`push round ${round + 1}/${ROUNDS}`);
       for (const [name, write] of Object.entries(writers)) {
         (one[name] ??= []).push(...(await sequential(write)));
@@ -297,17 +305,17 @@ async function main(): Promise<void> {
 
     const version = /etcd Version: (\S+)/.exec(spawnSync('etcd', ['--version'], { encoding: 'utf8' }).stdout)?.[1];
     console.log(
-      `Measured by \`node --import tsx bench/ha.ts${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, etcd ${version}, everything on one machine's loopback.\n`,
+      `Measured by \`node --import tsx bench/ha.ts ${process.argv.slice(2).join(' ')}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, etcd ${version}, the ${LEASE_SECONDS} s lease, everything on one machine's loopback.\n`,
     );
     console.log('| measure | p50 | p99 | max or rate |');
     console.log('| --- | ---: | ---: | ---: |');
-    for (const name of Object.keys(writers)) {
+    for (const name of FAILOVERS_ONLY ? [] : Object.keys(writers)) {
       const a = one[name];
       console.log(
         `| push latency, 1 client, ${name} (n=${a.length}) | ${fmt(median(a))} ms | ${fmt(percentile(a, 99))} ms | ${Math.round(1000 / median(a))} pushes/s |`,
       );
     }
-    for (const name of Object.keys(writers)) {
+    for (const name of FAILOVERS_ONLY ? [] : Object.keys(writers)) {
       const b = many[name];
       console.log(
         `| push latency, ${CLIENTS} clients, ${name} (n=${b.latencies.length}) | ${fmt(median(b.latencies))} ms | ${fmt(percentile(b.latencies, 99))} ms | ${Math.round(median(b.perSecond))} pushes/s |`,

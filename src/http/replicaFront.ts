@@ -26,6 +26,13 @@ import { beginRequest } from './requestLog.js';
 
 /** A forwarded write the primary has not answered within this long is cut with a 504. */
 const FORWARD_TIMEOUT_MS = 60_000;
+/**
+ * In a cluster, a forwarded write its leader has not answered this long after another node was
+ * elected (or its lease ended) is cut with a 503: a paused leader's kernel keeps taking requests,
+ * and the client would wait for it until its own timeout, past the failover. A leader stopping
+ * cleanly answers what it took before it gives its place up.
+ */
+const REPLACED_GRACE_MS = 200;
 /** Errors of connecting: the primary received nothing of the request. */
 const NOT_CONNECTED = new Set([
   'ECONNREFUSED',
@@ -142,7 +149,7 @@ export function replicaFront(deps: HttpDeps, replica: ReplicaLink, next: Request
       sendJson(req, res, refused.status, refused.body());
       return;
     }
-    forward(deps, replica.primary, req, res);
+    forward(deps, replica.primary, req, res, replica.primaryReplaced?.());
   };
 }
 
@@ -154,7 +161,13 @@ function forwardedHeaders(req: IncomingMessage): IncomingHttpHeaders {
   return headers;
 }
 
-function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: ServerResponse): void {
+function forward(
+  deps: HttpDeps,
+  primary: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  replaced?: AbortSignal,
+): void {
   const requestId = beginRequest(deps, req, res, () => ({ forwardedTo: 'primary' }));
   const path = req.url ?? '/';
   // Only a path, appended to the primary's URL: an absolute-form target (`POST http://elsewhere/…`)
@@ -190,7 +203,32 @@ function forward(deps: HttpDeps, primary: string, req: IncomingMessage, res: Ser
     },
   );
   upstream.on('timeout', () => upstream.destroy(new Error('timeout')));
+  let graceTimer: NodeJS.Timeout | undefined;
+  const onReplaced = () => {
+    graceTimer = setTimeout(() => {
+      if (!res.headersSent) upstream.destroy(new Error('replaced'));
+    }, REPLACED_GRACE_MS);
+  };
+  if (replaced?.aborted) onReplaced();
+  else replaced?.addEventListener('abort', onReplaced, { once: true });
+  const settled = () => {
+    clearTimeout(graceTimer);
+    replaced?.removeEventListener('abort', onReplaced);
+  };
+  upstream.on('response', settled);
+  upstream.on('close', settled);
   upstream.on('error', (error) => {
+    if (error.message === 'replaced') {
+      deps.logger.warn({ reqId: requestId, event: 'forward-failed', problem: 'leader replaced' });
+      res.setHeader('Retry-After', '1');
+      return fail(
+        new HttpError(
+          503,
+          'leader_replaced',
+          'the leader this write was sent to lost its place before it answered; its outcome is unknown: read it back, then send it again (another node leads now)',
+        ),
+      );
+    }
     const timedOut = error.message === 'timeout';
     const code = (error as NodeJS.ErrnoException).code;
     deps.logger.warn({ reqId: requestId, event: 'forward-failed', problem: timedOut ? 'timeout' : (code ?? 'error') });

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ServiceError } from '../service/errors.js';
+import { DEFAULT_LEASE_SECONDS } from '../service/ha/keyspace.js';
 import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../disk/objects/looseObjects.js';
 import type { ServeOptions } from './serveOptions.js';
 
@@ -192,9 +193,6 @@ export function resolveServeOptions(
     logLevel: pick(env.LOG_LEVEL, config.logLevel) ?? 'info',
   };
 }
-
-/** The lease of an HA cluster's leader, in seconds: a lost leader is replaced within about this long. */
-export const DEFAULT_LEASE_SECONDS = 5;
 
 /**
  * `--cluster NAME --etcd URL[,URL…] --advertise URL` (each also CFGHUB_CLUSTER, CFGHUB_ETCD,

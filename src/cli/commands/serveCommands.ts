@@ -1,6 +1,7 @@
 /** `cfghub serve` and `cfghub promote`: the server itself and a stopped replica's folder made a primary's. */
 import type { Command } from 'commander';
 import { ServiceError } from '../../service/errors.js';
+import { DEFAULT_LEASE_SECONDS } from '../../service/ha/keyspace.js';
 import { resolveServeOptions } from '../../server/serveConfig.js';
 import { serve } from '../../server/serve.js';
 import { promoteFolder, replicaOfOption } from '../../server/replica.js';
@@ -58,7 +59,10 @@ export function addServeCommands(program: Command): void {
     .option('--etcd <urls>', "the HA cluster's etcd members, comma-separated client URLs")
     .option('--advertise <url>', "this node's URL as the cluster's other nodes reach it")
     .option('--ha-strict', 'refuse writes (503) rather than acknowledge a push that lives on one node only')
-    .option('--lease-seconds <n>', "the leader's lease: a lost leader is replaced within about this long (default 5)")
+    .option(
+      '--lease-seconds <n>',
+      `the leader's lease: a lost leader is replaced within about this long (default ${DEFAULT_LEASE_SECONDS})`,
+    )
     .option(
       '--config <file>',
       'a YAML file with any of the settings above as fields; flags and environment win over it',

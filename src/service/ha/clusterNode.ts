@@ -35,6 +35,7 @@ import { createMirror, fetchMirror, keepRewoundHeads, ORPHANED_PREFIX } from '..
 import type { TokenService } from '../admin/tokens.js';
 import {
   clusterKeys,
+  DEFAULT_LEASE_SECONDS,
   nodeValueSchema,
   parseValue,
   type ClusterKeys,
@@ -58,7 +59,6 @@ export interface ClusterOptions {
   readonly syncTimeoutMs?: number;
 }
 
-export const DEFAULT_LEASE_SECONDS = 5;
 export const DEFAULT_SYNC_TIMEOUT_MS = 2_000;
 
 /** A record (push) from a leader, answered by a member. */
@@ -175,9 +175,21 @@ export class ClusterNode implements ReplicaLink {
     await this.syncSet.begin(epoch, this.leadership.cluster.sync, this.headsDigest().digest);
   }
 
+  /** Aborted when the leader etcd names changes: see ReplicaLink.primaryReplaced. */
+  private leaderTerm = new AbortController();
+
+  /** See ReplicaLink.primaryReplaced. */
+  primaryReplaced(): AbortSignal {
+    return this.leaderTerm.signal;
+  }
+
   private follow(leader: (LeaderValue & { epoch: number }) | undefined): void {
     const previous = this.leaderNow;
     this.leaderNow = leader;
+    if (previous?.node !== leader?.node || previous?.epoch !== leader?.epoch) {
+      this.leaderTerm.abort();
+      this.leaderTerm = new AbortController();
+    }
     if (!leader || leader.node === this.nodeId) return;
     if (previous?.url === leader.url && previous.epoch === leader.epoch && this.follower) return;
     this.logger.info({ event: 'ha-following', leader: leader.node, url: leader.url, epoch: leader.epoch });

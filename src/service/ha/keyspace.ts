@@ -56,6 +56,14 @@ export interface ClusterKeys {
   node(id: string): string;
 }
 
+/**
+ * The leader's lease, in seconds, unless set: a lost leader is replaced within about this long
+ * (the lease's end, etcd's expiry check of up to half a second, and an election). 4 s keeps a
+ * SIGKILLed or paused leader's writes back within 5 s, with no false failover in 10 minutes on
+ * the loaded 2-core machine (docs/operations/ha.md, Figures).
+ */
+export const DEFAULT_LEASE_SECONDS = 4;
+
 export const CLUSTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
 export function clusterKeys(cluster: string): ClusterKeys {

@@ -22,6 +22,12 @@ export interface ReplicaLink {
    * push is answered (a push travels as its journal record); rejects when this node no longer leads.
    */
   confirmWrite?(): Promise<void>;
+  /**
+   * Set by an HA cluster's node: a signal that aborts once the node `primary` names now no longer
+   * leads (another was elected, or its lease ended): a write forwarded to it and not yet answered
+   * will not be answered by a leader, a paused one's kernel holding it meanwhile.
+   */
+  primaryReplaced?(): AbortSignal;
   /** Set by an HA cluster's node: why it cannot learn or elect a leader now (etcd unreachable, rebuilt), if so. */
   leaderProblem?(): string | undefined;
   /** Seconds since the replica last confirmed it was current; undefined before the first time. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, getJson, git, gitdirOf, headOf, pushTo } from '../../support/harness.js';
 import { etcdInstalled } from '../../support/etcdCluster.js';
 import { HaCluster, type HaNode } from '../../support/haCluster.js';
-import { until } from '../../support/poll.js';
+import { tracked, until } from '../../support/poll.js';
 
 const APP = 'acme/app';
 /** A repository whose pushes need a token. */
@@ -160,11 +160,18 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster of three nodes on on
     await pushUntilAccepted(() => leader);
     leader.pause();
     const others = cluster.nodes.filter((node) => node !== leader && node.running);
+    // A write sent through a follower now is forwarded to the paused leader, whose kernel takes it.
+    const forwarded = tracked(push(others[0].url, 'sent-to-the-paused-leader'));
     await until(
       async () => (await Promise.all(others.map((node) => node.status()))).some((status) => status?.role === 'leader'),
       'a new leader while the old one is paused',
       30_000,
     );
+    // Once another leads it is answered (its outcome unknown), not left waiting on the paused one.
+    await until(() => forwarded.settled(), 'the forwarded write answered while the old leader is still paused', 5_000);
+    const answer = await forwarded.promise;
+    expect(answer.status).toBe(503);
+    expect(answer.json?.error).toBe('leader_replaced');
     const next = await cluster.leader();
     const acknowledged = await pushUntilAccepted(() => next);
     leader.resume();

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliOk, getJson, git, gitdirOf, pushTo, runCommand } from '../../support/harness.js';
 import { etcdInstalled } from '../../support/etcdCluster.js';
 import { HaCluster } from '../../support/haCluster.js';
+import { DEFAULT_LEASE_SECONDS } from '../../../src/service/ha/keyspace.js';
 import { until } from '../../support/poll.js';
 
 const APP = 'acme/app';
@@ -29,7 +30,7 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster whose etcd is in tro
     cluster = await HaCluster.start({
       nodes: 3,
       etcdMembers: 3,
-      leaseSeconds: 5, // the default: what the promise is made for
+      leaseSeconds: DEFAULT_LEASE_SECONDS, // the default: what the promise is made for
       prepare: (repos) =>
         cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push', '--token-free-pull'),
     });
