@@ -30,7 +30,7 @@ export const FAULT_STEPS = [
  * record being durable and its own ref's move: only a leader with a sync set passes them.
  */
 export const CLUSTER_FAULT_STEPS = [
-  'record-journaled', // the record is durable in the leader's journal; no member has been sent it yet
+  'record-journaled', // the record is written in the leader's journal (its fdatasync under way); no member has been sent it yet
   'replicating', // the record is durable in the leader's journal and one member of the sync set has
   //                applied and acknowledged it; the other members' answers and the leader's ref move are pending
 ] as const;

@@ -402,16 +402,19 @@ export class GitRepository {
           pack: pack.pack,
           index: pack.index,
         };
-        const ticket = await journal.append(entry);
-        if (replicate) {
-          try {
-            replicated = await replicate(entry);
-          } catch (error) {
-            ticket.abandon();
-            throw error;
-          }
+        if (!replicate) return journal.append(entry);
+        // The record goes to the sync set while this node's own fdatasync runs, not after it: the
+        // ref moves (and the push is answered) only once both are done. Should this node fail
+        // meanwhile, the members hold a push no one acknowledged, as when it dies before their
+        // answers: kept, or set aside when they next follow a leader without it (syncSet.ts).
+        const [appended, sent] = await Promise.allSettled([journal.append(entry), replicate(entry)]);
+        if (sent.status === 'fulfilled') replicated = sent.value;
+        if (appended.status === 'rejected') throw appended.reason;
+        if (sent.status === 'rejected') {
+          appended.value.abandon();
+          throw sent.reason;
         }
-        return ticket;
+        return appended.value;
       });
       if (!update.ok) return update;
       update.ticket?.committed(

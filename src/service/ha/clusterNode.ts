@@ -60,6 +60,13 @@ export interface ClusterOptions {
 }
 
 export const DEFAULT_SYNC_TIMEOUT_MS = 2_000;
+/**
+ * A follower's pause after each change its leader's feed told it of: the pushes it holds already
+ * (they came as records) wake it once per this long at most under a stream of pushes, not once
+ * per push, which took both cores' time from the pushes themselves. What travels by the feed alone
+ * (a command on the leader's folder, an admin token) reaches it within this long more.
+ */
+const FOLLOW_PAUSE_MS = 500;
 
 /** A record (push) from a leader, answered by a member. */
 export type RecordOutcome =
@@ -206,6 +213,7 @@ export class ClusterNode implements ReplicaLink {
       acceptNewPrimary: true,
       mayRewind: (repository) => this.recordEpochs.get(repository) !== leader.epoch,
       keptUnder: ORPHANED_PREFIX,
+      pauseAfterChangeMs: FOLLOW_PAUSE_MS,
     });
     this.follower = next;
     // One follower at a time: a fetch from the old leader that ends late must not move a ref after the new one's.

@@ -3,11 +3,12 @@
  * sync set, and the push is acknowledged only once each has made it durable.
  *
  * The order of a push on the leader (disk/repository.ts calls `replicate` from inside the ref's
- * lock): the record is appended to the leader's own push journal and fdatasynced; then sent to
- * every member of the sync set (and to every node catching up to join it); each member checks the
- * epoch, writes the pack and moves its ref durably (disk/applyReplicated.ts) and answers; only
- * then does the leader move its own ref and answer 200. So a reader of the leader never sees a
- * commit that is not on every member's disk too.
+ * lock): the record is appended to the leader's own push journal, and while its fdatasync runs it
+ * is sent to every member of the sync set (and to every node catching up to join it); each member
+ * checks the epoch, writes the pack and moves its ref durably (disk/applyReplicated.ts) and
+ * answers; only once the leader's fdatasync and every member's answer are in does the leader move
+ * its own ref and answer 200. So a reader of the leader never sees a commit that is not on every
+ * member's disk too.
  *
  * A member that does not answer in time, or answers that it missed a record, is removed from the
  * sync set in etcd FIRST, by a transaction guarded by the leader's key (a leader that lost its key

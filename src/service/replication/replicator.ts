@@ -94,6 +94,12 @@ export interface ReplicatorOptions {
   readonly mayRewind?: (repository: string) => boolean;
   /** Where branches moved backwards are kept (`refs/cfghub/rewound/` by default; an HA node's orphaned commits elsewhere). */
   readonly keptUnder?: string;
+  /**
+   * How long to wait after a round that found the replica behind before following the feed
+   * again (none by default): an HA member receives every push as its leader's record, and would
+   * otherwise be woken by each of them only to find it holds it already.
+   */
+  readonly pauseAfterChangeMs?: number;
 }
 
 /** Fetches at once, at most: each is a git process. */
@@ -256,6 +262,7 @@ export class Replicator {
           this.lastError = null;
           retry = RETRY_MIN_MS;
         }
+        if (complete && follow && this.options.pauseAfterChangeMs) await this.pause(this.options.pauseAfterChangeMs);
         follow = complete;
         if (!complete) {
           await this.pause(retry);
