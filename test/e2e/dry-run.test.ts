@@ -141,6 +141,21 @@ describe('Dry-Run: true', () => {
     expect(reasonOf(await pushTo(fixture.server.url, `/rest/push/${REPO}`, body))).toBe(answer.json.refusal);
   });
 
+  it('more than 100 listed contexts is a 400 saying the limit, and nothing is written', async () => {
+    const state = diskState();
+    const many = Array.from({ length: 101 }, (_, i) => `Production;Web;node-${i}`).join(',');
+    const answer = await dryRun({ data: [] }, { 'Dry-Run-Contexts': many });
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toBe('a dry run lists at most 100 contexts');
+    const hundred = await dryRun(
+      { data: [{ key: 'db.port', values: [{ context: 'Staging;*;*', value: 6000 }] }] },
+      { 'Dry-Run-Contexts': many.split(',').slice(0, 100).join(',') },
+    );
+    expect(hundred.status, hundred.body).toBe(200);
+    expect(hundred.json.contexts.considered).toBe(102);
+    expect(diskState()).toBe(state);
+  });
+
   it('a listed context that is not fully specified is a 400', async () => {
     const answer = await dryRun({ data: [] }, { 'Dry-Run-Contexts': 'Production;*;*' });
     expect(answer.status).toBe(400);
