@@ -12,7 +12,7 @@ export interface HttpDeps {
   readonly logger: Logger;
   /** Largest request body accepted, in bytes (413 above it, before parsing). */
   readonly bodyLimit: number;
-  /** Watches (`Wait`) held at once at most; over it, 503 (see watchHub.ts). */
+  /** Watches (`Wait`) held at once at most; over it, 503 (see service/answers/watchHub.ts). */
   readonly maxWatchers?: number;
   /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
   readonly hidePrivate?: boolean;

@@ -21,7 +21,7 @@ import {
 } from '../api/answers.js';
 import { errorBodySchema } from '../api/errorBody.js';
 import { pushBodyDescription } from '../api/pushBody.js';
-import { READ_ENDPOINTS } from './routes/readRoutes.js';
+import { READ_ENDPOINTS } from '../service/answers/answers.js';
 import { epochSchema } from './routes/haRoutes.js';
 import { feedSchema } from './routes/replicationRoutes.js';
 import { rollbackBodySchema } from './routes/rollbackRoutes.js';

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { badRequest } from './answer/errors.js';
 import { header } from './answer/headers.js';
 import { queryParameter } from './answer/pullFormat.js';
-import { MAX_WAIT_SECONDS } from './watchHub.js';
+import { MAX_WAIT_SECONDS } from '../service/answers/watchHub.js';
 
 /** The wait asked for, in milliseconds, or undefined when the request asks for none. */
 export function waitMsOf(req: IncomingMessage): number | undefined {

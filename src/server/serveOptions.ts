@@ -10,7 +10,7 @@ export interface ServeOptions {
   readonly bodyLimit?: number;
   /** Repack a repository when plain git left more loose objects than this; undefined: never. */
   readonly looseObjectLimit?: number;
-  /** Watches held at once at most (see http/watchHub.ts). */
+  /** Watches held at once at most (see service/answers/watchHub.ts). */
   readonly maxWatchers?: number;
   /** List and serve private repositories only to callers holding a token of theirs. */
   readonly hidePrivate?: boolean;

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/http/app.js';
 import type { HttpDeps } from '../../src/http/deps.js';
 import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
-import { READ_ENDPOINTS } from '../../src/http/routes/readRoutes.js';
+import { READ_ENDPOINTS } from '../../src/service/answers/answers.js';
 import { startServer } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';

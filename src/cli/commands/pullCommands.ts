@@ -6,7 +6,7 @@
  * With `--output`, the file is replaced atomically (a temporary file beside it, fsynced, renamed),
  * so a reader never sees half a file, and it is left as it is when the server cannot be reached:
  * the last good copy stays, and stderr says so. With `--watch` the command keeps the file current
- * (the server holds each request until the context's answer changes, see http/watchHub.ts), and
+ * (the server holds each request until the context's answer changes, see service/answers/watchHub.ts), and
  * runs `--exec`'s command through the shell after each write, one at a time.
  */
 import { spawn } from 'node:child_process';

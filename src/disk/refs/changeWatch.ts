@@ -67,7 +67,7 @@ export class ChangeWatch {
   private checkedAt = 0;
   private retryAt = 0;
   private readonly links: readonly Link[];
-  /** Called when an event says the file may have changed (watchers of a head wake on it; see watchHub.ts). */
+  /** Called when an event says the file may have changed (watchers of a head wake on it; see service/answers/watchHub.ts). */
   onChange?: () => void;
 
   /**

@@ -10,9 +10,8 @@
 import type { IncomingMessage as Request } from 'node:http';
 import { groupId } from '../../domain/securityGroups.js';
 import { ServiceError } from '../../service/errors.js';
-import { KeyRing, unlockWithPasswords } from '../../service/security/keyRing.js';
+import { readerKeyRing as keyRingAt, type KeyRing, type ReaderKeys } from '../../service/security/keyRing.js';
 import type { GroupKey } from '../../service/security/sealing.js';
-import type { GitRepository } from '../../disk/repository.js';
 import { header } from '../answer/headers.js';
 
 export const PROFILE_HEADER = 'Security-Profile-Auth';
@@ -60,18 +59,17 @@ function passwordsOf(req: Request): { group: string; password: string }[] {
   return entries.map(([group, password]) => ({ group, password }));
 }
 
+/** What the reader offers to open security groups: the header's passwords and its token's group keys. */
+export function readerKeys(req: Request, tokenKeys: readonly GroupKey[]): ReaderKeys {
+  return { passwords: passwordsOf(req), tokenKeys };
+}
+
 /** The reader's key ring for the commit read (groups, and their keys, are those of that commit). */
-export async function readerKeyRing(
+export function readerKeyRing(
   req: Request,
-  repository: GitRepository,
+  repository: Parameters<typeof keyRingAt>[0],
   commitId: string,
   tokenKeys: readonly GroupKey[],
 ): Promise<KeyRing> {
-  const attempts = passwordsOf(req);
-  if (attempts.length === 0 && tokenKeys.length === 0) return KeyRing.EMPTY;
-  const { securityGroups } = await repository.snapshot(commitId);
-  if (securityGroups.length === 0) return KeyRing.EMPTY;
-  return KeyRing.of(securityGroups, tokenKeys, repository.fullName).with(
-    await unlockWithPasswords(repository.gitdir, repository.fullName, securityGroups, attempts),
-  );
+  return keyRingAt(repository, commitId, readerKeys(req, tokenKeys));
 }

@@ -9,7 +9,7 @@ import { DEFAULT_HISTORY_LIMIT, history, MAX_HISTORY_LIMIT } from '../../service
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
 import { booleanHeader, clientVersion, header, sendBytes, sendJson } from '../answer/headers.js';
-import { jsonAnswer } from '../answer/answerInSlices.js';
+import { jsonAnswer } from '../../service/answers/answerInSlices.js';
 import { readAccess, type NamedRepository } from '../access/readAccess.js';
 
 /**
@@ -22,7 +22,7 @@ const CHANGES_SERIALIZED_AT_ONCE = 1_000;
 async function sendAnswer(req: Request, res: Response, body: object, changes: number): Promise<void> {
   if (changes <= CHANGES_SERIALIZED_AT_ONCE) return sendJson(req, res, 200, body);
   const answer = await jsonAnswer(body, booleanHeader(req, 'Pretty'));
-  sendBytes(res, 200, answer.contentType, answer.body);
+  sendBytes(res, 200, answer.contentType, answer.bytes);
 }
 
 /** A header, else the query parameter of the same name in lower case; empty counts as absent. */

@@ -35,10 +35,10 @@ import type { HttpDeps } from '../deps.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { badRequest } from '../answer/errors.js';
 import { booleanHeader, sendBytes } from '../answer/headers.js';
-import { jsonAnswer } from '../answer/answerInSlices.js';
-import { answerOf } from '../readCache.js';
+import { jsonAnswer } from '../../service/answers/answerInSlices.js';
+import { answerOf } from '../../service/answers/readCache.js';
 import { readAccess } from '../access/readAccess.js';
-import { renderedPull } from '../answer/renderedPull.js';
+import { renderedPull } from '../../service/answers/renderedPull.js';
 import { beginRequest } from '../requestLog.js';
 import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
@@ -172,7 +172,7 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
       answer = answerOf(file.content, file.contentType);
     }
     res.setHeader('ETag', answer.etag);
-    sendBytes(res, 200, answer.contentType, answer.body);
+    sendBytes(res, 200, answer.contentType, answer.bytes);
   };
 
   return (req, res) => {

@@ -2,8 +2,8 @@
  * Which pull answers a change can reach, told from what changed between two commits (the tree
  * diff, treeDiff.ts) without making the answers: a push that changes one context's values wakes
  * the watchers of that context only, and the answers of the others are not made again
- * (http/watchHub.ts); a pull after it of a context it did not reach is served the answer before
- * it (http/routes/readRoutes.ts). Without it, a push made an answer for every watched context (1,000 of
+ * (watchHub.ts); a pull after it of a context it did not reach is served the answer before
+ * it (answers.ts, the carry rule). Without it, a push made an answer for every watched context (1,000 of
  * them to find the one that changed), and every context polled after a push had its answer made.
  *
  * Only key changes are weighed, key by key (domain/keyReach.ts): a key that keeps its name, and

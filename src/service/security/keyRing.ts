@@ -9,6 +9,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { SecurityGroup } from '../../domain/model.js';
+import type { GitRepository } from '../../disk/repository.js';
 import { findGroup, groupId } from '../../domain/securityGroups.js';
 import { secretLookupId, unlockWithPassword, type GroupKey } from './sealing.js';
 
@@ -102,4 +103,20 @@ export async function unlockWithPasswords(
     if (group && password) opened.push(await passwords.unlock(scope, group, password));
   }
   return KeyRing.of(groups, opened, repository);
+}
+
+/** What a reader offers to open security groups: passwords to try (group name, password) and its token's group keys. */
+export interface ReaderKeys {
+  readonly passwords: readonly { group: string; password: string }[];
+  readonly tokenKeys: readonly GroupKey[];
+}
+
+/** The reader's key ring for the commit read (groups, and their keys, are those of that commit). */
+export async function readerKeyRing(repository: GitRepository, commitId: string, keys: ReaderKeys): Promise<KeyRing> {
+  if (keys.passwords.length === 0 && keys.tokenKeys.length === 0) return KeyRing.EMPTY;
+  const { securityGroups } = await repository.snapshot(commitId);
+  if (securityGroups.length === 0) return KeyRing.EMPTY;
+  return KeyRing.of(securityGroups, keys.tokenKeys, repository.fullName).with(
+    await unlockWithPasswords(repository.gitdir, repository.fullName, securityGroups, keys.passwords),
+  );
 }

@@ -35,21 +35,17 @@ const HTTP_ALLOWED = ['http', 'service', 'api', 'domain', 'layout', 'lib'];
 const HTTP_DISK_DOOR = 'disk/gitCli/gitHttpBackend.ts';
 
 /**
- * Files of src/http that still import src/disk, each for a reason that the read model's move into
- * the service (read cache, carried answers, watch hub) or a service door of its own will remove.
- * The list may only shrink: a test fails when a file on it no longer needs to be there.
+ * Files of src/http that still import src/disk, each for a reason that a service door of its own
+ * would remove. The list may only shrink: a test fails when a file on it no longer needs to be there.
  */
 const HTTP_DISK_LEFT: Record<string, string> = {
   'http/deps.ts': 'the repository registry handed to the routes',
   'http/metrics.ts': 'held-pack and admin-token figures read for the scrape',
-  'http/watchHub.ts': 'the watch core (a head change feed) still lives in the HTTP adapter',
   'http/access/hidePrivate.ts': 'repository and token records read for the private-repository rule',
-  'http/access/securityProfile.ts': 'the GitRepository type',
   'http/routes/adminRoutes.ts': 'the admin token store',
   'http/routes/changeRoutes.ts': 'the admin token store (an admin acts as its label) and the GitRepository type',
   'http/routes/clients.ts': 'the admin token store',
   'http/routes/gitRoutes.ts': 'the GitRepository type beside the backend',
-  'http/routes/readRoutes.ts': 'tags and the GitRepository type, for the read cache still in the adapter',
   'http/routes/replicationRoutes.ts': "the folder identity record's schema",
   'http/routes/rollbackRoutes.ts': 'the GitRepository type',
 };

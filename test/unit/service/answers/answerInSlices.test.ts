@@ -5,11 +5,11 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonSteps, STRING_RUN } from '../../../src/lib/jsonSteps.js';
-import { runSteps } from '../../../src/lib/steps.js';
-import { jsonAnswer, pullAnswer } from '../../../src/http/answer/answerInSlices.js';
-import { answerOf, type CachedAnswer } from '../../../src/http/readCache.js';
-import { TimeSlices } from '../../../src/lib/timeSlices.js';
+import { jsonSteps, STRING_RUN } from '../../../../src/lib/jsonSteps.js';
+import { runSteps } from '../../../../src/lib/steps.js';
+import { jsonAnswer, pullAnswer } from '../../../../src/service/answers/answerInSlices.js';
+import { answerOf, type Answer } from '../../../../src/service/answers/readCache.js';
+import { TimeSlices } from '../../../../src/lib/timeSlices.js';
 
 function text(value: unknown, pretty: boolean): string | undefined {
   const pieces: string[] = [];
@@ -66,15 +66,15 @@ describe('jsonSteps', () => {
     const slices = new TimeSlices(0); // every step is a slice's worth
     const properties = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, { val: `v${i}` }]));
     const answer = await jsonAnswer({ properties }, false, slices);
-    expect(answer.body.toString()).toBe(JSON.stringify({ properties }));
+    expect(answer.bytes.toString()).toBe(JSON.stringify({ properties }));
     expect(slices.yields).toBeGreaterThan(100);
   });
 });
 
 /** Bytes compared as text (a deep comparison of large Buffers is slow), and the ETag and type. */
-function expectSame(actual: CachedAnswer, expected: CachedAnswer): void {
-  expect(actual.body.toString('utf8')).toBe(expected.body.toString('utf8'));
-  expect(actual.body.equals(expected.body)).toBe(true);
+function expectSame(actual: Answer, expected: Answer): void {
+  expect(actual.bytes.toString('utf8')).toBe(expected.bytes.toString('utf8'));
+  expect(actual.bytes.equals(expected.bytes)).toBe(true);
   expect([actual.etag, actual.contentType]).toEqual([expected.etag, expected.contentType]);
 }
 

@@ -9,7 +9,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { jsonSteps } from '../../lib/jsonSteps.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import type { CachedAnswer } from '../readCache.js';
+import type { Answer } from './readCache.js';
 
 /** Characters gathered before they are encoded and hashed: a fraction of a millisecond's work. */
 const CHUNK_CHARS = 64 * 1024;
@@ -59,14 +59,14 @@ class EncodedText {
   }
 }
 
-const answer = (body: Buffer, hash: Hash): CachedAnswer => ({
-  body,
+const answer = (bytes: Buffer, hash: Hash): Answer => ({
+  bytes,
   contentType: `${MEDIA_TYPE}; charset=utf-8`,
   etag: `"${hash.digest('hex')}"`,
 });
 
 /** The answer `answerOf(JSON.stringify(body[, null, 2]), 'application/json')` gives, made in slices. */
-export async function jsonAnswer(body: unknown, pretty: boolean, slices = new TimeSlices()): Promise<CachedAnswer> {
+export async function jsonAnswer(body: unknown, pretty: boolean, slices = new TimeSlices()): Promise<Answer> {
   const text = new EncodedText();
   await slices.run(jsonSteps(body, pretty, (piece) => text.add(piece)));
   return answer(await text.joined(slices), text.hash);
@@ -83,7 +83,7 @@ export async function pullAnswer(
   pretty: boolean,
   generatedOn: string,
   slices = new TimeSlices(),
-): Promise<CachedAnswer> {
+): Promise<Answer> {
   const text = new EncodedText();
   let held: string | undefined;
   await slices.run(

@@ -1,10 +1,10 @@
 /**
- * The timing wheel that ends held watches (src/http/deadlineWheel.ts): a wait never ends before
+ * The timing wheel that ends held watches (src/lib/deadlineWheel.ts): a wait never ends before
  * its delay, ends within one tick after it, a deleted entry never expires, and the wheel's one
  * timer runs only while it holds something.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DeadlineWheel } from '../../../src/http/deadlineWheel.js';
+import { DeadlineWheel } from '../../../src/lib/deadlineWheel.js';
 
 interface Item {
   readonly name: string;

@@ -1,20 +1,20 @@
 /**
- * The read cache (src/http/readCache.ts): least recently used out first, bounded in entries and in
+ * The read cache (src/service/answers/readCache.ts): least recently used out first, bounded in entries and in
  * bytes, and a kept answer holds its own bytes, not a view into a shared pool slab that it would
  * keep whole (ownCopies.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { answerOf, ReadCache } from '../../../src/http/readCache.js';
+import { answerOf, ReadCache } from '../../../../src/service/answers/readCache.js';
 
 describe('ReadCache', () => {
   it("keeps a small answer (a view into Node's 8 KiB pool) as bytes of its own, with the same bytes and ETag", () => {
     const cache = new ReadCache();
     const answer = answerOf('{"a":1}', 'application/json');
-    expect(answer.body.buffer.byteLength).toBeGreaterThan(answer.body.length); // pooled
+    expect(answer.bytes.buffer.byteLength).toBeGreaterThan(answer.bytes.length); // pooled
     cache.set('k', answer);
     const kept = cache.get('k')!;
-    expect(kept.body.equals(answer.body)).toBe(true);
-    expect(kept.body.buffer.byteLength).toBe(kept.body.length);
+    expect(kept.bytes.equals(answer.bytes)).toBe(true);
+    expect(kept.bytes.buffer.byteLength).toBe(kept.bytes.length);
     expect({ etag: kept.etag, contentType: kept.contentType }).toEqual({
       etag: answer.etag,
       contentType: answer.contentType,
@@ -27,7 +27,7 @@ describe('ReadCache', () => {
     byEntries.get('a'); // now b is the least recently used
     byEntries.set('c', answerOf('c', 'text/plain'));
     expect(
-      [byEntries.get('a'), byEntries.get('b'), byEntries.get('c')].map((answer) => answer?.body.toString()),
+      [byEntries.get('a'), byEntries.get('b'), byEntries.get('c')].map((answer) => answer?.bytes.toString()),
     ).toEqual(['a', undefined, 'c']);
 
     const byBytes = new ReadCache(100, 10);
@@ -35,7 +35,7 @@ describe('ReadCache', () => {
     byBytes.set('b', answerOf('7890', 'text/plain'));
     byBytes.set('c', answerOf('x', 'text/plain')); // 11 bytes: a goes
     expect(byBytes.get('a')).toBeUndefined();
-    expect(byBytes.get('b')?.body.toString()).toBe('7890');
+    expect(byBytes.get('b')?.bytes.toString()).toBe('7890');
     byBytes.set('big', answerOf('x'.repeat(11), 'text/plain')); // over the whole bound: not kept
     expect(byBytes.get('big')).toBeUndefined();
   });

@@ -3,19 +3,20 @@
  * whose answer has not changed is held here until the answer for its context would change, or
  * its wait ends, or the server shuts down.
  *
- * How it scales to 10,000 watchers (item 2):
+ * How it scales to 10,000 watchers:
  * - Watchers are grouped by everything that makes their answer (repository, endpoint, format,
  *   the headers that vary it, the security groups unlocked). A group's answer is resolved,
  *   serialised and hashed once per new head, through the read cache, and the same bytes are
  *   written to each of its watchers (`answersMade` counts these, for the test that proves it).
- * - A watcher is answered only when that answer's ETag (content-derived, see readRoutes.ts) is
+ * - A watcher is answered only when that answer's ETag (content-derived, see readCache.ts) is
  *   not one it holds, so a commit that changes nothing for a context wakes none of its watchers.
- * - A group whose answer the change cannot reach is not even made again: the route tells that
- *   from what changed between the heads (`mayDiffer`, service/answers/changeReach.ts), so a push that
- *   changes one context of 1,000 watched makes one answer, not 1,000.
+ * - A group whose answer the change cannot reach is not even made again: the answers tell
+ *   that from what changed between the heads (ReadAnswers.mayDiffer, changeReach.ts), so a push
+ *   that changes one context of 1,000 watched makes one answer, not 1,000.
  * - A held watcher is a plain record: no promise, timer or closure of its own. Wait ends come from
- *   one timing wheel (deadlineWheel.ts), a closed connection from one shared listener, and every
- *   answer is written by the one `respond` function the route gave.
+ *   one timing wheel (lib/deadlineWheel.ts), and every answer is delivered to the one `deliver`
+ *   function the transport gave, with the transport's own handle of the watch (the HTTP adapter's
+ *   request and response): the hub knows no transport, so it is tested without one.
  * - Answers go out through one queue drained in slices of SLICE_MS, and answers are made in
  *   slices too, so the event loop stays responsive (other requests, the push's own answer) while
  *   thousands are woken: no single piece of work grows with the number of watchers.
@@ -27,15 +28,14 @@
  * server processes on one folder (`serve --workers N`, or processes behind a balancer), each
  * process wakes the watchers it holds from its own head watch, whichever process committed.
  *
- * Bounded: at most `maxWatchers` held at once (503 over it, with Retry-After).
+ * Bounded: at most `maxWatchers` held at once (`full`: the HTTP adapter answers 503 over it).
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { RECHECK_MS } from '../disk/refs/changeWatch.js';
-import type { GitRepository } from '../disk/repository.js';
-import { DeadlineWheel } from './deadlineWheel.js';
-import { HttpError } from './answer/errors.js';
-import type { CachedAnswer } from './readCache.js';
+import { RECHECK_MS } from '../../disk/refs/changeWatch.js';
+import type { GitRepository } from '../../disk/repository.js';
+import { DeadlineWheel } from '../../lib/deadlineWheel.js';
+import type { ReadAnswers, ReadRequest } from './answers.js';
+import type { Answer } from './readCache.js';
 
 /** Longest wait a request may ask for, in seconds. */
 export const MAX_WAIT_SECONDS = 300;
@@ -57,47 +57,49 @@ export interface WakeReport {
 }
 
 /** How a wait ends: a new answer, an error making it (answered as such), or nothing new (304). */
-export type WaitResult = { answer: CachedAnswer } | { error: unknown } | undefined;
+export type WaitResult = { answer: Answer } | { error: unknown } | undefined;
 
-/** A held request, as the route asked for it and as `respond` gets it back. */
+/** A held watch, as the transport sees it: it may leave (its client went away) before its answer. */
 export interface HeldWatch {
-  readonly req: IncomingMessage;
-  readonly res: ServerResponse;
-  readonly requestId: string;
-  /** The ETag of the answer the client holds (answered again with a 304). */
-  readonly etag: string;
+  /** Takes the watch out without an answer; nothing once it was answered. */
+  leave(): void;
 }
 
-interface Watcher extends HeldWatch {
-  /** The ETags the client holds (its If-None-Match), or true for `*`. */
-  readonly holds: readonly string[] | true;
-  /** The head the client's answer is known to be current for. */
-  head: string;
-  /** The group it is in, until it is answered. */
-  group: Group | undefined;
+class Watcher<T> implements HeldWatch {
   /** Its slot in the deadline wheel. */
-  tick: number;
+  tick = 0;
   /** How it will be answered, once queued. */
-  result: WaitResult;
+  result: WaitResult = undefined;
+
+  constructor(
+    /** The transport's handle of the watch, given back to `deliver`. */
+    readonly handle: T,
+    /** The ETags the client holds (its If-None-Match), or true for `*`. */
+    readonly holds: readonly string[] | true,
+    /** The head the client's answer is known to be current for. */
+    public head: string,
+    /** The group it is in, until it is answered. */
+    public group: Group<T> | undefined,
+  ) {}
+
+  leave(): void {
+    this.group?.repository.hub.forget(this);
+  }
 }
 
-interface Group {
+interface Group<T> {
   readonly key: string;
   /** Makes the group's answer at a commit (through the read cache). */
-  readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
-  readonly mayDiffer: WaitRequest['mayDiffer'];
-  readonly watchers: Set<Watcher>;
-  readonly repository: RepositoryWatch;
+  readonly answerAt: (commitId: string) => Promise<Answer>;
+  readonly mayDiffer: ((from: string, to: string) => Promise<boolean>) | undefined;
+  readonly watchers: Set<Watcher<T>>;
+  readonly repository: RepositoryWatch<T>;
 }
 
-const holdsEtag = (watcher: Watcher, etag: string) => watcher.holds === true || watcher.holds.includes(etag);
+const holdsEtag = <T>(watcher: Watcher<T>, etag: string) => watcher.holds === true || watcher.holds.includes(etag);
 
-/** The watcher a response belongs to, for the one shared 'close' listener. */
-const WATCHER = Symbol('watcher');
-type WatchedResponse = ServerResponse & { [WATCHER]?: Watcher };
-
-class RepositoryWatch {
-  readonly groups = new Map<string, Group>();
+class RepositoryWatch<T> {
+  readonly groups = new Map<string, Group<T>>();
   private running = false;
   private again = false;
   private readonly unsubscribe: () => void;
@@ -105,7 +107,7 @@ class RepositoryWatch {
 
   constructor(
     readonly repository: GitRepository,
-    readonly hub: WatchHub,
+    readonly hub: WatchHub<T>,
     private readonly onEmpty: () => void,
   ) {
     this.unsubscribe = repository.onHeadChange(() => this.wake());
@@ -141,7 +143,7 @@ class RepositoryWatch {
       }
       // First every changed group's answer, then the answers out: the last watcher's answer then
       // waits for the making of 100 answers, not for 100 turns of the event loop between them.
-      const made: Array<{ group: Group; watchers: Watcher[]; result: WaitResult }> = [];
+      const made: Array<{ group: Group<T>; watchers: Watcher<T>[]; result: WaitResult }> = [];
       let sliceEnds = performance.now() + SLICE_MS;
       for (const group of [...this.groups.values()]) {
         // Weighing a change against a group is work too (as much as its changed keys): the clock is looked at after each group either way.
@@ -194,7 +196,7 @@ class RepositoryWatch {
 }
 
 /** Whether some watcher of the group may hold an answer older than `head`. */
-function behind(group: Group, head: string): boolean {
+function behind<T>(group: Group<T>, head: string): boolean {
   for (const watcher of group.watchers) if (watcher.head !== head) return true;
   return false;
 }
@@ -205,7 +207,7 @@ function behind(group: Group, head: string): boolean {
  * (more than HEADS_WEIGHED heads to weigh, a failure weighing them) answers false: the answer is
  * made, and says what is wrong if anything is.
  */
-async function unreached(group: Group, head: string): Promise<boolean> {
+async function unreached<T>(group: Group<T>, head: string): Promise<boolean> {
   if (!group.mayDiffer) return false;
   const from = new Set<string>();
   for (const watcher of group.watchers) if (watcher.head !== head) from.add(watcher.head);
@@ -219,16 +221,13 @@ async function unreached(group: Group, head: string): Promise<boolean> {
   return !behind(group, head); // a watcher that came meanwhile with another head: the answer is made
 }
 
-export interface WaitRequest extends HeldWatch {
-  readonly repository: GitRepository;
-  /** Everything that makes the answer besides the commit: watchers with the same key share one answer per head. */
+/** A read to hold until its answer changes. */
+export interface WaitRequest<T> {
+  /** The transport's handle of the watch (the HTTP adapter's request and response), given back to `deliver`. */
+  readonly handle: T;
+  readonly read: ReadRequest;
+  /** The key of the answer's group (ReadAnswers.answerAt): watchers with the same key share one answer per head. */
   readonly groupKey: string;
-  readonly answerAt: (commitId: string) => Promise<CachedAnswer>;
-  /**
-   * False when the answer is known to be the same at the second commit as at the first (from what
-   * changed between them); absent where the endpoint cannot tell: the answer is then always made.
-   */
-  readonly mayDiffer?: (from: string, to: string) => Promise<boolean>;
   /** The ETags the client holds (its If-None-Match), or true for `*`. */
   readonly holds: readonly string[] | true;
   /** The head the client's current answer was made at. */
@@ -236,13 +235,13 @@ export interface WaitRequest extends HeldWatch {
   readonly waitMs: number;
 }
 
-export class WatchHub {
-  private readonly repositories = new Map<GitRepository, RepositoryWatch>();
+export class WatchHub<T> {
+  private readonly repositories = new Map<GitRepository, RepositoryWatch<T>>();
   private count = 0;
   private closed = false;
-  private readonly wheel = new DeadlineWheel<Watcher>((watcher) => this.answer(watcher, undefined));
+  private readonly wheel = new DeadlineWheel<Watcher<T>>((watcher) => this.answer(watcher, undefined));
   /** Watchers to answer, in order; `next` is the first not yet answered. */
-  private queue: Watcher[] = [];
+  private queue: Watcher<T>[] = [];
   private next = 0;
   private draining = false;
   /** Answers made for groups of watchers since the start: one per group and new head, however many watchers it holds. */
@@ -255,12 +254,14 @@ export class WatchHub {
   private written: Array<() => void> = [];
 
   /**
-   * `respond` writes the answer of a held request (200 with the new answer, 304 when the result
-   * is undefined, or the error): one function for every watcher.
+   * `answers` makes each group's answer at a new head. `deliver` answers a held watch (the new
+   * answer, nothing new when the result is undefined, or the error): one function for every
+   * watcher, called once for each.
    */
   constructor(
+    private readonly answers: ReadAnswers,
     readonly maxWatchers: number,
-    private readonly respond: (watch: HeldWatch, result: WaitResult) => void,
+    private readonly deliver: (handle: T, result: WaitResult) => void,
   ) {}
 
   /** True once close was called: answers say `Connection: close`. */
@@ -273,62 +274,50 @@ export class WatchHub {
     return this.count;
   }
 
+  /** True when no more watchers may be held now (`hold` takes none). */
+  get full(): boolean {
+    return this.count >= this.maxWatchers;
+  }
+
   /**
-   * Holds a request until its answer changes, its wait ends or the server shuts down; `respond`
-   * answers it then. Throws 503 over the limit of watchers.
+   * Holds a read until its answer changes, its wait ends or the hub closes; `deliver` answers it
+   * then (at once, with nothing new, when the hub is closed). Undefined when the hub is `full`.
    */
-  hold(request: WaitRequest): void {
-    if (request.res.destroyed) return; // the client left while its first answer was made: nothing to hold
+  hold(request: WaitRequest<T>): HeldWatch | undefined {
     if (this.closed) {
-      this.respond(request, undefined);
-      return;
+      this.deliver(request.handle, undefined);
+      return undefined;
     }
-    if (this.count >= this.maxWatchers) {
-      request.res.setHeader('Retry-After', '1');
-      throw new HttpError(
-        503,
-        'too_many_watchers',
-        `this server holds ${this.maxWatchers} watches at most; try again shortly, or poll`,
-      );
-    }
-    let watch = this.repositories.get(request.repository);
+    if (this.full) return undefined;
+    const repository = request.read.repository;
+    let watch = this.repositories.get(repository);
     if (!watch) {
-      watch = new RepositoryWatch(request.repository, this, () => this.repositories.delete(request.repository));
-      this.repositories.set(request.repository, watch);
+      watch = new RepositoryWatch(repository, this, () => this.repositories.delete(repository));
+      this.repositories.set(repository, watch);
     }
     let group = watch.groups.get(request.groupKey);
     if (!group) {
+      const read = request.read;
       group = {
         key: request.groupKey,
-        answerAt: request.answerAt,
-        mayDiffer: request.mayDiffer,
+        answerAt: async (commitId) => (await this.answers.answerAt(read, commitId)).answer,
+        mayDiffer: this.answers.mayDiffer(read),
         watchers: new Set(),
         repository: watch,
       };
       watch.groups.set(request.groupKey, group);
     }
-    const watcher: Watcher = {
-      req: request.req,
-      res: request.res,
-      requestId: request.requestId,
-      etag: request.etag,
-      holds: request.holds,
-      head: request.head,
-      group,
-      tick: 0,
-      result: undefined,
-    };
+    const watcher = new Watcher(request.handle, request.holds, request.head, group);
     this.count++;
     group.watchers.add(watcher);
     this.wheel.add(watcher, request.waitMs);
-    (request.res as WatchedResponse)[WATCHER] = watcher;
-    request.res.once('close', responseClosed);
     // A commit between the answer the client holds and now: look at it at once.
-    if (request.repository.head() !== request.head) watch.wake();
+    if (repository.head() !== request.head) watch.wake();
+    return watcher;
   }
 
   /** Takes a watcher out of its group and the wheel and queues its answer; once per watcher. */
-  answer(watcher: Watcher, result: WaitResult): void {
+  answer(watcher: Watcher<T>, result: WaitResult): void {
     const group = watcher.group;
     if (!group) return;
     watcher.group = undefined;
@@ -336,7 +325,6 @@ export class WatchHub {
     if (group.watchers.size === 0 && group.repository.groups.get(group.key) === group)
       group.repository.groups.delete(group.key);
     this.wheel.delete(watcher);
-    watcher.res.off('close', responseClosed);
     watcher.result = result;
     this.queue.push(watcher);
     if (!this.draining) {
@@ -345,10 +333,10 @@ export class WatchHub {
     }
   }
 
-  /** The client went away: its watcher leaves without an answer. */
-  forget(watcher: Watcher): void {
+  /** The client went away: its watcher leaves without an answer (the transport writes nothing to a client gone). */
+  forget(watcher: Watcher<T>): void {
     if (!watcher.group) return;
-    this.answer(watcher, undefined); // writing to a closed response does nothing
+    this.answer(watcher, undefined);
   }
 
   /** Writes queued answers for at most SLICE_MS, then lets other work run before the next slice. */
@@ -356,15 +344,13 @@ export class WatchHub {
     const sliceEnds = performance.now() + SLICE_MS;
     while (this.next < this.queue.length) {
       const watcher = this.queue[this.next];
-      this.queue[this.next++] = undefined as unknown as Watcher; // let it be collected once answered
+      this.queue[this.next++] = undefined as unknown as Watcher<T>; // let it be collected once answered
       this.count--;
       this.answered++;
-      if (!watcher.res.destroyed) {
-        try {
-          this.respond(watcher, watcher.result);
-        } catch {
-          watcher.res.destroy(); // cannot happen with the route's respond; never stops the others' answers
-        }
+      try {
+        this.deliver(watcher.handle, watcher.result);
+      } catch {
+        // The transport's own failure (it ends that watch itself): never stops the others' answers.
       }
       if (this.next % CLOCK_EVERY === 0 && performance.now() > sliceEnds) break;
     }
@@ -392,10 +378,4 @@ export class WatchHub {
         for (const watcher of [...group.watchers]) this.answer(watcher, undefined);
     }
   }
-}
-
-/** The one 'close' listener of every held response (a listener per watcher would be a closure per watcher). */
-function responseClosed(this: WatchedResponse): void {
-  const watcher = this[WATCHER];
-  if (watcher?.group) watcher.group.repository.hub.forget(watcher);
 }

@@ -1,10 +1,10 @@
 /** A pull in one of its plain-text renderings: the properties only, no files. */
 import type { Context } from '../../domain/context.js';
 import { MEDIA_TYPES, RENDERERS, type PullFormat, type RenderedProperty } from '../../domain/renderings.js';
-import { pullBody, type ReadTarget } from '../../service/read/read.js';
-import { answerOf, type CachedAnswer } from '../readCache.js';
+import { pullBody, type ReadTarget } from '../read/read.js';
+import { answerOf, type Answer } from './readCache.js';
 
-export function renderedPull(target: ReadTarget, context: Context, format: Exclude<PullFormat, 'json'>): CachedAnswer {
+export function renderedPull(target: ReadTarget, context: Context, format: Exclude<PullFormat, 'json'>): Answer {
   const body = pullBody(target, '', context, {
     includeComments: false,
     includeValueContext: false,
