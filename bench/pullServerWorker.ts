@@ -1,6 +1,6 @@
 /**
  * The pull scenario's server process (see pullServer.ts): cfghub's request listener, built with
- * createRequestListener as `cfghub serve` builds it, plus one extra route, `GET /static`, that
+ * the HTTP front's listener as `cfghub serve` builds it, plus one extra route, `GET /static`, that
  * answers the exact bytes of a pull with plain node:http calls, so both endpoints are served by
  * one process and one HTTP server. Listens on 127.0.0.1 on a free port, and exits when the parent
  * stops it.
@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
-import { createRequestListener } from '../src/http/app.js';
+import { createHttpFront } from '../src/http/app.js';
 import { DEFAULT_BODY_LIMIT } from '../src/http/deps.js';
 import { TokenService } from '../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../src/disk/registry.js';
@@ -27,7 +27,7 @@ async function start(request: PullServerStart): Promise<PullServerReply> {
   let staticBody: Buffer | undefined;
   // /static is answered ahead of cfghub's listener, with no request id, no log call and no route
   // table: the floor of node:http itself. Any bias of this arrangement is against cfghub.
-  const cfghub = createRequestListener(deps);
+  const cfghub = createHttpFront(deps).listener;
   const server = await new Promise<Server>((resolve, reject) => {
     const listening = createServer((req, res) => {
       if (req.url !== '/static') return cfghub(req, res);

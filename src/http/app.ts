@@ -11,7 +11,8 @@
  */
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { HttpDeps } from './deps.js';
+import type { HttpDeps, HttpOptions } from './deps.js';
+import { ServerParts } from './parts.js';
 import { answerError } from './answer/errorAnswer.js';
 import { HttpError } from './answer/errors.js';
 import { sendJson } from './answer/headers.js';
@@ -37,7 +38,6 @@ import { springRoutes } from './routes/spring.js';
 import { ofrepRoutes } from './routes/ofrep.js';
 import { clientsRoutes } from './routes/clients.js';
 import { webhookRoutes } from './routes/webhookRoutes.js';
-import { outsideCommitWatchOf } from './outsideCommits.js';
 import { FIRST_AUDIT_DELAY_MS } from '../service/schemas/outsideCommits.js';
 
 /** The express application: everything but the read endpoints. */
@@ -83,25 +83,49 @@ export function createApp(deps: HttpDeps): express.Express {
   return app;
 }
 
-/** The server's request listener: the read endpoints first, then the express application. */
-export function createRequestListener(deps: HttpDeps): RequestListener & { closeWatches(): void } {
+/** A server's HTTP front: its request listener, and what it holds for its life (parts.ts), closed with it. */
+export interface HttpFront {
+  /** The read endpoints first, then the express application (a replica's front before both). */
+  readonly listener: RequestListener;
+  /** The express application, for everything but the routes served without it. */
+  readonly app: express.Express;
+  readonly deps: HttpDeps;
+  /**
+   * Ends what holds a client or works in the background: held watches answer 304, replicas
+   * waiting on the feed get the current state, the outside-commit watch and the webhook
+   * deliveries stop (ServerParts.endWaits). The metrics keep counting the drain's requests.
+   */
+  endWaits(): void;
+  /** Ends everything the front holds (call once its server has drained). */
+  close(): void;
+}
+
+/** The HTTP front of a server on `options`: the parts it holds are made here, once. */
+export function createHttpFront(options: HttpOptions): HttpFront {
+  const deps: HttpDeps = { ...options, parts: new ServerParts(options) };
   const app = createApp(deps);
   const reads = readRoutes(deps);
   const pushes = pushFront(deps); // pushes skip express too
   const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
   const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
-  const listener = (req: IncomingMessage, res: ServerResponse) => {
+  const served = (req: IncomingMessage, res: ServerResponse) => {
     if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
   };
   // Commits made outside cfghub are weighed against the schemas as they arrive (history, /readyz, metrics).
   // Weighing every head takes a read of each repository's head commit: it starts once the first
   // requests of a new server are answered, not beside them (/readyz weighs them when asked).
-  const outside = outsideCommitWatchOf(deps);
-  setTimeout(() => outside.watchAll(), FIRST_AUDIT_DELAY_MS).unref();
-  const closeWatches = () => {
-    outside.close();
-    reads.closeWatches();
+  setTimeout(() => deps.parts.outsideCommits.watchAll(), FIRST_AUDIT_DELAY_MS).unref();
+  return {
+    listener: deps.replica ? replicaFront(deps, deps.replica, served) : served,
+    app,
+    deps,
+    endWaits: () => {
+      deps.parts.endWaits();
+      reads.closeWatches();
+    },
+    close: () => {
+      reads.closeWatches();
+      deps.parts.close();
+    },
   };
-  const withWatches = Object.assign(listener, { closeWatches });
-  return deps.replica ? Object.assign(replicaFront(deps, deps.replica, listener), { closeWatches }) : withWatches;
 }

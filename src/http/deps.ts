@@ -1,12 +1,14 @@
-/** What the HTTP adapter needs from the rest of the program. */
+/** What the HTTP adapter needs from the rest of the program, and what it holds for its life. */
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../disk/registry.js';
 import type { TokenService } from '../service/admin/tokens.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import type { ClusterNode } from '../service/ha/clusterNode.js';
 import type { DeliveryLimits } from '../service/webhooks/deliveries.js';
+import type { ServerParts } from './parts.js';
 
-export interface HttpDeps {
+/** What the caller of the HTTP front (serve, a test, a bench) gives it. */
+export interface HttpOptions {
   readonly registry: RepositoryRegistry;
   readonly tokens: TokenService;
   readonly logger: Logger;
@@ -38,6 +40,11 @@ export interface HttpDeps {
    * every worker sees every commit, and one delivers each; a replaced worker's successor takes its part.
    */
   readonly deliversWebhooks?: boolean;
+}
+
+/** What every route gets: the options, and the parts the front made for its life (parts.ts), closed with it. */
+export interface HttpDeps extends HttpOptions {
+  readonly parts: ServerParts;
 }
 
 export const DEFAULT_BODY_LIMIT = 16 * 1024 * 1024;

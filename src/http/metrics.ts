@@ -1,6 +1,6 @@
 /**
  * `GET /metrics` in Prometheus' text format, made with prom-client. Per server (one
- * registry per HttpDeps): requests by route and status, latency per route, pushes by outcome
+ * registry per HTTP front, held in its ServerParts): requests by route and status, latency per route, pushes by outcome
  * and refusals by reason class, repositories, tokens, watchers. Process-wide, from the telemetry
  * listeners of the layers below: commit and fsync durations, snapshot loads, read-cache hits and
  * misses; open HTTP connections; and prom-client's default process metrics (event-loop delay,
@@ -22,9 +22,8 @@ import { AdminTokenService } from '../service/admin/adminTokens.js';
 import { AdminTokenStore } from '../disk/records/adminTokenStore.js';
 import { listen } from '../lib/telemetry.js';
 import { heldPackBytes, heldPacksBudget } from '../disk/objects/heldPacks.js';
-import type { HttpDeps } from './deps.js';
-import { replicationOriginOf } from './routes/replicationRoutes.js';
-import { outsideCommitWatchOf } from './outsideCommits.js';
+import type { HttpDeps, HttpOptions } from './deps.js';
+import type { ServerParts } from './parts.js';
 import { HttpError } from './answer/errors.js';
 import { header, sendBytes } from './answer/headers.js';
 
@@ -66,11 +65,11 @@ const GIT_PATH = /^\/git\//;
 
 export class Metrics {
   readonly registry = new Registry();
-  /** How many watchers are open; the watch sets it with `watcherCount`. */
+  /** How many watchers are open; the read routes set it. */
   watchers: () => number = () => 0;
-  /** Answers made for groups of watchers (one per group and new head); the watch sets it with `watcherCount`. */
+  /** Answers made for groups of watchers (one per group and new head); the read routes set it. */
   watchAnswersMade: () => number = () => 0;
-  /** How many HTTP connections are open; the server sets it with `connectionCount`. */
+  /** How many HTTP connections are open; the server (server.ts) sets it. */
   connections: () => number = () => 0;
   private readonly requests = new Counter({
     name: 'cfghub_http_requests_total',
@@ -99,7 +98,7 @@ export class Metrics {
   });
   private readonly stopListening: () => void;
 
-  constructor(deps: HttpDeps) {
+  constructor(deps: HttpOptions, parts: ServerParts) {
     collectDefaultMetrics({ register: this.registry, prefix: '' });
     for (const name of PER_HANDLE_METRICS) this.registry.removeSingleMetric(name);
     for (const outcome of ['applied', 'unchanged', 'refused']) this.pushes.inc({ outcome }, 0);
@@ -199,7 +198,7 @@ export class Metrics {
       help: "The primary generation a replica reported above this server's own (another server was promoted since), else 0",
       registers: [this.registry],
       collect() {
-        this.set(replicationOriginOf(deps)?.newerGeneration() ?? 0);
+        this.set(parts.replication.newerGeneration() ?? 0);
       },
     });
     new Gauge({
@@ -208,7 +207,7 @@ export class Metrics {
       help: 'Repositories whose head breaks their schemas since a commit made outside cfghub (plain git)',
       registers: [this.registry],
       collect() {
-        this.set(outsideCommitWatchOf(deps).broken().length);
+        this.set(parts.outsideCommits.broken().length);
       },
     });
     const self = this;
@@ -289,26 +288,6 @@ export class Metrics {
   }
 }
 
-const perContext = new WeakMap<HttpDeps, Metrics>();
-
-/** The metrics of a server (made on first use). */
-export function metricsOf(deps: HttpDeps): Metrics {
-  let metrics = perContext.get(deps);
-  if (!metrics) perContext.set(deps, (metrics = new Metrics(deps)));
-  return metrics;
-}
-
-/** Tells the metrics how many watchers are open (for the watch). */
-export function watcherCount(deps: HttpDeps, count: () => number, answersMade: () => number = () => 0): void {
-  metricsOf(deps).watchers = count;
-  metricsOf(deps).watchAnswersMade = answersMade;
-}
-
-/** Tells the metrics how many HTTP connections are open (src/http/server.ts counts them). */
-export function connectionCount(deps: HttpDeps, count: () => number): void {
-  metricsOf(deps).connections = count;
-}
-
 function sameSecret(presented: string, expected: string): boolean {
   const a = createHash('sha256').update(presented).digest();
   const b = createHash('sha256').update(expected).digest();
@@ -323,7 +302,7 @@ export async function answerMetrics(deps: HttpDeps, req: IncomingMessage, res: S
       throw new HttpError(401, 'unauthorized', 'the metrics need the metrics token: Authorization: Bearer <token>');
     }
   }
-  const metrics = metricsOf(deps);
+  const metrics = deps.parts.metrics;
   // A worker of `serve --workers N` answers every worker's figures summed (clusterWorker.ts).
   if (deps.clusterMetrics) {
     sendBytes(res, 200, metrics.registry.contentType, Buffer.from(await deps.clusterMetrics(), 'utf8'));

@@ -3,7 +3,6 @@ import type { PushLocals } from './routes/pushRoutes.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { HttpDeps } from './deps.js';
-import { metricsOf } from './metrics.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
@@ -44,7 +43,7 @@ export function beginRequest(
  * matched, with a push's outcome and the kind of its refusal (set in `res.locals` by the push route).
  */
 function countRequest(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, route: string | undefined): void {
-  const metrics = metricsOf(deps);
+  const metrics = deps.parts.metrics;
   const started = process.hrtime.bigint();
   res.once('finish', () => {
     const matched = route ?? (req as { route?: { path?: unknown } }).route?.path;

@@ -1,18 +1,18 @@
 /** Starting and stopping the HTTP server, with graceful shutdown. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequestListener } from './app.js';
-import type { HttpDeps } from './deps.js';
+import { createHttpFront } from './app.js';
+import type { HttpOptions } from './deps.js';
 import { continueWhenRead } from './body/lingeringClose.js';
-import { connectionCount } from './metrics.js';
-import { endFeeds } from './routes/replicationRoutes.js';
+import type { Metrics } from './metrics.js';
 import { warmSchemaCompiler } from '../service/schemas/schemaCompiler.js';
-import { webhooksOf } from './routes/webhookRoutes.js';
 
 export interface RunningServer {
   readonly server: Server;
   readonly url: string;
   readonly port: number;
+  /** The server's metrics (a worker of `serve --workers N` sends them to the primary). */
+  readonly metrics: Metrics;
   /** Stops accepting, lets in-flight requests (pushes) finish, then resolves. */
   close(): Promise<void>;
 }
@@ -31,15 +31,16 @@ export interface ServerTimeouts {
 export const DEFAULT_TIMEOUTS: ServerTimeouts = { headersMs: 30_000, requestMs: 60_000 };
 
 export function startServer(
-  deps: HttpDeps,
+  options: HttpOptions,
   port: number,
   host: string,
   timeouts = DEFAULT_TIMEOUTS,
 ): Promise<RunningServer> {
-  const listener = createRequestListener(deps);
+  const front = createHttpFront(options);
+  const listener = front.listener;
+  const metrics = front.deps.parts.metrics;
   warmSchemaCompiler();
-  const webhooks = webhooksOf(deps);
-  webhooks.start(); // deliveries after each commit of a repository with hooks
+  front.deps.parts.webhooks.start(); // deliveries after each commit of a repository with hooks
   return new Promise((resolve, reject) => {
     const server = createServer(
       {
@@ -57,14 +58,17 @@ export function startServer(
       connections++;
       socket.once('close', () => connections--);
     });
-    connectionCount(deps, () => connections);
+    metrics.connections = () => connections;
     // Expect: 100-continue: the 100 when a route reads the body, so an early refusal replaces it.
     server.on('checkContinue', (req, res) => {
       continueWhenRead(req, res);
       listener(req, res);
     });
     server.listen(port, host);
-    server.once('error', reject);
+    server.once('error', (error) => {
+      front.close();
+      reject(error);
+    });
     server.once('listening', () => {
       const address = server.address() as AddressInfo;
       const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -72,19 +76,21 @@ export function startServer(
       resolve({
         server,
         port: address.port,
+        metrics,
         url: `http://${shown}:${address.port}`,
         close: () =>
           (closing ??= new Promise<void>((done) => {
-            endFeeds(deps); // replicas waiting on the change feed get their answer now, not at the drain's end
+            // Held watches answer 304 and replicas waiting on the change feed get their answer now,
+            // not at the drain's end; no delivery starts now (waiting ones are in memory only).
+            front.endWaits();
             const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
             // A keep-alive connection turns idle when its in-flight request ends: close it then,
             // rather than waiting for its keep-alive timeout.
             const sweep = setInterval(() => server.closeIdleConnections(), 25);
-            listener.closeWatches(); // held watches answer 304 now rather than hold the drain
-            webhooks.close(); // no delivery starts now; waiting ones are dropped (in memory only)
             server.close(() => {
               clearTimeout(force);
               clearInterval(sweep);
+              front.close();
               done();
             });
             server.closeIdleConnections();

@@ -9,8 +9,7 @@
  * server; and reads see other workers' commits at once through the head watch (changeWatch.ts).
  */
 import cluster from 'node:cluster';
-import { metricsOf } from '../http/metrics.js';
-import type { HttpDeps } from '../http/deps.js';
+import type { Metrics } from '../http/metrics.js';
 import { ServiceError } from '../service/errors.js';
 import { ReplicaView } from '../service/replication/replicaLink.js';
 import { withoutPaths } from '../domain/reasons.js';
@@ -32,7 +31,7 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
   const replica = options.replicaOf ? new ReplicaView(options.replicaOf.primary) : undefined;
   const asks = new Map<number, (text: string) => void>();
   let nextAsk = 0;
-  let deps: HttpDeps | undefined;
+  let metrics: Metrics | undefined;
   let serving: Serving | undefined;
   let stopping = false;
 
@@ -71,7 +70,7 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
         break;
       case 'metrics-ask':
         // Before the server is up there is nothing counted yet.
-        void (deps ? metricsOf(deps).registry.getMetricsAsJSON() : Promise.resolve([])).then(
+        void (metrics ? metrics.registry.getMetricsAsJSON() : Promise.resolve([])).then(
           (metrics) => send({ cfghub: 'metrics-own', gather: message.gather, metrics }),
           () => send({ cfghub: 'metrics-own', gather: message.gather, metrics: [] }),
         );
@@ -96,7 +95,7 @@ export async function serveAsWorker(options: ServeOptions): Promise<void> {
       workers: options.workers,
       deliversWebhooks: process.env[DELIVERS_WEBHOOKS] === '1',
     });
-    deps = serving.deps;
+    metrics = serving.metrics;
   } catch (error) {
     // The primary reports it once for all workers, and exits with its code (program.ts).
     const code = error instanceof ServiceError ? error.code : undefined;

@@ -8,7 +8,8 @@
  */
 import cluster from 'node:cluster';
 import type { Logger } from 'pino';
-import { DEFAULT_BODY_LIMIT, type HttpDeps } from '../http/deps.js';
+import { DEFAULT_BODY_LIMIT, type HttpOptions } from '../http/deps.js';
+import type { Metrics } from '../http/metrics.js';
 import { ensureDemoRepository } from '../service/admin/demo.js';
 import type { ReplicaLink } from '../service/replication/replicaLink.js';
 import { TokenService } from '../service/admin/tokens.js';
@@ -85,7 +86,8 @@ async function prepareOnce(options: ServeOptions, logger: Logger): Promise<void>
 
 export interface Serving {
   readonly url: string;
-  readonly deps: HttpDeps;
+  /** The server's metrics (a worker of `serve --workers N` sends them to the primary). */
+  readonly metrics: Metrics;
   /** Drains the server (in-flight requests finish, watches answer), then closes what it holds. */
   stop(): Promise<void>;
 }
@@ -98,7 +100,7 @@ export interface Serving {
 export async function startServing(
   options: ServeOptions,
   logger: Logger,
-  extra: { replica?: ReplicaLink } & Pick<HttpDeps, 'clusterMetrics' | 'workers' | 'deliversWebhooks'>,
+  extra: { replica?: ReplicaLink } & Pick<HttpOptions, 'clusterMetrics' | 'workers' | 'deliversWebhooks'>,
 ): Promise<Serving> {
   let node: ClusterNode | undefined;
   const registry = new RepositoryRegistry(options.reposDir, {
@@ -124,7 +126,7 @@ export async function startServing(
   const follower = extra.replica
     ? undefined
     : options.replicaOf && startReplicator(options.replicaOf, registry, tokens, logger);
-  const deps: HttpDeps = {
+  const deps: HttpOptions = {
     registry,
     tokens,
     logger,
@@ -149,7 +151,7 @@ export async function startServing(
   node?.start();
   return {
     url: running.url,
-    deps,
+    metrics: running.metrics,
     async stop() {
       await running.close();
       await node?.stop(); // after the drain: pushes in flight finish as the leader, then another node leads

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.js';
+import { createHttpFront } from '../../src/http/app.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { DEFAULT_BODY_LIMIT } from '../../src/http/deps.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
@@ -40,7 +40,7 @@ function allRoutes(): Route[] {
     for (const method of Object.keys(item)) add(method, path);
   const registry = new RepositoryRegistry(dir.path);
   const tokens = new TokenService(new TokenStore(dir.path));
-  const app = createApp({
+  const front = createHttpFront({
     registry,
     tokens,
     logger: pino({ level: 'silent' }),
@@ -56,7 +56,8 @@ function allRoutes(): Route[] {
       } else if (layer.handle?.stack) walk(layer.handle.stack);
     }
   };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack);
+  walk((front.app as unknown as { router: { stack: Layer[] } }).router.stack);
+  front.close();
   // The protocols served beside express (app.ts), by their documented paths: Spring's application is `account.repository`.
   for (const path of [
     '/spring/acme.{repository}/Prod',

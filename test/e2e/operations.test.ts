@@ -10,8 +10,8 @@ import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-fo
 import pino from 'pino';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/http/app.js';
-import type { HttpDeps } from '../../src/http/deps.js';
+import { createHttpFront } from '../../src/http/app.js';
+import type { HttpOptions } from '../../src/http/deps.js';
 import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
 import { READ_ENDPOINTS } from '../../src/service/answers/answers.js';
 import { startServer } from '../../src/http/server.js';
@@ -125,7 +125,7 @@ describe('GET /metrics', () => {
   });
 
   it('answers only with the metrics token when one is set', async () => {
-    const deps: HttpDeps = {
+    const deps: HttpOptions = {
       registry: new RepositoryRegistry(fixture.repos),
       tokens: new TokenService(new TokenStore(fixture.repos)),
       logger: pino({ level: 'silent' }),
@@ -180,7 +180,7 @@ describe('GET /readyz', () => {
 
   it('is 503 while start-up work is not finished', async () => {
     let starting: string | undefined = 'start-up recovery is not finished';
-    const deps: HttpDeps = {
+    const deps: HttpOptions = {
       registry: new RepositoryRegistry(fixture.repos),
       tokens: new TokenService(new TokenStore(fixture.repos)),
       logger: pino({ level: 'silent' }),
@@ -204,13 +204,14 @@ describe('GET /readyz', () => {
 
 /** The routes the express application registers, as `METHOD path`, read from its router. */
 function registeredRoutes(): string[] {
-  const deps: HttpDeps = {
+  const deps: HttpOptions = {
     registry: new RepositoryRegistry(fixture.repos),
     tokens: new TokenService(new TokenStore(fixture.repos)),
     logger: pino({ level: 'silent' }),
     bodyLimit: 1024,
   };
-  const app = createApp(deps) as unknown as { router: { stack: Layer[] } };
+  const front = createHttpFront(deps);
+  const app = front.app as unknown as { router: { stack: Layer[] } };
   interface Layer {
     route?: { path: string | string[]; methods: Record<string, boolean> };
     handle?: { stack?: Layer[] };
@@ -226,6 +227,7 @@ function registeredRoutes(): string[] {
     }
   };
   walk(app.router.stack);
+  front.close();
   deps.registry.close();
   deps.tokens.close();
   return found;

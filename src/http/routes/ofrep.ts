@@ -29,7 +29,6 @@ import { beginRequest } from '../requestLog.js';
 import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
 import { noteRead, readFields, type ReadNote } from './readNote.js';
-import { recordRead } from './clients.js';
 
 /** `[/openfeature/{account}/{repository}]/ofrep/v1/evaluate/flags[/{key}]`. */
 const OFREP_PATH = /^(?:\/openfeature\/([^/]+)\/([^/]+))?\/ofrep\/v1\/evaluate\/flags(?:\/([^/]+))?\/?$/;
@@ -81,7 +80,7 @@ export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerR
       const read = await protocolRead(access, req, named, undefined);
       const context = contextOfEvaluation(evaluationContext, read.target.snapshot.settings.levels);
       noteRead(note, read, context, req);
-      recordRead(deps, note);
+      deps.parts.reads.record(note);
       res.setHeader('Commit', read.commitId);
       if (flag !== undefined) {
         const result = evaluateFlag(read.target, read.commitId, flag, context);

@@ -34,9 +34,7 @@ import { readAccess } from '../access/readAccess.js';
 import { readerKeys } from '../access/securityProfile.js';
 import { beginRequest } from '../requestLog.js';
 import { waitMsOf } from '../watchRequest.js';
-import { watcherCount } from '../metrics.js';
 import { applicationNameOf, readFields, type ReadNote } from './readNote.js';
-import { recordRead } from './clients.js';
 
 type Request = IncomingMessage;
 
@@ -168,11 +166,9 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
       woken: wake.woken,
       durationMs: Math.round(wake.ms * 10) / 10,
     });
-  watcherCount(
-    deps,
-    () => hub.size,
-    () => hub.answersMade,
-  ); // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
+  // cfghub_watchers and cfghub_watch_answers_made_total in /metrics
+  deps.parts.metrics.watchers = () => hub.size;
+  deps.parts.metrics.watchAnswersMade = () => hub.answersMade;
 
   const access = readAccess(deps);
 
@@ -244,7 +240,7 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     const made = await answers.answerAt(read, point.commitId, point.repoDate);
     const answer = made.answer;
     // Recorded once the answer is made: its context was then checked (a cached answer's too, the Context header being in its key).
-    if (name === 'pull' || name === 'rawFile') recordRead(deps, note);
+    if (name === 'pull' || name === 'rawFile') deps.parts.reads.record(note);
     // A watch (If-None-Match and Wait) of the head whose answer the client holds: held until it changes.
     if (waitMs !== undefined && point.repoDate === undefined && notModified(req, answer.etag)) {
       hold({ req, res, requestId, etag: answer.etag }, read, made.groupKey, point.commitId, waitMs);

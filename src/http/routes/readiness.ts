@@ -17,9 +17,7 @@ import { withoutPaths } from '../../domain/reasons.js';
 import { listRepositories } from '../../service/read/listing.js';
 import type { HttpDeps } from '../deps.js';
 import type { ReplicaStatus } from '../../service/replication/replicator.js';
-import { replicationOriginOf } from './replicationRoutes.js';
 import { sendJson } from '../answer/headers.js';
-import { outsideCommitWatchOf } from '../outsideCommits.js';
 
 /** Below this much free space a push could fail half-way through writing its pack: not ready. */
 export const MIN_FREE_BYTES = 64 * 1024 * 1024;
@@ -68,7 +66,7 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
   if (starting) problems.push(starting);
   const folder = await folderProblem(deps.registry.root);
   if (folder) problems.push(folder);
-  const staleGeneration = replicationOriginOf(deps)?.problem();
+  const staleGeneration = deps.parts.replication.problem();
   if (staleGeneration) problems.push(staleGeneration);
   const warnings: string[] = [];
   const replica = deps.replica?.status();
@@ -108,7 +106,7 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
  * (plain git cannot be refused), named so that someone mends it. Under --hide-private, counted.
  */
 function outsideCommitWarnings(deps: HttpDeps): string[] {
-  const watch = outsideCommitWatchOf(deps);
+  const watch = deps.parts.outsideCommits;
   watch.watchAll();
   const broken = watch.broken();
   if (broken.length === 0) return [];

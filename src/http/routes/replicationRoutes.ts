@@ -18,9 +18,8 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../../service/errors.js';
-import { FeedHub, MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
+import { MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
 import { folderIdentitySchema } from '../../disk/records/folderIdentity.js';
-import { ReplicationOrigin } from '../../service/replication/origin.js';
 import {
   currentStateInSlices,
   HEARTBEAT_LINE,
@@ -75,24 +74,11 @@ export function requireReplicationToken(deps: HttpDeps, req: Request): void {
   }
 }
 
-/** Ends every waiting feed with the current state (the server is shutting down). */
-const hubs = new WeakMap<HttpDeps, FeedHub>();
-export function endFeeds(deps: HttpDeps): void {
-  hubs.get(deps)?.close();
-}
-
-const origins = new WeakMap<HttpDeps, ReplicationOrigin>();
-/** The server's serving side of replication: its folder's identity and what its replicas report (readiness, metrics). */
-export function replicationOriginOf(deps: HttpDeps): ReplicationOrigin | undefined {
-  return origins.get(deps);
-}
-
 export function replicationRoutes(deps: HttpDeps): Router {
   const router = express.Router();
-  const origin = new ReplicationOrigin(deps.registry, deps.tokens, deps.logger);
-  origins.set(deps, origin);
-  const hub = new FeedHub(origin);
-  hubs.set(deps, hub);
+  // The server's (ServerParts): its close ends every waiting feed with the current state.
+  const origin = deps.parts.replication;
+  const hub = deps.parts.feeds;
   /** What every replication request does first: the token, the folder's identity, the generation the replica reports. */
   const opening = async (req: Request) => {
     requireReplicationToken(deps, req);

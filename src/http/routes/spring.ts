@@ -43,7 +43,6 @@ import { beginRequest } from '../requestLog.js';
 import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
 import { noteRead, readFields, type ReadNote } from './readNote.js';
-import { recordRead } from './clients.js';
 
 export const SPRING_PREFIX = '/spring/';
 
@@ -146,7 +145,7 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     const profiles = profileList(asked.profiles);
     const context = contextOfProfiles(profiles, target.snapshot.settings.levels);
     noteRead(note, read, context, req);
-    recordRead(deps, note);
+    deps.parts.reads.record(note);
     res.setHeader('Commit', commitId);
     let answer;
     if (asked.kind === 'environment') {

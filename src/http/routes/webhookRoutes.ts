@@ -6,10 +6,9 @@
  */
 import type { Router } from 'express';
 import { z } from 'zod';
-import { WebhookService } from '../../service/webhooks/webhookService.js';
+import type { WebhookService } from '../../service/webhooks/webhookService.js';
 import type { HttpDeps } from '../deps.js';
 import { adminRouter, type AdminRouteOf } from './adminRoutes.js';
-import { contextsRead } from './clients.js';
 
 const REPO = '/rest/admin/repositories/:account/:repository/webhooks';
 const fullName = (p: Record<string, string>) => `${p.account}/${p.repository}`;
@@ -87,23 +86,6 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
 ];
 
-const services = new WeakMap<HttpDeps, WebhookService>();
-
-/** The server's webhook service (one per HttpDeps), made on first use. */
-export function webhooksOf(deps: HttpDeps): WebhookService {
-  let service = services.get(deps);
-  if (!service) {
-    service = new WebhookService(deps.registry, deps.logger, {
-      limits: deps.webhookLimits,
-      contextsRead: (repository) => contextsRead(deps, repository),
-      // A read replica follows its primary, which delivers: it would deliver each commit again.
-      delivers: deps.replica === undefined && deps.deliversWebhooks !== false,
-    });
-    services.set(deps, service);
-  }
-  return service;
-}
-
 export function webhookRoutes(deps: HttpDeps): Router {
-  return adminRouter(deps, WEBHOOK_ROUTES, () => webhooksOf(deps));
+  return adminRouter(deps, WEBHOOK_ROUTES, () => deps.parts.webhooks);
 }
