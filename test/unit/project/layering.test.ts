@@ -144,6 +144,13 @@ describe('layering', () => {
     expect(others).toEqual([]);
   });
 
+  it('src/http keeps no table keyed by the server: what a front holds is made and closed with it (http/parts.ts)', () => {
+    const tables = sourcesOf('http').flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/new (?:Weak)?Map<HttpDeps\b/g)].map(() => relative(SRC, file)),
+    );
+    expect(tables).toEqual([]);
+  });
+
   it('the HTTP error answers import only src/service, src/domain and src/http: never the disk, git or the layout', () => {
     const files = HTTP_ERROR_FILES.map((file) => join(SRC, file));
     expect(violations('http', files, ['service', 'domain', 'http'])).toEqual([]);
