@@ -10,7 +10,7 @@ import type { RepoSettings } from '../domain/model.js';
 import { lineField as field, readYamlString } from './yamlScalars.js';
 
 /** The flags, in the order serializeSettings writes them, after `context`, `description` and `created`. */
-const FLAGS = [
+export const SETTINGS_FLAGS = [
   'isPrivate',
   'isPersonal',
   'accessControlsEnabled',
@@ -36,18 +36,19 @@ export function parseCanonicalSettings(text: string): RepoSettings | undefined {
     if (level === undefined) return undefined;
     levels.push(level);
   }
-  if (levels.length < 1 || levels.length > MAX_LEVELS || lines.length !== at + 2 + FLAGS.length) return undefined;
+  if (levels.length < 1 || levels.length > MAX_LEVELS || lines.length !== at + 2 + SETTINGS_FLAGS.length)
+    return undefined;
   const description = readYamlString(field(lines[at], 'description'));
   const createdText = field(lines[at + 1], 'created');
   const created = createdText !== undefined && CREATED.test(createdText) ? createdText : readYamlString(createdText);
   if (description === undefined || created === undefined) return undefined;
-  const flags: Partial<Record<(typeof FLAGS)[number], boolean>> = {};
-  for (let i = 0; i < FLAGS.length; i++) {
-    const value = field(lines[at + 2 + i], FLAGS[i]);
+  const flags: Partial<Record<(typeof SETTINGS_FLAGS)[number], boolean>> = {};
+  for (let i = 0; i < SETTINGS_FLAGS.length; i++) {
+    const value = field(lines[at + 2 + i], SETTINGS_FLAGS[i]);
     if (value !== 'true' && value !== 'false') return undefined;
-    flags[FLAGS[i]] = value === 'true';
+    flags[SETTINGS_FLAGS[i]] = value === 'true';
   }
-  const f = flags as Record<(typeof FLAGS)[number], boolean>;
+  const f = flags as Record<(typeof SETTINGS_FLAGS)[number], boolean>;
   return {
     levels,
     description,

@@ -6,6 +6,7 @@
  */
 import { AdminClient, ClientError } from '../../client/admin.js';
 import { ServiceError, type ServiceErrorCode } from '../../service/errors.js';
+import { serverUrl } from './remote.js';
 
 const SERVICE_CODES = new Set<string>([
   'invalid_argument',
@@ -34,21 +35,7 @@ export class AdminApi {
   protected readonly client: AdminClient;
 
   constructor(server: string, token: string | undefined) {
-    let url: URL;
-    try {
-      url = new URL(server);
-    } catch {
-      throw new ServiceError(
-        'invalid_argument',
-        `--server must be a URL like http://cfghub.example:8080, got ${JSON.stringify(server)}`,
-      );
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new ServiceError(
-        'invalid_argument',
-        `--server must be an http or https URL, got ${JSON.stringify(server)}`,
-      );
-    }
+    const url = serverUrl(server);
     if (!token)
       throw new ServiceError(
         'invalid_argument',

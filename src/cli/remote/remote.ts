@@ -25,10 +25,8 @@ export function withRemoteOptions(command: Command): Command {
     );
 }
 
-/** The server's URL from the options or the environment; a clear usage error without one. */
-export function serverOf(options: RemoteOptions): string {
-  const server = options.server ?? process.env.CFGHUB_SERVER;
-  if (!server) throw new ServiceError('invalid_argument', 'no server: pass --server URL or set CFGHUB_SERVER');
+/** `--server`'s value as a URL: http or https, else a clear usage error. */
+export function serverUrl(server: string): URL {
   let url: URL;
   try {
     url = new URL(server);
@@ -39,7 +37,18 @@ export function serverOf(options: RemoteOptions): string {
     );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ServiceError('invalid_argument', '--server must be an http:// or https:// URL');
+    throw new ServiceError(
+      'invalid_argument',
+      `--server must be an http:// or https:// URL, got ${JSON.stringify(server)}`,
+    );
+  return url;
+}
+
+/** The server's URL from the options or the environment; a clear usage error without one. */
+export function serverOf(options: RemoteOptions): string {
+  const server = options.server ?? process.env.CFGHUB_SERVER;
+  if (!server) throw new ServiceError('invalid_argument', 'no server: pass --server URL or set CFGHUB_SERVER');
+  serverUrl(server);
   return server;
 }
 

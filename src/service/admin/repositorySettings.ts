@@ -6,6 +6,7 @@
  */
 import type { RepoSettings } from '../../domain/model.js';
 import type { GitRepository } from '../../disk/repository.js';
+import { SETTINGS_FLAGS } from '../../layout/canonicalSettings.js';
 import { commitChange } from '../write/commit.js';
 import { ServiceError } from '../errors.js';
 import { aliasProblem } from '../../domain/names.js';
@@ -28,16 +29,10 @@ export interface SettingsChange {
   readonly alias?: string | null;
 }
 
+/** The description and every flag of the settings. */
 export const CHANGEABLE_SETTINGS = [
   'description',
-  'isPrivate',
-  'isPersonal',
-  'accessControlsEnabled',
-  'vdtEnabled',
-  'securityEnabled',
-  'contextGroupsEnabled',
-  'tokenFreePush',
-  'tokenFreePull',
+  ...SETTINGS_FLAGS,
 ] as const satisfies readonly (keyof SettingsChange)[];
 
 const MAX_DESCRIPTION = 1000;
