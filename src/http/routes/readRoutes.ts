@@ -38,8 +38,11 @@ import { applicationNameOf, readFields, type ReadNote } from './readNote.js';
 
 type Request = IncomingMessage;
 
-/** `/rest/<endpoint>` or `/rest/<endpoint>/<account>/<repository>`, with an optional final slash. */
-const READ_PATH = /^\/rest\/(pull|rawFile|info|keyData|export)(?:\/([^/]+)\/([^/]+))?\/?$/i;
+/**
+ * `/rest/<endpoint>` or `/rest/<endpoint>/<account>/<repository>`, with an optional final slash:
+ * the endpoints of the one list the OpenAPI document reads too (READ_ENDPOINTS).
+ */
+const READ_PATH = new RegExp(`^/rest/(${READ_ENDPOINTS.join('|')})(?:/([^/]+)/([^/]+))?/?$`, 'i');
 /** Endpoint names by their lower case: paths match without regard to case, as express's routes did. */
 const ENDPOINT_NAMES = new Map(READ_ENDPOINTS.map((name) => [name.toLowerCase(), name]));
 
