@@ -178,7 +178,8 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
   /** Holds a watch until its answer changes (service/answers/watchHub.ts); 503 over the limit of watchers. */
   const hold = (held: HeldRequest, read: ReadRequest, groupKey: string, head: string, waitMs: number) => {
     if (held.res.destroyed) return; // the client left while its first answer was made: nothing to hold
-    if (hub.full) {
+    // A closing hub answers at once (304), full or not.
+    if (!hub.closing && hub.full) {
       held.res.setHeader('Retry-After', '1');
       throw new HttpError(
         503,
