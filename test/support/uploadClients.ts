@@ -219,7 +219,11 @@ export function socketPost(url: string, upload: SocketUpload): Promise<SocketAns
         for (const part of framed) flushed = socket.write(part) && flushed;
         sent += piece.length;
         if (!flushed) await firstOf(socket, ['drain', 'close']);
+        // Back to the event loop after every piece, so that an answer is read as it arrives: when the
+        // kernel takes each piece at once (a server draining faster than this client writes), 'drain'
+        // comes on the next tick and a loop awaiting it alone never reads, sending the whole body unseen.
         if (upload.pauseMs) await new Promise((next) => setTimeout(next, upload.pauseMs));
+        else await new Promise((next) => setImmediate(next));
       }
       if (upload.chunked && sent >= size && !stopped()) socket.write('0\r\n\r\n');
       sending = false;
