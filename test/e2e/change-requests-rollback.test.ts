@@ -9,7 +9,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cliWithInput, git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile } from '../support/harness.js';
-import { read } from '../support/reads.js';
+import { changeRequestCalls, hostAt } from '../support/changeRequests.js';
 
 const REPO = 'acme/guarded';
 const fixture = serverForFile();
@@ -18,30 +18,7 @@ let adminToken = '';
 /** The commits of the seed: the first values, a production change, a staging change. */
 const commits: Record<'seed' | 'production' | 'staging', string> = { seed: '', production: '', staging: '' };
 
-async function made(...args: string[]): Promise<string> {
-  const result = await cliWithInput(fixture.repos, '', ...args);
-  expect(result.code, result.stderr).toBe(0);
-  return result.stdout.trim();
-}
-
-const gitdir = () => gitdirOf(fixture.repos, REPO);
-const head = () => git(gitdir(), 'rev-parse', 'refs/heads/main').trim();
-
-function call(method: string, path: string, token: string, body?: unknown, headers: Record<string, string> = {}) {
-  const auth: Record<string, string> = token.startsWith('cfgadm_')
-    ? { Authorization: `Bearer ${token}` }
-    : { 'Client-Token': token };
-  return fetch(`${fixture.server.url}${path}`, {
-    method,
-    headers: { ...auth, ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (response) => {
-    const text = await response.text();
-    return { status: response.status, json: text ? JSON.parse(text) : undefined, etag: response.headers.get('etag') };
-  });
-}
-
-const act = (token: string, id: number, action: string) => call('POST', `/rest/changes/${REPO}/${id}/${action}`, token);
+const { made, gitdir, head, call, act, pull } = changeRequestCalls(fixture, REPO, () => tokens.alice);
 
 async function pushed(token: string, data: unknown[], changeComment: string): Promise<string> {
   const answer = await pushTo(
@@ -53,18 +30,6 @@ async function pushed(token: string, data: unknown[], changeComment: string): Pr
   expect(answer.status, reasonOf(answer)).toBe(200);
   return head();
 }
-
-async function pull(context: string): Promise<Record<string, unknown>> {
-  const answer = await read(fixture.server.url, `/rest/pull/${REPO}`, {
-    'Client-Token': tokens.alice,
-    Context: context,
-  });
-  expect(answer.status, answer.text).toBe(200);
-  const properties = answer.json.properties as Record<string, { val: unknown }>;
-  return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, value.val]));
-}
-
-const hostAt = (context: string, value: string) => ({ key: 'db.host', values: [{ context, value }] });
 
 /** Approved by bob and applied by alice: the applied commit. */
 async function approvedAndApplied(id: number): Promise<string> {

@@ -9,60 +9,19 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  cliWithInput,
-  git,
-  gitdirOf,
-  pushTo,
-  reasonOf,
-  runCommand,
-  serverForFile,
-  tempDir,
-} from '../support/harness.js';
-import { read } from '../support/reads.js';
+import { git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile, tempDir } from '../support/harness.js';
+import { changeRequestCalls, hostAt } from '../support/changeRequests.js';
 
 const REPO = 'acme/changes';
 const fixture = serverForFile();
 const tokens: Record<string, string> = {};
 let adminToken = '';
 
-/** Made by the command line as a child process the test waits for, so the in-process server keeps serving. */
-async function made(...args: string[]): Promise<string> {
-  const result = await cliWithInput(fixture.repos, '', ...args);
-  expect(result.code, result.stderr).toBe(0);
-  return result.stdout.trim();
-}
-
-const gitdir = () => gitdirOf(fixture.repos, REPO);
-const head = () => git(gitdir(), 'rev-parse', 'refs/heads/main').trim();
-
-function call(method: string, path: string, token: string, body?: unknown) {
-  const auth: Record<string, string> = token.startsWith('cfgadm_')
-    ? { Authorization: `Bearer ${token}` }
-    : { 'Client-Token': token };
-  return fetch(`${fixture.server.url}${path}`, {
-    method,
-    headers: { ...auth, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  }).then(async (response) => ({ status: response.status, json: await response.json() }));
-}
+const { made, gitdir, head, call, act, pull } = changeRequestCalls(fixture, REPO, () => tokens.alice);
 
 const create = (token: string, title: string, data: unknown[], changeComment?: string) =>
   call('POST', `/rest/changes/${REPO}`, token, { title, ...(changeComment ? { changeComment } : {}), data });
-const act = (token: string, id: number, action: string) => call('POST', `/rest/changes/${REPO}/${id}/${action}`, token);
 const show = (token: string, id: number) => call('GET', `/rest/changes/${REPO}/${id}`, token);
-
-async function pull(context: string): Promise<Record<string, unknown>> {
-  const answer = await read(fixture.server.url, `/rest/pull/${REPO}`, {
-    'Client-Token': tokens.alice,
-    Context: context,
-  });
-  expect(answer.status, answer.text).toBe(200);
-  const properties = answer.json.properties as Record<string, { val: unknown }>;
-  return Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, value.val]));
-}
-
-const hostAt = (context: string, value: string) => ({ key: 'db.host', values: [{ context, value }] });
 
 beforeAll(async () => {
   await made('repo', 'create', REPO, '--context', 'Environment,Application,Instance');

@@ -4,7 +4,7 @@
  * sees (resolved properties, rendered files). Checked against `git diff` of the same commits.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliOk, createOpenRepository, pushCommitted, git, gitdirOf, serverForFile } from '../support/harness.js';
 import { commitTime, expectJsonError, isoOf, nextSecondAfter, read } from '../support/reads.js';
 
 const REPO = 'acme/diffs';
@@ -13,29 +13,13 @@ const fixture = serverForFile();
 let gitdir: string;
 const at: Record<string, string> = {};
 
-async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
-    changeComment: comment,
-    enableKeyCreation: true,
-    data,
-  });
-  expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
-  return answer.etag!.replace(/"/g, '');
-}
+const pushOk = (comment: string, data: unknown[]) =>
+  pushCommitted(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
 
 const diffOf = (headers: Record<string, string>) => read(fixture.server.url, `/rest/diff/${REPO}`, headers);
 
 beforeAll(async () => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
   gitdir = gitdirOf(fixture.repos, REPO);
   at.v1 = await pushOk('first', [
     {

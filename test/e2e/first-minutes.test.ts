@@ -10,7 +10,17 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cli, cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import {
+  cli,
+  CLI,
+  cliOk,
+  createOpenRepository,
+  git,
+  gitdirOf,
+  pushTo,
+  reasonOf,
+  serverForFile,
+} from '../support/harness.js';
 import { expectJsonError, read } from '../support/reads.js';
 
 const REPO = 'acme/first';
@@ -45,16 +55,7 @@ const pull = (headers: Record<string, string>) =>
   read(fixture.server.url, `/rest/pull/${REPO}`, { Context: 'Production;web', ...headers });
 
 beforeAll(() => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
   gitdir = gitdirOf(fixture.repos, REPO);
 });
 

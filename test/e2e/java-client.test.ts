@@ -11,7 +11,16 @@
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  createOpenRepository,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  serverForFile,
+} from '../support/harness.js';
 import { commitTime, isoOf, nextSecondAfter } from '../support/reads.js';
 
 const REPO = 'Acme/JavaApp';
@@ -236,16 +245,7 @@ let firstCommit: string;
 let secondCommit: string;
 
 beforeAll(async () => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
   token = cliOk(fixture.repos, 'token', 'create', REPO, '--name', 'java').trim();
   const group = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', REPO, GROUP);
   expect(group.code, group.stderr).toBe(0);

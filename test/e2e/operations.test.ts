@@ -19,23 +19,14 @@ import { TokenService } from '../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../src/disk/registry.js';
 import { TokenStore } from '../../src/disk/records/tokenStore.js';
 import { HELD_PACKS_BYTES } from '../../src/disk/objects/heldPacks.js';
-import { cliOk, getJson, pushTo, serverForFile } from '../support/harness.js';
+import { cliOk, createOpenRepository, getJson, pushTo, serverForFile } from '../support/harness.js';
 
 const REPO = 'acme/ops';
 
 const fixture = serverForFile();
 
 beforeAll(() => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
 });
 
 async function scrapeText(url = fixture.server.url, headers: Record<string, string> = {}): Promise<string> {

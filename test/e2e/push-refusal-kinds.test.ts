@@ -6,7 +6,7 @@
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { REFUSAL_KINDS, type RefusalKind } from '../../src/domain/applyPush.js';
-import { cliOk, pushTo, serverForFile } from '../support/harness.js';
+import { createOpenRepository, pushTo, serverForFile } from '../support/harness.js';
 
 const REPO = 'acme/refusals';
 const PUSH = `/rest/push/${REPO}`;
@@ -21,16 +21,7 @@ async function refusals(): Promise<Record<string, number>> {
 }
 
 beforeAll(async () => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
   const setup = await pushTo(fixture.server.url, PUSH, {
     enableKeyCreation: true,
     data: [

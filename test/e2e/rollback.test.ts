@@ -11,11 +11,12 @@ import {
   cliOk,
   cliWithInput,
   commitCount,
+  createOpenRepository,
+  pushCommitted,
   git,
   gitdirOf,
   headOf,
   pushTo,
-  reasonOf,
   serverForFile,
 } from '../support/harness.js';
 import { expectJsonError, keyPath, plainGitCommit, read } from '../support/reads.js';
@@ -26,15 +27,8 @@ const LOCKED = 'acme/locked';
 const fixture = serverForFile();
 let gitdir: string;
 
-async function pushOk(comment: string, data: unknown[]): Promise<string> {
-  const answer = await pushTo(fixture.server.url, `/rest/push/${REPO}`, {
-    changeComment: comment,
-    enableKeyCreation: true,
-    data,
-  });
-  expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
-  return answer.etag!.replace(/"/g, '');
-}
+const pushOk = (comment: string, data: unknown[]) =>
+  pushCommitted(fixture.server.url, `/rest/push/${REPO}`, { changeComment: comment, enableKeyCreation: true, data });
 
 const set = (key: string, context: string, value: string) => ({ key, values: [{ context, value }] });
 
@@ -72,16 +66,7 @@ const isAncestor = (ancestor: string, of: string) =>
   spawnSync('git', ['--git-dir', gitdir, 'merge-base', '--is-ancestor', ancestor, of]).status === 0;
 
 beforeAll(() => {
-  cliOk(
-    fixture.repos,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createOpenRepository(fixture.repos, REPO);
   cliOk(fixture.repos, 'repo', 'create', LOCKED, '--context', 'Environment', '--token-free-pull');
   gitdir = gitdirOf(fixture.repos, REPO);
 });

@@ -6,7 +6,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { DEFAULT_BODY_LIMIT, type HttpDeps } from '../../src/http/deps.js';
 import { DEFAULT_TIMEOUTS, startServer, type RunningServer, type ServerTimeouts } from '../../src/http/server.js';
 import { TokenService } from '../../src/service/admin/tokens.js';
@@ -243,6 +243,26 @@ export async function pushTo(
   });
   const text = await response.text();
   return { status: response.status, etag: response.headers.get('etag'), body: text, json: jsonOrUndefined(text) };
+}
+
+/** Pushes as `pushTo` does and fails the test unless the push made its commit (200): the commit id. */
+export async function pushCommitted(
+  url: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<string> {
+  const answer = await pushTo(url, path, body, headers);
+  expect(answer.status, `push refused: ${reasonOf(answer)} ${answer.body}`).toBe(200);
+  return answer.etag!.replace(/"/g, '');
+}
+
+/**
+ * Creates, with the command line, a repository anyone may read and push to without a token: what
+ * most files test against (levels Environment and Application unless `levels` says others).
+ */
+export function createOpenRepository(repos: string, fullName: string, levels = 'Environment,Application'): void {
+  cliOk(repos, 'repo', 'create', fullName, '--context', levels, '--token-free-push', '--token-free-pull');
 }
 
 /** A body parsed as JSON, or undefined when it is empty or not JSON. */
