@@ -156,6 +156,52 @@ describe('Dry-Run: true', () => {
     expect(diskState()).toBe(state);
   });
 
+  it('weighs each member of a context group a value names, as a pull of that member reads it', async () => {
+    const repo = 'acme/dry-groups';
+    await tokenMade(
+      'repo',
+      'create',
+      repo,
+      '--context',
+      'Environment,Datacenter',
+      '--token-free-push',
+      '--token-free-pull',
+      '--context-groups',
+    );
+    await tokenMade('context-group', 'create', repo, 'Datacenter', 'EU', 'Frankfurt', 'Dublin');
+    const seed = await pushTo(fixture.server.url, `/rest/push/${repo}`, {
+      enableKeyCreation: true,
+      data: [
+        {
+          key: 'db.host',
+          values: [
+            { context: '*;*', value: 'global' },
+            { context: 'Production;EU', value: 'eu-host' },
+          ],
+        },
+      ],
+    });
+    expect(seed.status, reasonOf(seed)).toBe(200);
+    const change = { data: [{ key: 'db.host', values: [{ context: 'Production;EU', value: 'eu2-host' }] }] };
+    const state = diskState(repo);
+    const answer = await dryRun(change, {}, `/rest/push/${repo}`);
+    expect(answer.status, answer.body).toBe(200);
+    expect(diskState(repo)).toBe(state);
+    // The members as the dry run names them: items compared without regard to case, given in lower case.
+    const members = ['Production;dublin', 'Production;frankfurt'];
+    expect(answer.json.contexts.considered).toBe(2);
+    expect(answer.json.contexts.listed.map((c: { context: string }) => c.context).sort()).toEqual(members);
+    const path = `/rest/pull/${repo}`;
+    const before = await Promise.all(members.map((c) => readsAt(fixture.server.url, path, c)));
+    const real = await pushTo(fixture.server.url, path.replace('pull', 'push'), change);
+    expect(real.status, reasonOf(real)).toBe(200);
+    for (const [i, context] of members.entries()) {
+      const said = answer.json.contexts.listed.find((c: { context: string }) => c.context === context);
+      const effects = effectsBetween(before[i], await readsAt(fixture.server.url, path, context));
+      expect({ keys: said.keys, files: said.files }).toEqual(effects);
+    }
+  });
+
   it('a listed context that is not fully specified is a 400', async () => {
     const answer = await dryRun({ data: [] }, { 'Dry-Run-Contexts': 'Production;*;*' });
     expect(answer.status).toBe(400);
