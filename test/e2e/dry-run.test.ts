@@ -364,3 +364,75 @@ describe('a dry run against the push it previews', () => {
     );
   });
 });
+
+describe('a dry run and secured values', () => {
+  const SECURED = 'acme/dry-secured';
+  const PASSWORD = 'dry-run-group-password';
+  const SECRET = 'Pr0d-s3cret-before';
+  const NEXT_SECRET = 'Pr0d-s3cret-after';
+
+  beforeAll(async () => {
+    cliOk(
+      fixture.repos,
+      'repo',
+      'create',
+      SECURED,
+      '--context',
+      'Environment,Application',
+      '--token-free-push',
+      '--token-free-pull',
+    );
+    const group = await cliWithInput(fixture.repos, `${PASSWORD}\n`, 'group', 'create', SECURED, 'secrets');
+    expect(group.code, group.stderr).toBe(0);
+    const seed = await pushTo(fixture.server.url, `/rest/push/${SECURED}`, {
+      enableKeyCreation: true,
+      data: [
+        {
+          key: 'db.password',
+          securityGroup: 'secrets',
+          password: PASSWORD,
+          values: [{ context: 'Prod;web', value: SECRET }],
+        },
+        { key: 'db.host', values: [{ context: '*;*', value: 'db-1' }] },
+        { file: 'app.conf', context: 'Prod;web', content: 'password=${ db.password }\nhost=${ db.host }\n' },
+      ],
+    });
+    expect(seed.status, reasonOf(seed)).toBe(200);
+  });
+
+  it('shows a secret, in a rendered file too, only to a request that opens its group (here by the group password a change to it carries), as a pull does', async () => {
+    const hostChange = { data: [{ key: 'db.host', values: [{ context: '*;*', value: 'db-2' }] }] };
+    const sealed = await dryRun(hostChange, {}, `/rest/push/${SECURED}`);
+    expect(sealed.status, reasonOf(sealed)).toBe(200);
+    expect(sealed.json.contexts.listed).toHaveLength(1);
+    expect(sealed.body).toContain('host=db-2');
+    expect(sealed.body).not.toContain(SECRET);
+    const pulled = await read(fixture.server.url, `/rest/pull/${SECURED}`, { Context: 'Prod;web' });
+    expect(pulled.text).not.toContain(SECRET);
+
+    // Changing the secret takes the group's password, which opens it: before and after in the clear.
+    const secretChange = await dryRun(
+      { data: [{ key: 'db.password', password: PASSWORD, values: [{ context: 'Prod;web', value: NEXT_SECRET }] }] },
+      {},
+      `/rest/push/${SECURED}`,
+    );
+    expect(secretChange.status, reasonOf(secretChange)).toBe(200);
+    expect(secretChange.json.contexts.listed[0].keys).toEqual([
+      { key: 'db.password', before: { val: SECRET }, after: { val: NEXT_SECRET } },
+    ]);
+    expect(secretChange.json.contexts.listed[0].files).toEqual([
+      {
+        path: 'app.conf',
+        before: { content: `password=${SECRET}\nhost=db-1\n` },
+        after: { content: `password=${NEXT_SECRET}\nhost=db-1\n` },
+      },
+    ]);
+    // Nothing written: the secret is still the first one.
+    const still = await read(fixture.server.url, `/rest/pull/${SECURED}`, {
+      Context: 'Prod;web',
+      'Security-Profile-Auth': JSON.stringify({ secrets: PASSWORD }),
+    });
+    expect(still.text).toContain(SECRET);
+    expect(still.text).not.toContain(NEXT_SECRET);
+  });
+});
