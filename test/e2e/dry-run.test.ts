@@ -17,6 +17,7 @@ import {
   serverForFile,
 } from '../support/harness.js';
 import { read } from '../support/reads.js';
+import { MAX_NAMED_CONTEXTS } from '../../src/service/schemas/namedContexts.js';
 import { diskState as stateOf, effectsBetween, readsOf as readsAt, type ContextEntry } from '../support/dryRuns.js';
 
 const REPO = 'acme/dry';
@@ -155,6 +156,37 @@ describe('Dry-Run: true', () => {
     expect(hundred.json.contexts.considered).toBe(102);
     expect(diskState()).toBe(state);
   });
+
+  it(`a repository naming more than ${MAX_NAMED_CONTEXTS} contexts is a 409 saying so, and nothing is written`, async () => {
+    const repo = 'acme/dry-crowded';
+    await tokenMade(
+      'repo',
+      'create',
+      repo,
+      '--context',
+      'Environment,Instance',
+      '--token-free-push',
+      '--token-free-pull',
+    );
+    // 101 keys of 100 values, each in a context of its own (a key takes a limited number of values).
+    const data = Array.from({ length: 101 }, (_, k) => ({
+      key: `instance.k${k}`,
+      values: Array.from({ length: 100 }, (_, i) => ({ context: `Prod;n-${k * 100 + i}`, value: `${i}` })),
+    }));
+    const seed = await pushTo(fixture.server.url, `/rest/push/${repo}`, { enableKeyCreation: true, data });
+    expect(seed.status, reasonOf(seed)).toBe(200);
+    const state = diskState(repo);
+    const answer = await dryRun(
+      { data: [{ key: 'other', values: [{ context: '*;*', value: 'x' }] }], enableKeyCreation: true },
+      {},
+      `/rest/push/${repo}`,
+    );
+    expect(answer.status, answer.body).toBe(409);
+    expect(answer.json.message).toBe(
+      `the dry run cannot weigh this change: the repository names more than ${MAX_NAMED_CONTEXTS} contexts, more than the schema check and the dry run weigh`,
+    );
+    expect(diskState(repo)).toBe(state);
+  }, 60_000);
 
   it('weighs each member of a context group a value names, as a pull of that member reads it', async () => {
     const repo = 'acme/dry-groups';
