@@ -48,7 +48,8 @@ export class FeedHub {
   /**
    * Calls `changed` once the state differs from `held` (after the next look, which starts at once
    * if none is under way), `ticked` after every look that found it unchanged; returns the function
-   * that stops waiting.
+   * that stops waiting. Neither is ever called before this returns (a look awaits at least once),
+   * so a caller may call the returned function from them.
    */
   wait(held: HeldState, changed: (state: ReplicationState) => void, ticked: () => void): () => void {
     const waiter: Waiter = { held, changed, ticked };
