@@ -238,5 +238,30 @@ export const createdReplicationToken = z.object({
 
 export const revokedReplicationToken = z.object({ label: z.string() });
 
-/** An answer taken as it is: a route whose answer's shape is its own (the webhooks'). */
+// ---- webhooks ----
+
+export const webhookInfo = z.object({ id: z.string(), repository: z.string(), url: z.string(), created: z.string() });
+export const newWebhookBody = z.strictObject({
+  url: z.string().describe('http or https URL receiving a POST after each commit'),
+  secret: z
+    .string()
+    .describe('16 to 256 characters; signs each body (X-Cfghub-Signature-256); stored sealed, never shown'),
+});
+export const deliveryRecord = z.object({
+  id: z.string(),
+  hook: z.string(),
+  repository: z.string(),
+  event: z.literal('commit'),
+  commit: z.string(),
+  status: z.enum(['queued', 'in-flight', 'retrying', 'delivered', 'failed', 'dropped']),
+  attempts: z.number().int(),
+  lastStatus: z.number().int().optional(),
+  lastError: z.string().optional(),
+  created: z.string(),
+  lastAttempt: z.string().optional(),
+  nextAttempt: z.string().optional(),
+  redeliveryOf: z.string().optional(),
+});
+
+/** An answer taken as it is (AdminClient.request, for a route without its own method). */
 export const anyAnswer = z.unknown();

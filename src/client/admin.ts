@@ -19,6 +19,8 @@ export interface AdminClientOptions {
   readonly server: string;
   readonly token: string;
   readonly fetch?: Fetch;
+  /** Recorded in the commits its changes make as their `Application-Name`. */
+  readonly applicationName?: string;
   /** How long one answer may take; none when left out. */
   readonly timeoutMs?: number;
 }
@@ -31,6 +33,7 @@ export function adminRepositoryPath(fullName: string): string {
   return `/rest/admin/repositories/${encodeURIComponent(account)}/${encodeURIComponent(name)}`;
 }
 
+const webhooksPath = (fullName: string) => `${adminRepositoryPath(fullName)}/webhooks`;
 const setPath = (fullName: string, set: string) =>
   `${adminRepositoryPath(fullName)}/rule-sets/${encodeURIComponent(set)}`;
 const contextGroupPath = (fullName: string, level: string, group: string) =>
@@ -60,6 +63,7 @@ export class AdminClient {
         headers: {
           Authorization: `Bearer ${this.options.token}`,
           ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...applicationHeader(this.options.applicationName),
           ...headers,
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -284,6 +288,32 @@ export class AdminClient {
 
   deleteContextGroup(fullName: string, level: string, group: string) {
     return this.call(s.commitOnly, 'DELETE', contextGroupPath(fullName, level, group));
+  }
+
+  // ---- webhooks (the deliveries and their log are the serving process's) ----
+
+  addWebhook(fullName: string, body: z.input<typeof s.newWebhookBody>) {
+    return this.call(s.webhookInfo, 'POST', webhooksPath(fullName), body);
+  }
+
+  listWebhooks(fullName: string) {
+    return this.call(s.webhookInfo.array(), 'GET', webhooksPath(fullName));
+  }
+
+  removeWebhook(fullName: string, id: string) {
+    return this.call(s.webhookInfo, 'DELETE', `${webhooksPath(fullName)}/${encodeURIComponent(id)}`);
+  }
+
+  webhookDeliveries(fullName: string) {
+    return this.call(s.deliveryRecord.array(), 'GET', `${webhooksPath(fullName)}/deliveries`);
+  }
+
+  redeliver(fullName: string, delivery: string) {
+    return this.call(
+      s.deliveryRecord,
+      'POST',
+      `${webhooksPath(fullName)}/deliveries/${encodeURIComponent(delivery)}/redeliver`,
+    );
   }
 
   // ---- replication tokens ----

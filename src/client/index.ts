@@ -110,6 +110,26 @@ export interface DryRunOptions {
   readonly contexts?: readonly string[];
 }
 
+/** A revert of a commit or a restore of a point (tag, commit id or date), with its optional comment. */
+export interface Rollback {
+  readonly kind: 'revert' | 'restore';
+  readonly target: string;
+  readonly comment?: string;
+}
+
+export interface RollbackOptions {
+  readonly comment?: string;
+  /** The commit the head must be (If-Match): refused with 412 otherwise. */
+  readonly ifHead?: string;
+}
+
+export interface InfoOptions {
+  /** The items of each level. */
+  readonly contextElements?: boolean;
+  readonly files?: boolean;
+  readonly tags?: boolean;
+}
+
 export interface ValueOptions {
   /** One item per level, `*` for any. */
   readonly context: string;
@@ -441,20 +461,24 @@ export class Client {
    * What a repository holds: its levels and, when asked, the items of each level, its files and
    * its tags. Without a repository, that of the client's token (whose answer names it).
    */
-  async info(
+  async info(repository: string | undefined, options: InfoOptions = {}): Promise<InfoAnswer> {
+    return (await this.infoAtHead(repository, options)).info;
+  }
+
+  /** `info`, with the commit it was read at (its `Commit` header) when the server names one. */
+  async infoAtHead(
     repository: string | undefined,
-    options: { contextElements?: boolean; files?: boolean; tags?: boolean } = {},
-  ): Promise<InfoAnswer> {
+    options: InfoOptions = {},
+  ): Promise<{ info: InfoAnswer; head?: string }> {
     const path = repository === undefined ? '/rest/info' : `/rest/info/${repositoryPath(repository)}`;
     const flag = (on: boolean | undefined) => (on ? 'true' : undefined);
-    return this.json(
-      await this.request('GET', path, {
-        'Context-Elements': flag(options.contextElements),
-        Files: flag(options.files),
-        Tags: flag(options.tags),
-      }),
-      infoAnswerSchema,
-    );
+    const response = await this.request('GET', path, {
+      'Context-Elements': flag(options.contextElements),
+      Files: flag(options.files),
+      Tags: flag(options.tags),
+    });
+    const info = await this.json(response, infoAnswerSchema);
+    return { info, head: response.headers.get('commit') ?? undefined };
   }
 
   /** Which value of a key wins for a context and why; with a token, whether that token could change it. */
@@ -465,33 +489,53 @@ export class Client {
     );
   }
 
-  /** A new commit that undoes one commit; the head, unchanged, when nothing is left to undo. */
-  revert(repository: string, commit: string, options: { comment?: string } = {}): Promise<PushResult> {
-    return this.rollback('revert', repository, {
-      commit,
-      ...(options.comment ? { changeComment: options.comment } : {}),
-    });
+  /**
+   * A new commit that undoes one commit; the head, unchanged, when nothing is left to undo.
+   * `ifHead`: refused (412) unless the head is that commit, as a push's If-Match.
+   */
+  revert(repository: string, commit: string, options: RollbackOptions = {}): Promise<PushResult> {
+    return this.rolledBack({ kind: 'revert', target: commit, comment: options.comment }, repository, options);
   }
 
   /** A new commit whose keys and files equal those of a point (commit id, tag or ISO 8601 date). */
-  restore(repository: string, to: string, options: { comment?: string } = {}): Promise<PushResult> {
-    return this.rollback('restore', repository, { to, ...(options.comment ? { changeComment: options.comment } : {}) });
+  restore(repository: string, to: string, options: RollbackOptions = {}): Promise<PushResult> {
+    return this.rolledBack({ kind: 'restore', target: to, comment: options.comment }, repository, options);
   }
 
-  private async rollback(
-    name: 'revert' | 'restore',
-    repository: string,
-    body: Record<string, string>,
-  ): Promise<PushResult> {
-    const response = await this.request(
-      'POST',
-      `/rest/${name}/${repositoryPath(repository)}`,
-      { 'Content-Type': 'application/json' },
-      JSON.stringify(body),
-    );
+  /** A revert or restore made: the commit (the head, unchanged, when there was nothing to change). */
+  private async rolledBack(rollback: Rollback, repository: string, options: RollbackOptions): Promise<PushResult> {
+    const response = await this.rollback(rollback, repository, {
+      'If-Match': options.ifHead ? `"${options.ifHead}"` : undefined,
+    });
     if (!response.ok) throw await this.failure(response);
     await response.arrayBuffer();
     return { commit: unquote(response.headers.get('etag')) };
+  }
+
+  /** What a revert or restore would do, writing nothing (`Dry-Run: true`), as a push's dry run answers. */
+  async dryRunRollback(repository: string, rollback: Rollback, options: DryRunOptions = {}): Promise<DryRunAnswer> {
+    const response = await this.rollback(rollback, repository, {
+      'Dry-Run': 'true',
+      'Dry-Run-Contexts': options.contexts?.length ? options.contexts.join(',') : undefined,
+    });
+    return this.json(response, dryRunSchema);
+  }
+
+  private rollback(
+    rollback: Rollback,
+    repository: string,
+    headers: Record<string, string | undefined>,
+  ): Promise<Response> {
+    const body = {
+      ...(rollback.kind === 'revert' ? { commit: rollback.target } : { to: rollback.target }),
+      ...(rollback.comment ? { changeComment: rollback.comment } : {}),
+    };
+    return this.request(
+      'POST',
+      `/rest/${rollback.kind}/${repositoryPath(repository)}`,
+      { 'Content-Type': 'application/json', ...headers },
+      JSON.stringify(body),
+    );
   }
 
   /** Stores a push body as a change request (docs/changes.md); checked first with the server's own schema. */

@@ -2,7 +2,7 @@
  * The shape of a schemas document in zod: what the layout reads from schemas.yaml, and what a
  * push's and the admin API's `schemas` field carries (src/api), so both take the same document.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FILE_FORMATS, SCHEMA_LIMITS } from './schemas.js';
 
 const jsonSchema = z.union([z.boolean(), z.record(z.string(), z.unknown())]);

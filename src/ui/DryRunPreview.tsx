@@ -9,7 +9,7 @@
  */
 import { useState } from 'preact/hooks';
 import type { DryRunAnswer } from '../api/answers';
-import { ApiError } from './api';
+import { ClientError } from './api';
 import { LockIcon, Table, valueText } from './components';
 
 type Shown = { val?: unknown; content?: string; encryption?: string; truncated?: true };
@@ -212,7 +212,7 @@ export async function onPreviewedHead<T>(write: () => Promise<T>, what: string):
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ApiError && err.status === 412)
+    if (err instanceof ClientError && err.status === 412)
       throw new Error(
         `The repository changed since the preview (${err.message}); nothing was written. Preview ${what} again.`,
       );

@@ -1,7 +1,7 @@
 /** Small pieces every screen uses: loading, error and empty states, and the context picker. */
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ClientError } from './api';
 
 export type Load<T> =
   | { readonly state: 'loading' }
@@ -39,7 +39,7 @@ export function Loading({ what }: { what: string }) {
 
 /** The server's error as it is: status, code and message. */
 export function ErrorNote({ error, prefix }: { error: unknown; prefix?: string }) {
-  if (error instanceof ApiError) {
+  if (error instanceof ClientError) {
     return (
       <p class="error" role="alert">
         {prefix ? `${prefix}: ` : ''}

@@ -3,6 +3,7 @@
  * body they make: one element per change, in the order they were made, so a refusal's
  * `data[N]` names the change it is about.
  */
+import type { PushBodyInput, PushFileInput, PushKeyInput } from '../api/pushBody.js';
 
 export type PendingChange =
   | { kind: 'value'; key: string; context: string; value: string; active: boolean }
@@ -29,7 +30,7 @@ export function describe(change: PendingChange): string {
   }
 }
 
-function element(change: PendingChange): Record<string, unknown> {
+function element(change: PendingChange): PushKeyInput | PushFileInput {
   switch (change.kind) {
     case 'value':
       return { key: change.key, values: [{ context: change.context, value: change.value, active: change.active }] };
@@ -51,7 +52,7 @@ function element(change: PendingChange): Record<string, unknown> {
   }
 }
 
-export function pushBody(changes: readonly PendingChange[], comment: string): Record<string, unknown> {
+export function pushBody(changes: readonly PendingChange[], comment: string): PushBodyInput {
   return {
     changeComment: comment,
     enableKeyCreation: changes.some((c) => c.kind === 'new-key'),

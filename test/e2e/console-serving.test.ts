@@ -43,6 +43,9 @@ describe('the web console as served', () => {
       expect((await answer.arrayBuffer()).byteLength).toBeGreaterThan(100);
     }
     const script = await (await get('/ui/app.js')).text();
+    // The size docs/web-console.md gives: zod's namespace object imported anywhere the console
+    // reaches keeps all of zod (about 390 KB in all).
+    expect(Buffer.byteLength(script)).toBeLessThan(320 * 1024);
     // No CDN or remote call. Identifiers that are never fetched may appear: XML namespaces (www.w3.org)
     // and the JSON Schema dialects the schema library names (json-schema.org).
     expect(script).not.toMatch(/https?:\/\/(?!www\.w3\.org\/|json-schema\.org\/)[a-z0-9.-]+\.[a-z]{2,}\//i);

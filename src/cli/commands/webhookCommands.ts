@@ -5,16 +5,32 @@
  */
 import type { Command } from 'commander';
 import { parseFullName } from '../../service/admin/repositories.js';
-import { adminRepositoryPath } from '../../client/admin.js';
 import { AdminApi } from '../remote/adminApi.js';
 import { printJson, serverOption } from '../remote/adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
 import { serverOnly } from './readerCommands.js';
 
+/** The webhook routes of a server's admin API, each after the repository's name is checked. */
 class WebhookApi extends AdminApi {
-  request(method: string, fullName: string, tail: string, body?: unknown): Promise<unknown> {
+  add(fullName: string, body: { url: string; secret: string }) {
     parseFullName(fullName);
-    return this.call((client) => client.request(method, `${adminRepositoryPath(fullName)}/webhooks${tail}`, body));
+    return this.call((client) => client.addWebhook(fullName, body));
+  }
+  list(fullName: string) {
+    parseFullName(fullName);
+    return this.call((client) => client.listWebhooks(fullName));
+  }
+  remove(fullName: string, id: string) {
+    parseFullName(fullName);
+    return this.call((client) => client.removeWebhook(fullName, id));
+  }
+  deliveries(fullName: string) {
+    parseFullName(fullName);
+    return this.call((client) => client.webhookDeliveries(fullName));
+  }
+  redeliver(fullName: string, delivery: string) {
+    parseFullName(fullName);
+    return this.call((client) => client.redeliver(fullName, delivery));
   }
 }
 
@@ -37,31 +53,27 @@ export function addWebhookCommands(program: Command): void {
       parseFullName(fullName);
       const api = apiOf(options);
       const [secret] = await readPasswordLines(1, ['the secret']);
-      printJson(await api.request('POST', fullName, '', { url, secret }));
+      printJson(await api.add(fullName, { url, secret }));
     });
   webhook
     .command('list')
     .description('the webhooks of a repository (never their secrets), as JSON')
     .argument('<account/name>')
     .addOption(serverOption())
-    .action(async (fullName: string, options) => printJson(await apiOf(options).request('GET', fullName, '')));
+    .action(async (fullName: string, options) => printJson(await apiOf(options).list(fullName)));
   webhook
     .command('remove')
     .description('remove a webhook')
     .argument('<account/name>')
     .argument('<id>')
     .addOption(serverOption())
-    .action(async (fullName: string, id: string, options) =>
-      printJson(await apiOf(options).request('DELETE', fullName, `/${encodeURIComponent(id)}`)),
-    );
+    .action(async (fullName: string, id: string, options) => printJson(await apiOf(options).remove(fullName, id)));
   webhook
     .command('deliveries')
     .description("the server's delivery log of the repository's webhooks, newest first, as JSON")
     .argument('<account/name>')
     .addOption(serverOption())
-    .action(async (fullName: string, options) =>
-      printJson(await apiOf(options).request('GET', fullName, '/deliveries')),
-    );
+    .action(async (fullName: string, options) => printJson(await apiOf(options).deliveries(fullName)));
   webhook
     .command('redeliver')
     .description("deliver a logged delivery's commit again, as a new delivery; prints it")
@@ -69,8 +81,6 @@ export function addWebhookCommands(program: Command): void {
     .argument('<delivery>')
     .addOption(serverOption())
     .action(async (fullName: string, delivery: string, options) =>
-      printJson(
-        await apiOf(options).request('POST', fullName, `/deliveries/${encodeURIComponent(delivery)}/redeliver`),
-      ),
+      printJson(await apiOf(options).redeliver(fullName, delivery)),
     );
 }

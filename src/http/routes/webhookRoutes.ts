@@ -5,36 +5,14 @@
  * description is generated from it.
  */
 import type { Router } from 'express';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { deliveryRecord, newWebhookBody, webhookInfo } from '../../api/admin.js';
 import type { WebhookService } from '../../service/webhooks/webhookService.js';
 import type { HttpDeps } from '../deps.js';
 import { adminRouter, type AdminRouteOf } from './adminRoutes.js';
 
 const REPO = '/rest/admin/repositories/:account/:repository/webhooks';
 const fullName = (p: Record<string, string>) => `${p.account}/${p.repository}`;
-
-export const webhookInfo = z.object({ id: z.string(), repository: z.string(), url: z.string(), created: z.string() });
-export const newWebhookBody = z.strictObject({
-  url: z.string().describe('http or https URL receiving a POST after each commit'),
-  secret: z
-    .string()
-    .describe('16 to 256 characters; signs each body (X-Cfghub-Signature-256); stored sealed, never shown'),
-});
-export const deliveryRecord = z.object({
-  id: z.string(),
-  hook: z.string(),
-  repository: z.string(),
-  event: z.literal('commit'),
-  commit: z.string(),
-  status: z.enum(['queued', 'in-flight', 'retrying', 'delivered', 'failed', 'dropped']),
-  attempts: z.number().int(),
-  lastStatus: z.number().int().optional(),
-  lastError: z.string().optional(),
-  created: z.string(),
-  lastAttempt: z.string().optional(),
-  nextAttempt: z.string().optional(),
-  redeliveryOf: z.string().optional(),
-});
 
 export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   {

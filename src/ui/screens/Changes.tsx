@@ -6,7 +6,7 @@
  * shown, and beside the change it names (`data[N]`).
  */
 import { useState } from 'preact/hooks';
-import { createChangeRequest, previewPush, pushChanges, type RepoInfo } from '../api';
+import { createChangeRequest, previewPush, pushChanges, type PushBodyInput, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
 import { onPreviewedHead, PreviewStep, usePreviewStep } from '../DryRunPreview';
 import { describe, pushBody, refusedIndex } from '../pending';
@@ -23,7 +23,7 @@ export function ChangesScreen({
   const [pushed, setPushed] = useState<string>();
   const [requested, setRequested] = useState<number>();
   /** The push previewed (its body and the server's dry-run answer), waiting for the user's word. */
-  const step = usePreviewStep<Record<string, unknown>>();
+  const step = usePreviewStep<PushBodyInput>();
   const { busy, error, preview } = step;
 
   const start = () => {

@@ -4,42 +4,10 @@
  * with whether it qualified, its weight and how each level matched, and (with the repository's
  * client token) whether that token could change the value and which rule decides.
  */
-import { call, type RepoRef } from '../api';
+import { explainKey, type ExplainAnswer, type RepoRef } from '../api';
 import { Loaded, Table, ValueShown, useLoad } from '../components';
 
-interface LevelMatch {
-  level: string;
-  item: string;
-  matches: 'item' | 'group' | 'wildcard' | 'none';
-  group?: { members: string[] };
-  weight: number;
-}
-
-interface Candidate {
-  context: string;
-  value?: string | null;
-  encryption?: string;
-  active: boolean;
-  qualifies: boolean;
-  weight: number | null;
-  why: string;
-  levels: LevelMatch[];
-}
-
-export interface Explanation {
-  key: string;
-  context: string;
-  exists: boolean;
-  resolved: { context: string; weight: number; why: string } | null;
-  values?: Candidate[];
-  write?: { token: string; canChange: boolean; ruleSet?: string; rule?: unknown; decidedBy: string };
-}
-
-export const explainKey = (repo: RepoRef, key: string, context: string) =>
-  call<Explanation>(`/rest/explain/${encodeURIComponent(repo.account)}/${encodeURIComponent(repo.repository)}`, {
-    repo,
-    headers: { KeyName: key, Context: context },
-  }).then((a) => a.json);
+type LevelMatch = NonNullable<ExplainAnswer['values']>[number]['levels'][number];
 
 const MATCH_TEXT: Record<LevelMatch['matches'], string> = {
   item: 'the item itself',

@@ -7,14 +7,20 @@ import { listRepositories, sameRepo, type RepositoryRecord, type Session } from 
 import { adminListing, type AdminSession } from '../admin';
 import { Empty, FilterBox, Loaded, Table, formatDate, matchesFilter, useLoad } from '../components';
 
+/** A row of the listing: a repository's record, or one that cannot be read (its error message instead of figures). */
+type ListedRepository = RepositoryRecord & { readonly message?: string };
+
 const everyRepository = (admin: AdminSession) =>
-  adminListing(admin.token).then(({ records, unreadable }) => [
+  adminListing(admin.token).then(({ records, unreadable }): ListedRepository[] => [
     ...records,
-    ...(unreadable as unknown as RepositoryRecord[]),
+    ...(unreadable as unknown as ListedRepository[]),
   ]);
 
 export function RepositoriesScreen({ session, admin }: { session?: Session; admin?: AdminSession }) {
-  const [load] = useLoad(() => (admin ? everyRepository(admin) : listRepositories()), [admin?.token]);
+  const [load] = useLoad(
+    (): Promise<ListedRepository[]> => (admin ? everyRepository(admin) : listRepositories()),
+    [admin?.token],
+  );
   const [filter, setFilter] = useState('');
 
   return (

@@ -3,7 +3,7 @@
  * and the changes collected for the next push.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, repoInfo, sameRepo, type RepoRef, type Session } from '../api';
+import { ClientError, repoInfo, sameRepo, type RepoRef, type Session } from '../api';
 import type { AdminSession } from '../admin';
 import { ErrorNote, Loading, useLoad } from '../components';
 import type { PendingChange } from '../pending';
@@ -84,7 +84,7 @@ export function RepositoryScreen(props: RepoProps & { tab: Tab }) {
       {info.state === 'error' && (
         <>
           <ErrorNote error={info.error} prefix={`Could not read ${repo.account}/${repo.repository}`} />
-          {info.error instanceof ApiError && (info.error.status === 401 || info.error.status === 403) && (
+          {info.error instanceof ClientError && (info.error.status === 401 || info.error.status === 403) && (
             <p>
               <a href="#/signin">Sign in</a> with a client token of this repository.
             </p>

@@ -15,7 +15,7 @@ import {
   type SchemasChange,
   type SchemasDocument,
 } from '../admin';
-import { ApiError, type RepoRef } from '../api';
+import { ClientError, type RepoRef } from '../api';
 import { ErrorNote, Loaded, shortId, useLoad } from '../components';
 import { PreviewStep, ReasonShown, usePreviewStep } from '../DryRunPreview';
 
@@ -132,7 +132,7 @@ function SchemasForm({
         <em>Schemas and dry runs</em>
         ).
       </p>
-      {error instanceof ApiError && error.status === 409 ? (
+      {error instanceof ClientError && error.status === 409 ? (
         <div class="error" role="alert" data-testid="schemas-refusal">
           <strong>The server refused the schemas; nothing was written.</strong> Reason:{' '}
           <ReasonShown reason={error.message} />
