@@ -26,12 +26,15 @@ export class GroupIndex {
   private readonly groups: Map<string, Set<string>>[];
   /** Per level: member (lower case) → the groups (lower case) holding it. */
   private readonly memberOf: Map<string, Set<string>>[];
+  /** Per level: group name (lower case) → its members as the group spells them (matching ignores case; listings do not). */
+  private readonly spelled: Map<string, readonly string[]>[];
 
   static readonly EMPTY = new GroupIndex([], []);
 
   constructor(levels: readonly string[], groups: readonly ContextGroup[]) {
     this.groups = levels.map(() => new Map());
     this.memberOf = levels.map(() => new Map());
+    this.spelled = levels.map(() => new Map());
     const levelIndex = new Map(levels.map((level, i) => [level.toLowerCase(), i]));
     for (const group of groups) {
       const i = levelIndex.get(group.level.toLowerCase());
@@ -39,6 +42,11 @@ export class GroupIndex {
       const name = group.name.toLowerCase();
       const members = new Set(group.members.map((m) => m.toLowerCase()));
       this.groups[i].set(name, members);
+      const seen = new Set<string>();
+      this.spelled[i].set(
+        name,
+        group.members.filter((m) => !seen.has(m.toLowerCase()) && seen.add(m.toLowerCase())),
+      );
       for (const member of members) {
         let holders = this.memberOf[i].get(member);
         if (!holders) this.memberOf[i].set(member, (holders = new Set()));
@@ -63,6 +71,11 @@ export class GroupIndex {
 
   membersOf(level: number, group: string): ReadonlySet<string> {
     return this.groups[level]?.get(group.toLowerCase()) ?? EMPTY_SET;
+  }
+
+  /** A group's members as its definition spells them, for what shows them to people. */
+  spelledMembersOf(level: number, group: string): readonly string[] {
+    return this.spelled[level]?.get(group.toLowerCase()) ?? [];
   }
 
   /** Whether two groups of a level share a member. */

@@ -102,7 +102,7 @@ describe('resolution with groups', () => {
     expect(byContext['Production;EU'].levels[1]).toMatchObject({
       item: 'EU',
       matches: 'group',
-      group: { members: ['dublin', 'frankfurt'] },
+      group: { members: ['Dublin', 'Frankfurt'] },
     });
   });
 

@@ -219,8 +219,8 @@ describe('Dry-Run: true', () => {
     const answer = await dryRun(change, {}, `/rest/push/${repo}`);
     expect(answer.status, answer.body).toBe(200);
     expect(diskState(repo)).toBe(state);
-    // The members as the dry run names them: items compared without regard to case, given in lower case.
-    const members = ['Production;dublin', 'Production;frankfurt'];
+    // The members as the group spells them (items are compared without regard to case).
+    const members = ['Production;Dublin', 'Production;Frankfurt'];
     expect(answer.json.contexts.considered).toBe(2);
     expect(answer.json.contexts.listed.map((c: { context: string }) => c.context).sort()).toEqual(members);
     const path = `/rest/pull/${repo}`;

@@ -44,7 +44,7 @@ export function explain(query: ExplainQuery): Record<string, unknown> {
         if (item.toLowerCase() === request.items[i])
           return { level: levels[i], item, matches: 'item', weight: levelWeight(i, levels.length) };
         if (groups.isGroup(i, item)) {
-          const members = [...groups.membersOf(i, item)].sort();
+          const members = [...groups.spelledMembersOf(i, item)].sort();
           const holds = request.items[i] !== WILDCARD && groups.groupsOf(i, request.items[i]).has(item.toLowerCase());
           return {
             level: levels[i],

@@ -34,7 +34,7 @@ export function addNamed(into: Map<string, Context>, context: Context, groups: G
   if (context.some((item) => item === WILDCARD)) return;
   let expanded: string[][] = [[]];
   for (const [level, item] of context.entries()) {
-    const members = groups.isGroup(level, item) ? [...groups.membersOf(level, item)] : [item];
+    const members = groups.isGroup(level, item) ? groups.spelledMembersOf(level, item) : [item];
     const next: string[][] = [];
     for (const prefix of expanded) for (const member of members) next.push([...prefix, member]);
     if (next.length > MAX_NAMED_CONTEXTS) throw new TooManyContexts();
