@@ -13,10 +13,12 @@
  *    unavailability is the time from the fault to the first push answered 200 after it, and
  *    failover time the time until a node other than the old leader answers as leader.
  * Prints a Markdown table. Every process is stopped at the end. `--trials N` sets the failovers of
- * each kind (3 with --quick, 20 without); `--failovers-only` leaves the push rounds out.
+ * each kind (3 with --quick, 20 without); `--failovers-only` leaves the push rounds out;
+ * `--lease-seconds N[,N…]` sets the cluster's lease (the default lease unless given): with several,
+ * one cluster per lease, their failover trials interleaved (the push rounds use the first).
  *
  * `--false-failovers MINUTES` measures instead, for that long, a cluster under steady load with the
- * default lease and no fault: 4 clients pushing without pause through the nodes in turn, every
+ * (first) lease and no fault: 4 clients pushing without pause through the nodes in turn, every
  * node's role and epoch asked 4 times a second. A false failover is a leadership change (a new
  * epoch) without a fault. Each 50th push answered 200 is also looked for on the other nodes' disks
  * at once (their main holding it): the stream's replica lag, nil when they hold it before the 200.
@@ -40,7 +42,10 @@ const argument = (name: string) => {
 };
 const TRIALS = Number(argument('--trials') ?? (quick ? 3 : 20));
 const FAILOVERS_ONLY = process.argv.includes('--failovers-only');
-const LEASE_SECONDS = DEFAULT_LEASE_SECONDS;
+const LEASES = (argument('--lease-seconds') ?? String(DEFAULT_LEASE_SECONDS)).split(',').map(Number);
+if (LEASES.some((lease) => !Number.isInteger(lease) || lease < 1))
+  throw new Error('--lease-seconds: whole seconds, comma-separated');
+const LEASE_SECONDS = LEASES[0];
 const REPO = 'bench/app';
 const log = (message: string) => process.stderr.write(`[ha-bench] ${message}\n`);
 const fmt = (ms: number) => (ms >= 100 ? Math.round(ms).toString() : ms.toFixed(1));
@@ -233,20 +238,25 @@ async function main(): Promise<void> {
   if (FALSE_FAILOVER_MINUTES !== undefined) return falseFailovers(FALSE_FAILOVER_MINUTES);
   const folder = tempDir('cfghub-ha-bench-');
   let plain: ServerProcess | undefined;
-  let cluster: HaCluster | undefined;
+  const clusters: HaCluster[] = [];
   try {
     const plainRepos = join(folder.path, 'plain');
     cli(plainRepos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull');
     plain = await startServerProcess(plainRepos);
-    log('starting a three-member etcd and three cluster nodes');
-    cluster = await HaCluster.start({
-      nodes: 3,
-      etcdMembers: 3,
-      leaseSeconds: LEASE_SECONDS,
-      prepare: (repos) =>
-        cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
-    });
-    await cluster.syncSetOf(2);
+    for (const leaseSeconds of LEASES) {
+      log(`starting a three-member etcd and three cluster nodes (${leaseSeconds} s lease)`);
+      clusters.push(
+        await HaCluster.start({
+          nodes: 3,
+          etcdMembers: 3,
+          leaseSeconds,
+          prepare: (repos) =>
+            cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
+        }),
+      );
+      await clusters[clusters.length - 1].syncSetOf(2);
+    }
+    const cluster = clusters[0];
     const leader = await cluster.leader();
     const etcd = cluster.etcd.endpoints[0];
     const writers: Record<string, Writer> = {
@@ -274,38 +284,41 @@ async function main(): Promise<void> {
       'leader SIGTERM': (node) => node.stop(),
     };
     for (let trial = 0; trial < TRIALS; trial++) {
-      for (const [name, fault] of Object.entries(faults)) {
-        log(`failover trial ${trial + 1}/${TRIALS}: ${name}`);
-        await cluster.syncSetOf(2, 120_000);
-        const old = await cluster.leader();
-        const prober = new Prober(cluster);
-        while (prober.acknowledged.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
-        const at = performance.now();
-        const faulted = fault(old); // a SIGTERM's process ends after it has handed over: timed meanwhile
-        let elected = NaN;
-        for (;;) {
-          const others = cluster.nodes.filter((node) => node !== old && node.running);
-          const statuses = await Promise.all(others.map((node) => node.status(500)));
-          if (statuses.some((status) => status?.role === 'leader')) {
-            elected = performance.now() - at;
-            break;
+      for (const [lease, cluster] of clusters.entries())
+        for (const [kind, fault] of Object.entries(faults)) {
+          const name = LEASES.length > 1 ? `${kind}, ${LEASES[lease]} s lease` : kind;
+          log(`failover trial ${trial + 1}/${TRIALS}: ${name}`);
+          await cluster.syncSetOf(2, 120_000);
+          const old = await cluster.leader();
+          const prober = new Prober(cluster);
+          while (prober.acknowledged.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+          const at = performance.now();
+          const faulted = fault(old); // a SIGTERM's process ends after it has handed over: timed meanwhile
+          let elected = NaN;
+          for (;;) {
+            const others = cluster.nodes.filter((node) => node !== old && node.running);
+            const statuses = await Promise.all(others.map((node) => node.status(500)));
+            if (statuses.some((status) => status?.role === 'leader')) {
+              elected = performance.now() - at;
+              break;
+            }
+            await new Promise((resolve) => setTimeout(resolve, 10));
           }
-          await new Promise((resolve) => setTimeout(resolve, 10));
+          while (!prober.acknowledged.some((time) => time > at))
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          const unavailable = prober.acknowledged.find((time) => time > at)! - at;
+          await prober.stop();
+          await faulted;
+          if (old.running) old.resume();
+          else await old.start();
+          (failover[name] ??= { unavailable: [], elected: [] }).unavailable.push(unavailable);
+          failover[name].elected.push(elected);
         }
-        while (!prober.acknowledged.some((time) => time > at)) await new Promise((resolve) => setTimeout(resolve, 10));
-        const unavailable = prober.acknowledged.find((time) => time > at)! - at;
-        await prober.stop();
-        await faulted;
-        if (old.running) old.resume();
-        else await old.start();
-        (failover[name] ??= { unavailable: [], elected: [] }).unavailable.push(unavailable);
-        failover[name].elected.push(elected);
-      }
     }
 
     const version = /etcd Version: (\S+)/.exec(spawnSync('etcd', ['--version'], { encoding: 'utf8' }).stdout)?.[1];
     console.log(
-      `Measured by \`node --import tsx bench/ha.ts ${process.argv.slice(2).join(' ')}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, etcd ${version}, the ${LEASE_SECONDS} s lease, everything on one machine's loopback.\n`,
+      `Measured by \`node --import tsx bench/ha.ts ${process.argv.slice(2).join(' ')}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, etcd ${version}, lease ${LEASES.join(' and ')} s, everything on one machine's loopback.\n`,
     );
     console.log('| measure | p50 | p99 | max or rate |');
     console.log('| --- | ---: | ---: | ---: |');
@@ -333,7 +346,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await plain?.kill();
-    await cluster?.close();
+    for (const cluster of clusters) await cluster.close();
     folder.remove();
   }
 }
