@@ -9,9 +9,11 @@
  *    both other nodes' disks before its 200), and etcd's own transaction (a put in
  *    `POST /v3/kv/txn` on the same three-member etcd), rounds interleaved;
  *  - failover, for each fault of the leader (SIGKILL, SIGSTOP then SIGCONT, SIGTERM): a client
- *    pushes every 50 ms through the nodes in turn (each push given up after 1 s); write
- *    unavailability is the time from the fault to the first push answered 200 after it, and
- *    failover time the time until a node other than the old leader answers as leader.
+ *    pushes through the nodes in turn, each push 50 ms after the last ended and given up after
+ *    1 s; write unavailability is the time from the fault to the first push answered 200 after
+ *    it. A second client starts a push every 50 ms, not waiting for the earlier ones: its
+ *    unavailability is the time from the fault to the first 200 of a push sent after it. Failover
+ *    time is the time until a node other than the old leader answers as leader.
  * Prints a Markdown table. Every process is stopped at the end. `--trials N` sets the failovers of
  * each kind (3 with --quick, 20 without); `--failovers-only` leaves the push rounds out;
  * `--lease-seconds N[,N…]` sets the cluster's lease (the default lease unless given): with several,
@@ -112,31 +114,58 @@ function cli(repos: string, ...args: string[]): void {
   if (result.status !== 0) throw new Error(`cfghub ${args.join(' ')}: ${result.stderr}`);
 }
 
-/** A client pushing every 50 ms through the running nodes in turn, each push given up after 1 s. */
+/**
+ * Two clients pushing through the running nodes in turn, each push given up after 1 s: one pushes
+ * 50 ms after its last push ended (a push held by a paused node holds it up to 1 s), the other
+ * starts a push every 50 ms whatever the earlier ones do (what the cluster itself takes).
+ */
 class Prober {
+  /** When the first client's pushes were answered 200. */
   readonly acknowledged: number[] = [];
+  /** When the second client's pushes answered 200 were sent, and answered. */
+  readonly sentAndAcknowledged: { sentAt: number; answeredAt: number }[] = [];
   private running = true;
-  private readonly loop: Promise<void>;
+  private readonly loops: Promise<void>[];
 
   constructor(private readonly cluster: HaCluster) {
-    this.loop = this.run();
+    this.loops = [this.oneAfterAnother(), this.everyFifty()];
   }
 
-  private async run(): Promise<void> {
+  private nodes(): HaNode[] {
+    return this.cluster.nodes.filter((node) => node.running);
+  }
+
+  private async oneAfterAnother(): Promise<void> {
     let turn = 0;
     while (this.running) {
       const next = performance.now() + 50;
-      const nodes = this.cluster.nodes.filter((node) => node.running);
-      const node = nodes[turn++ % nodes.length];
-      const status = await push(node.url, 'probe', 1_000).catch(() => 0);
+      const nodes = this.nodes();
+      const status = await push(nodes[turn++ % nodes.length].url, 'probe', 1_000).catch(() => 0);
       if (status === 200) this.acknowledged.push(performance.now());
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
     }
   }
 
+  private async everyFifty(): Promise<void> {
+    let turn = 0;
+    const pushes: Promise<void>[] = [];
+    while (this.running) {
+      const nodes = this.nodes();
+      const sentAt = performance.now();
+      pushes.push(
+        push(nodes[turn++ % nodes.length].url, 'probe.open', 1_000).then(
+          (status) => void (status === 200 && this.sentAndAcknowledged.push({ sentAt, answeredAt: performance.now() })),
+          () => undefined,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await Promise.all(pushes);
+  }
+
   async stop(): Promise<void> {
     this.running = false;
-    await this.loop;
+    await Promise.all(this.loops);
   }
 }
 
@@ -277,7 +306,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const failover: Record<string, { unavailable: number[]; elected: number[] }> = {};
+    const failover: Record<string, { unavailable: number[]; unavailableOpen: number[]; elected: number[] }> = {};
     const faults: Record<string, (node: HaNode) => Promise<void>> = {
       'leader SIGKILL': (node) => node.kill(),
       'leader SIGSTOP (SIGCONT once another leads)': async (node) => node.pause(),
@@ -304,14 +333,20 @@ async function main(): Promise<void> {
             }
             await new Promise((resolve) => setTimeout(resolve, 10));
           }
-          while (!prober.acknowledged.some((time) => time > at))
-            await new Promise((resolve) => setTimeout(resolve, 10));
+          const back = () =>
+            prober.acknowledged.some((time) => time > at) &&
+            prober.sentAndAcknowledged.some((push) => push.sentAt > at);
+          while (!back()) await new Promise((resolve) => setTimeout(resolve, 10));
           const unavailable = prober.acknowledged.find((time) => time > at)! - at;
+          const unavailableOpen =
+            Math.min(...prober.sentAndAcknowledged.filter((push) => push.sentAt > at).map((push) => push.answeredAt)) -
+            at;
           await prober.stop();
           await faulted;
           if (old.running) old.resume();
           else await old.start();
-          (failover[name] ??= { unavailable: [], elected: [] }).unavailable.push(unavailable);
+          (failover[name] ??= { unavailable: [], unavailableOpen: [], elected: [] }).unavailable.push(unavailable);
+          failover[name].unavailableOpen.push(unavailableOpen);
           failover[name].elected.push(elected);
         }
     }
@@ -336,9 +371,13 @@ async function main(): Promise<void> {
     }
     for (const [name, figures] of Object.entries(failover)) {
       const u = figures.unavailable;
+      const o = figures.unavailableOpen;
       const e = figures.elected;
       console.log(
         `| write unavailability, ${name} (n=${u.length}) | ${fmt(median(u))} ms | ${fmt(percentile(u, 99))} ms | max ${fmt(Math.max(...u))} ms |`,
+      );
+      console.log(
+        `| write unavailability, a push started every 50 ms, ${name} (n=${o.length}) | ${fmt(median(o))} ms | ${fmt(percentile(o, 99))} ms | max ${fmt(Math.max(...o))} ms |`,
       );
       console.log(
         `| failover (another node leads), ${name} (n=${e.length}) | ${fmt(median(e))} ms | ${fmt(percentile(e, 99))} ms | max ${fmt(Math.max(...e))} ms |`,

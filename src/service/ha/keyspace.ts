@@ -58,11 +58,11 @@ export interface ClusterKeys {
 
 /**
  * The leader's lease, in seconds, unless set: a lost leader is replaced within about this long
- * (the lease's end, etcd's expiry check of up to half a second, and an election). 4 s keeps a
+ * (the lease's end, etcd's expiry check of up to half a second, and an election). 3 s keeps a
  * SIGKILLed or paused leader's writes back within 5 s, with no false failover in 10 minutes on
  * the loaded 2-core machine (docs/operations/ha.md, Figures).
  */
-export const DEFAULT_LEASE_SECONDS = 4;
+export const DEFAULT_LEASE_SECONDS = 3;
 
 export const CLUSTER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 
