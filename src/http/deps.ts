@@ -16,7 +16,7 @@ export interface HttpOptions {
   readonly bodyLimit: number;
   /** Watches (`Wait`) held at once at most; over it, 503 (see service/answers/watchHub.ts). */
   readonly maxWatchers?: number;
-  /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (hidePrivate.ts). */
+  /** `serve --hide-private`: private repositories hidden from callers without a token of theirs (service/access/accessPolicy.ts). */
   readonly hidePrivate?: boolean;
   /** Set on a read replica: its follower, for the lag, `Min-Commit` and the status. */
   readonly replica?: ReplicaLink;

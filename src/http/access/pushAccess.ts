@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http';
 import { AccessPolicy, type AccessGrant } from '../../service/access/accessPolicy.js';
 import type { HttpDeps } from '../deps.js';
 import { header } from '../answer/headers.js';
-import { requireVisibleByName } from './hidePrivate.js';
 
 export type PushAccess = AccessGrant;
 
@@ -25,19 +24,14 @@ export type PlainWriteAccess = (req: IncomingMessage, named: NamedWrite) => Prom
 
 export function plainWriteAccess(deps: HttpDeps): PlainWriteAccess {
   const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
-  return async (req, named) => {
-    const what = `${req.method} ${named.pathname}`;
-    if (named.account === undefined || named.repository === undefined)
-      return policy.require({ operation: 'write', token: header(req, 'Client-Token'), what });
-    if (deps.hidePrivate) await requireVisibleByName(deps, req, named.account, named.repository);
-    return policy.require({
+  return (req, named) =>
+    policy.require({
       operation: 'write',
       account: named.account,
-      repository: named.repository,
+      repository: named.account === undefined ? undefined : named.repository,
       token: header(req, 'Client-Token'),
-      what,
+      what: `${req.method} ${named.pathname}`,
     });
-  };
 }
 
 export function pushAccess(deps: HttpDeps): { byToken: WriteAccess; byPath: WriteAccess } {

@@ -6,7 +6,6 @@ import type { IncomingMessage } from 'node:http';
 import { AccessPolicy, type AccessGrant } from '../../service/access/accessPolicy.js';
 import type { HttpDeps } from '../deps.js';
 import { header } from '../answer/headers.js';
-import { requireVisibleByName } from './hidePrivate.js';
 
 /** The repository a request names: by the path form's names (decoded), or by its token when they are absent. */
 export interface NamedRepository {
@@ -32,10 +31,7 @@ export type ReadAccess = (
 export function readAccess(deps: HttpDeps): ReadAccess {
   const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
   return async (req, named, options) => {
-    // Only under --hide-private: otherwise the head is read in the same turn as the lookup, as before.
     const token = named.token ?? header(req, 'Client-Token');
-    if (deps.hidePrivate && named.account !== undefined)
-      await requireVisibleByName(deps, req, named.account, named.repository!, token);
     return policy.require({
       operation: 'read',
       account: named.account,

@@ -31,7 +31,6 @@ import type { HttpDeps } from '../deps.js';
 import { errorAnswer } from '../answer/errorAnswer.js';
 import { HttpError } from '../answer/errors.js';
 import { header } from '../answer/headers.js';
-import { requireVisible } from '../access/hidePrivate.js';
 import { ErrorCode } from '../../domain/errors.js';
 import { closeAfterDraining } from '../body/lingeringClose.js';
 
@@ -55,7 +54,8 @@ export function gitRoutes(deps: HttpDeps): Router {
     res.locals.gitProtocolRoute = true;
     const [path, query = ''] = req.url.slice(GIT_ROUTE_PREFIX.length).split(/\?(.*)/s);
     const { repository, endpoint, account, name } = locate(deps, path);
-    if (deps.hidePrivate) await requireVisibleToGit(deps, req, repository, account, name);
+    if (!(await policy.isVisible(repository, basicPassword(req) ?? header(req, 'Client-Token'))))
+      throw hiddenFromGit(account, name);
     const service = new URLSearchParams(query).get('service');
     if (endpoint === 'git-receive-pack' || (endpoint === 'info/refs' && service === 'git-receive-pack')) {
       await servePush(deps, policy, req, res, repository, endpoint);
@@ -129,21 +129,6 @@ function hiddenFromGit(account: string, name: string): HttpError {
     'unauthorized',
     `repository ${account}/${name} does not exist, or reading it needs a token of its own: give one as the password`,
   );
-}
-
-async function requireVisibleToGit(
-  deps: HttpDeps,
-  req: Request,
-  repository: GitRepository,
-  account: string,
-  name: string,
-): Promise<void> {
-  try {
-    await requireVisible(deps, req, repository, account, name, basicPassword(req) ?? header(req, 'Client-Token'));
-  } catch (error) {
-    if (error instanceof ServiceError && error.code === ErrorCode.NotFound) throw hiddenFromGit(account, name);
-    throw error;
-  }
 }
 
 function backendRequest(req: Request, gitdir: string, method: 'GET' | 'POST') {

@@ -4,7 +4,7 @@ import { withoutPaths } from '../../domain/reasons.js';
 import { listRepositories } from '../../service/read/listing.js';
 import type { HttpDeps } from '../deps.js';
 import { booleanHeader, clientVersion, header } from '../answer/headers.js';
-import { visibleRecords } from '../access/hidePrivate.js';
+import { visibleRecords } from '../../service/access/accessPolicy.js';
 
 export function infoRoutes(deps: HttpDeps): Router {
   const router = express.Router();
@@ -24,7 +24,7 @@ export function infoRoutes(deps: HttpDeps): Router {
       serialised = { fingerprint: listing.fingerprint, compact: JSON.stringify(listing.records) };
     }
     if (deps.hidePrivate) {
-      // Made for each caller: what it may see depends on its token (hidePrivate.ts).
+      // Made for each caller: what it may see depends on its token (service/access/accessPolicy.ts).
       const presented = header(req, 'Client-Token');
       const visible = visibleRecords(
         listing.records,

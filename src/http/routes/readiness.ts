@@ -81,7 +81,7 @@ export async function readiness(deps: HttpDeps): Promise<Readiness> {
   }
   warnings.push(...outsideCommitWarnings(deps));
   const unreadable: Readiness['unreadable'] = [];
-  // Under --hide-private a repository that cannot be read counts as private (hidePrivate.ts): not named to anyone here.
+  // Under --hide-private a repository that cannot be read counts as private (service/access/accessPolicy.ts): not named to anyone here.
   if (!folder && !deps.hidePrivate) {
     const listing = await listRepositories(deps.registry, deps.tokens, () => undefined);
     for (const record of listing.unreadable) {

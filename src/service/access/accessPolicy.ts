@@ -22,6 +22,7 @@ import { ServiceError } from '../errors.js';
 import { requireRepository, unknownRepository } from '../admin/repositories.js';
 import type { GroupKey } from '../security/sealing.js';
 import type { TokenService } from '../admin/tokens.js';
+import type { RepositoryRecord } from '../read/listing.js';
 import { tokenBelongsTo, tokenGroupKeys, tokenRepository } from '../admin/tokens.js';
 import { ErrorCode } from '../../domain/errors.js';
 
@@ -73,9 +74,11 @@ const CREDENTIAL: Record<AccessOperation, string> = {
 
 export interface AccessPolicyOptions {
   /**
-   * `serve --hide-private`: a refusal about a private repository (or one whose settings cannot be
-   * read) named by the path is the answer for a repository that does not exist, word for word, so
-   * no route tells a caller without a token of its own whether the name is taken.
+   * `serve --hide-private`: private repositories are hidden from callers who hold no token of them.
+   * A request naming one by its path without a valid token of its own, and a refusal about one, are
+   * answered as a repository that does not exist, word for word, so no route tells such a caller
+   * whether the name is taken; the listing leaves them out (visibleRecords). Off by default: the
+   * seed lists everything.
    */
   readonly hidePrivate?: boolean;
 }
@@ -118,12 +121,25 @@ export class AccessPolicy {
   /** Whether a refused caller must not learn the repository exists: it is private, or its settings cannot be read. */
   private async isHidden(account: string, name: string): Promise<boolean> {
     const repository = this.registry.find(account, name);
-    if (!repository) return false;
-    try {
-      return (await settingsWithoutSnapshot(repository, repository.head())).isPrivate;
-    } catch {
-      return true;
+    return repository !== undefined && (await isPrivate(repository));
+  }
+
+  /**
+   * Whether a caller presenting `presented` (or nothing) may learn that the repository exists:
+   * always, but under --hide-private, where it must be public or the token a valid one of its own.
+   */
+  async isVisible(repository: GitRepository, presented: string | undefined): Promise<boolean> {
+    if (!this.options.hidePrivate) return true;
+    if (presented !== undefined) {
+      let token: TokenRecord | undefined;
+      try {
+        token = this.tokens.authenticate(presented);
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+      }
+      if (token && tokenBelongsTo(token, repository)) return true;
     }
+    return !(await isPrivate(repository));
   }
 
   /** The grant, or a ServiceError with the refusal's class and reason: for adapters that answer errors by throwing. */
@@ -145,6 +161,8 @@ export class AccessPolicy {
       return this.withToken(operation, repository, token, request.token);
     }
     const repository = requireRepository(this.registry, request.account, request.repository);
+    if (this.options.hidePrivate && !(await this.isVisible(repository, request.token)))
+      return refuse('not_found', unknownRepository(request.account, request.repository).message);
     if (request.token) {
       const token = this.tokens.authenticate(request.token);
       // A replica's token clones every repository, and does nothing else.
@@ -198,4 +216,26 @@ export class AccessPolicy {
     }
     return { allowed: true, repository, head: repository.head(), token, groupKeys: tokenGroupKeys(token, presented) };
   }
+}
+
+/** Whether the repository is private (its head's settings; settings that cannot be read count as private). */
+async function isPrivate(repository: GitRepository): Promise<boolean> {
+  try {
+    return (await settingsWithoutSnapshot(repository, repository.head())).isPrivate;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The listing a caller sees under --hide-private: every public repository, and a private one only
+ * when the caller's token is one of its own (bound to its folder's exact spelling, as tokenBelongsTo).
+ */
+export function visibleRecords(
+  records: readonly RepositoryRecord[],
+  token: TokenRecord | undefined,
+): RepositoryRecord[] {
+  const mine = (record: RepositoryRecord) =>
+    token !== undefined && token.account === record.account && token.repository === record.name;
+  return records.filter((record) => !record.isPrivate || mine(record));
 }

@@ -41,7 +41,6 @@ const HTTP_DISK_DOOR = 'disk/gitCli/gitHttpBackend.ts';
 const HTTP_DISK_LEFT: Record<string, string> = {
   'http/deps.ts': 'the repository registry handed to the routes',
   'http/metrics.ts': 'held-pack and admin-token figures read for the scrape',
-  'http/access/hidePrivate.ts': 'repository and token records read for the private-repository rule',
   'http/routes/adminRoutes.ts': 'the admin token store',
   'http/routes/changeRoutes.ts': 'the admin token store (an admin acts as its label) and the GitRepository type',
   'http/routes/clients.ts': 'the admin token store',
