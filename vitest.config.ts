@@ -7,9 +7,9 @@ import { defineConfig } from 'vitest/config';
  * so that no other test file of the run competes with them for the processor.
  */
 const TIMED = [
-  'test/e2e/event-loop-slices.test.ts',
+  'test/e2e/limits/event-loop-slices.test.ts',
   'test/e2e/ha/cluster.test.ts',
-  'test/e2e/replication-hostile-primary.test.ts',
+  'test/e2e/replication/replication-hostile-primary.test.ts',
 ];
 
 /**

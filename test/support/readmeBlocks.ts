@@ -1,5 +1,5 @@
 /**
- * The shell examples of the README and of every docs page, as test/e2e/readme.test.ts runs them.
+ * The shell examples of the README and of every docs page, as test/e2e/project/readme.test.ts runs them.
  * The convention, also stated for contributors in CONTRIBUTING.md:
  *
  * - A fenced block tagged `sh` is run, README.md first, then each Markdown page under `docs/` in

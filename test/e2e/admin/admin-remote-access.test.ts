@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildProgram } from '../../src/cli/program.js';
-import { bothWaysServer, runBothWays, step, type Step } from '../support/bothWays.js';
-import { commitCount, git, gitdirOf } from '../support/harness.js';
+import { buildProgram } from '../../../src/cli/program.js';
+import { bothWaysServer, runBothWays, step, type Step } from '../../support/bothWays.js';
+import { commitCount, git, gitdirOf } from '../../support/harness.js';
 
 const REPO = 'acme/rules';
 
@@ -250,7 +250,7 @@ describe('the remote form of every administrative command', () => {
       'promote',
       'serve',
     ]);
-    const readme = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    const readme = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
     const exceptions = readme.slice(readme.indexOf('Commands with no remote form, on purpose:'));
     expect(exceptions).toMatch(/- `serve` starts the server itself/);
     expect(exceptions).toMatch(/- `admin-token create\|list\|revoke`: admin tokens are the root of trust/);

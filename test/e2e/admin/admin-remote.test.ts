@@ -8,8 +8,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bothWaysServer, run, runBothWays, step, type Step } from '../support/bothWays.js';
-import { commitCount, git, gitdirOf, headOf, pushTo } from '../support/harness.js';
+import { bothWaysServer, run, runBothWays, step, type Step } from '../../support/bothWays.js';
+import { commitCount, git, gitdirOf, headOf, pushTo } from '../../support/harness.js';
 
 const REPO = 'acme/app';
 

@@ -7,8 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitAsync, gitEnv } from '../support/gitCli.js';
-import { cliOk, getJson, gitdirOf, headOf, pushTo, serverForFile, tempDir } from '../support/harness.js';
+import { gitAsync, gitEnv } from '../../support/gitCli.js';
+import { cliOk, getJson, gitdirOf, headOf, pushTo, serverForFile, tempDir } from '../../support/harness.js';
 
 const ORIGINAL = 'acme/app';
 const CONTEXTS = ['Prod;web', 'Prod;batch', 'Dev;web', 'Test;api'];

@@ -5,7 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, git, gitdirOf, startTestServer, tempDir } from '../support/harness.js';
+import { cli, cliOk, git, gitdirOf, startTestServer, tempDir } from '../../support/harness.js';
 
 let dir: ReturnType<typeof tempDir>;
 

@@ -9,8 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliOk, pushTo, serverForFile, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { CLI, cliOk, pushTo, serverForFile, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/pods';
 const fixture = serverForFile();

@@ -9,9 +9,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitEnv } from '../support/gitCli.js';
-import { cliOk, getJson, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
-import { looseObjectSample } from '../../src/disk/objects/looseObjects.js';
+import { gitEnv } from '../../support/gitCli.js';
+import { cliOk, getJson, gitdirOf, pushTo, serverForFile } from '../../support/harness.js';
+import { looseObjectSample } from '../../../src/disk/objects/looseObjects.js';
 
 /** Loose objects are repacked above 512 (2 in the sampled folder). */
 const LIMIT = 512;

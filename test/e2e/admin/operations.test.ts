@@ -10,16 +10,16 @@ import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-fo
 import pino from 'pino';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createHttpFront } from '../../src/http/app.js';
-import type { HttpOptions } from '../../src/http/deps.js';
-import { describedRoutes, openApiPath } from '../../src/http/openapi.js';
-import { READ_ENDPOINTS } from '../../src/service/answers/answers.js';
-import { startServer } from '../../src/http/server.js';
-import { TokenService } from '../../src/service/admin/tokens.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { TokenStore } from '../../src/disk/records/tokenStore.js';
-import { HELD_PACKS_BYTES } from '../../src/disk/objects/heldPacks.js';
-import { cliOk, createOpenRepository, getJson, pushTo, serverForFile } from '../support/harness.js';
+import { createHttpFront } from '../../../src/http/app.js';
+import type { HttpOptions } from '../../../src/http/deps.js';
+import { describedRoutes, openApiPath } from '../../../src/http/openapi.js';
+import { READ_ENDPOINTS } from '../../../src/service/answers/answers.js';
+import { startServer } from '../../../src/http/server.js';
+import { TokenService } from '../../../src/service/admin/tokens.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import { TokenStore } from '../../../src/disk/records/tokenStore.js';
+import { HELD_PACKS_BYTES } from '../../../src/disk/objects/heldPacks.js';
+import { cliOk, createOpenRepository, getJson, pushTo, serverForFile } from '../../support/harness.js';
 
 const REPO = 'acme/ops';
 

@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, pushTo, serverForFile } from '../support/harness.js';
-import { read } from '../support/reads.js';
-import { until } from '../support/poll.js';
+import { cliOk, cliWithInput, pushTo, serverForFile } from '../../support/harness.js';
+import { read } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
 
 const fixture = serverForFile();
 let upperToken: string;

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliOk, getJson, tempDir } from '../support/harness.js';
+import { CLI, cliOk, getJson, tempDir } from '../../support/harness.js';
 
 let dir: ReturnType<typeof tempDir>;
 

@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, git, gitdirOf, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { CLI, git, gitdirOf, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 

@@ -24,9 +24,9 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
-import { until } from '../support/poll.js';
-import { metricOf, plainGitCommit } from '../support/reads.js';
+} from '../../support/harness.js';
+import { until } from '../../support/poll.js';
+import { metricOf, plainGitCommit } from '../../support/reads.js';
 
 const REPO = 'acme/hooks';
 const SECRET = 'receiver-secret-7f3a9c2e';

@@ -5,9 +5,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, runCommand, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { cliOk, headOf, runCommand, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const REPO = 'acme/hooked';
 const dir = tempDir();

@@ -10,11 +10,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
-import { cliOk, git, gitdirOf, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
-import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
-import { HELD_PACKS_BYTES } from '../../src/disk/objects/heldPacks.js';
+import { cliOk, git, gitdirOf, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
+import { rawRequest, type RawAnswer } from '../../support/rawHttp.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
+import { HELD_PACKS_BYTES } from '../../../src/disk/objects/heldPacks.js';
 
 const REPO = 'acme/shared';
 let dir: ReturnType<typeof tempDir>;

@@ -10,8 +10,8 @@
  */
 import type { Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
-import { cliOk, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../../support/browser.js';
+import { cliOk, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
 
 const ACCOUNT = 'acme';
 const REPOSITORY = 'app';

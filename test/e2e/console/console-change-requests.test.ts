@@ -6,8 +6,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../../support/browser.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
 
 const REPO = 'acme/console-changes';
 const fixture = serverForFile();

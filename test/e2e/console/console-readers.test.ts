@@ -5,8 +5,8 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
-import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../../support/browser.js';
+import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
 
 const REPO = 'acme/readers';
 

@@ -9,10 +9,10 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../support/browser.js';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { diskState } from '../support/dryRuns.js';
-import { holdsFor } from '../support/poll.js';
+import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../../support/browser.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { diskState } from '../../support/dryRuns.js';
+import { holdsFor } from '../../support/poll.js';
 
 const REPO = 'acme/console-rollback';
 const fixture = serverForFile();

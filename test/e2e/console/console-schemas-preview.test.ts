@@ -11,9 +11,9 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../support/browser.js';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { holdsFor } from '../support/poll.js';
+import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../../support/browser.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { holdsFor } from '../../support/poll.js';
 
 const REPO = 'acme/console-schemas';
 const fixture = serverForFile();

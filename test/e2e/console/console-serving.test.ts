@@ -5,7 +5,7 @@
  * `/ui/`), and the page refers to no other origin.
  */
 import { describe, expect, it } from 'vitest';
-import { serverForFile } from '../support/harness.js';
+import { serverForFile } from '../../support/harness.js';
 
 const fixture = serverForFile();
 

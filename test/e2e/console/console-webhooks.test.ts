@@ -7,9 +7,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../support/browser.js';
-import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../../support/browser.js';
+import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/hooked';
 const SECRET = 'console-hook-secret-81b2';

@@ -11,9 +11,9 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureDemoRepository } from '../../src/service/admin/demo.js';
-import { RepositoryRegistry } from '../../src/disk/registry.js';
-import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../support/browser.js';
+import { ensureDemoRepository } from '../../../src/service/admin/demo.js';
+import { RepositoryRegistry } from '../../../src/disk/registry.js';
+import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Browser } from '../../support/browser.js';
 import {
   cliOk,
   cliWithInput,
@@ -25,7 +25,7 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
+} from '../../support/harness.js';
 
 const REPO = 'acme/shop';
 const PASSWORD = 'group-password-1';

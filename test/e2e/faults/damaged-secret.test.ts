@@ -7,8 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { cliOk, cliWithInput, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { keyPath, read } from '../support/reads.js';
+import { cliOk, cliWithInput, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { keyPath, read } from '../../support/reads.js';
 
 const PASSWORD = 'correct-horse-battery';
 const fixture = serverForFile();

@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+import { cliOk, gitdirOf, pushTo, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const fixture = serverForFile();
 let damagedCommit: string;

@@ -8,8 +8,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIN_FREE_BYTES } from '../../src/http/routes/readiness.js';
-import { cliOk, getJson, startTestServer, tempDir } from '../support/harness.js';
+import { MIN_FREE_BYTES } from '../../../src/http/routes/readiness.js';
+import { cliOk, getJson, startTestServer, tempDir } from '../../support/harness.js';
 
 const MiB = 1024 * 1024;
 /** The tmpfs: a little above the floor, so a filler file of FILL crosses it. */

@@ -8,8 +8,8 @@
  * server on loopback, real bare repositories, checked with real git.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile } from '../support/harness.js';
-import { changeRequestCalls, hostAt } from '../support/changeRequests.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile } from '../../support/harness.js';
+import { changeRequestCalls, hostAt } from '../../support/changeRequests.js';
 
 const REPO = 'acme/guarded';
 const fixture = serverForFile();

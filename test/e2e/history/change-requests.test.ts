@@ -9,8 +9,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile, tempDir } from '../support/harness.js';
-import { changeRequestCalls, hostAt } from '../support/changeRequests.js';
+import { git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile, tempDir } from '../../support/harness.js';
+import { changeRequestCalls, hostAt } from '../../support/changeRequests.js';
 
 const REPO = 'acme/changes';
 const fixture = serverForFile();

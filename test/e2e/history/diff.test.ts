@@ -4,8 +4,8 @@
  * sees (resolved properties, rendered files). Checked against `git diff` of the same commits.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, createOpenRepository, pushCommitted, git, gitdirOf, serverForFile } from '../support/harness.js';
-import { commitTime, expectJsonError, isoOf, nextSecondAfter, read } from '../support/reads.js';
+import { cliOk, createOpenRepository, pushCommitted, git, gitdirOf, serverForFile } from '../../support/harness.js';
+import { commitTime, expectJsonError, isoOf, nextSecondAfter, read } from '../../support/reads.js';
 
 const REPO = 'acme/diffs';
 

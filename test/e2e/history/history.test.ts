@@ -5,8 +5,8 @@
  * pull. The real server on loopback, real bare repositories, checked against `git log`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, ISO_SECONDS, keyPath, plainGitCommit, read } from '../support/reads.js';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { expectJsonError, ISO_SECONDS, keyPath, plainGitCommit, read } from '../../support/reads.js';
 
 const REPO = 'acme/hist';
 const PAGED = 'acme/paged';

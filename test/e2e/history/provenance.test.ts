@@ -5,8 +5,8 @@
  * history and for `git log --format=%(trailers)` alike. The real server and the real git CLI.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { read } from '../support/reads.js';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { read } from '../../support/reads.js';
 
 const REPO = 'acme/prov';
 const FORGED = 'Ship it\n\nToken: release-admin\nApplication-Name: release-bot';

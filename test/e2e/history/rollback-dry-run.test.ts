@@ -8,8 +8,8 @@
  * the previewed head. The real server on loopback, real bare repositories, checked with git.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile } from '../support/harness.js';
-import { diskState, effectsBetween, readsOf, type ContextEntry, type Reads } from '../support/dryRuns.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, runCommand, serverForFile } from '../../support/harness.js';
+import { diskState, effectsBetween, readsOf, type ContextEntry, type Reads } from '../../support/dryRuns.js';
 
 const REPO = 'acme/undo';
 const GUARDED = 'acme/undo-guarded';

@@ -18,8 +18,8 @@ import {
   headOf,
   pushTo,
   serverForFile,
-} from '../support/harness.js';
-import { expectJsonError, keyPath, plainGitCommit, read } from '../support/reads.js';
+} from '../../support/harness.js';
+import { expectJsonError, keyPath, plainGitCommit, read } from '../../support/reads.js';
 
 const REPO = 'acme/roll';
 const LOCKED = 'acme/locked';

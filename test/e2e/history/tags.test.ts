@@ -7,8 +7,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cli, cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
-import { holdsFor, tracked } from '../support/poll.js';
+import { CLI, cli, cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../../support/harness.js';
+import { holdsFor, tracked } from '../../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
 let gitdir: string;

@@ -6,11 +6,15 @@
  * a frozen server fails these tests by their time-outs instead of freezing the test runner too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_GLOB_LENGTH } from '../../src/domain/glob.js';
-import { MAX_EMBED_DEPTH, MAX_RENDERED_ANSWER_CHARS, MAX_RENDERED_FILE_CHARS } from '../../src/domain/renderLimits.js';
-import { cliOk, git, gitdirOf, jsonOrUndefined, reasonOf, tempDir } from '../support/harness.js';
-import { expectJsonError, plainGitCommit, type ReadAnswer } from '../support/reads.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { MAX_GLOB_LENGTH } from '../../../src/domain/glob.js';
+import {
+  MAX_EMBED_DEPTH,
+  MAX_RENDERED_ANSWER_CHARS,
+  MAX_RENDERED_FILE_CHARS,
+} from '../../../src/domain/renderLimits.js';
+import { cliOk, git, gitdirOf, jsonOrUndefined, reasonOf, tempDir } from '../../support/harness.js';
+import { expectJsonError, plainGitCommit, type ReadAnswer } from '../../support/reads.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';

@@ -6,11 +6,11 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_VALUES_PER_KEY, MAX_VALUES_PER_PUSH } from '../../src/domain/pushRequest.js';
-import { MAX_PROFILE_GROUPS } from '../../src/http/access/securityProfile.js';
-import { MAX_PUSH_DERIVATIONS } from '../../src/service/write/pushPasswords.js';
-import { cliOk, cliWithInput, headOf, jsonOrUndefined, tempDir } from '../support/harness.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { MAX_VALUES_PER_KEY, MAX_VALUES_PER_PUSH } from '../../../src/domain/pushRequest.js';
+import { MAX_PROFILE_GROUPS } from '../../../src/http/access/securityProfile.js';
+import { MAX_PUSH_DERIVATIONS } from '../../../src/service/write/pushPasswords.js';
+import { cliOk, cliWithInput, headOf, jsonOrUndefined, tempDir } from '../../support/harness.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';

@@ -18,14 +18,14 @@ import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_JSON_DEPTH } from '../../src/lib/jsonParseSteps.js';
-import { MAX_VALUES_PER_PUSH } from '../../src/domain/pushRequest.js';
-import { LARGE_BODY_BYTES } from '../../src/http/body/jsonBodyInSlices.js';
-import { MAX_RENDERED_ANSWER_CHARS } from '../../src/domain/renderLimits.js';
-import { MAX_LISTED_CONTEXTS } from '../../src/service/write/dryRun.js';
-import { cliOk, runCommand, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { MAX_JSON_DEPTH } from '../../../src/lib/jsonParseSteps.js';
+import { MAX_VALUES_PER_PUSH } from '../../../src/domain/pushRequest.js';
+import { LARGE_BODY_BYTES } from '../../../src/http/body/jsonBodyInSlices.js';
+import { MAX_RENDERED_ANSWER_CHARS } from '../../../src/domain/renderLimits.js';
+import { MAX_LISTED_CONTEXTS } from '../../../src/service/write/dryRun.js';
+import { cliOk, runCommand, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const ANY = '*;*;*';
 /** The part of the loop's busy time during the largest push (half a second and more) that one pause may be. */
@@ -135,7 +135,7 @@ beforeAll(async () => {
   // One process: what one event loop holds (with a worker per core, the figure is the busiest worker's anyway).
   server = await startServerProcess(dir.path, {
     CFGHUB_WORKERS: '1',
-    NODE_OPTIONS: `--require "${fileURLToPath(new URL('../support/loopPauses.cjs', import.meta.url))}"`,
+    NODE_OPTIONS: `--require "${fileURLToPath(new URL('../../support/loopPauses.cjs', import.meta.url))}"`,
   });
   await until(() => /"event":"loop-pauses"/.test(server.output()), 'the loop pause probe');
   pausesUrl = /"event":"loop-pauses","url":"([^"]+)"/.exec(server.output())![1];

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
-import { serverForFile } from '../support/harness.js';
+import { serverForFile } from '../../support/harness.js';
 
 const CONNECTIONS = 300;
 

@@ -9,9 +9,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, tempDir } from '../support/harness.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
-import { curlPost, fetchPost, javaPosts, socketPost, urllibPosts, type Outcome } from '../support/uploadClients.js';
+import { cliOk, tempDir } from '../../support/harness.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
+import { curlPost, fetchPost, javaPosts, socketPost, urllibPosts, type Outcome } from '../../support/uploadClients.js';
 
 const REPO = 'acme/app';
 const LIMIT = 16 * 1024 * 1024;

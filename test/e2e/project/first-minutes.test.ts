@@ -20,8 +20,8 @@ import {
   pushTo,
   reasonOf,
   serverForFile,
-} from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+} from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const REPO = 'acme/first';
 
@@ -191,7 +191,7 @@ describe('the command line in a new folder', () => {
   };
 
   it('prints its version', () => {
-    const version = (JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string })
+    const version = (JSON.parse(readFileSync(join(__dirname, '../../../package.json'), 'utf8')) as { version: string })
       .version;
     expect(run(fixture.repos, ['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
   });

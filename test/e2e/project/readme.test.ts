@@ -25,7 +25,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../support/harness.js';
+import { tempDir } from '../../support/harness.js';
 import {
   documentationPages,
   FRONT_PAGE,
@@ -36,10 +36,10 @@ import {
   stepsOf,
   withPorts,
   type ReadmeStep,
-} from '../support/readmeBlocks.js';
-import { reservedPorts } from '../support/ports.js';
+} from '../../support/readmeBlocks.js';
+import { reservedPorts } from '../../support/ports.js';
 
-const ROOT = resolve(__dirname, '../..');
+const ROOT = resolve(__dirname, '../../..');
 /** The whole session's time limit; a step that waits forever ends here. */
 const SESSION_MS = 420_000;
 /** Ports 8080 to 8089 of the examples. */

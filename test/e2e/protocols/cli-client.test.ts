@@ -9,8 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { CLI, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/app';
 let dir: ReturnType<typeof tempDir>;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ClientError, PushRefusedError, type PullAnswer } from 'cfghub/client';
-import { cliOk, startTestServer, tempDir, type TestServer } from '../support/harness.js';
+import { cliOk, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
 
 const REPO = 'acme/client';
 let dir: ReturnType<typeof tempDir>;

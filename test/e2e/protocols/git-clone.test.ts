@@ -9,10 +9,10 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitAsync } from '../support/gitCli.js';
-import { cliOk, headOf, pushTo, serverForFile, tempDir } from '../support/harness.js';
-import { rawRequest } from '../support/rawHttp.js';
-import { until } from '../support/poll.js';
+import { gitAsync } from '../../support/gitCli.js';
+import { cliOk, headOf, pushTo, serverForFile, tempDir } from '../../support/harness.js';
+import { rawRequest } from '../../support/rawHttp.js';
+import { until } from '../../support/poll.js';
 
 const OPEN = 'acme/open'; // token-free pull
 const CLOSED = 'acme/closed'; // needs a token

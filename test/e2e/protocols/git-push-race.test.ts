@@ -9,9 +9,9 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitAsync } from '../support/gitCli.js';
-import { cliOk, cliWithInput, git, gitdirOf, pushTo, serverForFile } from '../support/harness.js';
-import { keyPath } from '../support/reads.js';
+import { gitAsync } from '../../support/gitCli.js';
+import { cliOk, cliWithInput, git, gitdirOf, pushTo, serverForFile } from '../../support/harness.js';
+import { keyPath } from '../../support/reads.js';
 
 const REPO = 'acme/raced';
 const RACE_MS = 30_000;

@@ -8,9 +8,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitAsync } from '../support/gitCli.js';
-import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
-import { keyPath } from '../support/reads.js';
+import { gitAsync } from '../../support/gitCli.js';
+import { cliOk, cliWithInput, git, gitdirOf, headOf, pushTo, serverForFile } from '../../support/harness.js';
+import { keyPath } from '../../support/reads.js';
 
 const REPO = 'acme/pushed';
 const PASSWORD = 'group-password-1';

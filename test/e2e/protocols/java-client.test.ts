@@ -20,8 +20,8 @@ import {
   headOf,
   pushTo,
   serverForFile,
-} from '../support/harness.js';
-import { commitTime, isoOf, nextSecondAfter } from '../support/reads.js';
+} from '../../support/harness.js';
+import { commitTime, isoOf, nextSecondAfter } from '../../support/reads.js';
 
 const REPO = 'Acme/JavaApp';
 const GROUP = 'Secrets'; // created with this spelling; the application names it `secrets`

@@ -12,8 +12,8 @@ import { OpenFeature, type Client } from '@openfeature/server-sdk';
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OpenFeature as WebOpenFeature } from '@openfeature/web-sdk';
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
-import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/flags';
 const PASSWORD = 'correct-horse-battery';

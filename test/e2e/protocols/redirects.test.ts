@@ -9,11 +9,11 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, RedirectRefusedError } from '../../src/client/index.js';
-import { createMirror } from '../../src/service/replication/mirror.js';
-import { holdsFor, until } from '../support/poll.js';
-import { runCommand, tempDir } from '../support/harness.js';
-import { startServerProcess } from '../support/serverProcess.js';
+import { Client, RedirectRefusedError } from '../../../src/client/index.js';
+import { createMirror } from '../../../src/service/replication/mirror.js';
+import { holdsFor, until } from '../../support/poll.js';
+import { runCommand, tempDir } from '../../support/harness.js';
+import { startServerProcess } from '../../support/serverProcess.js';
 
 interface Received {
   readonly method: string;

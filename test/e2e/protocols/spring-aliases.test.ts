@@ -23,9 +23,9 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
-import { expectJsonError, plainGitCommit, read } from '../support/reads.js';
-import { until } from '../support/poll.js';
+} from '../../support/harness.js';
+import { expectJsonError, plainGitCommit, read } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
 
 const SHOP = 'acme/shop';
 const BILLING = 'acme/billing';

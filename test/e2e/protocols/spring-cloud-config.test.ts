@@ -10,9 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import cloudConfigClient from 'cloud-config-client';
-import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile, tempDir } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
-import { until } from '../support/poll.js';
+import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile, tempDir } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/shop';
 const APPLICATION = 'acme.shop';

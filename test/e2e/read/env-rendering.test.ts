@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quoteEnvValue, toDotenv } from '../../src/domain/renderings.js';
-import { cliOk, pushTo, runCommand, serverForFile, tempDir } from '../support/harness.js';
-import { CANARY, readWithAll, readWithCompose } from '../support/envReaders.js';
+import { quoteEnvValue, toDotenv } from '../../../src/domain/renderings.js';
+import { cliOk, pushTo, runCommand, serverForFile, tempDir } from '../../support/harness.js';
+import { CANARY, readWithAll, readWithCompose } from '../../support/envReaders.js';
 
 const dir = tempDir('cfghub-env-');
 afterAll(() => dir.remove());

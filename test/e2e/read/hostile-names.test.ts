@@ -4,8 +4,8 @@
  * every answer (pull, info, export, keyData, history, diff). The real server and real repositories.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { read } from '../support/reads.js';
+import { cliOk, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { read } from '../../support/reads.js';
 
 const REPO = 'acme/proto';
 const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];

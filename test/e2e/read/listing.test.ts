@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, getJson, git, gitdirOf, pushTo, serverForFile, startTestServer } from '../support/harness.js';
+import { cli, cliOk, getJson, git, gitdirOf, pushTo, serverForFile, startTestServer } from '../../support/harness.js';
 
 const fixture = serverForFile();
 

@@ -6,10 +6,10 @@
  * real server, real bare repositories, the real git CLI.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { keyPath, keyYaml, metricOf, plainGitCommit } from '../support/reads.js';
-import { until } from '../support/poll.js';
-import { VALUES_WEIGHED } from '../../src/service/answers/changeReach.js';
+import { cliOk, git, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { keyPath, keyYaml, metricOf, plainGitCommit } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
+import { VALUES_WEIGHED } from '../../../src/service/answers/changeReach.js';
 
 const REPO = 'acme/carried';
 const fixture = serverForFile();

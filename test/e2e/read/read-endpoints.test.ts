@@ -5,7 +5,7 @@
  * server on loopback, real bare repositories, tags made with `cfghub tag create`.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliOk, gitdirOf, headOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
 import {
   commitTime,
   expectJsonError,
@@ -15,7 +15,7 @@ import {
   nextSecondAfter,
   read,
   type ReadAnswer,
-} from '../support/reads.js';
+} from '../../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';

@@ -5,7 +5,7 @@
  * repositories.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliOk, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
 import {
   expectJsonError,
   ISO_SECONDS,
@@ -15,7 +15,7 @@ import {
   read,
   startServerProcess,
   type ReadAnswer,
-} from '../support/reads.js';
+} from '../../support/reads.js';
 
 const LEVELS = 'Environment,Application,Instance';
 const ANY = '*;*;*';

@@ -7,8 +7,8 @@
  * and /ofrep.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, pushTo, reasonOf, runCommand, serverForFile } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+import { cliOk, headOf, pushTo, reasonOf, runCommand, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const REPO = 'acme/fleet';
 const fixture = serverForFile();

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliOk, gitdirOf, jsonOrUndefined, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+import { cliOk, gitdirOf, jsonOrUndefined, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const REPO = 'acme/app';
 const CONTEXT = { Context: 'Prod;web' };

@@ -10,7 +10,7 @@ import dotenv from 'dotenv';
 import properties from 'properties';
 import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, pushTo, serverForFile } from '../support/harness.js';
+import { cliOk, pushTo, serverForFile } from '../../support/harness.js';
 
 const REPO = 'acme/rendered';
 const CONTEXT = 'Prod;web';

@@ -13,10 +13,10 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliOk, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { metricOf } from '../support/reads.js';
-import { gitEnv } from '../support/gitCli.js';
-import { until } from '../support/poll.js';
+import { cliOk, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { metricOf } from '../../support/reads.js';
+import { gitEnv } from '../../support/gitCli.js';
+import { until } from '../../support/poll.js';
 
 const fixture = serverForFile();
 let seq = 0;

@@ -8,9 +8,9 @@
  * answer is resolved, serialised and hashed exactly when it is not found there).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, pushTo, serverForFile } from '../support/harness.js';
-import { metricOf } from '../support/reads.js';
-import { until } from '../support/poll.js';
+import { cliOk, pushTo, serverForFile } from '../../support/harness.js';
+import { metricOf } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/fleet';
 const PER_GROUP = 10;

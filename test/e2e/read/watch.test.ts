@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitEnv } from '../support/gitCli.js';
-import { cliOk, gitdirOf, pushTo, serverForFile, startTestServer } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { gitEnv } from '../../support/gitCli.js';
+import { cliOk, gitdirOf, pushTo, serverForFile, startTestServer } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const REPO = 'acme/watched';
 const fixture = serverForFile();

@@ -7,9 +7,9 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cliOk, getJson, pushTo, tempDir } from '../support/harness.js';
-import { eventually } from '../support/replicas.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { cliOk, getJson, pushTo, tempDir } from '../../support/harness.js';
+import { eventually } from '../../support/replicas.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const dirs = { primary: tempDir(), replica: tempDir(), clock: tempDir() };
 const running: ServerProcess[] = [];

@@ -16,8 +16,8 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
-import { eventually, startTestReplica, type TestReplica } from '../support/replicas.js';
+} from '../../support/harness.js';
+import { eventually, startTestReplica, type TestReplica } from '../../support/replicas.js';
 
 const REPO = 'acme/reviewed';
 let primaryDir: ReturnType<typeof tempDir>;

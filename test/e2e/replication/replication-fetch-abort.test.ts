@@ -11,9 +11,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../support/harness.js';
-import { tracked, until } from '../support/poll.js';
-import { fetchMirror } from '../../src/service/replication/mirror.js';
+import { tempDir } from '../../support/harness.js';
+import { tracked, until } from '../../support/poll.js';
+import { fetchMirror } from '../../../src/service/replication/mirror.js';
 
 /** The processes whose command line names `text`. */
 function processesNaming(text: string): number[] {

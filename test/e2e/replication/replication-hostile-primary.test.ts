@@ -12,11 +12,11 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, getJson, pushTo, tempDir } from '../support/harness.js';
-import { until } from '../support/poll.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
-import { MAX_STATE_BYTES, STATE_TIMEOUT_MS } from '../../src/service/replication/replicator.js';
-import { MAX_REPLICATED_REPOSITORIES } from '../../src/service/replication/state.js';
+import { cliOk, getJson, pushTo, tempDir } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
+import { MAX_STATE_BYTES, STATE_TIMEOUT_MS } from '../../../src/service/replication/replicator.js';
+import { MAX_REPLICATED_REPOSITORIES } from '../../../src/service/replication/state.js';
 
 const APP = 'acme/app';
 const MiB = 1024 * 1024;

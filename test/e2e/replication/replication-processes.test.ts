@@ -4,9 +4,9 @@
  * replica promoted by the documented steps, the other re-pointed at it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
-import { eventually } from '../support/replicas.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
+import { cli, cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../../support/harness.js';
+import { eventually } from '../../support/replicas.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 
 const APP = 'acme/app';
 const dirs = { primary: tempDir(), a: tempDir(), b: tempDir() };

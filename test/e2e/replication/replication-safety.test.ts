@@ -8,11 +8,11 @@
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../support/harness.js';
-import { eventually } from '../support/replicas.js';
-import { until } from '../support/poll.js';
-import { startServerProcess, type ServerProcess } from '../support/serverProcess.js';
-import { reservedPorts } from '../support/ports.js';
+import { cliOk, getJson, git, gitdirOf, headOf, pushTo, tempDir } from '../../support/harness.js';
+import { eventually } from '../../support/replicas.js';
+import { until } from '../../support/poll.js';
+import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
+import { reservedPorts } from '../../support/ports.js';
 
 const APP = 'acme/app';
 const TWO = 'acme/two';

@@ -15,13 +15,13 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
-import { eventually, startTestReplica, type TestReplica } from '../support/replicas.js';
+} from '../../support/harness.js';
+import { eventually, startTestReplica, type TestReplica } from '../../support/replicas.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { rawRequest } from '../support/rawHttp.js';
-import { metricOf } from '../support/reads.js';
-import { until } from '../support/poll.js';
+import { rawRequest } from '../../support/rawHttp.js';
+import { metricOf } from '../../support/reads.js';
+import { until } from '../../support/poll.js';
 
 const APP = 'acme/app';
 const CONTEXT = { Context: 'Prod;web' };

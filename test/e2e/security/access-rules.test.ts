@@ -4,8 +4,8 @@
  * server on real bare repositories; every rule change is a commit that git shows and revert undoes.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+import { cli, cliOk, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const LEVELS = 'Environment,Datacenter';
 const fixture = serverForFile();

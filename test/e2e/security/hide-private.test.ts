@@ -5,9 +5,9 @@
  * repository stays. The real server, real repositories, the real `cfghub` command and real git.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../support/harness.js';
-import { gitAsync } from '../support/gitCli.js';
-import { read } from '../support/reads.js';
+import { cliOk, cliWithInput, pushTo, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
+import { gitAsync } from '../../support/gitCli.js';
+import { read } from '../../support/reads.js';
 
 let dir: ReturnType<typeof tempDir>;
 let plain: TestServer;

@@ -5,8 +5,8 @@
  * bad names in the URL and bad headers. Every error is JSON without a stack trace or a path.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliOk, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, read, type ReadAnswer } from '../support/reads.js';
+import { cli, cliOk, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read, type ReadAnswer } from '../../support/reads.js';
 
 /** Token-free pull on. */
 const OPEN = 'acme/open';

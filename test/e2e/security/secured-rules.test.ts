@@ -17,8 +17,8 @@ import {
   reasonOf,
   serverForFile,
   startTestServer,
-} from '../support/harness.js';
-import { read } from '../support/reads.js';
+} from '../../support/harness.js';
+import { read } from '../../support/reads.js';
 
 const OLD_PASSWORD = 'old-vault-password';
 const NEW_PASSWORD = 'new-vault-password';

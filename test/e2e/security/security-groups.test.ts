@@ -20,8 +20,8 @@ import {
   pushTo,
   reasonOf,
   serverForFile,
-} from '../support/harness.js';
-import { keyPath, read } from '../support/reads.js';
+} from '../../support/harness.js';
+import { keyPath, read } from '../../support/reads.js';
 
 const LEVELS = 'Environment,Application';
 const ANY = '*;*';

@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CLI, cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
-import { startServerProcess } from '../support/serverProcess.js';
-import { holdsFor, tracked, until } from '../support/poll.js';
+import { CLI, cli, cliOk, commitCount, git, gitdirOf, headOf, pushTo, serverForFile } from '../../support/harness.js';
+import { startServerProcess } from '../../support/serverProcess.js';
+import { holdsFor, tracked, until } from '../../support/poll.js';
 
 const run = promisify(execFile);
 const fixture = serverForFile();

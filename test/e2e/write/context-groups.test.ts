@@ -7,8 +7,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
-import { expectJsonError, read } from '../support/reads.js';
+import { cli, cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
+import { expectJsonError, read } from '../../support/reads.js';
 
 const LEVELS = 'Environment,Datacenter';
 const fixture = serverForFile();

@@ -15,10 +15,10 @@ import {
   reasonOf,
   runCommand,
   serverForFile,
-} from '../support/harness.js';
-import { read } from '../support/reads.js';
-import { MAX_NAMED_CONTEXTS } from '../../src/service/schemas/namedContexts.js';
-import { diskState as stateOf, effectsBetween, readsOf as readsAt, type ContextEntry } from '../support/dryRuns.js';
+} from '../../support/harness.js';
+import { read } from '../../support/reads.js';
+import { MAX_NAMED_CONTEXTS } from '../../../src/service/schemas/namedContexts.js';
+import { diskState as stateOf, effectsBetween, readsOf as readsAt, type ContextEntry } from '../../support/dryRuns.js';
 
 const REPO = 'acme/dry';
 const fixture = serverForFile();

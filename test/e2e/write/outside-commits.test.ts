@@ -8,9 +8,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { gitEnv } from '../support/gitCli.js';
-import { cli, cliOk, cliWithInput, getJson, gitdirOf, headOf, pushTo, serverForFile } from '../support/harness.js';
-import { until } from '../support/poll.js';
+import { gitEnv } from '../../support/gitCli.js';
+import { cli, cliOk, cliWithInput, getJson, gitdirOf, headOf, pushTo, serverForFile } from '../../support/harness.js';
+import { until } from '../../support/poll.js';
 
 const GOOD = 'acme/good';
 const OTHER = 'acme/other';

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { keyPath } from '../../src/layout/layout.js';
+import { keyPath } from '../../../src/layout/layout.js';
 import {
   cli,
   cliOk,
@@ -21,8 +21,8 @@ import {
   startTestServer,
   tempDir,
   type TestServer,
-} from '../support/harness.js';
-import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
+} from '../../support/harness.js';
+import { rawRequest, type RawAnswer } from '../../support/rawHttp.js';
 
 const APP = 'acme/app';
 const LOCKED = 'acme/locked';

@@ -6,8 +6,8 @@
  */
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, headOf, serverForFile } from '../support/harness.js';
-import { rawRequest, type RawAnswer } from '../support/rawHttp.js';
+import { cliOk, headOf, serverForFile } from '../../support/harness.js';
+import { rawRequest, type RawAnswer } from '../../support/rawHttp.js';
 
 const REPO = 'acme/front';
 const LIMIT = 2_048;

@@ -5,8 +5,8 @@
  */
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REFUSAL_KINDS, type RefusalKind } from '../../src/domain/applyPush.js';
-import { createOpenRepository, pushTo, serverForFile } from '../support/harness.js';
+import { REFUSAL_KINDS, type RefusalKind } from '../../../src/domain/applyPush.js';
+import { createOpenRepository, pushTo, serverForFile } from '../../support/harness.js';
 
 const REPO = 'acme/refusals';
 const PUSH = `/rest/push/${REPO}`;

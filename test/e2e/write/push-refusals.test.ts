@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { keyPath } from '../../src/layout/layout.js';
+import { keyPath } from '../../../src/layout/layout.js';
 import {
   cliOk,
   commitCount,
@@ -17,7 +17,7 @@ import {
   reasonOf,
   serverForFile,
   type PushAnswer,
-} from '../support/harness.js';
+} from '../../support/harness.js';
 
 const REPO = 'acme/app';
 const NO_VDT = 'acme/novdt';

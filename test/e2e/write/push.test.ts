@@ -18,7 +18,7 @@ import {
   reasonOf,
   serverForFile,
   startTestServer,
-} from '../support/harness.js';
+} from '../../support/harness.js';
 
 const REPO = 'acme/app';
 const fixture = serverForFile();

@@ -6,7 +6,7 @@
  * the entry of schemas.yaml. The real server on loopback, a real repository, checked with git.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../support/harness.js';
+import { cliWithInput, git, gitdirOf, pushTo, reasonOf, serverForFile } from '../../support/harness.js';
 
 const REPO = 'acme/formats';
 const fixture = serverForFile();

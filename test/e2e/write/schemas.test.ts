@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectJsonError } from '../support/reads.js';
+import { expectJsonError } from '../../support/reads.js';
 import {
   cliOk,
   cliWithInput,
@@ -19,7 +19,7 @@ import {
   reasonOf,
   serverForFile,
   type PushAnswer,
-} from '../support/harness.js';
+} from '../../support/harness.js';
 
 const REPO = 'acme/schemas';
 const fixture = serverForFile();

@@ -3,7 +3,7 @@
  * every relative link (and its #anchor) leads somewhere, the monitoring page's table names every
  * metric the code registers, CONTRIBUTING.md says why each package is there, and no file cites a
  * ticket or a path of one machine. (The examples
- * themselves run in test/e2e/readme.test.ts.)
+ * themselves run in test/e2e/project/readme.test.ts.)
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
