@@ -68,8 +68,7 @@ export async function writeTemporary(
   prefix = 'tmp_obj_',
   durable = true,
 ): Promise<string> {
-  const temporary = `${dirname(path)}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
-  const fd = await createExclusive(temporary, mode);
+  const { temporary, fd } = await createTemporary(dirname(path), prefix, mode);
   try {
     await writeAll(fd, data);
     if (durable) await syncFd(fd);
@@ -80,6 +79,16 @@ export async function writeTemporary(
   }
   await closeFile(fd);
   return temporary;
+}
+
+/** A new temporary file of `folder`, open for writing, named as `writeTemporary` names them. */
+export async function createTemporary(
+  folder: string,
+  prefix: string,
+  mode: number,
+): Promise<{ temporary: string; fd: number }> {
+  const temporary = `${folder}/${prefix}${process.pid}_${randomBytes(6).toString('hex')}`;
+  return { temporary, fd: await createExclusive(temporary, mode) };
 }
 
 /**

@@ -103,6 +103,15 @@ export function assemblePack(entries: readonly PackEntry[]): Pack {
   return runSteps(assemblePackSteps(entries));
 }
 
+/** The 12 bytes a version 2 pack of `count` entries starts with. */
+export function packHeader(count: number): Buffer {
+  const header = Buffer.alloc(12);
+  header.write('PACK', 0, 'latin1');
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(count, 8);
+  return header;
+}
+
 /** Where a version 2 index's object ids begin: after its magic, version and fan-out table. */
 const INDEX_HEADER = 8 + 256 * 4;
 
@@ -119,15 +128,12 @@ export function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
   for (const entry of entries) size += entry.bytes.length;
   if (size - 20 >= 2 ** 31) throw new Error('packs written by cfghub are limited to 2 GiB');
   const pack = Buffer.allocUnsafe(size);
-  pack.write('PACK', 0, 'latin1');
-  pack.writeUInt32BE(2, 4);
-  pack.writeUInt32BE(entries.length, 8);
-  const listed: { oid: Buffer; head: number; offset: number; crc: number }[] = [];
+  packHeader(entries.length).copy(pack, 0);
+  const listed: IndexedEntry[] = [];
   let offset = 12;
   let sincePause = 0;
   for (const entry of entries) {
-    // The oid's first four bytes as a number: sorting by it calls Buffer.compare only on ties.
-    listed.push({ oid: entry.oid, head: entry.oid.readUInt32BE(0), offset, crc: entry.crc });
+    listed.push({ oid: entry.oid, offset, crc: entry.crc });
     entry.bytes.copy(pack, offset);
     offset += entry.bytes.length;
     sincePause += entry.bytes.length + 64;
@@ -138,7 +144,21 @@ export function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
   }
   const checksum = yield* sha1InSteps(pack.subarray(0, offset));
   checksum.copy(pack, offset);
+  const index = yield* packIndexSteps(listed, checksum);
+  return { name: `pack-${checksum.toString('hex')}`, pack, index };
+}
 
+/** Where an entry lies in a pack being written, as its index lists it. */
+export interface IndexedEntry {
+  readonly oid: Buffer;
+  readonly offset: number;
+  readonly crc: number;
+}
+
+/** The version 2 index of a pack whose entries are `entries` and whose checksum is `checksum` (the order of `entries` is free). */
+export function* packIndexSteps(entries: readonly IndexedEntry[], checksum: Buffer): Steps<Buffer> {
+  // The oid's first four bytes as a number: sorting by it calls Buffer.compare only on ties.
+  const listed = entries.map((entry) => ({ ...entry, head: entry.oid.readUInt32BE(0) }));
   listed.sort((a, b) => a.head - b.head || Buffer.compare(a.oid, b.oid));
   yield;
   const count = listed.length;
@@ -159,7 +179,7 @@ export function* assemblePackSteps(entries: readonly PackEntry[]): Steps<Pack> {
   const end = INDEX_HEADER + count * 28;
   checksum.copy(index, end);
   (yield* sha1InSteps(index.subarray(0, end + 20))).copy(index, end + 20);
-  return { name: `pack-${checksum.toString('hex')}`, pack, index };
+  return index;
 }
 
 function* sha1InSteps(bytes: Buffer): Steps<Buffer> {

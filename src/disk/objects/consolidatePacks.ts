@@ -20,9 +20,11 @@
  * on the file system's clock are removed here too.
  * Run it inside the repository's queue, so no push of this process writes meanwhile.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
-import { fsyncFolder, removeIfPresent } from '../durableFs.js';
+import { closeQuietly, createTemporary, fsyncFolder, removeIfPresent, syncFd, writeAll } from '../durableFs.js';
+import { closeFile } from '../fileCalls.js';
 import { fsNow } from '../refs/fsClock.js';
 import {
   clearMultiPackIndex,
@@ -32,10 +34,11 @@ import {
 } from './multiPackIndex.js';
 import { KEEP_TEXT, TEMPORARY_PREFIX, type ObjectStore } from './objectStore.js';
 import { STALE_LOCK_MS } from '../refs/refs.js';
-import { assemblePackSteps, type PackEntry } from '../../git/packWriter.js';
+import { packHeader, packIndexSteps, type IndexedEntry } from '../../git/packWriter.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { readPackEntriesSteps } from '../../git/packEntries.js';
-import { indexedObjectCount } from '../../git/packIndex.js';
+import { isWholeObject, listPackEntriesSteps, type ListedEntry } from '../../git/packEntries.js';
+import { indexedObjectCount, PackIndex } from '../../git/packIndex.js';
+import { PackFormatError } from '../../git/errors.js';
 
 /** Merging starts when there are more packs than this (of those small enough to merge). */
 export const PACKS_BEFORE_MERGE = 16;
@@ -103,10 +106,29 @@ export function packsToMerge<P extends { readonly objects: number; readonly byte
   return candidates.slice(0, count);
 }
 
+/** The size of the pieces a merge reads its packs in and writes the merged pack in. */
+const PIECE = 64 * 1024;
+
+/** A pack to merge, with the entries its index lists (those of an earlier pack left out). */
+interface Source {
+  readonly pack: PackFile;
+  readonly entries: readonly ListedEntry[];
+}
+
+/** A pack to merge turned out to hold deltas (which git writes): the merge goes on without it. */
+class HoldsDeltas extends Error {
+  constructor(readonly pack: PackFile) {
+    super(`${pack.base} holds deltas`);
+  }
+}
+
 /**
  * Merges small packs if there are too many; returns how many packs were merged into one. The
- * packs are read in the thread pool and the merged pack assembled in slices of the event loop
- * (timeSlices.ts), so other repositories' requests are served meanwhile.
+ * merged pack is copied from the packs' files to its own in pieces of PIECE bytes, never held
+ * whole: read whole and assembled in one buffer, a merge took twice its size in memory for a
+ * moment, blocks of a few MiB growing with the history that the C heap kept as the server's
+ * resident memory after they were freed. Between pieces other requests are served
+ * (timeSlices.ts).
  */
 export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_LIMIT): Promise<number> {
   const folder = store.packFolder;
@@ -114,47 +136,151 @@ export async function consolidatePacks(store: ObjectStore, limit = MERGED_PACK_L
   await store.settled(); // packs an earlier merge is still removing are not merged again
   await removeIndexNamingMissingPacks(folder);
   await removeLeftovers(folder);
-  const chosen = packsToMerge(mergeablePacks(folder), limit);
-  // Entries are copied as they are stored: no inflating or deflating, so merging is a copy.
-  const seen = new Set<string>();
-  const entries: PackEntry[] = [];
-  const merging: PackFile[] = [];
   const slices = new TimeSlices();
-  for (const pack of chosen) {
-    const [data, index] = await Promise.all([
-      fs.promises.readFile(join(folder, `${pack.base}.pack`)),
-      fs.promises.readFile(join(folder, `${pack.base}.idx`)),
-    ]);
-    const packEntries = await slices.run(readPackEntriesSteps(data, index));
-    if (!packEntries) continue;
-    merging.push(pack);
-    for (const entry of packEntries) {
+  const listed: { pack: PackFile; entries: ListedEntry[] }[] = [];
+  for (const pack of packsToMerge(mergeablePacks(folder), limit)) {
+    const index = new PackIndex(await fs.promises.readFile(join(folder, `${pack.base}.idx`)), pack.bytes);
+    const entries = await slices.run(listPackEntriesSteps(index));
+    if (entries) listed.push({ pack, entries }); // else: offsets past 2 GiB, or a version 1 index
+  }
+  for (;;) {
+    if (listed.length < 2) return 0;
+    const sources = await withoutRepeats(listed, slices);
+    let merged: { name: string; temporary: string; index: Buffer };
+    try {
+      merged = await writeMergedPack(folder, sources, slices);
+    } catch (error) {
+      if (!(error instanceof HoldsDeltas)) throw error;
+      listed.splice(
+        listed.findIndex((source) => source.pack === error.pack),
+        1,
+      );
+      continue;
+    }
+    await store.placeWrittenPack(merged.name, merged.temporary, merged.index);
+    // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
+    // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
+    // mounted with discard). Each index goes before its data, so no index names a missing pack.
+    const old = listed.map((source) => source.pack.base).filter((base) => base !== merged.name);
+    store.removeLater(removePacks(folder, old));
+    store.packsMerged(merged, old);
+    store.packsWritten = 0;
+    return listed.length;
+  }
+}
+
+/** The packs' entries, each object once (the first pack listing it keeps it). */
+async function withoutRepeats(
+  listed: readonly { pack: PackFile; entries: readonly ListedEntry[] }[],
+  slices: TimeSlices,
+): Promise<Source[]> {
+  const seen = new Set<string>();
+  const sources: Source[] = [];
+  for (const { pack, entries } of listed) {
+    const kept: ListedEntry[] = [];
+    for (const entry of entries) {
       const id = entry.oid.toString('hex');
-      if (!seen.has(id)) entries.push(entry);
+      if (!seen.has(id)) kept.push(entry);
       seen.add(id);
       const paused = slices.pause();
       if (paused) await paused;
     }
+    sources.push({ pack, entries: kept });
   }
-  if (merging.length < 2) return 0;
-  const pack = await slices.run(assemblePackSteps(entries));
-  const merged = await store.writePackDurably(pack);
-  // The old packs' objects are all in the merged pack now, so removing them can wait: it runs
-  // beside the next pushes rather than before them (an unlink can take milliseconds on a disk
-  // mounted with discard). Each index goes before its data, so no index names a missing pack.
-  const old = merging.filter((pack) => pack.base !== merged);
-  store.removeLater(
-    removePacks(
-      folder,
-      old.map((pack) => pack.base),
-    ),
-  );
-  store.packsMerged(
-    pack,
-    old.map((pack) => pack.base),
-  );
-  store.packsWritten = 0;
-  return merging.length;
+  return sources;
+}
+
+/**
+ * The merged pack written to a temporary file of `folder` (fsynced, closed) and its index; the
+ * stored entries copied as they are, in pieces, through one buffer for reading and one for
+ * writing. Throws HoldsDeltas for a pack holding a delta (its bases are found by offset, which
+ * copying would change), having removed the temporary file.
+ */
+async function writeMergedPack(
+  folder: string,
+  sources: readonly Source[],
+  slices: TimeSlices,
+): Promise<{ name: string; temporary: string; index: Buffer }> {
+  const count = sources.reduce((sum, source) => sum + source.entries.length, 0);
+  const { temporary, fd } = await createTemporary(folder, TEMPORARY_PREFIX, 0o444);
+  try {
+    const out = new PieceWriter(fd);
+    await out.append(packHeader(count));
+    const indexed: IndexedEntry[] = [];
+    const input = Buffer.allocUnsafeSlow(PIECE);
+    for (const { pack, entries } of sources) {
+      const file = await fs.promises.open(join(folder, `${pack.base}.pack`), 'r');
+      try {
+        // `input` holds the file's bytes from `held` to `heldEnd`.
+        let held = 0;
+        let heldEnd = 0;
+        for (const entry of entries) {
+          indexed.push({ oid: entry.oid, offset: out.offset, crc: entry.crc });
+          for (let at = entry.offset; at < entry.end;) {
+            if (at < held || at >= heldEnd) {
+              const { bytesRead } = await file.read(input, 0, PIECE, at);
+              if (bytesRead === 0) throw new PackFormatError(`${pack.base} is shorter than its index says`);
+              held = at;
+              heldEnd = at + bytesRead;
+            }
+            if (at === entry.offset && !isWholeObject(input[at - held])) throw new HoldsDeltas(pack);
+            const end = Math.min(entry.end, heldEnd);
+            await out.append(input.subarray(at - held, end - held));
+            at = end;
+          }
+          const paused = slices.pause();
+          if (paused) await paused;
+        }
+      } finally {
+        await file.close();
+      }
+    }
+    const checksum = await out.end();
+    await syncFd(fd);
+    await closeFile(fd);
+    const index = await slices.run(packIndexSteps(indexed, checksum));
+    return { name: `pack-${checksum.toString('hex')}`, temporary, index };
+  } catch (error) {
+    closeQuietly(fd);
+    await fs.promises.unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Bytes written to a file through one buffer of PIECE bytes, hashed as they go: a pack's SHA-1 checksum ends it. */
+class PieceWriter {
+  private readonly piece = Buffer.allocUnsafeSlow(PIECE);
+  private used = 0;
+  private readonly hash = createHash('sha1');
+  /** Bytes appended so far: where the next entry starts. */
+  offset = 0;
+
+  constructor(private readonly fd: number) {}
+
+  async append(bytes: Buffer): Promise<void> {
+    for (let at = 0; at < bytes.length;) {
+      const taken = bytes.copy(this.piece, this.used, at);
+      this.used += taken;
+      at += taken;
+      if (this.used === PIECE) await this.flush();
+    }
+    this.offset += bytes.length;
+  }
+
+  /** Writes what is left and the checksum of all the bytes; the checksum. */
+  async end(): Promise<Buffer> {
+    await this.flush();
+    const checksum = this.hash.digest();
+    await writeAll(this.fd, checksum);
+    return checksum;
+  }
+
+  private async flush(): Promise<void> {
+    const bytes = this.piece.subarray(0, this.used);
+    this.hash.update(bytes);
+    await writeAll(this.fd, bytes);
+    this.used = 0;
+  }
 }
 
 /**

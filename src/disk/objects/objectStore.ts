@@ -254,6 +254,23 @@ export class ObjectStore {
   }
 
   /**
+   * Places a pack written and fsynced to a temporary file of the pack folder (a merge's, written
+   * in pieces: consolidatePacks.ts) with its index, as `writePackDurably` places a pack: the index
+   * written and fsynced, both renamed into place (the index last), the folder fsynced.
+   */
+  async placeWrittenPack(name: string, temporary: string, index: Buffer): Promise<void> {
+    let indexFile: string;
+    try {
+      indexFile = await writeTemporary(join(this.packFolder, `${name}.idx`), index, 0o444, TEMPORARY_PREFIX);
+    } catch (error) {
+      await fs.promises.unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+    await this.renameIntoPlace(join(this.packFolder, name), temporary, indexFile, undefined);
+    await fsyncFolder(this.packFolder);
+  }
+
+  /**
    * The pack and its index in place, each fsynced; their folder not yet. With `keep`, a `.keep`
    * file is written before either appears (git lists packs by their `.pack` and checks for the
    * `.keep` then), returned for the caller to release. On a failure nothing of it is left behind.
@@ -276,19 +293,29 @@ export class ObjectStore {
       throw failed.reason;
     }
     const [packFile, indexFile] = temporaries;
-    faultPoint('objects-written');
     const keepFile = `${base}.keep`;
     const held: PackKeep | undefined = keep ? { release: async () => unlinkIfThere(keepFile) } : undefined;
+    await this.renameIntoPlace(base, packFile, indexFile, held && keepFile);
+    return held;
+  }
+
+  /** A pack's written temporary files renamed into place, the index last; after a `.keep` when `keepFile` is named. On a failure nothing of it is left behind. */
+  private async renameIntoPlace(
+    base: string,
+    packFile: string,
+    indexFile: string,
+    keepFile: string | undefined,
+  ): Promise<void> {
+    faultPoint('objects-written');
     try {
-      if (keep) await writeSmallFile(keepFile, KEEP_TEXT, 0o644);
+      if (keepFile) await writeSmallFile(keepFile, KEEP_TEXT, 0o644);
       await renameIntoPlace(packFile, `${base}.pack`);
       await renameIntoPlaceNext(indexFile, `${base}.idx`);
     } catch (error) {
       await Promise.all([packFile, indexFile].map((file) => fs.promises.unlink(file).catch(() => undefined)));
-      await held?.release();
+      if (keepFile) await unlinkIfThere(keepFile);
       throw error;
     }
-    return held;
   }
 
   /** Removals of merged packs still running (see consolidatePacks); a failure is kept, not thrown. */
@@ -309,19 +336,20 @@ export class ObjectStore {
   }
 
   /**
-   * After this process merged packs (consolidatePacks.ts): the merged pack is opened (from the
-   * bytes just written when small, see PackFile.written) and the packs merged into it are
-   * forgotten, while every other pack stays open.
+   * After this process merged packs (consolidatePacks.ts): the merged pack is opened from its file
+   * and the packs merged into it are forgotten, while every other pack stays open.
    * (Forgetting them all made the next read open every pack again, reading the largest whole:
    * after every merge of every repository taking pushes.)
    */
-  packsMerged(merged: Pack, old: readonly string[]): void {
+  packsMerged(merged: { readonly name: string; readonly index: Buffer }, old: readonly string[]): void {
     if (!this.packs) return;
     for (const name of old) this.closePack(name);
     try {
-      this.openWritten(merged);
+      this.open(merged.name, () =>
+        PackFile.withIndex(join(this.packFolder, merged.name), merged.name, merged.index, DEFAULT_READING, this.grew),
+      );
     } catch (error) {
-      // A large merged pack is opened from its file, which a `git repack -a -d` may have taken
+      // The merged pack is opened from its file, which a `git repack -a -d` may have taken
       // already (it is not kept): the next read lists the folder again.
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       this.resetCache();
@@ -334,17 +362,17 @@ export class ObjectStore {
    * is closed: a pack read from its file holds a descriptor.
    */
   private openWritten(pack: Pack): void {
-    if (!this.packs) return;
-    const opened = PackFile.written(
-      join(this.packFolder, pack.name),
-      pack.name,
-      pack.pack,
-      pack.index,
-      DEFAULT_READING,
-      this.grew,
+    this.open(pack.name, () =>
+      PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index, DEFAULT_READING, this.grew),
     );
-    this.closePack(pack.name);
-    this.packs.set(pack.name, opened);
+  }
+
+  /** Opens a pack (`opening`) in place of one of the same name already open, which is closed. */
+  private open(name: string, opening: () => PackFile): void {
+    if (!this.packs) return;
+    const opened = opening();
+    this.closePack(name);
+    this.packs.set(name, opened);
     this.holder.hold(opened.heldBytes);
   }
 

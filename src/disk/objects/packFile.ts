@@ -192,12 +192,24 @@ export class PackFile {
     grew: HoldingGrew = unheeded,
   ): PackFile {
     if (pack.length <= reading.wholeUpTo) return PackFile.fromBuffers(name, pack, index);
-    return new PackFile(
-      name,
-      new PackIndex(ownBytes(index), pack.length),
-      openBytes(`${base}.pack`, reading, grew),
-      reading.window,
-    );
+    return PackFile.withIndex(base, name, index, reading, grew);
+  }
+
+  /** `<base>.pack`, read as a pack of its size found on disk is, with its index given (the bytes just written). */
+  static withIndex(
+    base: string,
+    name: string,
+    index: Buffer,
+    reading: PackReading = DEFAULT_READING,
+    grew: HoldingGrew = unheeded,
+  ): PackFile {
+    const bytes = openBytes(`${base}.pack`, reading, grew);
+    try {
+      return new PackFile(name, new PackIndex(ownBytes(index), bytes.length), bytes, reading.window);
+    } catch (error) {
+      bytes.close();
+      throw error;
+    }
   }
 
   /** How this pack's bytes are held: whole in memory, by windows kept once read, or entry by entry. */
