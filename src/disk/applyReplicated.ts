@@ -4,9 +4,9 @@
  * acknowledges it. It is made as the member's own commits are (repository.ts), in the
  * repository's writers' queue, so it never runs beside the member's pack merge, loose-object
  * repack or catch-up fetch of the same repository: the pack is placed kept (`.keep`, which `git
- * repack` and the merge leave alone) and fsynced, then the ref moved by a compare-and-swap
- * against `old` under git's lock, the pack folder fsynced before the rename and the ref's folder
- * after it (RefLock.swap), and only then is the `.keep` let go. So the ref never names a commit
+ * repack` and the merge leave alone) and fsynced while the ref's lock is taken, then the ref
+ * moved by a compare-and-swap against `old` under the lock, the pack folder fsynced before the
+ * rename and the ref's folder after it (RefLock.swap), and only then is the `.keep` let go. So the ref never names a commit
  * whose objects are not durably in place. The member's copy is byte for byte the leader's (the
  * same pack name, the same commit ids).
  *
@@ -74,32 +74,40 @@ export async function applyInTurn(repository: GitRepository, entry: JournalEntry
   let placed: Awaited<ReturnType<typeof repository.objects.placeKept>> | undefined;
   let moved = false;
   try {
-    placed = await repository.objects.placeKept(
-      { name: entry.packName, pack: Buffer.from(entry.pack), index: Buffer.from(entry.index) },
-      journal === undefined,
-    );
-    for (let attempt = 0; ; attempt++) {
-      const lock = await RefLock.acquire(gitdir, entry.ref, entry.new, journal === undefined);
-      if (lock === 'locked') {
-        if (attempt >= LOCK_TRIES) return { kind: 'behind', head: readRef(gitdir, entry.ref) };
-        await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS));
-        continue;
-      }
-      const update = journal
-        ? await lock.swap(entry.old, ({ before, after }) => journal.append({ ...entry, before, after }))
-        : await lock.swap(entry.old, [repository.objects.packFolder]);
-      if (update.ok) {
-        moved = true;
-        const refFile = repository.refFile(entry.ref);
-        update.ticket?.committed(
-          [...repository.objects.packPaths(entry.packName), refFile],
-          [repository.objects.packFolder, dirname(refFile)],
-        );
-        return { kind: 'applied' };
-      }
-      const now = readRef(gitdir, entry.ref);
-      return now === entry.new ? { kind: 'already' } : { kind: 'behind', head: now };
+    // The pack placed and the ref's lock taken at once, as for the leader's own commit
+    // (repository.ts): the lock holds the new commit id, which no reader looks at before the rename.
+    const [placing, locking] = await Promise.allSettled([
+      repository.objects.placeKept(
+        { name: entry.packName, pack: Buffer.from(entry.pack), index: Buffer.from(entry.index) },
+        journal === undefined,
+      ),
+      RefLock.acquire(gitdir, entry.ref, entry.new, journal === undefined),
+    ]);
+    if (placing.status === 'fulfilled') placed = placing.value;
+    if (placing.status === 'rejected' || locking.status === 'rejected') {
+      if (locking.status === 'fulfilled' && locking.value !== 'locked') await locking.value.release();
+      throw placing.status === 'rejected' ? placing.reason : (locking as PromiseRejectedResult).reason;
     }
+    let lock = locking.value;
+    for (let attempt = 0; lock === 'locked'; attempt++) {
+      if (attempt >= LOCK_TRIES) return { kind: 'behind', head: readRef(gitdir, entry.ref) };
+      await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS));
+      lock = await RefLock.acquire(gitdir, entry.ref, entry.new, journal === undefined);
+    }
+    const update = journal
+      ? await lock.swap(entry.old, ({ before, after }) => journal.append({ ...entry, before, after }))
+      : await lock.swap(entry.old, [repository.objects.packFolder]);
+    if (update.ok) {
+      moved = true;
+      const refFile = repository.refFile(entry.ref);
+      update.ticket?.committed(
+        [...repository.objects.packPaths(entry.packName), refFile],
+        [repository.objects.packFolder, dirname(refFile)],
+      );
+      return { kind: 'applied' };
+    }
+    const now = readRef(gitdir, entry.ref);
+    return now === entry.new ? { kind: 'already' } : { kind: 'behind', head: now };
   } finally {
     journal?.letGo();
     // As for a commit (repository.ts): a pack whose ref did not move stays kept, as the same
