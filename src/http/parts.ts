@@ -34,8 +34,12 @@ export class ServerParts {
     this.webhooks = new WebhookService(options.registry, options.logger, {
       limits: options.webhookLimits,
       contextsRead: (repository) => this.reads.contextsRead(repository),
-      // A read replica follows its primary, which delivers: it would deliver each commit again.
-      delivers: options.replica === undefined && options.deliversWebhooks !== false,
+      // A read replica follows its primary, which delivers: it would deliver each commit again. In
+      // an HA cluster the leader delivers, from the delivered marks its predecessor kept.
+      delivers: options.cluster
+        ? () => options.cluster!.servesWrites()
+        : options.replica === undefined && options.deliversWebhooks !== false,
+      keepsMarks: options.cluster !== undefined,
     });
     this.outsideCommits = new OutsideCommitWatch(options.registry, options.logger);
   }

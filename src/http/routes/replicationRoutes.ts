@@ -3,7 +3,8 @@
  *
  *   GET  /rest/replication/state  the folder's identity and generation, every repository with its
  *                                 head and refs digest, every client and admin token record
- *                                 (hashes only)
+ *                                 (hashes only), the webhooks with their sealing key and
+ *                                 delivered marks
  *   POST /rest/replication/feed   body {"refs": {"account/name": digest, …}, "tokensDigest": …,
  *                                 "adminTokensDigest": …, "origin": {…}, "holdMs": n}: held until
  *                                 the state differs from that, then the new state; answered as
@@ -41,6 +42,7 @@ export const feedSchema = z.strictObject({
   refs: z.record(z.string().max(300), z.string().max(64)),
   tokensDigest: z.string().max(64),
   adminTokensDigest: z.string().max(64),
+  webhooksDigest: z.string().max(64).optional(),
   origin: folderIdentitySchema.optional(),
   holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
 });
@@ -112,7 +114,7 @@ export function replicationRoutes(deps: HttpDeps): Router {
       throw new HttpError(
         400,
         'bad_request',
-        `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`,
+        `the feed request is not {"refs": {...}, "tokensDigest": "...", "adminTokensDigest": "...", "webhooksDigest"?: "...", "origin"?: {...}, "holdMs"?: n}: ${parsed.error.issues[0]?.message ?? ''}`,
       );
     if (Object.keys(parsed.data.refs).length > MAX_REPLICATED_REPOSITORIES) {
       throw new HttpError(

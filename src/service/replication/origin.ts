@@ -9,6 +9,7 @@
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
+import { WebhookStore } from '../../disk/records/webhookStore.js';
 import type { TokenService } from '../admin/tokens.js';
 import { ensureIdentity, readIdentity, type FolderIdentity } from '../../disk/records/folderIdentity.js';
 import type { StateSource } from './state.js';
@@ -18,6 +19,7 @@ const IDENTITY_READ_MS = 1_000;
 
 export class ReplicationOrigin implements StateSource {
   readonly adminTokens: AdminTokenStore;
+  readonly webhooks: WebhookStore;
   private identity: { at: number; value: FolderIdentity } | undefined;
   private made: Promise<FolderIdentity> | undefined;
   /** The highest generation a replica reported that is above this folder's; undefined while none did. */
@@ -29,6 +31,7 @@ export class ReplicationOrigin implements StateSource {
     private readonly logger: Logger,
   ) {
     this.adminTokens = new AdminTokenStore(registry.root);
+    this.webhooks = new WebhookStore(registry.root);
   }
 
   /** Makes the folder's identity if it has none yet (the first time it is served); call before `origin`. */

@@ -34,6 +34,7 @@ import type { RepositoryLocation, RepositoryRegistry } from '../../disk/registry
 import type { GitRepository } from '../../disk/repository.js';
 import { removeStaleLocks } from '../../disk/startupRecovery.js';
 import { adminTokenRecordSchema, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
+import { deliveredMarkSchema, webhookRecordSchema, WebhookStore } from '../../disk/records/webhookStore.js';
 import { tokenRecordSchema } from '../../disk/records/tokenStore.js';
 import type { TokenService } from '../admin/tokens.js';
 import { folderIdentitySchema, pin, readPin, type FolderIdentity } from '../../disk/records/folderIdentity.js';
@@ -50,6 +51,7 @@ import {
   HEARTBEAT_LINE,
   MAX_REPLICATED_REPOSITORIES,
   recordsDigest,
+  webhooksDigest,
   type HeldState,
   type ReplicationState,
 } from './state.js';
@@ -129,6 +131,14 @@ const stateSchema = z.object({
   tokensDigest: z.string(),
   adminTokens: z.array(adminTokenRecordSchema),
   adminTokensDigest: z.string(),
+  webhooks: z
+    .object({
+      hooks: z.array(webhookRecordSchema),
+      key: z.string().max(100).optional(),
+      delivered: z.array(deliveredMarkSchema),
+    })
+    .optional(),
+  webhooksDigest: z.string().optional(),
 });
 
 /** JSON from the primary, parsed in slices of time: a state may be large and must not hold the event loop. */
@@ -169,10 +179,12 @@ export class Replicator {
   private repositoryCount = 0;
   private pauseTimer: { timer: NodeJS.Timeout; done: () => void } | undefined;
   private readonly adminTokens: AdminTokenStore;
+  private readonly webhooks: WebhookStore;
 
   constructor(private readonly options: ReplicatorOptions) {
     this.accepting = options.acceptNewPrimary === true;
     this.adminTokens = new AdminTokenStore(options.registry.root);
+    this.webhooks = new WebhookStore(options.registry.root);
   }
 
   get primary(): string {
@@ -419,6 +431,7 @@ export class Replicator {
       refs,
       tokensDigest: recordsDigest(tokens.records()),
       adminTokensDigest: recordsDigest(this.adminTokens.all()),
+      webhooksDigest: webhooksDigest(this.webhooks.replicated()),
       origin: readPin(registry.root),
     };
   }
@@ -548,6 +561,9 @@ export class Replicator {
       await this.options.tokens.replaceAll(state.tokens);
     if (recordsDigest(this.adminTokens.all()) !== state.adminTokensDigest)
       await this.adminTokens.update(() => ({ records: [...state.adminTokens], result: undefined }));
+    // The hooks, their key and the delivered marks (a primary of an older version sends none).
+    if (state.webhooks && webhooksDigest(this.webhooks.replicated()) !== state.webhooksDigest)
+      await this.webhooks.replaceAll(state.webhooks);
 
     let failures = 0;
     const queue = [...jobs];

@@ -2,11 +2,13 @@
  * What a primary offers its replicas: the folder it serves (identity and generation, see
  * folderIdentity.ts), every repository with its head and a digest of all its branches and tags,
  * every client token record and every admin token record (hashes only: a token itself is never
- * stored anywhere), with a digest of each record set so that a replica and the change feed can
- * compare them without sending them.
+ * stored anywhere), the webhooks with the key their secrets are sealed under and the delivered
+ * marks (so that an HA member elected leader delivers what its leader had not, and a promoted
+ * replica knows the hooks), with a digest of each record set so that a replica and the change
+ * feed can compare them without sending them.
  *
- * Settings live in each repository's `repository.yaml`, so git carries them; tokens are the only
- * state outside git.
+ * Settings live in each repository's `repository.yaml`, so git carries them; tokens and webhooks
+ * are the only state outside git.
  */
 import { createHash } from 'node:crypto';
 import type { TokenService } from '../admin/tokens.js';
@@ -15,6 +17,7 @@ import type { TokenRecord } from '../../disk/records/tokenStore.js';
 import type { AdminTokenRecord, AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
 import type { FolderIdentity } from '../../disk/records/folderIdentity.js';
+import type { WebhookRecords, WebhookStore } from '../../disk/records/webhookStore.js';
 
 export interface ReplicatedRepository {
   readonly account: string;
@@ -33,6 +36,9 @@ export interface ReplicationState {
   readonly tokensDigest: string;
   readonly adminTokens: readonly AdminTokenRecord[];
   readonly adminTokensDigest: string;
+  /** Absent from a primary of an older version. */
+  readonly webhooks?: WebhookRecords;
+  readonly webhooksDigest?: string;
 }
 
 /** What a replica holds, and what the feed compares: each repository's refs digest, the record sets' digests, the folder followed. */
@@ -40,6 +46,8 @@ export interface HeldState {
   readonly refs: Readonly<Record<string, string>>;
   readonly tokensDigest: string;
   readonly adminTokensDigest: string;
+  /** Absent from a replica that does not follow webhooks: then they are not compared. */
+  readonly webhooksDigest?: string;
   /** The primary folder the replica follows; undefined before it followed any. */
   readonly origin?: FolderIdentity;
 }
@@ -49,6 +57,7 @@ export interface StateSource {
   readonly registry: RepositoryRegistry;
   readonly tokens: TokenService;
   readonly adminTokens: AdminTokenStore;
+  readonly webhooks: WebhookStore;
   /** The folder's identity and generation as now (read from disk at most once a second, see origin.ts). */
   origin(): FolderIdentity;
 }
@@ -122,9 +131,15 @@ export async function currentStateInSlices(
   return stateOf(source, repositories);
 }
 
+/** The digest of the webhooks' records (hooks, key and marks). */
+export function webhooksDigest(records: WebhookRecords): string {
+  return createHash('sha256').update(JSON.stringify(records)).digest('hex');
+}
+
 function stateOf(source: StateSource, repositories: ReplicatedRepository[]): ReplicationState {
   const tokens = source.tokens.records();
   const adminTokens = source.adminTokens.all();
+  const webhooks = source.webhooks.replicated();
   return {
     origin: source.origin(),
     repositories,
@@ -132,6 +147,8 @@ function stateOf(source: StateSource, repositories: ReplicatedRepository[]): Rep
     tokensDigest: recordsDigest(tokens),
     adminTokens,
     adminTokensDigest: recordsDigest(adminTokens),
+    webhooks,
+    webhooksDigest: webhooksDigest(webhooks),
   };
 }
 
@@ -141,6 +158,7 @@ const sameOrigin = (a: FolderIdentity | undefined, b: FolderIdentity) =>
 /** Whether a state is still what a replica holds. */
 export function sameAsHeld(state: ReplicationState, held: HeldState): boolean {
   if (state.tokensDigest !== held.tokensDigest || state.adminTokensDigest !== held.adminTokensDigest) return false;
+  if (held.webhooksDigest !== undefined && state.webhooksDigest !== held.webhooksDigest) return false;
   if (!sameOrigin(held.origin, state.origin)) return false;
   const names = Object.keys(held.refs);
   if (names.length !== state.repositories.length) return false;

@@ -88,6 +88,8 @@ export class DeliveryQueue {
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly controllers = new Set<AbortController>();
+  /** Called once when a delivery ends for good (delivered, failed, dropped), by its id. */
+  private readonly onEnd = new Map<string, () => void>();
 
   constructor(
     private readonly hookOf: (repository: string, id: string) => OpenedHook | undefined,
@@ -95,8 +97,11 @@ export class DeliveryQueue {
     readonly limits: DeliveryLimits = DEFAULT_DELIVERY_LIMITS,
   ) {}
 
-  /** Queues one delivery of `content` to `hook`; returns its record. Never waits for the network. */
-  add(hook: { id: string }, content: DeliveryContent, redeliveryOf?: string): DeliveryRecord {
+  /**
+   * Queues one delivery of `content` to `hook`; returns its record. Never waits for the network.
+   * `ended` is called once, when the delivery ends for good: delivered, failed or dropped.
+   */
+  add(hook: { id: string }, content: DeliveryContent, redeliveryOf?: string, ended?: () => void): DeliveryRecord {
     const record: DeliveryRecord = {
       id: randomUUID(),
       hook: hook.id,
@@ -108,11 +113,13 @@ export class DeliveryQueue {
       created: new Date().toISOString(),
       ...(redeliveryOf ? { redeliveryOf } : {}),
     };
+    if (ended) this.onEnd.set(record.id, ended);
     if (this.closed) {
       record.status = 'dropped';
       record.lastError = 'the server was stopping';
       telemetry.webhookDelivery('dropped');
       this.remember(record);
+      this.ended(record);
       return record;
     }
     this.makeRoom();
@@ -143,7 +150,14 @@ export class DeliveryQueue {
       live.record.status = 'dropped';
       live.record.lastError = 'the server was stopping';
       telemetry.webhookDelivery('dropped');
+      this.ended(live.record);
     }
+  }
+
+  private ended(record: DeliveryRecord): void {
+    const call = this.onEnd.get(record.id);
+    this.onEnd.delete(record.id);
+    call?.();
   }
 
   private remember(record: DeliveryRecord): void {
@@ -188,6 +202,7 @@ export class DeliveryQueue {
       record.status = 'failed';
       record.lastError = 'the webhook was removed, or its secret no longer opens';
       telemetry.webhookDelivery('failed');
+      this.ended(record);
       return;
     }
     record.status = 'in-flight';
@@ -226,6 +241,7 @@ export class DeliveryQueue {
     }
     const ended = record.status as DeliveryStatus; // set by failed() too
     telemetry.webhookDelivery(ended === 'delivered' || ended === 'retrying' ? ended : 'failed');
+    if (ended !== 'retrying') this.ended(record);
     this.logger.info({
       event: 'webhook-delivery',
       delivery: record.id,
@@ -261,6 +277,7 @@ export class DeliveryQueue {
       oldest.record.nextAttempt = undefined;
       oldest.record.lastError = `dropped: ${this.limits.maxQueued} deliveries were waiting`;
       telemetry.webhookDelivery('dropped');
+      this.ended(oldest.record);
       this.logger.warn({ event: 'webhook-dropped', delivery: oldest.record.id, hook: oldest.record.hook });
     }
   }

@@ -8,6 +8,13 @@
  * When the head moves by several commits at once, each is delivered, oldest first, up to
  * MAX_COMMITS_PER_MOVE (the newest ones); a head that moves to a commit not descending from the
  * last one seen delivers that commit alone.
+ *
+ * In an HA cluster (`keepsMarks`) every node follows the heads, and only the leader delivers
+ * (`delivers` asks it at each move). The leader keeps, per repository, the newest commit whose
+ * deliveries have all ended along with every commit before it (the delivered mark, in
+ * `.cfghub/webhook-delivered.json`), which travels to the members with the hooks (replication's
+ * state). A node elected leader delivers from its mark to its head: the commits its old leader had
+ * not finished delivering are delivered again (at least once), none is skipped.
  */
 import type { Logger } from 'pino';
 import type { RepositoryRegistry } from '../../disk/registry.js';
@@ -18,6 +25,7 @@ import { ServiceError } from '../errors.js';
 import { commitEventBody } from './commitEvent.js';
 import { DeliveryQueue, DEFAULT_DELIVERY_LIMITS, type DeliveryLimits, type DeliveryRecord } from './deliveries.js';
 import { Webhooks, type WebhookInfo } from './hooks.js';
+import { WebhookStore } from '../../disk/records/webhookStore.js';
 
 /** Commits delivered for one move of a head at most (the newest). */
 export const MAX_COMMITS_PER_MOVE = 100;
@@ -26,6 +34,15 @@ export const MAX_COMMITS_PER_MOVE = 100;
  * worker of `serve --workers N` other than the delivering one) takes effect within this long.
  */
 export const HOOKS_RECHECK_MS = 1_000;
+
+/** How long the delivered marks wait before they are written (one write for the marks of a burst). */
+const MARKS_WRITE_MS = 100;
+
+/** A commit whose deliveries have not all ended yet: `open` of them. */
+interface PendingCommit {
+  readonly commit: string;
+  open: number;
+}
 
 interface Watched {
   readonly repository: GitRepository;
@@ -40,8 +57,13 @@ export interface WebhookServiceOptions {
   readonly limits?: Partial<DeliveryLimits>;
   /** The contexts read from a repository lately (the read record), for the count of answers changed. */
   readonly contextsRead?: (repository: string) => readonly string[];
-  /** False: hooks are administered but no commit is delivered from this process (a replica). */
-  readonly delivers?: boolean;
+  /**
+   * False: hooks are administered but no commit is delivered from this process (a replica). A
+   * function: asked at each move of a head whether this process delivers now (an HA node: the leader).
+   */
+  readonly delivers?: boolean | (() => boolean);
+  /** Keep the delivered marks on disk, and deliver from them on becoming the one that delivers (an HA node). */
+  readonly keepsMarks?: boolean;
 }
 
 export class WebhookService {
@@ -50,6 +72,15 @@ export class WebhookService {
   private readonly watched = new Map<string, Watched>();
   private closed = false;
   private recheck: NodeJS.Timeout | undefined;
+  /** Whether this process delivered at the last look (an HA node becomes the leader: it takes over from the marks). */
+  private delivering = false;
+  private readonly store: WebhookStore;
+  /** Per repository, the commits whose deliveries have not all ended, oldest first. */
+  private readonly pending = new Map<string, PendingCommit[]>();
+  /** Marks to write: per repository, its newest commit whose deliveries have all ended, with every one before it. */
+  private readonly marks = new Map<string, string>();
+  private marksTimer: NodeJS.Timeout | undefined;
+  private marksWritten: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly registry: RepositoryRegistry,
@@ -57,6 +88,7 @@ export class WebhookService {
     private readonly options: WebhookServiceOptions = {},
   ) {
     this.hooks = new Webhooks(registry);
+    this.store = new WebhookStore(registry.root);
     this.queue = new DeliveryQueue(
       (repository, id) =>
         this.hooks
@@ -78,6 +110,7 @@ export class WebhookService {
   close(): void {
     this.closed = true;
     clearInterval(this.recheck);
+    clearTimeout(this.marksTimer);
     for (const watched of this.watched.values()) watched.unsubscribe();
     this.watched.clear();
     this.queue.close();
@@ -89,8 +122,25 @@ export class WebhookService {
 
   async add(fullName: string, url: string, secret: string): Promise<WebhookInfo> {
     const hook = await this.hooks.add(fullName, url, secret);
+    // A repository's first hook receives the commits after this one: its mark, which a leader
+    // elected later delivers from, is the head now (written before the answer, so it travels with the hook).
+    if (this.options.keepsMarks && !this.store.delivered().some((mark) => mark.repository === hook.repository)) {
+      const repository = this.repositoryOf(hook.repository);
+      const head = repository?.head();
+      if (head) await this.store.markDelivered(new Map([[hook.repository, head]]));
+    }
     this.sync();
     return hook;
+  }
+
+  /** Resolves once the delivered marks known now are on disk (tests, and a server stopping). */
+  async marksSettled(): Promise<void> {
+    if (this.marksTimer) {
+      clearTimeout(this.marksTimer);
+      this.marksTimer = undefined;
+      this.writeMarks();
+    }
+    await this.marksWritten;
   }
 
   async remove(fullName: string, id: string): Promise<WebhookInfo> {
@@ -130,9 +180,36 @@ export class WebhookService {
     return this.registry.find(account ?? '', name ?? '');
   }
 
+  /** Whether this process delivers now. */
+  private delivers(): boolean {
+    const { delivers } = this.options;
+    return typeof delivers === 'function' ? delivers() : delivers !== false;
+  }
+
+  /**
+   * On becoming the one that delivers (an HA node elected leader): each repository's deliveries
+   * start after its delivered mark, which its old leader kept, so the commits it had not finished
+   * delivering are delivered (again). A repository without a mark starts at its head.
+   */
+  private takeOver(): void {
+    this.delivering = true;
+    if (!this.options.keepsMarks) return;
+    this.pending.clear();
+    const marks = new Map(this.store.delivered().map((mark) => [mark.repository, mark.commit]));
+    for (const [name, watched] of this.watched) {
+      const mark = marks.get(name);
+      if (mark !== undefined && mark !== watched.lastHead) {
+        this.logger.info({ event: 'webhook-take-over', repository: name, from: mark });
+        watched.lastHead = mark;
+      }
+      this.schedule(watched);
+    }
+  }
+
   /** Watches each repository with hooks, and stops watching those without. */
   private sync(): void {
     if (this.closed || this.options.delivers === false) return;
+    if (!this.delivers()) this.delivering = false;
     const wanted = new Set(this.hooks.repositories());
     for (const [name, watched] of this.watched)
       if (!wanted.has(name)) {
@@ -163,6 +240,7 @@ export class WebhookService {
       };
       this.watched.set(name, watched);
     }
+    if (this.delivers() && !this.delivering) this.takeOver();
   }
 
   /** Called on the writer's path: only schedules the check, for after the writer's turn. */
@@ -185,6 +263,13 @@ export class WebhookService {
 
   private async check(watched: Watched): Promise<void> {
     const head = watched.repository.head();
+    if (!this.delivers()) {
+      // A follower: its leader delivers (and keeps the marks a later leader starts from).
+      this.delivering = false;
+      watched.lastHead = head;
+      return;
+    }
+    if (!this.delivering) this.takeOver();
     if (head === watched.lastHead) return;
     const commits = await this.commitsSince(watched.repository, watched.lastHead, head);
     watched.lastHead = head;
@@ -193,8 +278,45 @@ export class WebhookService {
       const hooks = this.hooks.list(name);
       if (hooks.length === 0 || this.closed) return;
       const body = await this.bodyOf(watched.repository, commit);
-      for (const hook of hooks) this.queue.add(hook, { repository: name, commit, body });
+      if (!this.options.keepsMarks) {
+        for (const hook of hooks) this.queue.add(hook, { repository: name, commit, body });
+        continue;
+      }
+      const entry: PendingCommit = { commit, open: hooks.length };
+      let list = this.pending.get(name);
+      if (!list) this.pending.set(name, (list = []));
+      list.push(entry);
+      for (const hook of hooks)
+        this.queue.add(hook, { repository: name, commit, body }, undefined, () => {
+          entry.open--;
+          this.advance(name);
+        });
     }
+  }
+
+  /** Moves a repository's delivered mark past the commits whose deliveries have all ended. */
+  private advance(name: string): void {
+    const list = this.pending.get(name);
+    let mark: string | undefined;
+    while (list && list.length > 0 && list[0].open <= 0) mark = list.shift()!.commit;
+    if (list?.length === 0) this.pending.delete(name);
+    if (mark === undefined || this.closed) return;
+    this.marks.set(name, mark);
+    this.marksTimer ??= setTimeout(() => {
+      this.marksTimer = undefined;
+      this.writeMarks();
+    }, MARKS_WRITE_MS);
+  }
+
+  private writeMarks(): void {
+    if (this.marks.size === 0) return;
+    const marks = new Map(this.marks);
+    this.marks.clear();
+    this.marksWritten = this.marksWritten
+      .then(() => this.store.markDelivered(marks))
+      .catch((error: unknown) =>
+        this.logger.warn({ event: 'webhook-marks-failed', problem: String((error as Error)?.message ?? error) }),
+      );
   }
 
   /** The commits from `from` (excluded) to `to`, oldest first, along first parents; the newest MAX_COMMITS_PER_MOVE. */

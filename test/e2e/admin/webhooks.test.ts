@@ -8,10 +8,7 @@
  * waiting delivery dropped and marked); the delivery log and redelivery over the admin API and
  * the CLI; the secret never shown, stored only sealed, never logged.
  */
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -26,62 +23,14 @@ import {
   type TestServer,
 } from '../../support/harness.js';
 import { until } from '../../support/poll.js';
+import { Receiver } from '../../support/webhookReceiver.js';
 import { metricOf, plainGitCommit } from '../../support/reads.js';
 
 const REPO = 'acme/hooks';
 const SECRET = 'receiver-secret-7f3a9c2e';
 
-interface Received {
-  readonly headers: IncomingMessage['headers'];
-  readonly body: string;
-  readonly json: Record<string, unknown>;
-  readonly signed: boolean;
-}
-
-/** The receiving server: checks the signature as a receiver would (its own HMAC), answers per `mode`. */
-class Receiver {
-  readonly received: Received[] = [];
-  /** Requests held unanswered in `hang` mode. */
-  readonly held: ServerResponse[] = [];
-  mode: 'ok' | 'hang' = 'ok';
-  private server: Server | undefined;
-  port = 0;
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const expected = `sha256=${createHmac('sha256', SECRET).update(body).digest('hex')}`;
-        const signed = req.headers['x-cfghub-signature-256'] === expected;
-        this.received.push({ headers: req.headers, body, json: JSON.parse(body), signed });
-        if (!signed) res.writeHead(401).end('bad signature');
-        else if (this.mode === 'hang') this.held.push(res);
-        else res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async stop(): Promise<void> {
-    for (const res of this.held.splice(0)) res.destroy();
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/hook`;
-  }
-
-  of(commit: string): Received[] {
-    return this.received.filter((r) => r.json.commit === commit);
-  }
-}
-
 const dir = tempDir();
-const receiver = new Receiver();
+const receiver = new Receiver(SECRET);
 let server: TestServer;
 let token: string;
 let admin: string;

@@ -1,0 +1,125 @@
+/**
+ * Webhooks in an HA cluster, against a real receiving server that checks each signature: a hook
+ * added through the leader is on every member's disk when the leader answers; the leader delivers
+ * each commit once (pushed to it or forwarded by a follower), the followers never; after a SIGKILL
+ * of the leader, the node elected delivers the commits its old leader had not finished delivering
+ * (at least once: a delivery held unanswered by the receiver is made again) and then every new
+ * commit, once. Real `cfghub serve --cluster` processes and a real etcd on loopback.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliOk, headOf } from '../../support/harness.js';
+import { etcdInstalled } from '../../support/etcdCluster.js';
+import { HaCluster, type HaNode } from '../../support/haCluster.js';
+import { holdsFor, until } from '../../support/poll.js';
+import { Receiver } from '../../support/webhookReceiver.js';
+
+const requireEtcd = process.env.CI === 'true';
+const APP = 'acme/app';
+const SECRET = 'cluster-receiver-secret-5d1e';
+
+/** What a node's folder holds of the webhooks: the hooks and the delivered marks, as on disk. */
+function heldHooks(node: HaNode): { hooks: string[]; marks: Record<string, string> } {
+  const read = (file: string) => {
+    try {
+      return JSON.parse(readFileSync(join(node.repos, '.cfghub', file), 'utf8')) as Record<string, unknown[]>;
+    } catch {
+      return {};
+    }
+  };
+  const hooks = ((read('webhooks.json').webhooks ?? []) as { id: string }[]).map((hook) => hook.id);
+  const marks = Object.fromEntries(
+    ((read('webhook-delivered.json').delivered ?? []) as { repository: string; commit: string }[]).map((mark) => [
+      mark.repository,
+      mark.commit,
+    ]),
+  );
+  return { hooks, marks };
+}
+
+describe.runIf(etcdInstalled || requireEtcd)('webhooks in an HA cluster', { timeout: 180_000 }, () => {
+  let cluster: HaCluster;
+  let admin = '';
+  const receiver = new Receiver(SECRET);
+
+  beforeAll(async () => {
+    await receiver.start();
+    cluster = await HaCluster.start({
+      nodes: 3,
+      leaseSeconds: 2,
+      prepare: (repos) => {
+        cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push');
+        admin = cliOk(repos, 'admin-token', 'create', '--name', 'operator').trim();
+      },
+    });
+    await cluster.syncSetOf(2);
+  }, 90_000);
+  afterAll(async () => {
+    await cluster?.close();
+    await receiver.stop();
+  });
+
+  const push = async (node: HaNode, value: string): Promise<string> => {
+    const response = await fetch(`${node.url}/rest/push/${APP}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        changeComment: `pool ${value}`,
+        enableKeyCreation: true,
+        data: [{ key: 'pool.size', values: [{ context: '*', value }] }],
+      }),
+    });
+    expect(response.status, await response.text()).toBe(200);
+    return headOf(node.repos, APP);
+  };
+  const signedOf = (commit: string) => receiver.of(commit).filter((got) => got.signed);
+
+  it('delivers each commit once, from the leader; after a SIGKILL the new leader delivers what was not delivered, then each new commit', async () => {
+    const leader = await cluster.leader();
+    const followers = cluster.nodes.filter((node) => node !== leader);
+    const added = await fetch(`${leader.url}/rest/admin/repositories/${APP}/webhooks`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, secret: SECRET }),
+    });
+    expect(added.status, await added.clone().text()).toBe(201);
+    const hook = ((await added.json()) as { id: string }).id;
+    // Confirmed like every write of the admin API: on every member when the leader answers.
+    for (const node of followers) expect(heldHooks(node).hooks, `node ${node.index}`).toContain(hook);
+
+    // Pushed to the leader, and forwarded by a follower: one signed delivery each.
+    const first = await push(leader, '10');
+    const forwarded = await push(followers[0], '11');
+    await until(() => signedOf(first).length >= 1 && signedOf(forwarded).length >= 1, 'both deliveries');
+    await holdsFor(1_500, () => {
+      expect(receiver.of(first).length).toBe(1);
+      expect(receiver.of(forwarded).length).toBe(1);
+    });
+    expect(signedOf(first)[0].json.repository).toBe(APP);
+    // The delivered mark travels to the members.
+    await until(
+      () => followers.every((node) => heldHooks(node).marks[APP] === forwarded),
+      'the delivered mark on every member',
+    );
+
+    // A delivery the receiver holds unanswered when the leader dies: not marked delivered, so the
+    // node elected delivers it again.
+    receiver.mode = 'hang';
+    const held = await push(leader, '12');
+    await until(() => receiver.of(held).length === 1, 'the held delivery');
+    await leader.kill();
+    receiver.mode = 'ok';
+    const next = await cluster.leader();
+    expect(next).not.toBe(leader);
+    await until(() => signedOf(held).length >= 2, 'the held commit delivered again by the new leader', 20_000);
+    expect(receiver.of(first).length).toBe(1);
+    expect(receiver.of(forwarded).length).toBe(1);
+
+    // A new commit on the new leader: delivered once.
+    const after = await push(next, '13');
+    await until(() => signedOf(after).length >= 1, 'the new leader delivering its commit');
+    await holdsFor(1_500, () => expect(receiver.of(after).length).toBe(1));
+    expect(signedOf(after)[0].json.commit).toBe(after);
+  });
+});
