@@ -3,10 +3,12 @@
  *
  *   GET  /rest/replication/state  the folder's identity and generation, every repository with its
  *                                 head and refs digest, every client and admin token record
- *                                 (hashes only), the webhooks with their sealing key and
+ *                                 (hashes only); to a member of this HA cluster only (the
+ *                                 cluster's token), the webhooks with their sealing key and
  *                                 delivered marks
  *   POST /rest/replication/feed   body {"refs": {"account/name": digest, …}, "tokensDigest": …,
- *                                 "adminTokensDigest": …, "origin": {…}, "holdMs": n}: held until
+ *                                 "adminTokensDigest": …, "webhooksDigest"?: … (compared for
+ *                                 an HA member only), "origin": {…}, "holdMs": n}: held until
  *                                 the state differs from that, then the new state; answered as
  *                                 NDJSON lines, `{"same":true}` once a second while nothing changed
  *                                 (the replica's proof it is current), then `{"state":{…}}` and the
@@ -24,7 +26,10 @@ import { folderIdentitySchema } from '../../disk/records/folderIdentity.js';
 import {
   currentStateInSlices,
   HEARTBEAT_LINE,
+  heldBy,
   MAX_REPLICATED_REPOSITORIES,
+  stateFor,
+  type ReplicationPeer,
   type ReplicationState,
 } from '../../service/replication/state.js';
 import type { HttpDeps } from '../deps.js';
@@ -61,7 +66,11 @@ function presentedToken(req: Request): string | undefined {
   return header(req, 'Client-Token') ?? bearer?.[1];
 }
 
-export function requireReplicationToken(deps: HttpDeps, req: Request): void {
+/**
+ * Requires a replication token; answers who presented it: a `member` of this HA cluster (the
+ * cluster's token, which the node was started with) or a `replica` (any other replication token).
+ */
+export function requireReplicationToken(deps: HttpDeps, req: Request): ReplicationPeer {
   const presented = presentedToken(req);
   if (!presented)
     throw new ServiceError(
@@ -74,6 +83,7 @@ export function requireReplicationToken(deps: HttpDeps, req: Request): void {
       'the replication endpoints need a replication token; this is a token of one repository',
     );
   }
+  return deps.tokens.isClusterSecret(presented) ? 'member' : 'replica';
 }
 
 export function replicationRoutes(deps: HttpDeps): Router {
@@ -82,11 +92,12 @@ export function replicationRoutes(deps: HttpDeps): Router {
   const origin = deps.parts.replication;
   const hub = deps.parts.feeds;
   /** What every replication request does first: the token, the folder's identity, the generation the replica reports. */
-  const opening = async (req: Request) => {
-    requireReplicationToken(deps, req);
+  const opening = async (req: Request): Promise<ReplicationPeer> => {
+    const peer = requireReplicationToken(deps, req);
     const generation = replicaGeneration(req);
     await origin.ready();
     if (generation !== undefined) origin.replicaReports(generation);
+    return peer;
   };
   const readBody = bodyReader(FEED_BODY_LIMIT);
   /** A server holding more repositories than a replica follows refuses to name them, rather than leave its replicas behind for ever. */
@@ -101,13 +112,13 @@ export function replicationRoutes(deps: HttpDeps): Router {
   };
 
   router.get('/rest/replication/state', async (req, res) => {
-    await opening(req);
+    const peer = await opening(req);
     requireReplicable();
-    sendJson(req, res, 200, await currentStateInSlices(origin));
+    sendJson(req, res, 200, stateFor(await currentStateInSlices(origin), peer));
   });
 
   router.post('/rest/replication/feed', async (req: Request, res: Response) => {
-    await opening(req);
+    const peer = await opening(req);
     requireJsonContentType(req, 'a replication feed request');
     const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
     if (!parsed.success)
@@ -140,13 +151,13 @@ export function replicationRoutes(deps: HttpDeps): Router {
       done = true;
       clearTimeout(hold);
       stop();
-      res.end(`${JSON.stringify({ state })}\n`);
+      res.end(`${JSON.stringify({ state: stateFor(state, peer) })}\n`);
     };
     const hold = setTimeout(
       () => void currentStateInSlices(origin).then(finish, () => res.destroy()),
       parsed.data.holdMs ?? DEFAULT_HOLD_MS,
     );
-    stop = hub.wait(parsed.data, finish, () => {
+    stop = hub.wait(heldBy(parsed.data, peer), finish, () => {
       if (performance.now() - lastBeat < HEARTBEAT_MS) return;
       lastBeat = performance.now();
       res.write(`${HEARTBEAT_LINE}\n`);

@@ -260,6 +260,15 @@ export class TokenService {
     };
   }
 
+  /**
+   * Whether `token` is the HA cluster's token this node was started with: the credential of a
+   * member of the cluster, which alone receives what only members may hold (the webhooks' sealing
+   * key, see replication/state.ts). A read replica presents a replication token of its own.
+   */
+  isClusterSecret(token: string): boolean {
+    return this.clusterSecret !== undefined && this.clusterSecret.hash === hashToken(token);
+  }
+
   /** The record of a presented token, or why it does not authenticate. */
   authenticate(token: string): TokenRecord {
     const hash = hashToken(token);

@@ -2,10 +2,15 @@
  * What a primary offers its replicas: the folder it serves (identity and generation, see
  * folderIdentity.ts), every repository with its head and a digest of all its branches and tags,
  * every client token record and every admin token record (hashes only: a token itself is never
- * stored anywhere), the webhooks with the key their secrets are sealed under and the delivered
- * marks (so that an HA member elected leader delivers what its leader had not, and a promoted
- * replica knows the hooks), with a digest of each record set so that a replica and the change
- * feed can compare them without sending them.
+ * stored anywhere), with a digest of each record set so that a replica and the change feed can
+ * compare them without sending them.
+ *
+ * To a member of an HA cluster only (a request with the cluster's token, see `forPeer`), the
+ * state also carries the webhooks with the key their secrets are sealed under and the delivered
+ * marks, so that a member elected leader delivers what its leader had not. A read replica never
+ * receives them: whoever holds the key opens every hook secret, and a replication token is handed
+ * to more hands than the cluster's own (a replica does not deliver, and a promoted replica has no
+ * hooks until they are added again).
  *
  * Settings live in each repository's `repository.yaml`, so git carries them; tokens and webhooks
  * are the only state outside git.
@@ -36,7 +41,7 @@ export interface ReplicationState {
   readonly tokensDigest: string;
   readonly adminTokens: readonly AdminTokenRecord[];
   readonly adminTokensDigest: string;
-  /** Absent from a primary of an older version. */
+  /** To an HA member only (see `forPeer`); absent from a primary of an older version. */
   readonly webhooks?: WebhookRecords;
   readonly webhooksDigest?: string;
 }
@@ -46,7 +51,7 @@ export interface HeldState {
   readonly refs: Readonly<Record<string, string>>;
   readonly tokensDigest: string;
   readonly adminTokensDigest: string;
-  /** Absent from a replica that does not follow webhooks: then they are not compared. */
+  /** Compared for an HA member only (see `forPeer`): absent, or from a read replica, it is not. */
   readonly webhooksDigest?: string;
   /** The primary folder the replica follows; undefined before it followed any. */
   readonly origin?: FolderIdentity;
@@ -150,6 +155,26 @@ function stateOf(source: StateSource, repositories: ReplicatedRepository[]): Rep
     webhooks,
     webhooksDigest: webhooksDigest(webhooks),
   };
+}
+
+/**
+ * Who asks for the state: `member`, a node of this HA cluster (it presented the cluster's token),
+ * or `replica`, any other holder of a replication token (a read replica, `--replica-of`).
+ */
+export type ReplicationPeer = 'member' | 'replica';
+
+/** The state as `peer` receives it: a read replica's has no webhooks (no sealing key, no sealed secret, no marks). */
+export function stateFor(state: ReplicationState, peer: ReplicationPeer): ReplicationState {
+  if (peer === 'member') return state;
+  const { webhooks: _webhooks, webhooksDigest: _webhooksDigest, ...rest } = state;
+  return rest;
+}
+
+/** What `peer` holds, as compared with the state: a read replica's webhooks are not, since it receives none. */
+export function heldBy(held: HeldState, peer: ReplicationPeer): HeldState {
+  if (peer === 'member') return held;
+  const { webhooksDigest: _webhooksDigest, ...rest } = held;
+  return rest;
 }
 
 const sameOrigin = (a: FolderIdentity | undefined, b: FolderIdentity) =>

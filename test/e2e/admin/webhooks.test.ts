@@ -6,7 +6,8 @@
  * going down and coming back (the delivery is retried and arrives); a push answered while its
  * delivery to a receiver that never answers is still in flight; the queue's bound (the oldest
  * waiting delivery dropped and marked); the delivery log and redelivery over the admin API and
- * the CLI; the secret never shown, stored only sealed, never logged.
+ * the CLI; the secret never shown, stored only sealed, never logged; neither the sealing key nor
+ * a sealed secret sent to a read replica.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +26,13 @@ import {
 import { until } from '../../support/poll.js';
 import { Receiver } from '../../support/webhookReceiver.js';
 import { metricOf, plainGitCommit } from '../../support/reads.js';
+import { eventually, startTestReplica } from '../../support/replicas.js';
+import {
+  expectNoHookSecrets,
+  expectReplicaCannotOpenHooks,
+  firstFeedLine,
+  stateAnswer,
+} from '../../support/replicatedHooks.js';
 
 const REPO = 'acme/hooks';
 const SECRET = 'receiver-secret-7f3a9c2e';
@@ -229,6 +237,26 @@ describe('webhooks', () => {
       return later.slice(1).every((commit) => log.some((d) => d.commit === commit && d.status === 'delivered'));
     }, 'the waiting deliveries to arrive');
     expect(receiver.of(later[0])).toEqual([]);
+  });
+
+  it('are not sent to a read replica: its state answer and its folder hold no sealing key and no sealed secret', async () => {
+    const replicationToken = cliOk(dir.path, 'token', 'create', '--replication').trim();
+    const { text, json } = await stateAnswer(server.url, replicationToken);
+    expectNoHookSecrets(text, dir.path);
+    // Nor are webhooks compared for it: its feed holds, whatever webhooks digest it says it has.
+    expect(await firstFeedLine(server.url, replicationToken, json)).toBe('{"same":true}');
+    const folder = tempDir();
+    const replica = await startTestReplica(folder.path, server.url, replicationToken);
+    try {
+      await eventually(
+        'the replica to catch up',
+        () => headOf(folder.path, REPO) === headOf(dir.path, REPO) || undefined,
+      );
+      expectReplicaCannotOpenHooks(folder.path, dir.path, REPO);
+    } finally {
+      await replica.close();
+      folder.remove();
+    }
   });
 
   it('are administered only with an admin token, and removed', async () => {

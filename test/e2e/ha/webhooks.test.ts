@@ -4,7 +4,9 @@
  * each commit once (pushed to it or forwarded by a follower), the followers never; after a SIGKILL
  * of the leader, the node elected delivers the commits its old leader had not finished delivering
  * (at least once: a delivery held unanswered by the receiver is made again) and then every new
- * commit, once. Real `cfghub serve --cluster` processes and a real etcd on loopback.
+ * commit, once. The webhooks' sealing key goes to the members (the cluster's token) only: a read
+ * replica of the leader receives neither it nor a sealed secret. Real `cfghub serve --cluster`
+ * processes and a real etcd on loopback.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +16,15 @@ import { etcdInstalled } from '../../support/etcdCluster.js';
 import { HaCluster, type HaNode } from '../../support/haCluster.js';
 import { holdsFor, until } from '../../support/poll.js';
 import { Receiver } from '../../support/webhookReceiver.js';
+import { tempDir } from '../../support/paths.js';
+import { eventually, startTestReplica } from '../../support/replicas.js';
+import {
+  expectNoHookSecrets,
+  expectReplicaCannotOpenHooks,
+  firstFeedLine,
+  hookSecretsOn,
+  stateAnswer,
+} from '../../support/replicatedHooks.js';
 
 const requireEtcd = process.env.CI === 'true';
 const APP = 'acme/app';
@@ -41,6 +52,7 @@ function heldHooks(node: HaNode): { hooks: string[]; marks: Record<string, strin
 describe.runIf(etcdInstalled || requireEtcd)('webhooks in an HA cluster', { timeout: 180_000 }, () => {
   let cluster: HaCluster;
   let admin = '';
+  let replicationToken = '';
   const receiver = new Receiver(SECRET);
 
   beforeAll(async () => {
@@ -51,6 +63,7 @@ describe.runIf(etcdInstalled || requireEtcd)('webhooks in an HA cluster', { time
       prepare: (repos) => {
         cliOk(repos, 'repo', 'create', APP, '--context', 'Env', '--token-free-push');
         admin = cliOk(repos, 'admin-token', 'create', '--name', 'operator').trim();
+        replicationToken = cliOk(repos, 'token', 'create', '--replication').trim();
       },
     });
     await cluster.syncSetOf(2);
@@ -121,5 +134,40 @@ describe.runIf(etcdInstalled || requireEtcd)('webhooks in an HA cluster', { time
     await until(() => signedOf(after).length >= 1, 'the new leader delivering its commit');
     await holdsFor(1_500, () => expect(receiver.of(after).length).toBe(1));
     expect(signedOf(after)[0].json.commit).toBe(after);
+  });
+
+  it("sends the sealing key to the cluster's members only: a read replica of the leader receives no key and no sealed secret", async () => {
+    const leader = await cluster.leader();
+    const added = await fetch(`${leader.url}/rest/admin/repositories/${APP}/webhooks`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${admin}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, secret: SECRET }),
+    });
+    expect(added.status, await added.clone().text()).toBe(201);
+    const { key } = hookSecretsOn(leader.repos);
+
+    // A member (the cluster's token) receives the key, and holds it: what lets it deliver once elected.
+    const asMember = await stateAnswer(leader.url, cluster.token);
+    expect((asMember.json.webhooks as { key?: string }).key).toBe(key);
+    const members = cluster.nodes.filter((node) => node !== leader && node.running);
+    for (const node of members) expect(hookSecretsOn(node.repos).key, `node ${node.index}`).toBe(key);
+    expect((await firstFeedLine(leader.url, cluster.token, asMember.json)).startsWith('{"state":')).toBe(true);
+
+    // A read replica (a replication token of its own) receives none of it, nor are webhooks compared for it.
+    const asReplica = await stateAnswer(leader.url, replicationToken);
+    expectNoHookSecrets(asReplica.text, leader.repos);
+    expect(await firstFeedLine(leader.url, replicationToken, asReplica.json)).toBe('{"same":true}');
+    const folder = tempDir();
+    const replica = await startTestReplica(folder.path, leader.url, replicationToken);
+    try {
+      await eventually(
+        'the read replica to catch up',
+        () => headOf(folder.path, APP) === headOf(leader.repos, APP) || undefined,
+      );
+      expectReplicaCannotOpenHooks(folder.path, leader.repos, APP);
+    } finally {
+      await replica.close();
+      folder.remove();
+    }
   });
 });
