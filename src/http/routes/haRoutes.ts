@@ -32,6 +32,18 @@ function answer(req: Request, res: Response, outcome: RecordOutcome): void {
   sendJson(req, res, status, { error: { code: outcome.code, message: outcome.message } });
 }
 
+/**
+ * Requires the cluster's token: another replication token is a read replica's, which may follow
+ * the cluster but never speak as one of its nodes (announce an epoch, send a record).
+ */
+function requireClusterMember(deps: HttpDeps, req: Request): void {
+  if (requireReplicationToken(deps, req) !== 'member')
+    throw new ServiceError(
+      'forbidden',
+      "the HA routes take the cluster's replication token only; this replication token is a read replica's",
+    );
+}
+
 export function haRoutes(deps: HttpDeps): Router {
   const router = express.Router();
   const cluster = () => {
@@ -42,7 +54,7 @@ export function haRoutes(deps: HttpDeps): Router {
   const readSmall = bodyReader(4096);
 
   router.post('/rest/ha/records', async (req, res) => {
-    requireReplicationToken(deps, req);
+    requireClusterMember(deps, req);
     const node = cluster();
     const epoch = Number(header(req, 'Cfghub-Epoch'));
     if (!Number.isSafeInteger(epoch) || epoch < 1)
@@ -51,7 +63,7 @@ export function haRoutes(deps: HttpDeps): Router {
   });
 
   router.post('/rest/ha/epoch', async (req, res) => {
-    requireReplicationToken(deps, req);
+    requireClusterMember(deps, req);
     const node = cluster();
     requireJsonContentType(req, 'an epoch announcement');
     const parsed = epochSchema.safeParse(parseJson(await readSmall(req, res)));
@@ -61,7 +73,7 @@ export function haRoutes(deps: HttpDeps): Router {
   });
 
   router.post('/rest/ha/sync', async (req, res) => {
-    requireReplicationToken(deps, req);
+    requireClusterMember(deps, req);
     const node = cluster();
     requireJsonContentType(req, 'a confirmation');
     const parsed = epochSchema.safeParse(parseJson(await readSmall(req, res)));
@@ -70,14 +82,14 @@ export function haRoutes(deps: HttpDeps): Router {
   });
 
   router.get('/rest/ha/heads', (req, res) => {
-    requireReplicationToken(deps, req);
+    requireClusterMember(deps, req);
     const node = cluster();
     const { heads, digest } = node.headsDigest();
     sendJson(req, res, 200, { node: node.nodeId, epoch: node.clusterStatus().epoch, headsDigest: digest, heads });
   });
 
   router.get('/rest/ha/status', (req, res) => {
-    requireReplicationToken(deps, req);
+    requireClusterMember(deps, req);
     if (!deps.cluster) throw new ServiceError('not_found', 'this server is not a node of an HA cluster');
     sendJson(req, res, 200, deps.cluster.clusterStatus());
   });

@@ -136,6 +136,33 @@ describe.runIf(etcdInstalled || requireEtcd)('webhooks in an HA cluster', { time
     expect(signedOf(after)[0].json.commit).toBe(after);
   });
 
+  it("takes the cluster's token only on the HA routes: a read replica's token is refused and moves no epoch", async () => {
+    const leader = await cluster.leader();
+    const before = await leader.status();
+    const asReplica = { 'Client-Token': replicationToken, 'Content-Type': 'application/json' };
+    const forged = JSON.stringify({ epoch: (before?.epoch ?? 0) + 1_000, leader: 'forged' });
+    for (const node of cluster.nodes.filter((each) => each.running)) {
+      for (const [method, route, body] of [
+        ['POST', 'epoch', forged],
+        ['POST', 'sync', forged],
+        ['POST', 'records', 'x'],
+        ['GET', 'heads', undefined],
+        ['GET', 'status', undefined],
+      ] as const) {
+        const answer = await fetch(`${node.url}/rest/ha/${route}`, {
+          method,
+          headers: route === 'records' ? { ...asReplica, 'Cfghub-Epoch': '999999' } : asReplica,
+          body,
+        });
+        const text = await answer.text();
+        expect(answer.status, `${method} /rest/ha/${route} on node ${node.index}: ${text}`).toBe(403);
+        expect(text).toContain("the cluster's replication token only");
+      }
+    }
+    expect((await leader.status())?.epoch).toBe(before?.epoch);
+    expect((await cluster.leader()).index).toBe(leader.index);
+  });
+
   it("sends the sealing key to the cluster's members only: a read replica of the leader receives no key and no sealed secret", async () => {
     const leader = await cluster.leader();
     const added = await fetch(`${leader.url}/rest/admin/repositories/${APP}/webhooks`, {
