@@ -94,6 +94,13 @@ export function pushHandler(deps: HttpDeps): PushHandler {
       res.end();
       return;
     }
+    res.statusCode = 200;
+    res.setHeader('ETag', `"${result.commitId}"`);
+    res.setHeader('Content-Length', '0');
+    res.end();
+    // After the answer: the line is serialized here and written to stdout by the thread pool,
+    // whose thread and the pipe's reader it wakes; made before the answer, on a busy machine their
+    // turns on the cores came before the answer's write.
     deps.logger.info({
       reqId: requestId,
       event: 'push',
@@ -102,10 +109,6 @@ export function pushHandler(deps: HttpDeps): PushHandler {
       commit: result.commitId,
       elements: parsed.request.data.length,
     });
-    res.statusCode = 200;
-    res.setHeader('ETag', `"${result.commitId}"`);
-    res.setHeader('Content-Length', '0');
-    res.end();
   };
 }
 
