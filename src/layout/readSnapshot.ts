@@ -51,47 +51,25 @@ export async function readSnapshot(objects: ObjectReader, commitId: string, prev
     const levels = settings.levels.length;
 
     const groupsEntry = byName.get(SECURITY_GROUPS_FILE);
-    if (groupsEntry && isTreeEntry(groupsEntry)) throw reader.problem(SECURITY_GROUPS_FILE, 'is a folder');
-    const securityGroups = !groupsEntry
-      ? []
-      : previous?.securityGroupsBlobId === groupsEntry.oid
-        ? previous.securityGroups
-        : reader.parse(
-            SECURITY_GROUPS_FILE,
-            parseSecurityGroups,
-            await reader.object(groupsEntry.oid, 'blob', SECURITY_GROUPS_FILE),
-          );
-
+    const securityGroups = await reader.optionalRecord(SECURITY_GROUPS_FILE, groupsEntry, parseSecurityGroups, [], {
+      blobId: previous?.securityGroupsBlobId,
+      value: previous?.securityGroups,
+    });
     const rulesEntry = byName.get(ACCESS_RULES_FILE);
-    if (rulesEntry && isTreeEntry(rulesEntry)) throw reader.problem(ACCESS_RULES_FILE, 'is a folder');
-    const ruleSets = !rulesEntry
-      ? []
-      : previous?.ruleSetsBlobId === rulesEntry.oid
-        ? previous.ruleSets
-        : reader.parse(
-            ACCESS_RULES_FILE,
-            parseRuleSets,
-            await reader.object(rulesEntry.oid, 'blob', ACCESS_RULES_FILE),
-          );
+    const ruleSets = await reader.optionalRecord(ACCESS_RULES_FILE, rulesEntry, parseRuleSets, [], {
+      blobId: previous?.ruleSetsBlobId,
+      value: previous?.ruleSets,
+    });
     const contextGroupsEntry = byName.get(CONTEXT_GROUPS_FILE);
-    if (contextGroupsEntry && isTreeEntry(contextGroupsEntry)) throw reader.problem(CONTEXT_GROUPS_FILE, 'is a folder');
-    const contextGroups = !contextGroupsEntry
-      ? []
-      : previous?.contextGroupsBlobId === contextGroupsEntry.oid
-        ? previous.contextGroups
-        : reader.parse(
-            CONTEXT_GROUPS_FILE,
-            parseContextGroups,
-            await reader.object(contextGroupsEntry.oid, 'blob', CONTEXT_GROUPS_FILE),
-          );
-
+    const contextGroups = await reader.optionalRecord(CONTEXT_GROUPS_FILE, contextGroupsEntry, parseContextGroups, [], {
+      blobId: previous?.contextGroupsBlobId,
+      value: previous?.contextGroups,
+    });
     const schemasEntry = byName.get(SCHEMAS_FILE);
-    if (schemasEntry && isTreeEntry(schemasEntry)) throw reader.problem(SCHEMAS_FILE, 'is a folder');
-    const schemas = !schemasEntry
-      ? NO_SCHEMAS
-      : previous?.schemasBlobId === schemasEntry.oid
-        ? previous.schemas
-        : reader.parse(SCHEMAS_FILE, parseSchemas, await reader.object(schemasEntry.oid, 'blob', SCHEMAS_FILE));
+    const schemas = await reader.optionalRecord(SCHEMAS_FILE, schemasEntry, parseSchemas, NO_SCHEMAS, {
+      blobId: previous?.schemasBlobId,
+      value: previous?.schemas,
+    });
 
     const shards = await reader.shards(byName.get(KEYS_FOLDER), levels, reusable);
     const { entries: fileEntries, treeIds } = await reader.files(
@@ -181,6 +159,23 @@ class SnapshotReader {
           : `${path} at commit ${this.commitId.slice(0, 12)}: ${(error as Error).message}`;
       throw new LayoutError(message, path, this.commitId);
     }
+  }
+
+  /**
+   * A record file at the root that may be missing (`missing` then): the earlier snapshot's value
+   * when the blob is the same one, else parsed.
+   */
+  async optionalRecord<T>(
+    file: string,
+    entry: TreeEntry | undefined,
+    parser: (text: string, what: string) => T,
+    missing: T,
+    earlier: { readonly blobId: string | undefined; readonly value: T | undefined },
+  ): Promise<T> {
+    if (!entry) return missing;
+    if (isTreeEntry(entry)) throw this.problem(file, 'is a folder');
+    if (earlier.value !== undefined && earlier.blobId === entry.oid) return earlier.value;
+    return this.parse(file, parser, await this.object(entry.oid, 'blob', file));
   }
 
   async shards(keysEntry: TreeEntry | undefined, levels: number, previous?: Snapshot): Promise<Map<string, Shard>> {
