@@ -3,11 +3,11 @@
  * token's label is who creates, approves or applies. Formatted for a terminal by default,
  * `--json` for scripts (the server's answer as it is); `create` prints the new id alone.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { ChangeRequestAnswer, PushBodyInput } from '../../client/index.js';
+import type { ChangeRequestAnswer } from '../../client/index.js';
 import { ServiceError } from '../../service/errors.js';
 import { printJson } from '../remote/adminTarget.js';
+import { pushBodyInput } from '../input.js';
 import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from '../remote/remote.js';
 
 type Options = RemoteOptions & { json?: boolean };
@@ -54,20 +54,6 @@ function changeNumber(text: string): number {
   return Number(text);
 }
 
-function pushBody(path: string): PushBodyInput {
-  let text: string;
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch (error) {
-    throw new ServiceError('invalid_argument', `cannot read the push body ${path}: ${(error as Error).message}`);
-  }
-  try {
-    return JSON.parse(text) as PushBodyInput;
-  } catch (error) {
-    throw new ServiceError('invalid_argument', `the push body ${path} is not JSON: ${(error as Error).message}`);
-  }
-}
-
 interface CreateOptions {
   readonly title: string;
   readonly body?: string;
@@ -101,7 +87,7 @@ export function addChangeCommands(program: Command): void {
         const rollback = options.revert !== undefined ? { revert: options.revert } : { restore: options.restore! };
         return client.createRollbackChange(fullName, options.title, rollback, options.comment);
       }
-      const body = pushBody(options.body);
+      const body = pushBodyInput(options.body);
       return client.createChange(
         fullName,
         options.title,

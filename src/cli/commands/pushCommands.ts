@@ -4,11 +4,11 @@
  * it would do instead, context by context, for a terminal or as JSON (docs/schemas.md). A push
  * refused, or that would be refused, prints its reason and exits 1.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { DryRunAnswer, DryRunOptions, PushBodyInput } from '../../client/index.js';
+import type { DryRunAnswer, DryRunOptions } from '../../client/index.js';
 import { ServiceError } from '../../service/errors.js';
 import type { DryRunResult } from '../../service/write/dryRun.js';
+import { pushBodyInput } from '../input.js';
 import { remote, remoteClient, withRemoteOptions, type RemoteOptions } from '../remote/remote.js';
 
 export interface DryRunCliOptions {
@@ -103,21 +103,6 @@ export async function printDryRun(
     throw new ServiceError('conflict', `the ${what} would be refused: ${answer.refusal ?? ''}`);
 }
 
-/** A push body from a file (`-`: standard input). */
-function readBody(path: string): PushBodyInput {
-  let text: string;
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch {
-    throw new ServiceError('invalid_argument', `cannot read ${path === '-' ? 'standard input' : path}`);
-  }
-  try {
-    return JSON.parse(text) as PushBodyInput;
-  } catch (error) {
-    throw new ServiceError('invalid_argument', `the push body is not JSON: ${(error as Error).message}`);
-  }
-}
-
 export function addPushCommands(program: Command): void {
   withDryRunOptions(
     withRemoteOptions(
@@ -137,7 +122,7 @@ export function addPushCommands(program: Command): void {
     )
     .action(
       async (fullName: string, file: string, options: RemoteOptions & DryRunCliOptions & { message?: string }) => {
-        const read = readBody(file);
+        const read = pushBodyInput(file);
         const body = options.message !== undefined ? { ...read, changeComment: options.message } : read;
         const client = remoteClient(options);
         if (options.dryRun) return printDryRun((dry) => client.dryRunBody(fullName, body, dry), options);

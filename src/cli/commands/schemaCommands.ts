@@ -3,25 +3,19 @@
  * one-line errors, exit 0 / 2 (usage, invalid argument, a schema that cannot be used) / 1 (a
  * schema existing content breaks, anything else). On a folder or, with --server, on a server.
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import YAML from 'yaml';
 import type { SchemaDocument } from '../../domain/schemas.js';
 import { schemaDocumentShape } from '../../domain/schemaDocumentShape.js';
 import { ServiceError } from '../../service/errors.js';
+import { inputText } from '../input.js';
 import { administrationOf, printJson, withTarget } from '../remote/adminTarget.js';
 
 /** A schemas document from a file (`-`: standard input), YAML or JSON. */
 function readDocument(path: string): SchemaDocument {
-  let text: string;
-  try {
-    text = readFileSync(path === '-' ? 0 : path, 'utf8');
-  } catch {
-    throw new ServiceError('invalid_argument', `cannot read ${path === '-' ? 'standard input' : path}`);
-  }
   let doc: unknown;
   try {
-    doc = YAML.parse(text, { schema: 'core', uniqueKeys: true });
+    doc = YAML.parse(inputText(path), { schema: 'core', uniqueKeys: true });
   } catch (error) {
     throw new ServiceError(
       'invalid_argument',

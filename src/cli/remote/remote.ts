@@ -7,6 +7,7 @@ import { Option, type Command } from 'commander';
 import { Client, ClientError, ConnectionError, PushRefusedError } from '../../client/index.js';
 import { ServiceError } from '../../service/errors.js';
 import { ErrorCode } from '../../domain/errors.js';
+import { isHttp, urlOf } from '../../lib/urls.js';
 
 export interface RemoteOptions {
   readonly server?: string;
@@ -27,16 +28,13 @@ export function withRemoteOptions(command: Command): Command {
 
 /** `--server`'s value as a URL: http or https, else a clear usage error. */
 export function serverUrl(server: string): URL {
-  let url: URL;
-  try {
-    url = new URL(server);
-  } catch {
+  const url = urlOf(server);
+  if (!url)
     throw new ServiceError(
       'invalid_argument',
       `--server must be a URL like http://127.0.0.1:8080, got ${JSON.stringify(server)}`,
     );
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+  if (!isHttp(url))
     throw new ServiceError(
       'invalid_argument',
       `--server must be an http:// or https:// URL, got ${JSON.stringify(server)}`,
