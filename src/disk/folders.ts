@@ -2,7 +2,7 @@
  * Creating a folder and its missing parents one level at a time. Node 20's
  * `mkdir(…, { recursive: true })` never returns under `/proc` (it retries ENOENT forever, at full
  * CPU): here each level is one plain `mkdir`, at most as many as the path has parts, and the first
- * refusal ends it with the folder that could not be made.
+ * refusal ends it with the folder that could not be made. And the names of the folders in a folder.
  */
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
@@ -40,4 +40,17 @@ export function makeFolders(path: string, mode?: number): boolean {
     }
   }
   return missing.length > 0;
+}
+
+/** The names of the folders in `path` (not its files); none when `path` is missing. */
+export function subfolders(path: string): string[] {
+  try {
+    return fs
+      .readdirSync(path, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { isValidName } from '../domain/names.js';
 import { GitRepository } from './repository.js';
 import { AmbiguousRepositoryError } from './errors.js';
+import { subfolders } from './folders.js';
 import { PushJournal } from './journal/pushJournal.js';
 
 export interface RepositoryLocation {
@@ -26,18 +27,6 @@ const SUFFIX = '.git';
  * names already served.
  */
 const RECHECK_MS = 1_000;
-
-function realFolders(path: string): string[] {
-  try {
-    return fs
-      .readdirSync(path, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-}
 
 function isRealFolder(path: string): boolean {
   try {
@@ -77,9 +66,9 @@ export class RepositoryRegistry {
   /** Every repository, in the order the folder lists them. */
   locations(): RepositoryLocation[] {
     const found: RepositoryLocation[] = [];
-    for (const account of realFolders(this.root)) {
+    for (const account of subfolders(this.root)) {
       if (!isValidName(account)) continue;
-      for (const entry of realFolders(join(this.root, account))) {
+      for (const entry of subfolders(join(this.root, account))) {
         if (!entry.endsWith(SUFFIX)) continue;
         const name = entry.slice(0, -SUFFIX.length);
         if (isValidName(name)) found.push({ account, name, gitdir: join(this.root, account, entry) });
@@ -92,7 +81,7 @@ export class RepositoryRegistry {
   accountFolder(account: string): string | undefined {
     if (!isValidName(account)) return undefined;
     if (isRealFolder(join(this.root, account))) return account;
-    return realFolders(this.root).find((folder) => folder.toLowerCase() === account.toLowerCase());
+    return subfolders(this.root).find((folder) => folder.toLowerCase() === account.toLowerCase());
   }
 
   /**
@@ -121,7 +110,7 @@ export class RepositoryRegistry {
     const now = Date.now();
     const kept = this.listings.get(path);
     if (!fresh && kept && now - kept.at < RECHECK_MS) return kept.names;
-    const names = realFolders(path);
+    const names = subfolders(path);
     this.listings.set(path, { names, at: now });
     return names;
   }

@@ -17,6 +17,7 @@ import { removeLeftovers } from './objects/consolidatePacks.js';
 import { ageOnFsClock } from './refs/fsClock.js';
 import { removeIfStale, STALE_LOCK_MS } from './refs/refs.js';
 import { problemOf } from './storageFaults.js';
+import { subfolders } from './folders.js';
 
 export interface RecoveryFinding {
   /** `account/name` of the repository, or `account` for a half-created one (never a path). */
@@ -28,12 +29,10 @@ export interface RecoveryFinding {
   readonly problem?: string;
 }
 
+/** The folders in `path`; none when it cannot be read (recovery cleans what it can). */
 function folders(path: string): string[] {
   try {
-    return fs
-      .readdirSync(path, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name);
+    return subfolders(path);
   } catch {
     return [];
   }
