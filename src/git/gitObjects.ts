@@ -203,15 +203,22 @@ export interface ParsedCommit {
   readonly message: string;
 }
 
-export function parseCommit(content: Buffer): ParsedCommit {
+/** A commit's or tag's header lines and its message, which git writes after the first empty line. */
+function headerAndMessage(content: Buffer): { header: string[]; message: string } {
   const text = content.toString('utf8');
   const end = text.indexOf('\n\n');
-  const header = end < 0 ? text : text.slice(0, end);
+  return end < 0
+    ? { header: text.split('\n'), message: '' }
+    : { header: text.slice(0, end).split('\n'), message: text.slice(end + 2) };
+}
+
+export function parseCommit(content: Buffer): ParsedCommit {
+  const { header, message } = headerAndMessage(content);
   let tree = '';
   let committedAt = 0;
   let author = { name: '', email: '' };
   const parents: string[] = [];
-  for (const line of header.split('\n')) {
+  for (const line of header) {
     if (line.startsWith('tree ')) tree = line.slice(5);
     else if (line.startsWith('parent ')) parents.push(line.slice(7));
     else if (line.startsWith('committer ')) committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
@@ -221,7 +228,7 @@ export function parseCommit(content: Buffer): ParsedCommit {
     }
   }
   if (!/^[0-9a-f]{40}$/.test(tree)) throw new ObjectFormatError('malformed commit object');
-  return { tree, parents, committedAt, author, message: end < 0 ? '' : text.slice(end + 2) };
+  return { tree, parents, committedAt, author, message };
 }
 
 /** The content of an annotated tag object, as `git tag -a` and `git mktag` write it. */
@@ -250,13 +257,11 @@ export interface ParsedTag {
 }
 
 export function parseTag(content: Buffer): ParsedTag {
-  const text = content.toString('utf8');
-  const end = text.indexOf('\n\n');
-  const header = end < 0 ? text : text.slice(0, end);
+  const { header, message } = headerAndMessage(content);
   let object = '';
   let type = '';
   let taggedAt: number | undefined;
-  for (const line of header.split('\n')) {
+  for (const line of header) {
     if (line.startsWith('object ')) object = line.slice(7);
     else if (line.startsWith('type ')) type = line.slice(5);
     else if (line.startsWith('tagger ')) {
@@ -265,9 +270,8 @@ export function parseTag(content: Buffer): ParsedTag {
     }
   }
   if (!/^[0-9a-f]{40}$/.test(object)) throw new ObjectFormatError('malformed tag object');
-  let message = end < 0 ? '' : text.slice(end + 2);
   // A signed tag carries its signature at the end of the message.
   const signature = /^-----BEGIN (?:PGP|SSH) SIGNATURE-----$/m.exec(message);
-  if (signature) message = message.slice(0, signature.index);
-  return { object, type, taggedAt, message: message.replace(/\n+$/, '') };
+  const unsigned = signature ? message.slice(0, signature.index) : message;
+  return { object, type, taggedAt, message: unsigned.replace(/\n+$/, '') };
 }
