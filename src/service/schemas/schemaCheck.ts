@@ -118,14 +118,20 @@ export function* schemaCheckSteps(
     throw error;
   }
   const everything = checksEverything(before, after) || changes === undefined;
-  const from = everything ? undefined : before;
-  const found = new Found();
+  const write: CheckedWrite = {
+    compiled,
+    before: everything ? undefined : before,
+    after,
+    changes: everything ? undefined : changes,
+    found: new Found(),
+  };
+  const { found } = write;
   try {
-    yield* checkKeys(compiled, from, after, everything ? undefined : changes, found);
+    yield* checkKeys(write);
     if (compiled.files.length > 0 || compiled.rules.length > 0) {
       const contexts = yield* namedContextsSteps(after);
-      yield* checkFiles(compiled, from, after, everything ? undefined : changes, contexts, found);
-      yield* checkRules(compiled, from, after, everything ? undefined : changes, contexts, found);
+      yield* checkFiles(write, contexts);
+      yield* checkRules(write, contexts);
     }
   } catch (error) {
     if (error instanceof TooManyContexts)
@@ -135,18 +141,24 @@ export function* schemaCheckSteps(
   return { violations: found.listed, count: found.count };
 }
 
+/**
+ * What each part of the check works on: the compiled schemas, the write's start and its result,
+ * what it changes, and where the breaks found go. No start and no changes: everything is checked.
+ */
+interface CheckedWrite {
+  readonly compiled: CompiledSchemas;
+  readonly before: Snapshot | undefined;
+  readonly after: Snapshot;
+  readonly changes: PushChanges | undefined;
+  readonly found: Found;
+}
+
 const sameValue = (
   a: { value: string | null; active: boolean } | undefined,
   b: { value: string | null; active: boolean },
 ) => a !== undefined && a.value === b.value && a.active === b.active;
 
-function* checkKeys(
-  compiled: CompiledSchemas,
-  before: Snapshot | undefined,
-  after: Snapshot,
-  changes: PushChanges | undefined,
-  found: Found,
-): Steps<void> {
+function* checkKeys({ compiled, before, after, changes, found }: CheckedWrite): Steps<void> {
   if (compiled.keys.length === 0) return;
   const keys: Iterable<KeyRecord | null> = changes ? changes.keys.values() : after.keys();
   for (const key of keys) {
@@ -220,14 +232,7 @@ function renderIn(view: ContextView, path: string): Rendering {
   }
 }
 
-function* checkFiles(
-  compiled: CompiledSchemas,
-  before: Snapshot | undefined,
-  after: Snapshot,
-  changes: PushChanges | undefined,
-  named: NamedContexts,
-  found: Found,
-): Steps<void> {
+function* checkFiles({ compiled, before, after, changes, found }: CheckedWrite, named: NamedContexts): Steps<void> {
   if (compiled.files.length === 0) return;
   if (
     before &&
@@ -296,14 +301,7 @@ function resolvesAt(snapshot: Snapshot, name: string, request: RequestContext): 
   return value !== undefined && value.value !== null;
 }
 
-function* checkRules(
-  compiled: CompiledSchemas,
-  before: Snapshot | undefined,
-  after: Snapshot,
-  changes: PushChanges | undefined,
-  named: NamedContexts,
-  found: Found,
-): Steps<void> {
+function* checkRules({ compiled, before, after, changes, found }: CheckedWrite, named: NamedContexts): Steps<void> {
   if (compiled.rules.length === 0) return;
   // Unless everything is checked: the keys a write changes are checked everywhere, the others only at contexts it names anew.
   let known: NamedContexts | undefined;
