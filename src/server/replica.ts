@@ -1,6 +1,7 @@
 /** The command line of replication: `serve --replica-of URL [--accept-new-primary]`, `promote` and `token create --replication`. */
 import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
+import { isHttp, urlOf } from '../lib/urls.js';
 import { Replicator } from '../service/replication/replicator.js';
 import { ensureIdentity, promote, readPin } from '../disk/records/folderIdentity.js';
 import type { AccessAdministration } from '../service/admin/accessAdministration.js';
@@ -9,22 +10,13 @@ import type { RepositoryRegistry } from '../disk/registry.js';
 
 /** The primary's URL (http or https, no path) and the replication token, checked before anything starts. */
 export function replicaOfOption(url: string, token: string | undefined, acceptNewPrimary = false): ReplicaOf {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
+  const parsed = urlOf(url);
+  if (!parsed)
     throw new ServiceError(
       'invalid_argument',
       `--replica-of must be the primary's URL, like http://primary:8080; got ${JSON.stringify(url)}`,
     );
-  }
-  if (
-    (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
-    parsed.username ||
-    parsed.password ||
-    parsed.search ||
-    parsed.hash
-  ) {
+  if (!isHttp(parsed) || parsed.username || parsed.password || parsed.search || parsed.hash) {
     throw new ServiceError(
       'invalid_argument',
       '--replica-of must be an http:// or https:// URL without user, query or fragment',

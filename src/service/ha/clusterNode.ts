@@ -28,6 +28,7 @@ import type { RepositoryRegistry } from '../../disk/registry.js';
 import type { GitRepository } from '../../disk/repository.js';
 import { BRANCH_REF } from '../../layout/layout.js';
 import { EtcdClient } from '../../lib/etcd.js';
+import { isHttp, urlOf } from '../../lib/urls.js';
 import { ServiceError } from '../errors.js';
 import { awaitCommit, type ReplicaLink } from '../replication/replicaLink.js';
 import { Replicator, type ReplicaStatus } from '../replication/replicator.js';
@@ -478,13 +479,9 @@ export class ClusterNode implements ReplicaLink {
 export function checkClusterOptions(options: ClusterOptions): void {
   clusterKeys(options.cluster);
   for (const url of [...options.etcd, options.advertise]) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new ServiceError('invalid_argument', `not a URL: ${JSON.stringify(url)}`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    const parsed = urlOf(url);
+    if (!parsed) throw new ServiceError('invalid_argument', `not a URL: ${JSON.stringify(url)}`);
+    if (!isHttp(parsed))
       throw new ServiceError('invalid_argument', `an http:// or https:// URL is needed: ${JSON.stringify(url)}`);
   }
   if (options.etcd.length === 0) throw new ServiceError('invalid_argument', '--etcd needs at least one URL');

@@ -9,6 +9,7 @@ import { isoSeconds } from '../../lib/dates.js';
 import type { RepositoryRegistry } from '../../disk/registry.js';
 import { WebhookStore, type WebhookRecord } from '../../disk/records/webhookStore.js';
 import { requireRepository } from '../admin/repositories.js';
+import { isHttp, urlOf } from '../../lib/urls.js';
 import { ServiceError } from '../errors.js';
 import { open, seal } from '../security/sealing.js';
 
@@ -43,14 +44,10 @@ const keyIdOf = (key: Buffer) => createHash('sha256').update(key).digest('hex').
 
 /** A URL a hook may POST to: http or https, no credentials in it (they would be shown in listings). */
 export function checkHookUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
+  const url = urlOf(text);
+  if (!url)
     throw new ServiceError('invalid_argument', `the webhook URL is not a URL: ${JSON.stringify(text.slice(0, 100))}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ServiceError('invalid_argument', 'the webhook URL must be http or https');
+  if (!isHttp(url)) throw new ServiceError('invalid_argument', 'the webhook URL must be http or https');
   if (url.username || url.password)
     throw new ServiceError('invalid_argument', 'the webhook URL must not hold credentials: the secret signs the body');
   if (text.length > MAX_URL) throw new ServiceError('invalid_argument', `the webhook URL is longer than ${MAX_URL}`);
