@@ -4,7 +4,7 @@
  * `--json` for scripts (the server's answer as it is); `create` prints the new id alone.
  */
 import type { Command } from 'commander';
-import type { ChangeRequestAnswer } from '../../client/index.js';
+import type { ChangeRequestAnswer, Client } from '../../client/index.js';
 import { ServiceError } from '../../service/errors.js';
 import { printJson } from '../remote/adminTarget.js';
 import { pushBodyInput } from '../input.js';
@@ -113,54 +113,56 @@ export function addChangeCommands(program: Command): void {
     );
     process.stdout.write(lines.length ? `${lines.join('\n')}\n` : 'no change requests\n');
   });
+  onOneChange(
+    change,
+    'show',
+    'a change request, with what applying it would do now, context by context',
+    (client, fullName, id) => client.showChange(fullName, id),
+    formatChange,
+  );
+  onOneChange(
+    change,
+    'approve',
+    "approve a change request as the token's label (not the author's own)",
+    (client, fullName, id) => client.reviewChange(fullName, id, 'approve'),
+    (approved) =>
+      `change request ${approved.id} approved (approvals: ${approved.approvals.map((a) => a.by).join(', ') || 'none'})\n`,
+  );
+  onOneChange(
+    change,
+    'close',
+    'close a change request without applying it',
+    (client, fullName, id) => client.reviewChange(fullName, id, 'close'),
+    (closed) => `change request ${closed.id} closed\n`,
+  );
+  onOneChange(
+    change,
+    'apply',
+    'apply a change request: merged onto the head, committed with its Approved-By trailers',
+    (client, fullName, id) => client.applyChange(fullName, id),
+    (applied) => `change request ${applied.change.id} applied as ${applied.commit}\n`,
+  );
+}
+
+/** A command on one change request, `<account/name> <id>`: the server's answer for a terminal (`text`), or as JSON. */
+function onOneChange<T>(
+  change: Command,
+  name: string,
+  description: string,
+  call: (client: Client, fullName: string, id: number) => Promise<T>,
+  text: (answer: T) => string,
+): void {
   withRemoteOptions(
     change
-      .command('show')
-      .description('a change request, with what applying it would do now, context by context')
+      .command(name)
+      .description(description)
       .argument('<account/name>')
       .argument('<id>')
       .option('--json', "the server's answer, as JSON"),
   ).action(async (fullName: string, id: string, options: Options) => {
     const client = remoteClient(options);
-    const shownChange = await remote(() => client.showChange(fullName, changeNumber(id)));
-    if (options.json) printJson(shownChange);
-    else process.stdout.write(formatChange(shownChange));
-  });
-  for (const action of ['approve', 'close'] as const) {
-    withRemoteOptions(
-      change
-        .command(action)
-        .description(
-          action === 'approve'
-            ? "approve a change request as the token's label (not the author's own)"
-            : 'close a change request without applying it',
-        )
-        .argument('<account/name>')
-        .argument('<id>')
-        .option('--json', "the server's answer, as JSON"),
-    ).action(async (fullName: string, id: string, options: Options) => {
-      const client = remoteClient(options);
-      const reviewed = await remote(() => client.reviewChange(fullName, changeNumber(id), action));
-      if (options.json) return printJson(reviewed);
-      const approvals = reviewed.approvals.map((a) => a.by).join(', ') || 'none';
-      process.stdout.write(
-        action === 'approve'
-          ? `change request ${reviewed.id} approved (approvals: ${approvals})\n`
-          : `change request ${reviewed.id} closed\n`,
-      );
-    });
-  }
-  withRemoteOptions(
-    change
-      .command('apply')
-      .description('apply a change request: merged onto the head, committed with its Approved-By trailers')
-      .argument('<account/name>')
-      .argument('<id>')
-      .option('--json', "the server's answer, as JSON"),
-  ).action(async (fullName: string, id: string, options: Options) => {
-    const client = remoteClient(options);
-    const applied = await remote(() => client.applyChange(fullName, changeNumber(id)));
-    if (options.json) printJson(applied);
-    else process.stdout.write(`change request ${applied.change.id} applied as ${applied.commit}\n`);
+    const answer = await remote(() => call(client, fullName, changeNumber(id)));
+    if (options.json) printJson(answer);
+    else process.stdout.write(text(answer));
   });
 }
