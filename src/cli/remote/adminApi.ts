@@ -2,7 +2,7 @@
  * The admin API as the CLI calls it: the one admin client (src/client/admin.ts) with a server's
  * URL and an admin token, and the server's JSON errors turned back into the ServiceErrors the
  * folder would raise, so a command prints and exits alike both ways. Passwords go only in
- * request bodies. RemoteAccessAdministration and RemoteAdministration build on it.
+ * request bodies. remoteAdministration (adminClient.ts) and the commands' own remote calls build on it.
  */
 import { AdminClient, ClientError } from '../../client/admin.js';
 import { ServiceError, type ServiceErrorCode } from '../../service/errors.js';
@@ -45,7 +45,7 @@ export class AdminApi {
   }
 
   /** An operation of the admin client, its errors turned into the ones the folder would raise. */
-  protected async call<T>(operation: (client: AdminClient) => Promise<T>): Promise<T> {
+  async call<T>(operation: (client: AdminClient) => Promise<T>): Promise<T> {
     try {
       return await operation(this.client);
     } catch (error) {

@@ -11,7 +11,7 @@ import { parseFullName } from '../../service/admin/repositories.js';
 import { TokenService } from '../../service/admin/tokens.js';
 import { RepositoryRegistry } from '../../disk/registry.js';
 import { TokenStore } from '../../disk/records/tokenStore.js';
-import { RemoteAdministration } from './adminClient.js';
+import { remoteAdministration } from './adminClient.js';
 import { notAFolder, reposDir, reposPath } from '../reposFolder.js';
 
 export { reposDir };
@@ -37,7 +37,7 @@ export function administrationFor(options: Where, create = false): Administratio
     throw new ServiceError('invalid_argument', 'give --repos or --server, not both');
   }
   const server = options.server ?? (options.repos === undefined ? process.env.CFGHUB_SERVER || undefined : undefined);
-  if (server !== undefined) return new RemoteAdministration(server, process.env.CFGHUB_ADMIN_TOKEN);
+  if (server !== undefined) return remoteAdministration(server, process.env.CFGHUB_ADMIN_TOKEN);
   const root = create ? reposPath(options.repos) : reposDir(options.repos);
   const refusal = notAFolder(root, options.repos);
   if (refusal) throw refusal;
