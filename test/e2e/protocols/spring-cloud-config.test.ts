@@ -10,7 +10,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import cloudConfigClient from 'cloud-config-client';
-import { cliOk, cliWithInput, headOf, pushTo, reasonOf, serverForFile, tempDir } from '../../support/harness.js';
+import {
+  cliOk,
+  cliWithInput,
+  git,
+  gitdirOf,
+  headOf,
+  pushTo,
+  reasonOf,
+  serverForFile,
+  tempDir,
+} from '../../support/harness.js';
 import { expectJsonError, read } from '../../support/reads.js';
 import { until } from '../../support/poll.js';
 
@@ -113,6 +123,27 @@ describe('cloud-config-client, as published', () => {
     expect(environment.json).toMatchObject({ name: APPLICATION, profiles: ['default'], label: 'v1', version: tagged });
     // A commit id (short or full) is a label too.
     expect((await load({ label: tagged.slice(0, 10) })).get('greeting')).toBe('hello');
+  });
+
+  it('reads a date as the label: the last commit at or before it', async () => {
+    const before = headOf(fixture.repos, REPO);
+    const greeting = (await load({})).get('greeting');
+    const second = Number(git(gitdirOf(fixture.repos, REPO), 'log', '-1', '--format=%ct', before).trim());
+    // Commit times are in seconds: the next commit must fall in a later second than the date asked.
+    await until(() => Math.floor(Date.now() / 1000) > second, 'the clock to pass the head commit second');
+    await pushOk([{ key: 'greeting', values: [{ context: '*;*;*', value: 'hello by date' }] }]);
+    const date = new Date(second * 1000).toISOString().replace('.000Z', 'Z');
+    expect((await load({ label: date })).get('greeting')).toBe(greeting);
+    const environment = await read(endpoint, `/${APPLICATION}/default/${date}`, { Authorization: `Bearer ${token}` });
+    expect(environment.json).toMatchObject({ label: date, version: before });
+    expect((await load({})).get('greeting')).toBe('hello by date');
+    // A date before the repository's first commit names no point.
+    expectJsonError(
+      await read(endpoint, `/${APPLICATION}/default/2001-01-01T00:00:00Z`, { Authorization: `Bearer ${token}` }),
+      404,
+    );
+    // What the later cases read.
+    await pushOk([{ key: 'greeting', values: [{ context: '*;*;*', value: greeting }] }]);
   });
 
   it('leaves a secret out without its group, and reads it with a token bound to the group or its password', async () => {
