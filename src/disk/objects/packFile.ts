@@ -227,18 +227,7 @@ export class PackFile {
     reading: PackReading = DEFAULT_READING,
     grew: HoldingGrew = unheeded,
   ): PackFile {
-    const bytes = openBytes(`${base}.pack`, reading, grew);
-    try {
-      return new PackFile(
-        name,
-        new PackIndex(ownBytes(fs.readFileSync(`${base}.idx`)), bytes.length),
-        bytes,
-        reading.window,
-      );
-    } catch (error) {
-      bytes.close();
-      throw error;
-    }
+    return PackFile.withIndex(base, name, fs.readFileSync(`${base}.idx`), reading, grew);
   }
 
   /** The bytes this pack holds in memory: its index, and the pack whole or the windows read so far (heldPacks.ts). */
