@@ -24,6 +24,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Fetch in tests never reuses a connection that may have idled out while a test was blocked.
+    setupFiles: ['test/support/freshConnections.ts'],
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
     reporters: ['default', ['json', { outputFile: 'dist/test-results.json' }]],
     projects: [
