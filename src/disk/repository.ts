@@ -75,19 +75,7 @@ export class GitRepository {
     this.refPath = join(gitdir, BRANCH_REF);
     this.headWatch = ChangeWatch.ofHead(options.root ?? dirname(dirname(gitdir)), gitdir);
     this.headWatch.onChange = () => this.headMayHaveChanged();
-    const root = options.root ?? dirname(dirname(gitdir));
-    this.root = root;
-    this.refsWatches = [
-      ChangeWatch.ofHead(root, gitdir),
-      new ChangeWatch(root, join(gitdir, 'refs', 'tags')),
-      new ChangeWatch(root, gitdir, ['packed-refs']),
-      // The change requests' folders appearing or going (their own watches are made once they exist).
-      new ChangeWatch(
-        root,
-        join(gitdir, 'refs'),
-        CHANGE_REF_FOLDERS.map((folder) => folder.slice('refs/'.length)),
-      ),
-    ];
+    this.root = options.root ?? dirname(dirname(gitdir));
     this.maintenance = new Maintenance(this.objects, gitdir, (work) => this.exclusive(work), options.looseObjectLimit);
   }
 
@@ -108,8 +96,13 @@ export class GitRepository {
   }
 
   private readonly headWatch: ChangeWatch;
-  /** What the refs digest depends on: `refs/heads`, `refs/tags`, `packed-refs` and the change requests' folders (a ref in a nested folder shows by the recheck). */
-  private readonly refsWatches: readonly ChangeWatch[];
+  /**
+   * What the refs digest depends on: `refs/heads`, `refs/tags`, `packed-refs` and the change
+   * requests' folders (a ref in a nested folder shows by the recheck). Made by the first digest:
+   * only replication asks for one, and four watches made for each of 1,000 repositories were a
+   * sixth of a new server's first listing.
+   */
+  private refsWatches: readonly ChangeWatch[] | undefined;
   private refsSeen: string | undefined;
   /** Watches of the change requests' ref folders that exist (refs/changes, refs/change-reviews). */
   private readonly changeRefWatches = new Map<string, ChangeWatch>();
@@ -121,7 +114,19 @@ export class GitRepository {
    * may have changed, or cannot tell (see changeWatch.ts), as the head is.
    */
   refsDigest(): string {
-    const watches = () => [...this.refsWatches, ...this.changeRefWatches.values()];
+    this.refsWatches ??= [
+      ChangeWatch.ofHead(this.root, this.gitdir),
+      new ChangeWatch(this.root, join(this.gitdir, 'refs', 'tags')),
+      new ChangeWatch(this.root, this.gitdir, ['packed-refs']),
+      // The change requests' folders appearing or going (their own watches are made once they exist).
+      new ChangeWatch(
+        this.root,
+        join(this.gitdir, 'refs'),
+        CHANGE_REF_FOLDERS.map((folder) => folder.slice('refs/'.length)),
+      ),
+    ];
+    const refsWatches = this.refsWatches;
+    const watches = () => [...refsWatches, ...this.changeRefWatches.values()];
     if (this.refsSeen !== undefined && watches().every((watch) => watch.unchanged())) return this.refsSeen;
     for (const folder of CHANGE_REF_FOLDERS)
       if (!this.changeRefWatches.has(folder) && existsSync(join(this.gitdir, folder)))
@@ -205,7 +210,7 @@ export class GitRepository {
    */
   close(): void {
     this.headWatch.close();
-    for (const watch of [...this.refsWatches, ...this.changeRefWatches.values()]) watch.close();
+    for (const watch of [...(this.refsWatches ?? []), ...this.changeRefWatches.values()]) watch.close();
     this.changeRefWatches.clear();
     this.refsSeen = undefined;
     this.objects.resetCache();
