@@ -233,7 +233,10 @@ describe('work that grows with its input is done in slices', () => {
     const result = await during(() => fetch(`${server.url}/rest/info/all`));
     expect(result.status).toBe(200);
     expect(result.healthz.every((status) => status === 200)).toBe(true);
-    expect(result.longestMs, describePauses(result)).toBeLessThan(Math.min(MAX_PAUSE_MS, MAX_SHARE * result.busyMs));
+    // A cheap listing (60 ms busy) may take one piece under the project's bound whatever its share.
+    expect(result.longestMs, describePauses(result)).toBeLessThan(
+      Math.max(ONE_PIECE_MS, Math.min(MAX_PAUSE_MS, MAX_SHARE * result.busyMs)),
+    );
   }, 120_000);
 
   it(`answers a replica's first state request over ${LISTED_REPOSITORIES} repositories never opened before without holding the event loop for a large part of it`, async () => {
