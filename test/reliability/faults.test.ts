@@ -4,7 +4,7 @@
  * its cause, leaves no temporary file and the repository untouched.
  *
  * - Stale ref locks are judged on the file system's clock: with the server's clock a day behind
- *   (Debian's `faketime`), a dead writer's old lock is still removed; a day ahead, a live writer's
+ *   (Debian's libfaketime), a dead writer's old lock is still removed; a day ahead, a live writer's
  *   fresh lock is still kept (its writer then finishes and the push goes through after it).
  * - `ENOSPC` on a small tmpfs (skipped with a message where mounting is not permitted): 507.
  * - A repository the server's user may not write (the server runs as `nobody` through `setpriv`;
@@ -25,6 +25,7 @@ import { holderNote, holderPath } from '../../src/disk/refs/lockHolder.js';
 import { cliOk, git, gitdirOf, headOf, pushTo, startTestServer, tempDir } from '../support/harness.js';
 import { keyPath, plainGitCommit } from '../support/reads.js';
 import { startServerProcess } from '../support/serverProcess.js';
+import { FAKETIME_LIBRARY, fakeTimeEnv } from '../support/fakeTime.js';
 import { holdsFor, tracked, until } from '../support/poll.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -74,8 +75,7 @@ function available(command: string): boolean {
 }
 
 describe('stale ref locks on the file system clock, whatever the server clock says', () => {
-  const faketime = available('faketime');
-  const FAKETIME_ENV = { FAKETIME_DONT_FAKE_MONOTONIC: '1' };
+  const faketime = FAKETIME_LIBRARY !== undefined;
 
   it.skipIf(!faketime)('a server a day behind still removes a lock older than the threshold', async () => {
     const name = 'clock/behind';
@@ -84,11 +84,10 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
     fs.writeFileSync(lock, `${headOf(dir.path, name)}\n`);
     const old = new Date(Date.now() - 10_000); // 10 s old on the file system's clock; the threshold is 2 s
     fs.utimesSync(lock, old, old);
-    const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '2' }, [
-      'faketime',
-      '-f',
-      '-1d',
-    ]);
+    const server = await startServerProcess(dir.path, {
+      ...fakeTimeEnv({ FAKETIME: '-1d' }),
+      CFGHUB_STALE_LOCK_SECONDS: '2',
+    });
     try {
       const answer = await pushTo(server.url, `/rest/push/${name}`, setKey('after.dead.writer'));
       expect(answer.status).toBe(200);
@@ -106,11 +105,10 @@ describe('stale ref locks on the file system clock, whatever the server clock sa
     async () => {
       const name = 'clock/ahead';
       const gitdir = createRepository(dir.path, name);
-      const server = await startServerProcess(dir.path, { ...FAKETIME_ENV, CFGHUB_STALE_LOCK_SECONDS: '30' }, [
-        'faketime',
-        '-f',
-        '+1d',
-      ]);
+      const server = await startServerProcess(dir.path, {
+        ...fakeTimeEnv({ FAKETIME: '+1d' }),
+        CFGHUB_STALE_LOCK_SECONDS: '30',
+      });
       try {
         // Another writer (plain git) moves the ref under a lock it holds for a while.
         const head = headOf(dir.path, name);

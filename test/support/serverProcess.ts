@@ -24,7 +24,7 @@ export interface ServerProcess {
  * power cut would, which a single process is; pass `CFGHUB_WORKERS` in `env`, or `--workers` in
  * `extraArgs`, for the multi-process server.
  *
- * `wrapper`: a command the server runs under, e.g. `['faketime', '-f', '+1d']` or `['setpriv', '--reuid=65534', …]`. */
+ * `wrapper`: a command the server runs under, e.g. `['setpriv', '--reuid=65534', …]`. */
 export function startServerProcess(
   repos: string,
   env: NodeJS.ProcessEnv = {},
@@ -38,8 +38,8 @@ export function startServerProcess(
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, CFGHUB_WORKERS: '1', ...env },
-      // A process group of its own, signalled whole: `faketime` runs the server as its child and
-      // does not pass signals on, so signalling the wrapper alone left the server running.
+      // A process group of its own, signalled whole: a wrapper may run the server as its child and
+      // not pass signals on, so signalling the wrapper alone would leave the server running.
       detached: true,
     },
   );

@@ -10,11 +10,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cliOk, getJson, pushTo, tempDir } from '../../support/harness.js';
 import { eventually } from '../../support/replicas.js';
 import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
+import { FAKETIME_LIBRARY, fakeTimeEnv } from '../../support/fakeTime.js';
 
 const dirs = { primary: tempDir(), replica: tempDir(), clock: tempDir() };
 const running: ServerProcess[] = [];
-const FAKETIME_LIBRARY = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-const faketime = fs.existsSync(FAKETIME_LIBRARY);
+const faketime = FAKETIME_LIBRARY !== undefined;
 
 afterAll(async () => {
   for (const server of running) await server.kill();
@@ -43,16 +43,9 @@ describe('Replica-Lag when the wall clock steps back', () => {
     running.push(primary);
     const env = {
       CFGHUB_REPLICATION_TOKEN: token,
-      FAKETIME_TIMESTAMP_FILE: clock,
-      FAKETIME_NO_CACHE: '1',
-      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      ...fakeTimeEnv({ FAKETIME_TIMESTAMP_FILE: clock, FAKETIME_NO_CACHE: '1' }),
     };
-    const replica = await startServerProcess(
-      dirs.replica.path,
-      { ...env, LD_PRELOAD: FAKETIME_LIBRARY },
-      [],
-      ['--replica-of', primary.url],
-    );
+    const replica = await startServerProcess(dirs.replica.path, env, [], ['--replica-of', primary.url]);
     running.push(replica);
     const pushed = await pushTo(primary.url, '/rest/push/acme/app', {
       enableKeyCreation: true,
