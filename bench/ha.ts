@@ -7,7 +7,8 @@
  *  - push latency and throughput, 1 client (one push after another) and 16 clients (each pushing
  *    its own key without pause): a plain server, the cluster's leader (each push synchronously on
  *    both other nodes' disks before its 200), and etcd's own transaction (a put in
- *    `POST /v3/kv/txn` on the same three-member etcd), rounds interleaved;
+ *    `POST /v3/kv/txn` on the same three-member etcd), rounds interleaved (bench/haPush.ts, which
+ *    `npm run bench` runs too: `npm run bench -- --only ha` for them alone);
  *  - failover, for each fault of the leader (SIGKILL, SIGSTOP then SIGCONT, SIGTERM): a client
  *    pushes through the nodes in turn, each push 50 ms after the last ended and given up after
  *    1 s; write unavailability is the time from the fault to the first push answered 200 after
@@ -27,17 +28,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { HaCluster, type HaNode } from '../test/support/haCluster.js';
-import { CLI, tempDir } from '../test/support/paths.js';
-import { startServerProcess, type ServerProcess } from '../test/support/serverProcess.js';
+import type { HaCluster, HaNode } from '../test/support/haCluster.js';
 import { DEFAULT_LEASE_SECONDS } from '../src/service/ha/keyspace.js';
 import { median, percentile } from './stats.js';
+import { HA_REPO, PlainServer, pushKey, pushRounds, startBenchCluster, type PushRounds } from './haPush.js';
+import { haPushPlan } from './plan.js';
 
 const quick = process.argv.includes('--quick');
-const ROUNDS = quick ? 2 : 5;
-const SEQUENTIAL = quick ? 30 : 100;
-const CONCURRENT_SECONDS = quick ? 2 : 5;
-const CLIENTS = 16;
+const PUSHES = haPushPlan(quick ? 'quick' : 'full');
 const argument = (name: string) => {
   const at = process.argv.indexOf(name);
   return at < 0 ? undefined : process.argv[at + 1];
@@ -48,71 +46,8 @@ const LEASES = (argument('--lease-seconds') ?? String(DEFAULT_LEASE_SECONDS)).sp
 if (LEASES.some((lease) => !Number.isInteger(lease) || lease < 1))
   throw new Error('--lease-seconds: whole seconds, comma-separated');
 const LEASE_SECONDS = LEASES[0];
-const REPO = 'bench/app';
 const log = (message: string) => process.stderr.write(`[ha-bench] ${message}\n`);
 const fmt = (ms: number) => (ms >= 100 ? Math.round(ms).toString() : ms.toFixed(1));
-
-let sequence = 0;
-async function push(url: string, key: string, timeoutMs = 10_000): Promise<number> {
-  const response = await fetch(`${url}/rest/push/${REPO}`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      enableKeyCreation: true,
-      data: [{ key, values: [{ context: '*', value: `v${++sequence}` }] }],
-    }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
-
-async function etcdPut(endpoint: string, key: string): Promise<number> {
-  const b64 = (text: string) => Buffer.from(text).toString('base64');
-  const response = await fetch(`${endpoint}/v3/kv/txn`, {
-    method: 'POST',
-    body: JSON.stringify({ success: [{ request_put: { key: b64(key), value: b64(`v${++sequence}`) } }] }),
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
-
-type Writer = (client: number) => Promise<number>;
-
-/** One client, one write after another: each write's latency. */
-async function sequential(write: Writer): Promise<number[]> {
-  const latencies: number[] = [];
-  for (let i = 0; i < SEQUENTIAL; i++) {
-    const started = performance.now();
-    const status = await write(0);
-    if (status !== 200) throw new Error(`a write answered ${status}`);
-    latencies.push(performance.now() - started);
-  }
-  return latencies;
-}
-
-/** 16 clients writing without pause for a while: latencies and writes per second. */
-async function concurrent(write: Writer): Promise<{ latencies: number[]; perSecond: number }> {
-  const latencies: number[] = [];
-  const end = performance.now() + CONCURRENT_SECONDS * 1000;
-  const began = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async (_, client) => {
-      while (performance.now() < end) {
-        const started = performance.now();
-        const status = await write(client);
-        if (status !== 200) throw new Error(`a write answered ${status}`);
-        latencies.push(performance.now() - started);
-      }
-    }),
-  );
-  return { latencies, perSecond: latencies.length / ((performance.now() - began) / 1000) };
-}
-
-function cli(repos: string, ...args: string[]): void {
-  const result = spawnSync(process.execPath, [CLI, ...args, '--repos', repos], { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`cfghub ${args.join(' ')}: ${result.stderr}`);
-}
 
 /**
  * Two clients pushing through the running nodes in turn, each push given up after 1 s: one pushes
@@ -140,7 +75,7 @@ class Prober {
     while (this.running) {
       const next = performance.now() + 50;
       const nodes = this.nodes();
-      const status = await push(nodes[turn++ % nodes.length].url, 'probe', 1_000).catch(() => 0);
+      const status = await pushKey(nodes[turn++ % nodes.length].url, 'probe', 1_000).catch(() => 0);
       if (status === 200) this.acknowledged.push(performance.now());
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
     }
@@ -153,7 +88,7 @@ class Prober {
       const nodes = this.nodes();
       const sentAt = performance.now();
       pushes.push(
-        push(nodes[turn++ % nodes.length].url, 'probe.open', 1_000).then(
+        pushKey(nodes[turn++ % nodes.length].url, 'probe.open', 1_000).then(
           (status) => void (status === 200 && this.sentAndAcknowledged.push({ sentAt, answeredAt: performance.now() })),
           () => undefined,
         ),
@@ -176,18 +111,11 @@ const FALSE_FAILOVER_MINUTES = (() => {
 })();
 
 async function falseFailovers(minutes: number): Promise<void> {
-  const folder = tempDir('cfghub-ha-bench-');
   let cluster: HaCluster | undefined;
+  let sequence = 0;
   try {
     log(`a three-member etcd, three cluster nodes (${LEASE_SECONDS} s lease), 4 clients, ${minutes} minutes`);
-    cluster = await HaCluster.start({
-      nodes: 3,
-      etcdMembers: 3,
-      leaseSeconds: LEASE_SECONDS,
-      prepare: (repos) =>
-        cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
-    });
-    await cluster.syncSetOf(2);
+    cluster = await startBenchCluster(LEASE_SECONDS);
     const nodes = cluster.nodes;
     const end = performance.now() + minutes * 60_000;
     const counts = { acknowledged: 0, other: 0, failed: 0 };
@@ -199,7 +127,7 @@ async function falseFailovers(minutes: number): Promise<void> {
       while (performance.now() < end) {
         const node = nodes[turn++ % nodes.length];
         try {
-          const response = await fetch(`${node.url}/rest/push/${REPO}`, {
+          const response = await fetch(`${node.url}/rest/push/${HA_REPO}`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json' },
             body: JSON.stringify({
@@ -253,58 +181,28 @@ async function falseFailovers(minutes: number): Promise<void> {
     );
   } finally {
     await cluster?.close();
-    folder.remove();
   }
 }
 
 /** Whether the bench repository's main in a node's folder holds a commit (is it or descends from it), by git. */
 function holds(repos: string, commit: string): boolean {
-  const gitdir = join(repos, `${REPO}.git`);
+  const gitdir = join(repos, `${HA_REPO}.git`);
   return spawnSync('git', ['--git-dir', gitdir, 'merge-base', '--is-ancestor', commit, 'refs/heads/main']).status === 0;
 }
 
 async function main(): Promise<void> {
   if (FALSE_FAILOVER_MINUTES !== undefined) return falseFailovers(FALSE_FAILOVER_MINUTES);
-  const folder = tempDir('cfghub-ha-bench-');
-  let plain: ServerProcess | undefined;
+  let plain: PlainServer | undefined;
   const clusters: HaCluster[] = [];
   try {
-    const plainRepos = join(folder.path, 'plain');
-    cli(plainRepos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull');
-    plain = await startServerProcess(plainRepos);
+    plain = await PlainServer.start();
     for (const leaseSeconds of LEASES) {
       log(`starting a three-member etcd and three cluster nodes (${leaseSeconds} s lease)`);
-      clusters.push(
-        await HaCluster.start({
-          nodes: 3,
-          etcdMembers: 3,
-          leaseSeconds,
-          prepare: (repos) =>
-            cli(repos, 'repo', 'create', REPO, '--context', 'Env', '--token-free-push', '--token-free-pull'),
-        }),
-      );
-      await clusters[clusters.length - 1].syncSetOf(2);
+      clusters.push(await startBenchCluster(leaseSeconds));
     }
-    const cluster = clusters[0];
-    const leader = await cluster.leader();
-    const etcd = cluster.etcd.endpoints[0];
-    const writers: Record<string, Writer> = {
-      'plain server': (client) => push(plain!.url, `key.${client}`),
-      'HA leader, 2 sync replicas': (client) => push(leader.url, `key.${client}`),
-      'etcd txn (3 members)': (client) => etcdPut(etcd, `/bench/key.${client}`),
-    };
-    const one: Record<string, number[]> = {};
-    const many: Record<string, { latencies: number[]; perSecond: number[] }> = {};
-    for (let round = 0; round < (FAILOVERS_ONLY ? 0 : ROUNDS); round++) {
-      log(`push round ${round + 1}/${ROUNDS}`);
-      for (const [name, write] of Object.entries(writers)) {
-        (one[name] ??= []).push(...(await sequential(write)));
-        const result = await concurrent(write);
-        many[name] ??= { latencies: [], perSecond: [] };
-        many[name].latencies.push(...result.latencies);
-        many[name].perSecond.push(result.perSecond);
-      }
-    }
+    const rounds: PushRounds | undefined = FAILOVERS_ONLY
+      ? undefined
+      : await pushRounds(plain, clusters[0], PUSHES, log);
 
     const failover: Record<string, { unavailable: number[]; unavailableOpen: number[]; elected: number[] }> = {};
     const faults: Record<string, (node: HaNode) => Promise<void>> = {
@@ -357,16 +255,17 @@ async function main(): Promise<void> {
     );
     console.log('| measure | p50 | p99 | max or rate |');
     console.log('| --- | ---: | ---: | ---: |');
-    for (const name of FAILOVERS_ONLY ? [] : Object.keys(writers)) {
-      const a = one[name];
+    for (const [name, perRound] of Object.entries(rounds?.one ?? {})) {
+      const a = perRound.flat();
       console.log(
         `| push latency, 1 client, ${name} (n=${a.length}) | ${fmt(median(a))} ms | ${fmt(percentile(a, 99))} ms | ${Math.round(1000 / median(a))} pushes/s |`,
       );
     }
-    for (const name of FAILOVERS_ONLY ? [] : Object.keys(writers)) {
-      const b = many[name];
+    for (const [name, perRound] of Object.entries(rounds?.many ?? {})) {
+      const latencies = perRound.flatMap((round) => round.latencies);
+      const perSecond = median(perRound.map((round) => round.perSecond));
       console.log(
-        `| push latency, ${CLIENTS} clients, ${name} (n=${b.latencies.length}) | ${fmt(median(b.latencies))} ms | ${fmt(percentile(b.latencies, 99))} ms | ${Math.round(median(b.perSecond))} pushes/s |`,
+        `| push latency, ${PUSHES.clients} clients, ${name} (n=${latencies.length}) | ${fmt(median(latencies))} ms | ${fmt(percentile(latencies, 99))} ms | ${Math.round(perSecond)} pushes/s |`,
       );
     }
     for (const [name, figures] of Object.entries(failover)) {
@@ -384,9 +283,8 @@ async function main(): Promise<void> {
       );
     }
   } finally {
-    await plain?.kill();
+    await plain?.close();
     for (const cluster of clusters) await cluster.close();
-    folder.remove();
   }
 }
 

@@ -21,10 +21,15 @@ and its load. Each target below says whether this run met it.
 
 How to run it: \`bench/install-tools.sh\` installs etcd and wrk (without etcd, its rows are
 skipped, never faked), then \`npm run bench\` (\`-- --quick\` for a short run, \`-- --only
-push,pull\` for some scenarios; a partial run prints its figures and leaves this page alone).
-Raw samples are kept in \`bench/results/\`. Other measurements: the worst allowed requests
-(\`npm run bench:worst\`, [their page](performance-worst-case.md)) and replication lag
-(\`bench/replication.ts\`, see [read replicas](operations/replicas.md)).`;
+push,pull\` for some scenarios; a partial run prints its figures and leaves this page alone;
+\`-- --suite-seconds N\` states \`npm test\`'s time on the machine, measured by the suite's own
+run, beside the targets). Raw samples are kept in \`bench/results/\`. A target this run did not
+meet is followed by what the profiles of record show and what meeting it would take.
+
+Other measurements: the worst allowed requests (\`npm run bench:worst\`,
+[their page](performance-worst-case.md)), replication lag (\`bench/replication.ts\`, see
+[read replicas](operations/replicas.md)) and the HA mode's failovers (\`bench/ha.ts\`, see
+[high availability](operations/ha.md)), whose replicated pushes this page measures too.`;
 
 /** The whole page, from the generated figures (environment, method, table, targets, notes). */
 export function performancePage(figures: string): string {

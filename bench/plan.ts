@@ -5,6 +5,7 @@
  * 10,000 watchers in both (the watch target is about that many), with fewer pushes in a quick
  * run; opening and closing them adds about two minutes.
  */
+import type { HaPushPlan } from './haPush.js';
 
 export interface RoundPlan {
   /** Untimed rounds first: JIT, caches, connection, page cache. */
@@ -16,6 +17,7 @@ export interface RoundPlan {
 export const SCENARIOS = [
   'push',
   'concurrent',
+  'ha',
   'listing',
   'pull',
   'restart',
@@ -31,6 +33,11 @@ export interface Plan {
   /** The scenarios to run: all of them unless `--only` names some (a partial run leaves docs/performance.md alone). */
   readonly only: ReadonlySet<ScenarioName>;
   readonly partial: boolean;
+  /**
+   * `npm test`'s time on this machine, in seconds, from the suite's own run (`--suite-seconds N`):
+   * not a bench scenario, stated on the page beside the targets when given.
+   */
+  readonly suiteSeconds?: number;
   /** Sizes of the repositories pushed into. */
   readonly keyCounts: readonly number[];
   /** Keys changed per push, with the rounds for each. */
@@ -43,6 +50,8 @@ export interface Plan {
     readonly afterPush: number;
   };
   readonly concurrent: ConcurrentPlan;
+  /** Pushes beside the HA mode: a plain server, an HA leader and etcd (bench/haPush.ts). */
+  readonly ha: HaPushPlan;
   readonly pull: PullPlan;
   readonly restart: RestartPlan;
   readonly memory: MemoryPlan;
@@ -121,6 +130,8 @@ export interface RestartPlan {
   readonly repetitions: number;
 }
 
+const HA_CLIENTS = 16;
+
 const PULL = { keyCount: 1_000, valueLength: 36, connections: [1, 16] } as const;
 const RESTART_KEYS = 10_000;
 const MEMORY: MemoryPlan = { repositories: 100, keyCount: 1_000 };
@@ -128,7 +139,7 @@ const HISTORY_COMMITS = 10_000;
 const WATCH = { watchers: 10_000, contexts: 100, clientProcesses: 4 } as const;
 const CLONE = { keyCount: 10_000, commits: 1_000, keysPerCommit: 10 } as const;
 
-type Amounts = Omit<Plan, 'only' | 'partial'>;
+type Amounts = Omit<Plan, 'only' | 'partial' | 'suiteSeconds'>;
 
 const QUICK: Amounts = {
   mode: 'quick',
@@ -139,6 +150,7 @@ const QUICK: Amounts = {
   ],
   listing: { cold: 2, warmup: 2, warm: 30, afterPush: 10 },
   concurrent: { clients: 16, warmupSeconds: 1, slices: 2, sliceSeconds: 2 },
+  ha: { rounds: 2, sequential: 30, clients: HA_CLIENTS, concurrentSeconds: 2 },
   pull: { ...PULL, warmupSeconds: 1, slices: 2, sliceSeconds: 1 },
   restart: { keyCount: RESTART_KEYS, repetitions: 3 },
   memory: MEMORY,
@@ -156,6 +168,7 @@ const FULL: Amounts = {
   ],
   listing: { cold: 5, warmup: 3, warm: 200, afterPush: 50 },
   concurrent: { clients: 16, warmupSeconds: 2, slices: 6, sliceSeconds: 3 },
+  ha: { rounds: 5, sequential: 100, clients: HA_CLIENTS, concurrentSeconds: 5 },
   pull: { ...PULL, warmupSeconds: 2, slices: 8, sliceSeconds: 3 },
   restart: { keyCount: RESTART_KEYS, repetitions: 10 },
   memory: MEMORY,
@@ -164,14 +177,27 @@ const FULL: Amounts = {
   watch: { ...WATCH, oneRounds: 10, allRounds: 10 },
 };
 
-/** `[--quick] [--only NAME[,NAME…]]`. */
+/** The HA push rounds of a quick or a full run (bench/ha.ts runs them with its own options). */
+export function haPushPlan(mode: Plan['mode']): HaPushPlan {
+  return (mode === 'quick' ? QUICK : FULL).ha;
+}
+
+/** `[--quick] [--only NAME[,NAME…]] [--suite-seconds N]`. */
 export function planFromArgs(args: readonly string[]): Plan {
   let quick = false;
   let only: ScenarioName[] | undefined;
+  let suiteSeconds: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === '--quick') quick = true;
-    else if (arg === '--only' || arg.startsWith('--only=')) {
+    else if (arg === '--suite-seconds' || arg.startsWith('--suite-seconds=')) {
+      const value = arg === '--suite-seconds' ? args[++i] : arg.slice('--suite-seconds='.length);
+      suiteSeconds = Number(value);
+      if (value === undefined || value.trim() === '' || !Number.isFinite(suiteSeconds) || suiteSeconds <= 0)
+        throw new Error(
+          `--suite-seconds takes npm test's time in seconds, a positive number; got ${value ?? 'nothing'}`,
+        );
+    } else if (arg === '--only' || arg.startsWith('--only=')) {
       const value = arg === '--only' ? args[++i] : arg.slice('--only='.length);
       const names = (value ?? '').split(',').filter(Boolean);
       const unknown = names.find((name) => !(SCENARIOS as readonly string[]).includes(name));
@@ -180,7 +206,15 @@ export function planFromArgs(args: readonly string[]): Plan {
           `--only takes scenario names from ${SCENARIOS.join(', ')}${unknown ? `; ${unknown} is none of them` : ''}`,
         );
       only = names as ScenarioName[];
-    } else throw new Error(`unknown argument ${arg}; the options are --quick and --only ${SCENARIOS.join(',')}`);
+    } else
+      throw new Error(
+        `unknown argument ${arg}; the options are --quick, --only ${SCENARIOS.join(',')} and --suite-seconds N`,
+      );
   }
-  return { ...(quick ? QUICK : FULL), only: new Set(only ?? SCENARIOS), partial: only !== undefined };
+  return {
+    ...(quick ? QUICK : FULL),
+    only: new Set(only ?? SCENARIOS),
+    partial: only !== undefined,
+    ...(suiteSeconds !== undefined ? { suiteSeconds } : {}),
+  };
 }

@@ -90,8 +90,9 @@ function planLine(plan: Plan): string {
     .join(', ');
   const pull = `pull: ${plan.pull.slices} slices of ${plan.pull.sliceSeconds} s per endpoint with ${plan.pull.connections.join(' and ')} connections`;
   const concurrent = `${plan.concurrent.clients} concurrent clients: ${plan.concurrent.slices} slices of ${plan.concurrent.sliceSeconds} s per implementation`;
+  const ha = `HA: ${plan.ha.rounds} rounds of ${plan.ha.sequential} pushes of 1 client and ${plan.ha.concurrentSeconds} s of ${plan.ha.clients} clients per implementation`;
   const scenarios = plan.partial ? `; scenarios: ${[...plan.only].join(', ')}` : '';
-  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory; ${plan.clone.rounds} rounds of clones; watch: ${plan.watch.watchers.toLocaleString('en-US')} watchers, ${plan.watch.oneRounds} one-context and ${plan.watch.allRounds} every-context pushes${scenarios}).`;
+  return `Run: ${plan.mode} (${pushes}, interleaved one push per implementation per round in rotating order; ${concurrent}; ${ha}; ${plan.listing.warm} warm, ${plan.listing.afterPush} after-push and ${plan.listing.cold} cold listings; ${pull}; ${plan.restart.repetitions} restarts; ${plan.memory.repositories} repositories for memory; ${plan.clone.rounds} rounds of clones; watch: ${plan.watch.watchers.toLocaleString('en-US')} watchers, ${plan.watch.oneRounds} one-context and ${plan.watch.allRounds} every-context pushes${scenarios}).`;
 }
 
 const TARGETS_HEADING = 'Targets:';
@@ -103,6 +104,15 @@ function verdict(check: TargetCheck): string {
 function targetLine(check: TargetCheck): string {
   return `${verdict(check)}: ${check.target} (measured ${check.measured})`;
 }
+
+/** What the profiles say and what it would take, for a target this run did not meet. */
+function notMetLines(check: TargetCheck): string[] {
+  return check.met === false && check.whenNotMet ? [check.whenNotMet] : [];
+}
+
+/** The workers' throughput rows have no target: what they can show needs more cores than the bench's machine. */
+const WORKERS_LEGEND =
+  'The `--workers auto` rows of the pull and of 16 clients pushing are information, not targets: on a 2-core machine whose load generator takes a core, a server of two workers cannot be held to a bare node:http process that has a core to itself (see [workers](operations/workers.md)).';
 
 function notes(results: readonly ScenarioResult[]): string[] {
   return results.flatMap((result) => result.notes.map((note) => `${result.title}: ${note}`));
@@ -125,7 +135,7 @@ export function terminalReport(
     ...notes(results),
     '',
     TARGETS_HEADING,
-    ...targets.map((check) => `  ${targetLine(check)}`),
+    ...targets.flatMap((check) => [`  ${targetLine(check)}`, ...notMetLines(check).map((line) => `      ${line}`)]),
     '',
   ].join('\n');
 }
@@ -149,7 +159,12 @@ export function performanceFigures(
     '',
     TARGETS_HEADING,
     '',
-    ...targets.map((check) => `- **${verdict(check).toLowerCase()}**: ${check.target}: ${check.measured}`),
+    ...targets.flatMap((check) => [
+      `- **${verdict(check).toLowerCase()}**: ${check.target}: ${check.measured}`,
+      ...notMetLines(check).map((line) => `  - What the profile shows, and what it would take: ${line}`),
+    ]),
+    '',
+    WORKERS_LEGEND,
     '',
     'Notes:',
     '',

@@ -1,21 +1,25 @@
 /**
- * `npm run bench [-- --quick] [-- --only NAME,…]`: cfghub's speed figures and their targets,
- * measured in one run on one machine, each against its references in the same run.
+ * `npm run bench [-- --quick] [-- --only NAME,…] [-- --suite-seconds N]`: cfghub's speed figures and
+ * their targets, measured in one run on one machine, each against its references in the same run.
+ * `--suite-seconds N` gives `npm test`'s time on this machine (measured by the suite's own run, not
+ * here), stated beside the targets.
  *
  * 1. push: 1 and 100 keys into repositories of 1,000 and 10,000 keys: cfghub in-process, cfghub
  *    over HTTP, git plumbing and an etcd transaction, interleaved round by round.
  * 2. concurrent: 16 clients pushing at once into 16 repositories and into one, against etcd.
- * 3. listing: 1,000 repositories over HTTP, warm, right after a push, and cold.
- * 4. pull: throughput of a 1,000-key context with 1 and 16 connections (wrk, else a Node client)
+ * 3. ha: a push synchronously replicated to 2 members by the HA mode's leader, beside the same push
+ *    on a plain server and etcd's transaction on the cluster's three-member etcd, 1 and 16 clients.
+ * 4. listing: 1,000 repositories over HTTP, warm, right after a push, and cold.
+ * 5. pull: throughput of a 1,000-key context with 1 and 16 connections (wrk, else a Node client)
  *    against the same bytes from the same server, from a bare node:http process, and an etcd
  *    range read of the same values.
- * 5. restart: the first pull of a 10,000-key repository after `cfghub serve` restarts.
- * 6. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
- * 7. history: the last 50 commits of a repository with 10,000 commits, cold, paging
+ * 6. restart: the first pull of a 10,000-key repository after `cfghub serve` restarts.
+ * 7. memory: resident memory of `cfghub serve` with 100 repositories of 1,000 keys loaded.
+ * 8. history: the last 50 commits of a repository with 10,000 commits, cold, paging
  *    back, right after a push and warm.
- * 8. clone: `git clone` over HTTP of a 10,000-key repository with 1,000 commits against a
+ * 9. clone: `git clone` over HTTP of a 10,000-key repository with 1,000 commits against a
  *    clone from its folder on disk.
- * 9. watch: 10,000 watchers held at once, woken by pushes that change one context and every
+ * 10. watch: 10,000 watchers held at once, woken by pushes that change one context and every
  *    context, against etcd's watch.
  *
  * etcd and wrk come from bench/install-tools.sh; without etcd its rows are skipped, never faked.
@@ -37,6 +41,7 @@ import { EtcdServer } from './etcd.js';
 import { runCloneScenario } from './scenarios/clone.js';
 import { runConcurrentPushScenario } from './scenarios/concurrentPush.js';
 import { prepareHistoryFixture } from './historyFixture.js';
+import { runHaPushScenario } from './scenarios/haPush.js';
 import { runHistoryScenario } from './scenarios/history.js';
 import { runListingScenario } from './scenarios/listing.js';
 import { runMemoryScenario } from './scenarios/memory.js';
@@ -78,6 +83,7 @@ async function measureWith(plan: Plan, etcd: EtcdServer | undefined): Promise<Sc
     }
   }
   if (plan.only.has('concurrent')) results.push(await runConcurrentPushScenario(etcd, plan.concurrent, log));
+  if (plan.only.has('ha')) results.push(...(await runHaPushScenario(plan.ha, log)));
   if (plan.only.has('listing')) {
     const listing = await listingFixture(log);
     log(`listing fixture ${listing.reused ? 'reused from' : 'built in'} ${listing.reposRoot}`);
@@ -136,7 +142,7 @@ async function main(): Promise<void> {
     removeTempFolders();
   }
   const machine = await describeMachine();
-  const targets = checkTargets(results);
+  const targets = checkTargets(results, { suiteSeconds: plan.suiteSeconds });
   process.stdout.write(terminalReport(results, machine, plan, targets));
   if (!plan.partial) writePerformancePage(performanceFigures(results, machine, plan, targets));
   const raw = saveRawResults(results, machine, plan, targets);
