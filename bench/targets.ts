@@ -145,7 +145,7 @@ const WHEN_NOT_MET = {
   listingWarm:
     'A warm listing writes 342 KiB of JSON for 1,000 records; it met the target at p50 17.1 ms in the full run of 2026-11-27 and missed it at a load average of 18 to 20 (p50 39 ms); no profile of the warm listing is on record, so the next step is one (`--cpu-prof` on the listing scenario).',
   listingCold:
-    "A new server opens each of the 1,000 repositories and reads its head summary (cfghub-summary.json) instead of its key documents; making each repository's four refs-digest watches on its first digest rather than when it opens cut a sixth of that CPU (to about 60 ms busy), and was reverted only because the event-loop test's share bound then failed on a 16 ms piece: it would take that change back with the test re-sized.",
+    "A new server opens each of the 1,000 repositories and reads its head summary (cfghub-summary.json) instead of its key documents, and makes each repository's refs-digest watches only on its first digest (a sixth of that listing's CPU; about 60 ms busy for 1,000 in the event-loop test); no profile of the first listing since is on record, so the next step is one (`--cpu-prof` on a new server's first listing).",
   pullOverStatic:
     'A profile of the pull (2026-11-25) put 45% of its CPU in `writev` of the 60 KB answer and the rest in request id, access check, metrics, header writing and garbage collection, which the static bytes skip; with wrk or the Node client taking about one of the two cores, it would take fewer of those per-request steps, or more cores than the load generator uses.',
   restart:
