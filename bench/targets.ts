@@ -141,7 +141,7 @@ const WHEN_NOT_MET = {
   inProcessPush:
     "A profile of in-process 1-key pushes (`perf record -a`, 2026-11-27) put about a third of all CPU in ext4's `recently_deleted`: this machine's ext4 has no journal, so each of a push's five new files (pack and index, `.keep`, the ref's lock and its note) finds an inode by stepping over those freed in the last minute; the commit's disk waits are about 2 ms of it (0.97 ms on a tmpfs). It would take a file system that reuses freed inodes (ext4 with its journal, xfs) or a write path that makes no new file per commit; dropping two of the five files, tried, was within the noise.",
   pushOverPlumbing:
-    "git plumbing's push is five spawned git processes (the spawn floor is in the notes), cfghub's its commit's CPU and disk waits (see the in-process push): a machine that spawns faster narrows the ratio; it would take the push's own CPU down, as for the in-process target.",
+    "git plumbing's push is five spawned git processes (the spawn floor is in the notes), cfghub's is its commit's CPU and disk waits (see the in-process push): a machine that spawns faster narrows the ratio; it would take the push's own CPU down, as for the in-process target.",
   listingWarm:
     'A warm listing writes 342 KiB of JSON for 1,000 records; it met the target at p50 17.1 ms in the full run of 2026-11-27 and missed it at a load average of 18 to 20 (p50 39 ms); no profile of the warm listing is on record, so the next step is one (`--cpu-prof` on the listing scenario).',
   listingCold:
