@@ -145,105 +145,90 @@ export class Metrics {
     });
 
     const adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root));
-    new Gauge({
-      name: 'cfghub_repositories',
-      aggregator: 'max',
-      help: 'Repositories in the repositories folder',
-      registers: [this.registry],
-      collect() {
-        this.set(deps.registry.locations().length);
+    // With `serve --workers N`, what every worker counts alike (the folder, the tokens, the replica's state) is
+    // aggregated with max, a worker's own share (its watchers, packs, budget, connections) summed.
+    const readGauges: readonly { name: string; help: string; aggregator: 'max' | 'sum'; read: () => number }[] = [
+      {
+        name: 'cfghub_repositories',
+        aggregator: 'max',
+        help: 'Repositories in the repositories folder',
+        read: () => deps.registry.locations().length,
       },
-    });
-    new Gauge({
-      name: 'cfghub_client_tokens',
-      aggregator: 'max',
-      help: 'Active (not revoked, not expired) client tokens',
-      registers: [this.registry],
-      collect() {
-        let total = 0;
-        for (const count of deps.tokens.activeCounts().values()) total += count;
-        this.set(total);
+      {
+        name: 'cfghub_client_tokens',
+        aggregator: 'max',
+        help: 'Active (not revoked, not expired) client tokens',
+        read: () => {
+          let total = 0;
+          for (const count of deps.tokens.activeCounts().values()) total += count;
+          return total;
+        },
       },
-    });
-    new Gauge({
-      name: 'cfghub_admin_tokens',
-      aggregator: 'max',
-      help: 'Active admin tokens',
-      registers: [this.registry],
-      collect() {
-        this.set(adminTokens.activeCount());
+      {
+        name: 'cfghub_admin_tokens',
+        aggregator: 'max',
+        help: 'Active admin tokens',
+        read: () => adminTokens.activeCount(),
       },
-    });
-    new Gauge({
-      name: 'cfghub_replication_refused',
-      aggregator: 'max',
-      help: "On a read replica: 1 while it refuses its primary's state (another folder, a lower generation, too many removals), else 0",
-      registers: [this.registry],
-      collect() {
-        this.set(deps.replica?.status().refused ? 1 : 0);
+      {
+        name: 'cfghub_replication_refused',
+        aggregator: 'max',
+        help: "On a read replica: 1 while it refuses its primary's state (another folder, a lower generation, too many removals), else 0",
+        read: () => (deps.replica?.status().refused ? 1 : 0),
       },
-    });
-    new Gauge({
-      name: 'cfghub_replication_rewinds_refused',
-      aggregator: 'max',
-      help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were',
-      registers: [this.registry],
-      collect() {
-        this.set(deps.replica?.status().rewindsRefused.length ?? 0);
+      {
+        name: 'cfghub_replication_rewinds_refused',
+        aggregator: 'max',
+        help: 'On a read replica: repositories whose branch the primary moved backwards, kept where they were',
+        read: () => deps.replica?.status().rewindsRefused.length ?? 0,
       },
-    });
-    new Gauge({
-      name: 'cfghub_replication_newer_generation',
-      aggregator: 'max',
-      help: "The primary generation a replica reported above this server's own (another server was promoted since), else 0",
-      registers: [this.registry],
-      collect() {
-        this.set(parts.replication.newerGeneration() ?? 0);
+      {
+        name: 'cfghub_replication_newer_generation',
+        aggregator: 'max',
+        help: "The primary generation a replica reported above this server's own (another server was promoted since), else 0",
+        read: () => parts.replication.newerGeneration() ?? 0,
       },
-    });
-    new Gauge({
-      name: 'cfghub_schema_broken_repositories',
-      aggregator: 'max',
-      help: 'Repositories whose head breaks their schemas since a commit made outside cfghub (plain git)',
-      registers: [this.registry],
-      collect() {
-        this.set(parts.outsideCommits.broken().length);
+      {
+        name: 'cfghub_schema_broken_repositories',
+        aggregator: 'max',
+        help: 'Repositories whose head breaks their schemas since a commit made outside cfghub (plain git)',
+        read: () => parts.outsideCommits.broken().length,
       },
-    });
-    const self = this;
-    new Gauge({
-      name: 'cfghub_watchers',
-      help: 'Open watches of clients waiting for a change',
-      registers: [this.registry],
-      collect() {
-        this.set(self.watchers());
+      {
+        name: 'cfghub_watchers',
+        aggregator: 'sum',
+        help: 'Open watches of clients waiting for a change',
+        read: () => this.watchers(),
       },
-    });
-    new Gauge({
-      name: 'cfghub_open_pack_bytes',
-      help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)',
-      registers: [this.registry],
-      collect() {
-        this.set(heldPackBytes());
+      {
+        name: 'cfghub_open_pack_bytes',
+        aggregator: 'sum',
+        help: 'Bytes the open packs hold in memory (whole packs, windows read, indexes), within the process budget (heldPacks.ts)',
+        read: heldPackBytes,
       },
-    });
-    new Gauge({
-      // Summed over the workers of `serve --workers N`, as every gauge here: each has its share, so the sum is the server's budget.
-      name: 'cfghub_open_pack_budget_bytes',
-      help: "What the open packs may hold in memory before the least recently read are closed (this process's share of the server's budget)",
-      registers: [this.registry],
-      collect() {
-        this.set(heldPacksBudget());
+      {
+        name: 'cfghub_open_pack_budget_bytes',
+        aggregator: 'sum',
+        help: "What the open packs may hold in memory before the least recently read are closed (this process's share of the server's budget)",
+        read: heldPacksBudget,
       },
-    });
-    new Gauge({
-      name: 'cfghub_http_connections',
-      help: 'Open HTTP connections to this server (held watches included)',
-      registers: [this.registry],
-      collect() {
-        this.set(self.connections());
+      {
+        name: 'cfghub_http_connections',
+        aggregator: 'sum',
+        help: 'Open HTTP connections to this server (held watches included)',
+        read: () => this.connections(),
       },
-    });
+    ];
+    for (const { name, help, aggregator, read } of readGauges)
+      new Gauge({
+        name,
+        help,
+        aggregator,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
     new Gauge({
       name: 'process_open_fds',
       help: 'Number of open file descriptors.',
@@ -253,6 +238,7 @@ export class Metrics {
         if (count !== undefined) this.set(count);
       },
     });
+    const self = this;
     new Counter({
       name: 'cfghub_watch_answers_made_total',
       help: 'Answers made for groups of watchers that share one (same context, format and options): one per group and new head, however many watchers it holds',

@@ -5,37 +5,47 @@
  */
 import type { Command } from 'commander';
 import { parseFullName } from '../../service/admin/repositories.js';
+import type { AdminClient } from '../../client/admin.js';
 import { AdminApi } from '../remote/adminApi.js';
 import { printJson, serverOption } from '../remote/adminTarget.js';
 import { readPasswordLines } from './groupCommands.js';
 import { serverOnly } from './readerCommands.js';
 
-/** The webhook routes of a server's admin API, each after the repository's name is checked. */
-class WebhookApi extends AdminApi {
-  add(fullName: string, body: { url: string; secret: string }) {
-    parseFullName(fullName);
-    return this.call((client) => client.addWebhook(fullName, body));
-  }
-  list(fullName: string) {
-    parseFullName(fullName);
-    return this.call((client) => client.listWebhooks(fullName));
-  }
-  remove(fullName: string, id: string) {
-    parseFullName(fullName);
-    return this.call((client) => client.removeWebhook(fullName, id));
-  }
-  deliveries(fullName: string) {
-    parseFullName(fullName);
-    return this.call((client) => client.webhookDeliveries(fullName));
-  }
-  redeliver(fullName: string, delivery: string) {
-    parseFullName(fullName);
-    return this.call((client) => client.redeliver(fullName, delivery));
-  }
+const apiOf = (options: { server?: string }) =>
+  new AdminApi(serverOnly(options, 'a webhook and its deliveries'), process.env.CFGHUB_ADMIN_TOKEN);
+
+/** A webhook call of the admin client on the repository named, after its name is checked. */
+function onRepository<T>(api: AdminApi, fullName: string, operation: (client: AdminClient) => Promise<T>): Promise<T> {
+  parseFullName(fullName);
+  return api.call(operation);
 }
 
-const apiOf = (options: { server?: string }) =>
-  new WebhookApi(serverOnly(options, 'a webhook and its deliveries'), process.env.CFGHUB_ADMIN_TOKEN);
+/**
+ * The subcommands that take the repository and at most one more argument, and print what one
+ * admin client method answers.
+ */
+interface WebhookCall {
+  readonly name: string;
+  readonly argument?: string;
+  readonly method: 'listWebhooks' | 'removeWebhook' | 'webhookDeliveries' | 'redeliver';
+  readonly description: string;
+}
+
+const WEBHOOK_CALLS: readonly WebhookCall[] = [
+  { name: 'list', method: 'listWebhooks', description: 'the webhooks of a repository (never their secrets), as JSON' },
+  { name: 'remove', argument: '<id>', method: 'removeWebhook', description: 'remove a webhook' },
+  {
+    name: 'deliveries',
+    method: 'webhookDeliveries',
+    description: "the server's delivery log of the repository's webhooks, newest first, as JSON",
+  },
+  {
+    name: 'redeliver',
+    argument: '<delivery>',
+    method: 'redeliver',
+    description: "deliver a logged delivery's commit again, as a new delivery; prints it",
+  },
+];
 
 export function addWebhookCommands(program: Command): void {
   const webhook = program
@@ -53,34 +63,17 @@ export function addWebhookCommands(program: Command): void {
       parseFullName(fullName);
       const api = apiOf(options);
       const [secret] = await readPasswordLines(1, ['the secret']);
-      printJson(await api.add(fullName, { url, secret }));
+      printJson(await onRepository(api, fullName, (client) => client.addWebhook(fullName, { url, secret })));
     });
-  webhook
-    .command('list')
-    .description('the webhooks of a repository (never their secrets), as JSON')
-    .argument('<account/name>')
-    .addOption(serverOption())
-    .action(async (fullName: string, options) => printJson(await apiOf(options).list(fullName)));
-  webhook
-    .command('remove')
-    .description('remove a webhook')
-    .argument('<account/name>')
-    .argument('<id>')
-    .addOption(serverOption())
-    .action(async (fullName: string, id: string, options) => printJson(await apiOf(options).remove(fullName, id)));
-  webhook
-    .command('deliveries')
-    .description("the server's delivery log of the repository's webhooks, newest first, as JSON")
-    .argument('<account/name>')
-    .addOption(serverOption())
-    .action(async (fullName: string, options) => printJson(await apiOf(options).deliveries(fullName)));
-  webhook
-    .command('redeliver')
-    .description("deliver a logged delivery's commit again, as a new delivery; prints it")
-    .argument('<account/name>')
-    .argument('<delivery>')
-    .addOption(serverOption())
-    .action(async (fullName: string, delivery: string, options) =>
-      printJson(await apiOf(options).redeliver(fullName, delivery)),
-    );
+  for (const { name, description, argument, method } of WEBHOOK_CALLS) {
+    const command = webhook.command(name).description(description).argument('<account/name>');
+    if (argument) command.argument(argument);
+    command.addOption(serverOption()).action(async (fullName: string) => {
+      const api = apiOf(command.opts());
+      const [, second] = command.args;
+      printJson(
+        await onRepository(api, fullName, (client): Promise<unknown> => client[method](fullName, second as string)),
+      );
+    });
+  }
 }

@@ -32,7 +32,7 @@ import { unlinkFile, writeSmallFile } from '../fileCalls.js';
 import { fsyncFolder, renameIntoPlace, renameIntoPlaceNext, writeTemporary } from '../durableFs.js';
 import { faultPoint } from '../faultPoints.js';
 import type { EncodedObject, ObjectType } from '../../git/gitObjects.js';
-import { DEFAULT_READING, PackFile, type StoredObject } from './packFile.js';
+import { PackFile, type StoredObject } from './packFile.js';
 import { PackHolder } from './heldPacks.js';
 import { buildPack, buildPackSteps, type Pack } from '../../git/packWriter.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
@@ -346,7 +346,7 @@ export class ObjectStore {
     for (const name of old) this.closePack(name);
     try {
       this.open(merged.name, () =>
-        PackFile.withIndex(join(this.packFolder, merged.name), merged.name, merged.index, DEFAULT_READING, this.grew),
+        PackFile.withIndex(join(this.packFolder, merged.name), merged.name, merged.index, { grew: this.grew }),
       );
     } catch (error) {
       // The merged pack is opened from its file, which a `git repack -a -d` may have taken
@@ -363,7 +363,7 @@ export class ObjectStore {
    */
   private openWritten(pack: Pack): void {
     this.open(pack.name, () =>
-      PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index, DEFAULT_READING, this.grew),
+      PackFile.written(join(this.packFolder, pack.name), pack.name, pack.pack, pack.index, { grew: this.grew }),
     );
   }
 
@@ -469,7 +469,7 @@ export class ObjectStore {
     for (const name of listed) {
       if (packs.has(name)) continue;
       try {
-        const pack = PackFile.open(join(this.packFolder, name), name, DEFAULT_READING, this.grew);
+        const pack = PackFile.open(join(this.packFolder, name), name, { grew: this.grew });
         packs.set(name, pack);
         this.holder.hold(pack.heldBytes);
       } catch (error) {

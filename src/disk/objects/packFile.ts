@@ -58,6 +58,12 @@ export const DEFAULT_READING: PackReading = { wholeUpTo: WHOLE_LIMIT, windowsUpT
 export type HoldingGrew = (bytes: number) => void;
 const unheeded: HoldingGrew = () => undefined;
 
+/** How an opened pack's bytes are read (by its size), and whom a window read is told to. */
+export interface PackOpening {
+  readonly reading?: PackReading;
+  readonly grew?: HoldingGrew;
+}
+
 /**
  * At least the bytes zlib's deflate makes of `size` bytes (its deflateBound: size + size/4096 +
  * size/16384 + 13, and 6 for the zlib header and checksum; framed as stored blocks, 5 bytes per
@@ -183,16 +189,9 @@ export class PackFile {
    * merged pack stayed in memory until the next merge took it: with 16 clients pushing into two
    * repositories, the server's buffers grew with the history, to 445 MiB after 400 s.
    */
-  static written(
-    base: string,
-    name: string,
-    pack: Buffer,
-    index: Buffer,
-    reading: PackReading = DEFAULT_READING,
-    grew: HoldingGrew = unheeded,
-  ): PackFile {
-    if (pack.length <= reading.wholeUpTo) return PackFile.fromBuffers(name, pack, index);
-    return PackFile.withIndex(base, name, index, reading, grew);
+  static written(base: string, name: string, pack: Buffer, index: Buffer, opening: PackOpening = {}): PackFile {
+    if (pack.length <= (opening.reading ?? DEFAULT_READING).wholeUpTo) return PackFile.fromBuffers(name, pack, index);
+    return PackFile.withIndex(base, name, index, opening);
   }
 
   /** `<base>.pack`, read as a pack of its size found on disk is, with its index given (the bytes just written). */
@@ -200,8 +199,7 @@ export class PackFile {
     base: string,
     name: string,
     index: Buffer,
-    reading: PackReading = DEFAULT_READING,
-    grew: HoldingGrew = unheeded,
+    { reading = DEFAULT_READING, grew = unheeded }: PackOpening = {},
   ): PackFile {
     const bytes = openBytes(`${base}.pack`, reading, grew);
     try {
@@ -221,13 +219,8 @@ export class PackFile {
    * Opens `<base>.pack` and `<base>.idx`; throws when either is missing or malformed. How the
    * pack is read depends on its size (`reading`: whole, by windows or entry by entry).
    */
-  static open(
-    base: string,
-    name: string,
-    reading: PackReading = DEFAULT_READING,
-    grew: HoldingGrew = unheeded,
-  ): PackFile {
-    return PackFile.withIndex(base, name, fs.readFileSync(`${base}.idx`), reading, grew);
+  static open(base: string, name: string, opening: PackOpening = {}): PackFile {
+    return PackFile.withIndex(base, name, fs.readFileSync(`${base}.idx`), opening);
   }
 
   /** The bytes this pack holds in memory: its index, and the pack whole or the windows read so far (heldPacks.ts). */

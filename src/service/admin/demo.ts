@@ -3,11 +3,24 @@
  * it does not exist: two levels, a few keys with values per context, and a templated file.
  */
 import type { RepositoryRegistry } from '../../disk/registry.js';
+import type { KeyElement } from '../../domain/pushRequest.js';
 import { push } from '../write/push.js';
 import { createRepository } from './repositories.js';
 
 export const DEMO_ACCOUNT = 'demo';
 export const DEMO_NAME = 'HowItWorks';
+
+/** The demo's keys: each key's fields and its value by context. */
+const DEMO_KEYS: readonly (Omit<KeyElement, 'kind' | 'values'> & { values: Record<string, string> })[] = [
+  {
+    key: 'db.host',
+    readme: 'Database host name',
+    values: { '*;*': 'localhost', 'Production;*': 'db.prod.example.com' },
+  },
+  { key: 'db.port', vdt: 'Integer', values: { '*;*': '5432' } },
+  { key: 'feature.flags', vdt: 'List', values: { '*;*': '[]', 'Development;*': '["new-ui","debug-panel"]' } },
+  { key: 'log.level', values: { '*;*': 'info', 'Development;*': 'debug', 'Production;Billing': 'warn' } },
+];
 
 export async function ensureDemoRepository(registry: RepositoryRegistry): Promise<boolean> {
   if (registry.find(DEMO_ACCOUNT, DEMO_NAME, { fresh: true })) return false;
@@ -25,39 +38,11 @@ export async function ensureDemoRepository(registry: RepositoryRegistry): Promis
       changeComment: 'Demo configuration',
       enableKeyCreation: true,
       data: [
-        {
+        ...DEMO_KEYS.map(({ values, ...fields }): KeyElement => ({
           kind: 'key',
-          key: 'db.host',
-          readme: 'Database host name',
-          values: [
-            { context: '*;*', value: 'localhost', hasValue: true },
-            { context: 'Production;*', value: 'db.prod.example.com', hasValue: true },
-          ],
-        },
-        {
-          kind: 'key',
-          key: 'db.port',
-          vdt: 'Integer',
-          values: [{ context: '*;*', value: '5432', hasValue: true }],
-        },
-        {
-          kind: 'key',
-          key: 'feature.flags',
-          vdt: 'List',
-          values: [
-            { context: '*;*', value: '[]', hasValue: true },
-            { context: 'Development;*', value: '["new-ui","debug-panel"]', hasValue: true },
-          ],
-        },
-        {
-          kind: 'key',
-          key: 'log.level',
-          values: [
-            { context: '*;*', value: 'info', hasValue: true },
-            { context: 'Development;*', value: 'debug', hasValue: true },
-            { context: 'Production;Billing', value: 'warn', hasValue: true },
-          ],
-        },
+          ...fields,
+          values: Object.entries(values).map(([context, value]) => ({ context, value, hasValue: true })),
+        })),
         {
           kind: 'file',
           file: 'conf/database.properties',

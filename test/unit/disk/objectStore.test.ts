@@ -96,7 +96,7 @@ describe('ObjectStore reads what git wrote', () => {
       ...[64, 256, 4096, 64 * 1024].map((window) => ({ wholeUpTo: 0, windowsUpTo: all, window })),
     ];
     for (const reading of readings) {
-      const pack = PackFile.open(join(folder, name), name, reading);
+      const pack = PackFile.open(join(folder, name), name, { reading });
       try {
         // Newest first, as history reads, and again, from the windows and bases kept.
         for (const object of [...allObjects(repo), ...allObjects(repo).reverse()]) {
@@ -122,9 +122,7 @@ describe('ObjectStore reads what git wrote', () => {
       .slice(0, -'.pack'.length);
     const objects = allObjects(repo);
     const pack = PackFile.open(join(folder, name), name, {
-      wholeUpTo: 0,
-      windowsUpTo: Number.MAX_SAFE_INTEGER,
-      window: 512,
+      reading: { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 512 },
     });
     try {
       expect(pack.read(Buffer.from(objects[0].oid, 'hex'), () => undefined)?.content.equals(objects[0].content)).toBe(
@@ -177,9 +175,7 @@ describe('ObjectStore reads what git wrote', () => {
     expect(repo.gitBinary(['cat-file', 'blob', oid]).equals(content)).toBe(true); // git reads it
     // Windows of 256 bytes: the stream's first window holds what zlib would make of it, not all of it.
     const pack = PackFile.open(join(folder, name), name, {
-      wholeUpTo: 0,
-      windowsUpTo: Number.MAX_SAFE_INTEGER,
-      window: 256,
+      reading: { wholeUpTo: 0, windowsUpTo: Number.MAX_SAFE_INTEGER, window: 256 },
     });
     try {
       expect(pack.read(Buffer.from(oid, 'hex'), () => undefined)?.content.equals(content)).toBe(true);
