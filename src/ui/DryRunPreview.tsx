@@ -10,7 +10,7 @@
 import { useState } from 'preact/hooks';
 import type { DryRunAnswer } from '../api/answers';
 import { ClientError } from './api';
-import { LockIcon, Table, valueText } from './components';
+import { CodeCell, CodeRowHeader, LockIcon, Table, useRequest, valueText } from './components';
 
 type Shown = { val?: unknown; content?: string; encryption?: string; truncated?: true };
 
@@ -116,12 +116,8 @@ export function DryRunPreview({
               {contexts.listed.flatMap((context) => [
                 ...context.keys.map((key) => (
                   <tr key={`${context.context}\u0000k${key.key}`} data-context={context.context} data-key={key.key}>
-                    <th scope="row">
-                      <code>{context.context}</code>
-                    </th>
-                    <td>
-                      <code>{key.key}</code>
-                    </td>
+                    <CodeRowHeader>{context.context}</CodeRowHeader>
+                    <CodeCell>{key.key}</CodeCell>
                     <td class="before">
                       <Side side={key.before} />
                     </td>
@@ -136,9 +132,7 @@ export function DryRunPreview({
                     data-context={context.context}
                     data-file={file.path}
                   >
-                    <th scope="row">
-                      <code>{context.context}</code>
-                    </th>
+                    <CodeRowHeader>{context.context}</CodeRowHeader>
                     <td>
                       file <code>{file.path}</code>
                     </td>
@@ -167,21 +161,16 @@ export function DryRunPreview({
  * answer while the user decides, whether a request is under way, and the last request's error.
  */
 export function usePreviewStep<W>() {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, run: request } = useRequest();
   const [preview, setPreview] = useState<{ readonly write: W; readonly answer: DryRunAnswer }>();
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await work();
-    } catch (err) {
-      setPreview(undefined);
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  // A request that fails ends the Preview step: what was previewed is no longer what would be written.
+  const run = (work: () => Promise<void>) =>
+    request(() =>
+      work().catch((err: unknown) => {
+        setPreview(undefined);
+        throw err;
+      }),
+    );
   return {
     busy,
     error,
@@ -220,35 +209,82 @@ export async function onPreviewedHead<T>(write: () => Promise<T>, what: string):
   }
 }
 
-/** The Preview step on screen: the dry run's answer, then confirm (only a write that would commit) or go back. */
+/** Where a write with a Preview step stands: its dry run's answer while the user decides, a request under way, going back. */
+export interface PreviewState {
+  readonly busy: boolean;
+  readonly preview?: { readonly answer: DryRunAnswer };
+  readonly back: () => void;
+}
+
+/**
+ * The comment of a write with a Preview step (its commit message), labelled; read-only while the
+ * preview is shown, so that what is confirmed is what was previewed.
+ */
+export function CommentField({
+  id,
+  step,
+  comment: [comment, setComment],
+  label = 'Change comment',
+  placeholder = 'Why this change (the commit message)',
+  multiline = false,
+}: {
+  id: string;
+  step: PreviewState;
+  comment: [string, (comment: string) => void];
+  label?: string;
+  placeholder?: string;
+  /** A textarea, and the comment required. */
+  multiline?: boolean;
+}) {
+  const field = {
+    id,
+    readOnly: step.preview !== undefined,
+    placeholder: placeholder || undefined,
+    value: comment,
+    onInput: (e: Event) => setComment((e.currentTarget as HTMLInputElement).value),
+  };
+  return (
+    <>
+      <label for={id}>{label}</label>
+      {multiline ? <textarea rows={2} required {...field} /> : <input type="text" {...field} />}
+    </>
+  );
+}
+
+/**
+ * The Preview step on screen (while `step` holds a preview): the dry run's answer, then confirm
+ * (only a write that would commit) or go back.
+ */
 export function PreviewStep({
-  answer,
-  busy,
+  step: { busy, preview, back },
   confirmLabel,
   busyLabel,
   backLabel,
   refusedLabel,
   onConfirm,
-  onBack,
 }: {
-  answer: DryRunAnswer;
-  busy: boolean;
+  step: PreviewState;
   confirmLabel: string;
   busyLabel: string;
   backLabel: string;
   refusedLabel?: string;
   onConfirm: () => void;
-  onBack: () => void;
 }) {
+  if (!preview) return null;
   return (
     <>
       <h3>Preview</h3>
-      <DryRunPreview answer={answer} refusedLabel={refusedLabel} />
+      <DryRunPreview answer={preview.answer} refusedLabel={refusedLabel} />
       <div class="buttons">
-        <button type="button" class="primary" disabled={busy || answer.outcome !== 'applied'} onClick={onConfirm}>
+        <button
+          type="button"
+          class="primary"
+          disabled={busy || preview.answer.outcome !== 'applied'}
+          onClick={onConfirm}
+        >
           {busy ? busyLabel : confirmLabel}
         </button>
-        <button type="button" disabled={busy} onClick={onBack}>
+        <button type="button" disabled={busy} onClick={back}>
           {backLabel}
         </button>
       </div>

@@ -1,7 +1,7 @@
-/** Small pieces every screen uses: loading, error and empty states, and the context picker. */
+/** Small pieces every screen uses: loading, requests, error and empty states, and the context picker. */
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ClientError } from './api';
+import { ClientError, type RepoInfo } from './api';
 
 export type Load<T> =
   | { readonly state: 'loading' }
@@ -27,6 +27,27 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): [Load<T>, (
   }, [...deps, round]);
   const reload = useCallback(() => setRound((n) => n + 1), []);
   return [result, reload];
+}
+
+/**
+ * A request the user starts (a button, a form): `busy` while it is under way, and its error, kept
+ * until the next request starts.
+ */
+export function useRequest() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = async (work: () => Promise<void>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await work();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
 }
 
 export function Loading({ what }: { what: string }) {
@@ -91,8 +112,8 @@ export const WILDCARD = '*';
 
 interface ContextFieldsProps {
   idPrefix: string;
-  levels: string[];
-  elements: Record<string, string[]>;
+  /** The repository's levels, widest first, and the items in use at each (from /rest/info). */
+  info: Pick<RepoInfo, 'context' | 'contextElements'>;
   value: string[];
   onChange: (next: string[]) => void;
   legend: string;
@@ -100,25 +121,26 @@ interface ContextFieldsProps {
 
 /**
  * The fieldset both context controls share: one labelled control per level, widest first; `control`
- * draws level `i`'s control with its id, and `set` changes that level's item alone.
+ * draws a level's control, and its `set` changes that level's item alone.
  */
 function ContextFields({
   idPrefix,
-  levels,
+  info,
   value,
   onChange,
   legend,
   control,
 }: ContextFieldsProps & {
-  control: (level: string, i: number, id: string, set: (item: string) => void) => JSX.Element;
+  /** A level's control: its id, the level's item (`*` for any), the items in use at the level, and `set`. */
+  control: (id: string, current: string, items: string[], set: (item: string) => void) => JSX.Element;
 }) {
   return (
     <fieldset class="context-picker">
       <legend>{legend}</legend>
-      {levels.map((level, i) => (
+      {info.context.map((level, i) => (
         <label key={level} for={`${idPrefix}-${i}`}>
           <span>{level}</span>
-          {control(level, i, `${idPrefix}-${i}`, (item) => {
+          {control(`${idPrefix}-${i}`, value[i] ?? WILDCARD, info.contextElements[level] ?? [], (item) => {
             const next = [...value];
             next[i] = item;
             onChange(next);
@@ -134,18 +156,14 @@ function ContextFields({
  * (from /rest/info's context elements) and `*`.
  */
 export function ContextPicker(props: ContextFieldsProps & { anyLabel?: string }) {
-  const { elements, value, anyLabel = '* (any)' } = props;
+  const { anyLabel = '* (any)' } = props;
   return (
     <ContextFields
       {...props}
-      control={(level, i, id, set) => (
-        <select
-          id={id}
-          value={value[i] ?? WILDCARD}
-          onChange={(e) => set((e.currentTarget as HTMLSelectElement).value)}
-        >
+      control={(id, current, items, set) => (
+        <select id={id} value={current} onChange={(e) => set((e.currentTarget as HTMLSelectElement).value)}>
           <option value={WILDCARD}>{anyLabel}</option>
-          {(elements[level] ?? []).map((item) => (
+          {items.map((item) => (
             <option key={item} value={item}>
               {item}
             </option>
@@ -158,28 +176,57 @@ export function ContextPicker(props: ContextFieldsProps & { anyLabel?: string })
 
 /** Free-text context items, one input per level, suggesting the items in use. */
 export function ContextInputs(props: ContextFieldsProps) {
-  const { elements, value } = props;
   return (
     <ContextFields
       {...props}
-      control={(level, i, id, set) => (
+      control={(id, current, items, set) => (
         <>
           <input
             id={id}
             list={`${id}-items`}
-            value={value[i] ?? WILDCARD}
+            value={current}
             autocomplete="off"
             onInput={(e) => set((e.currentTarget as HTMLInputElement).value.trim() || WILDCARD)}
           />
           <datalist id={`${id}-items`}>
             <option value={WILDCARD} />
-            {(elements[level] ?? []).map((item) => (
+            {items.map((item) => (
               <option key={item} value={item} />
             ))}
           </datalist>
         </>
       )}
     />
+  );
+}
+
+/** A labelled one-line text field: `onValue` is told each new value. */
+export function TextField({
+  id,
+  label,
+  value,
+  required,
+  readOnly,
+  onValue,
+}: {
+  id: string;
+  label: ComponentChildren;
+  value: string;
+  required?: boolean;
+  readOnly?: boolean;
+  onValue: (value: string) => void;
+}) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        value={value}
+        required={required}
+        readOnly={readOnly}
+        onInput={(e) => onValue((e.currentTarget as HTMLInputElement).value)}
+      />
+    </>
   );
 }
 
@@ -201,6 +248,24 @@ export function LockIcon() {
     <svg class="lock-icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true" focusable="false">
       <path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7h1zm2 0h4V5a2 2 0 0 0-4 0v2z" fill="currentColor" />
     </svg>
+  );
+}
+
+/** A row's heading cell of a Table that names the row in code: a key, a path, a context, an id. */
+export function CodeRowHeader({ children }: { children: ComponentChildren }) {
+  return (
+    <th scope="row">
+      <code>{children}</code>
+    </th>
+  );
+}
+
+/** A cell of a Table that shows code: a context, a path, an id. */
+export function CodeCell({ children }: { children: ComponentChildren }) {
+  return (
+    <td>
+      <code>{children}</code>
+    </td>
   );
 }
 

@@ -6,7 +6,7 @@
  */
 import type { RepoRef } from '../api';
 import { adminGroups, adminRecord, adminTags, type AdminSession } from '../admin';
-import { Empty, Loaded, Table, formatDate, shortId, useLoad } from '../components';
+import { CodeCell, CodeRowHeader, Empty, formatDate, Loaded, shortId, Table, useLoad } from '../components';
 import { CreateTag } from './CreateTag';
 import { ReadersScreen } from './Readers';
 import { SettingsList } from './Settings';
@@ -38,13 +38,9 @@ export function AdminOverview({ repo, admin }: { repo: RepoRef; admin: AdminSess
               <Table columns={['Tag', 'Comment', 'Commit', 'Created']}>
                 {list.map((tag) => (
                   <tr key={tag.name} data-tag={tag.name}>
-                    <th scope="row">
-                      <code>{tag.name}</code>
-                    </th>
+                    <CodeRowHeader>{tag.name}</CodeRowHeader>
                     <td>{tag.message}</td>
-                    <td>
-                      <code>{shortId(tag.commitId)}</code>
-                    </td>
+                    <CodeCell>{shortId(tag.commitId)}</CodeCell>
                     <td>{formatDate(tag.created)}</td>
                   </tr>
                 ))}

@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks';
 import { createChangeRequest, previewPush, pushChanges, type PushBodyInput, type RepoInfo } from '../api';
 import { Empty, ErrorNote, shortId } from '../components';
-import { onPreviewedHead, PreviewStep, usePreviewStep } from '../DryRunPreview';
+import { CommentField, onPreviewedHead, PreviewStep, usePreviewStep } from '../DryRunPreview';
 import { describe, pushBody, refusedIndex } from '../pending';
 import type { RepoProps } from './Repository';
 
@@ -117,25 +117,14 @@ export function ChangesScreen({
               </li>
             ))}
           </ol>
-          <label for="change-comment">Change comment</label>
-          <textarea
-            id="change-comment"
-            rows={2}
-            required
-            readOnly={preview !== undefined}
-            placeholder="Why this change (the commit message)"
-            value={comment}
-            onInput={(e) => setComment((e.currentTarget as HTMLTextAreaElement).value)}
-          />
+          <CommentField id="change-comment" step={step} comment={[comment, setComment]} multiline />
           {preview ? (
             <PreviewStep
-              answer={preview.answer}
-              busy={busy}
+              step={step}
               confirmLabel={`Confirm and push ${pending.length} change${pending.length === 1 ? '' : 's'}`}
               busyLabel="Pushing…"
               backLabel="Back to the changes"
               onConfirm={confirm}
-              onBack={step.back}
             />
           ) : (
             <div class="buttons">

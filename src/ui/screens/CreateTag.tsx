@@ -7,13 +7,12 @@
 import { useState } from 'preact/hooks';
 import type { RepoRef } from '../api';
 import { createTag, type AdminSession, type AdminTag } from '../admin';
-import { ErrorNote, shortId } from '../components';
+import { ErrorNote, shortId, useRequest } from '../components';
 
 export function CreateTag({ repo, admin, onCreated }: { repo: RepoRef; admin?: AdminSession; onCreated: () => void }) {
   const [name, setName] = useState('');
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, run } = useRequest();
   const [created, setCreated] = useState<AdminTag>();
 
   if (!admin) {
@@ -32,22 +31,16 @@ export function CreateTag({ repo, admin, onCreated }: { repo: RepoRef; admin?: A
     );
   }
 
-  const submit = async (e: Event) => {
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
     setCreated(undefined);
-    try {
+    return run(async () => {
       const tag = await createTag(admin, repo, name.trim(), comment.trim());
       setCreated(tag);
       setName('');
       setComment('');
       onCreated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

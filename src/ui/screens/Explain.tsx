@@ -5,7 +5,7 @@
  * client token) whether that token could change the value and which rule decides.
  */
 import { explainKey, type ExplainAnswer, type RepoRef } from '../api';
-import { Loaded, Table, ValueShown, useLoad } from '../components';
+import { CodeRowHeader, Loaded, Table, useLoad, ValueShown } from '../components';
 
 type LevelMatch = NonNullable<ExplainAnswer['values']>[number]['levels'][number];
 
@@ -52,9 +52,7 @@ export function ExplainPanel({
                   const won = answer.resolved?.context === v.context && v.qualifies;
                   return (
                     <tr key={v.context} data-candidate={v.context} class={won ? 'winner' : undefined}>
-                      <th scope="row">
-                        <code>{v.context}</code>
-                      </th>
+                      <CodeRowHeader>{v.context}</CodeRowHeader>
                       <td class="value">
                         <ValueShown lockedBy={v.encryption} active={v.active}>
                           {v.value ?? 'null'}

@@ -7,21 +7,22 @@
 import { useEffect, useState } from 'preact/hooks';
 import { diff, history, type Changes, type Commit, type Diff, type RepoInfo } from '../api';
 import {
+  CodeRowHeader,
   ContextPicker,
   Empty,
   ErrorNote,
+  formatDate,
   Loaded,
   Loading,
   RollbackOutcome,
-  Table,
-  WILDCARD,
-  formatDate,
   shortId,
+  Table,
   useLoad,
   valueText,
+  WILDCARD,
 } from '../components';
 import type { RepoProps } from './Repository';
-import { PreviewStep } from '../DryRunPreview';
+import { CommentField, PreviewStep } from '../DryRunPreview';
 import { useRollback } from '../useRollback';
 
 export function HistoryScreen({
@@ -139,23 +140,21 @@ function CommitItem({ commit, repo, onChanged }: { commit: Commit; repo: RepoPro
         </button>
       ) : (
         <form class="inline-form" onSubmit={showPreview}>
-          <label for={`revert-${commit.id}`}>Revert comment (optional)</label>
-          <input
+          <CommentField
             id={`revert-${commit.id}`}
-            value={comment}
-            readOnly={preview !== undefined}
-            onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
+            label="Revert comment (optional)"
+            placeholder=""
+            step={step}
+            comment={[comment, setComment]}
           />
           {preview ? (
             <PreviewStep
-              answer={preview.answer}
-              busy={busy}
+              step={step}
               confirmLabel="Confirm revert"
               busyLabel="Reverting…"
               backLabel="Back"
               refusedLabel="The server would refuse this revert; nothing would be written."
               onConfirm={() => void step.confirm()}
-              onBack={step.back}
             />
           ) : (
             <>
@@ -299,14 +298,7 @@ function DiffForm({ repo, info }: { repo: RepoProps['repo']; info: RepoInfo }) {
           Also show what an application of one context sees change
         </label>
         {useContext && (
-          <ContextPicker
-            idPrefix="diff-context"
-            legend="Context"
-            levels={info.context}
-            elements={info.contextElements}
-            value={context}
-            onChange={setContext}
-          />
+          <ContextPicker idPrefix="diff-context" legend="Context" info={info} value={context} onChange={setContext} />
         )}
         <div>
           <button type="submit" class="primary">
@@ -367,9 +359,7 @@ function ResolvedDiffView({ diff }: { diff: Diff }) {
         <Table columns={['Key', 'Change', 'Before', 'After']}>
           {rows.map((row) => (
             <tr key={row.key}>
-              <th scope="row">
-                <code>{row.key}</code>
-              </th>
+              <CodeRowHeader>{row.key}</CodeRowHeader>
               <td>
                 <span class={`change ${row.change}`}>{row.change}</span>
               </td>

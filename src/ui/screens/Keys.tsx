@@ -7,16 +7,19 @@
 import { useRef, useState } from 'preact/hooks';
 import { exportRepo, type ExportedFile, type ExportedKey, type RepoInfo } from '../api';
 import {
+  CodeCell,
+  CodeRowHeader,
   ContextInputs,
   ContextPicker,
   Empty,
   FilterBox,
   Loaded,
+  matchesFilter,
   Table,
+  TextField,
+  useLoad,
   ValueShown,
   WILDCARD,
-  matchesFilter,
-  useLoad,
 } from '../components';
 import type { PendingChange } from '../pending';
 import type { RepoProps } from './Repository';
@@ -127,8 +130,7 @@ export function KeysScreen({ repo, info, pending, setPending, round }: RepoProps
         idPrefix="key-context"
         legend="Filter by context (values that apply to it)"
         anyLabel="any"
-        levels={levels}
-        elements={info.contextElements}
+        info={info}
         value={contextFilter}
         onChange={setContextFilter}
       />
@@ -322,12 +324,8 @@ function FilesList({ files, levels, onEdit, onStage }: ListProps & { files: Expo
             const label = `${f.file} for ${f.context}`;
             return (
               <tr key={`${f.file}|${f.context}`}>
-                <th scope="row">
-                  <code>{f.file}</code>
-                </th>
-                <td>
-                  <code>{f.context}</code>
-                </td>
+                <CodeRowHeader>{f.file}</CodeRowHeader>
+                <CodeCell>{f.context}</CodeCell>
                 <td>
                   {f.active ? 'active' : 'inactive'}
                   {f.securityGroup && <span class="badge lock">group {f.securityGroup}</span>}
@@ -388,6 +386,16 @@ function EditorForm({
   onCancel: () => void;
 }) {
   const set = (fields: Partial<Editor>) => onChange({ ...editor, ...fields } as Editor);
+  const text =
+    editor.kind === 'file'
+      ? {
+          id: 'edit-content',
+          label: 'Content',
+          rows: 10,
+          value: editor.content,
+          set: (content: string) => set({ content }),
+        }
+      : { id: 'edit-value', label: 'Value', rows: 2, value: editor.value, set: (value: string) => set({ value }) };
   const title =
     editor.kind === 'value'
       ? editor.isNew
@@ -404,13 +412,7 @@ function EditorForm({
       <h2>{title}</h2>
       {editor.kind === 'new-key' && (
         <>
-          <label for="edit-key">Key name</label>
-          <input
-            id="edit-key"
-            value={editor.key}
-            required
-            onInput={(e) => set({ key: (e.currentTarget as HTMLInputElement).value })}
-          />
+          <TextField id="edit-key" label="Key name" value={editor.key} required onValue={(key) => set({ key })} />
           <label for="edit-vdt">Type</label>
           <select
             id="edit-vdt"
@@ -423,23 +425,18 @@ function EditorForm({
               </option>
             ))}
           </select>
-          <label for="edit-readme">Readme</label>
-          <input
-            id="edit-readme"
-            value={editor.readme}
-            onInput={(e) => set({ readme: (e.currentTarget as HTMLInputElement).value })}
-          />
+          <TextField id="edit-readme" label="Readme" value={editor.readme} onValue={(readme) => set({ readme })} />
         </>
       )}
       {editor.kind === 'file' && (
         <>
-          <label for="edit-path">File path</label>
-          <input
+          <TextField
             id="edit-path"
+            label="File path"
             value={editor.path}
             required
             readOnly={!editor.isNew}
-            onInput={(e) => set({ path: (e.currentTarget as HTMLInputElement).value })}
+            onValue={(path) => set({ path })}
           />
         </>
       )}
@@ -451,35 +448,20 @@ function EditorForm({
         <ContextInputs
           idPrefix="edit-context"
           legend="Context (one item per level, * for any)"
-          levels={info.context}
-          elements={info.contextElements}
+          info={info}
           value={editor.context}
           onChange={(context) => set({ context })}
         />
       )}
-      {editor.kind === 'file' ? (
-        <>
-          <label for="edit-content">Content</label>
-          <textarea
-            id="edit-content"
-            rows={10}
-            spellcheck={false}
-            value={editor.content}
-            onInput={(e) => set({ content: (e.currentTarget as HTMLTextAreaElement).value })}
-          />
-        </>
-      ) : (
-        <>
-          <label for="edit-value">Value</label>
-          <textarea
-            id="edit-value"
-            rows={2}
-            spellcheck={false}
-            value={editor.value}
-            onInput={(e) => set({ value: (e.currentTarget as HTMLTextAreaElement).value })}
-          />
-        </>
-      )}
+      {/* A file's content, or a key's value: what the editor writes. */}
+      <label for={text.id}>{text.label}</label>
+      <textarea
+        id={text.id}
+        rows={text.rows}
+        spellcheck={false}
+        value={text.value}
+        onInput={(e) => text.set((e.currentTarget as HTMLTextAreaElement).value)}
+      />
       {(editor.kind === 'value' || editor.kind === 'file') && (
         <label class="check" for="edit-active">
           <input

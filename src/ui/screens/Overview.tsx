@@ -5,7 +5,7 @@
  * so it needs an admin token (CreateTag.tsx).
  */
 import { exportRepo, listRepositories, sameRepo, type RepoInfo, type TagInfo } from '../api';
-import { Empty, Loaded, RollbackOutcome, Table, formatDate, useLoad } from '../components';
+import { CodeRowHeader, Empty, formatDate, Loaded, RollbackOutcome, Table, useLoad } from '../components';
 import type { RepoProps } from './Repository';
 import { PreviewStep } from '../DryRunPreview';
 import { useRollback } from '../useRollback';
@@ -94,9 +94,7 @@ function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo'
   return (
     <>
       <tr>
-        <th scope="row">
-          <code>{tag.name}</code>
-        </th>
+        <CodeRowHeader>{tag.name}</CodeRowHeader>
         <td>{tag.readme}</td>
         <td>{formatDate(tag.date)}</td>
         <td>
@@ -118,14 +116,12 @@ function TagRow({ tag, repo, onChanged }: { tag: TagInfo; repo: RepoProps['repo'
         <tr class="preview-row">
           <td colSpan={4}>
             <PreviewStep
-              answer={preview.answer}
-              busy={busy}
+              step={step}
               confirmLabel={`Confirm restore of ${tag.name}`}
               busyLabel="Restoring…"
               backLabel="Cancel"
               refusedLabel={`The server would refuse this restore of ${tag.name}; nothing would be written.`}
               onConfirm={() => void step.confirm()}
-              onBack={step.back}
             />
           </td>
         </tr>

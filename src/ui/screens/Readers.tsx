@@ -6,7 +6,7 @@
  */
 import type { RepoRef } from '../api';
 import { readRecord, type AdminSession } from '../admin';
-import { Empty, Loaded, Table, formatDate, shortId, useLoad } from '../components';
+import { CodeCell, CodeRowHeader, Empty, formatDate, Loaded, shortId, Table, useLoad } from '../components';
 
 export function ReadersScreen({ repo, admin, head }: { repo: RepoRef; admin?: AdminSession; head?: string }) {
   if (!admin)
@@ -45,12 +45,8 @@ function ReadersTable({ repo, admin, head }: { repo: RepoRef; admin: AdminSessio
                   data-application={entry.application}
                   data-context={entry.context}
                 >
-                  <th scope="row">
-                    <code>{entry.application}</code>
-                  </th>
-                  <td>
-                    <code>{entry.context}</code>
-                  </td>
+                  <CodeRowHeader>{entry.application}</CodeRowHeader>
+                  <CodeCell>{entry.context}</CodeCell>
                   <td>
                     <code>{shortId(entry.commit)}</code>
                     {head !== undefined && entry.commit !== head && (

@@ -12,7 +12,7 @@ import {
   type ChangeRequestInfo,
   type RepoRef,
 } from '../api';
-import { Empty, ErrorNote, Loaded, Table, shortId, useLoad } from '../components';
+import { Empty, ErrorNote, Loaded, Table, shortId, useLoad, useRequest } from '../components';
 import { DryRunPreview } from '../DryRunPreview';
 
 export function RequestsScreen({ repo, onChanged }: { repo: RepoRef; onChanged: () => void }) {
@@ -62,20 +62,12 @@ export function RequestsScreen({ repo, onChanged }: { repo: RepoRef; onChanged: 
 
 function RequestDetail({ repo, id, onActed }: { repo: RepoRef; id: number; onActed: () => void }) {
   const [load] = useLoad(() => showChangeRequest(repo, id), [repo.account, repo.repository, id]);
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  const act = async (action: 'approve' | 'apply' | 'close') => {
-    setBusy(true);
-    setError(undefined);
-    try {
+  const { busy, error, run } = useRequest();
+  const act = (action: 'approve' | 'apply' | 'close') =>
+    run(async () => {
       await actOnChangeRequest(repo, id, action);
       onActed();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    });
   return (
     <section aria-labelledby="request-title" data-testid="change-request">
       <Loaded load={load} what={`change request ${id}`}>

@@ -19,8 +19,7 @@ export function ResolvedScreen({ repo, info, round }: RepoProps & { info: RepoIn
       <ContextPicker
         idPrefix="resolve-context"
         legend="Context an application asks for"
-        levels={info.context}
-        elements={info.contextElements}
+        info={info}
         value={context}
         onChange={setContext}
       />

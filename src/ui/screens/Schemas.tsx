@@ -17,7 +17,7 @@ import {
 } from '../admin';
 import { ClientError, type RepoRef } from '../api';
 import { ErrorNote, Loaded, shortId, useLoad } from '../components';
-import { PreviewStep, ReasonShown, usePreviewStep } from '../DryRunPreview';
+import { CommentField, PreviewStep, ReasonShown, usePreviewStep } from '../DryRunPreview';
 
 /** The document as YAML, its empty lists left out (as schemas.yaml leaves them out); nothing for no schemas. */
 function asYaml(doc: SchemasDocument): string {
@@ -151,25 +151,15 @@ function SchemasForm({
         value={text}
         onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
       />
-      <label for="schemas-comment">Change comment</label>
-      <input
-        id="schemas-comment"
-        type="text"
-        readOnly={preview !== undefined}
-        placeholder="Why this change (the commit message)"
-        value={comment}
-        onInput={(e) => setComment((e.currentTarget as HTMLInputElement).value)}
-      />
+      <CommentField id="schemas-comment" step={step} comment={[comment, setComment]} />
       {preview ? (
         <PreviewStep
-          answer={preview.answer}
-          busy={busy}
+          step={step}
           confirmLabel="Confirm and save the schemas"
           busyLabel="Saving…"
           backLabel="Back to editing"
           refusedLabel="The server would refuse these schemas; nothing would be written."
           onConfirm={confirm}
-          onBack={step.back}
         />
       ) : (
         <div class="buttons">

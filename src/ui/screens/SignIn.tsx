@@ -8,7 +8,7 @@
 import { useState } from 'preact/hooks';
 import { whoseToken, type Session } from '../api';
 import { adminListing, type AdminSession } from '../admin';
-import { ErrorNote } from '../components';
+import { ErrorNote, useRequest } from '../components';
 
 type Kind = 'client' | 'admin';
 
@@ -25,8 +25,7 @@ export function SignInScreen({
 }) {
   const [kind, setKind] = useState<Kind>('client');
   const [token, setToken] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
+  const { busy, error, setError, run } = useRequest();
   const label = kind === 'client' ? 'Client token' : 'Admin token';
 
   const submit = async (e: Event) => {
@@ -37,8 +36,7 @@ export function SignInScreen({
       setError(new Error(`Paste ${kind === 'client' ? 'a client' : 'an admin'} token first.`));
       return;
     }
-    setBusy(true);
-    try {
+    await run(async () => {
       if (kind === 'admin') {
         await adminListing(trimmed);
         onAdmin({ kind: 'admin', token: trimmed });
@@ -46,11 +44,7 @@ export function SignInScreen({
         const repo = await whoseToken(trimmed);
         onSignedIn({ kind: 'client', token: trimmed, account: repo.account, repository: repo.repository });
       }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const choose = (next: Kind) => {

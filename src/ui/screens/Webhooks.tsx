@@ -6,7 +6,7 @@
 import { useState } from 'preact/hooks';
 import type { RepoRef } from '../api';
 import { redeliver, webhookDeliveries, webhooks, type AdminSession } from '../admin';
-import { Empty, ErrorNote, Loaded, Table, formatDate, shortId, useLoad } from '../components';
+import { CodeCell, CodeRowHeader, Empty, ErrorNote, formatDate, Loaded, shortId, Table, useLoad } from '../components';
 
 export function WebhooksScreen({ repo, admin }: { repo: RepoRef; admin?: AdminSession }) {
   if (!admin)
@@ -42,12 +42,8 @@ function WebhooksTables({ repo, admin }: { repo: RepoRef; admin: AdminSession })
               <Table columns={['URL', 'Id', 'Added']} caption="Webhooks of this repository">
                 {list.map((hook) => (
                   <tr key={hook.id} data-hook={hook.id}>
-                    <th scope="row">
-                      <code>{hook.url}</code>
-                    </th>
-                    <td>
-                      <code>{hook.id}</code>
-                    </td>
+                    <CodeRowHeader>{hook.url}</CodeRowHeader>
+                    <CodeCell>{hook.id}</CodeCell>
                     <td>{formatDate(hook.created)}</td>
                   </tr>
                 ))}
@@ -76,9 +72,7 @@ function WebhooksTables({ repo, admin }: { repo: RepoRef; admin: AdminSession })
               >
                 {list.map((d) => (
                   <tr key={d.id} data-delivery={d.id} data-status={d.status}>
-                    <th scope="row">
-                      <code>{shortId(d.commit)}</code>
-                    </th>
+                    <CodeRowHeader>{shortId(d.commit)}</CodeRowHeader>
                     <td>
                       {d.status}
                       {d.lastStatus !== undefined && ` (HTTP ${d.lastStatus})`}
