@@ -11,8 +11,9 @@ import type { z } from 'zod';
 import * as s from '../api/admin.js';
 import { dryRunSchema } from '../api/answers.js';
 import type { SchemaDocument } from '../domain/schemas.js';
-import { ClientError, ConnectionError, failureOf, RedirectRefusedError, type Fetch } from './errors.js';
-import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
+import { ClientError, ConnectionError, failureOf, type Fetch } from './errors.js';
+import { NO_REDIRECTS, refuseRedirect } from './redirects.js';
+import { withoutTrailingSlashes } from '../lib/urls.js';
 
 export interface AdminClientOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:8080` (empty: the page's own server, in a browser). */
@@ -44,7 +45,7 @@ export class AdminClient {
   private readonly fetcher: Fetch;
 
   constructor(private readonly options: AdminClientOptions) {
-    this.base = options.server.replace(/\/+$/, '');
+    this.base = withoutTrailingSlashes(options.server);
     this.fetcher = options.fetch ?? fetch;
   }
 
@@ -74,11 +75,7 @@ export class AdminClient {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       throw new ConnectionError(`cannot reach the server at ${this.base}: ${cause}`, { cause: error });
     }
-    const redirect = redirectRefusal(response, this.base);
-    if (redirect !== undefined) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new RedirectRefusedError(response.status, redirect);
-    }
+    await refuseRedirect(response, this.base);
     const text = await response.text();
     let parsed: unknown;
     try {

@@ -36,15 +36,9 @@ import type { z } from 'zod';
 import { repositoryRecord } from '../api/admin.js';
 import type { PullFormat } from '../domain/renderings.js';
 import { backOff, type BackOff } from './backOff.js';
-import {
-  ClientError,
-  ConnectionError,
-  failureOf,
-  PushRefusedError,
-  RedirectRefusedError,
-  type Fetch,
-} from './errors.js';
-import { NO_REDIRECTS, redirectRefusal } from './redirects.js';
+import { ClientError, ConnectionError, failureOf, PushRefusedError, type Fetch } from './errors.js';
+import { NO_REDIRECTS, refuseRedirect } from './redirects.js';
+import { withoutTrailingSlashes } from '../lib/urls.js';
 
 export type * from '../api/answers.js';
 export type { PushBodyInput, PushFileInput, PushKeyInput, PushValueInput } from '../api/pushBody.js';
@@ -238,7 +232,7 @@ export class Client {
   private readonly fetcher: Fetch;
 
   constructor(private readonly options: ClientOptions) {
-    this.base = options.server.replace(/\/+$/, '');
+    this.base = withoutTrailingSlashes(options.server);
     this.fetcher = options.fetch ?? fetch;
   }
 
@@ -267,11 +261,7 @@ export class Client {
         { cause: error },
       );
     }
-    const redirect = redirectRefusal(response, this.base);
-    if (redirect !== undefined) {
-      await response.body?.cancel().catch(() => undefined);
-      throw new RedirectRefusedError(response.status, redirect);
-    }
+    await refuseRedirect(response, this.base);
     return response;
   }
 

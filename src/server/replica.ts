@@ -1,7 +1,7 @@
 /** The command line of replication: `serve --replica-of URL [--accept-new-primary]`, `promote` and `token create --replication`. */
 import type { Logger } from 'pino';
 import { ServiceError } from '../service/errors.js';
-import { isHttp, urlOf } from '../lib/urls.js';
+import { isHttp, urlOf, withoutTrailingSlashes } from '../lib/urls.js';
 import { Replicator } from '../service/replication/replicator.js';
 import { ensureIdentity, promote, readPin } from '../disk/records/folderIdentity.js';
 import type { AccessAdministration } from '../service/admin/accessAdministration.js';
@@ -27,7 +27,7 @@ export function replicaOfOption(url: string, token: string | undefined, acceptNe
       'invalid_argument',
       '--replica-of needs a replication token in CFGHUB_REPLICATION_TOKEN (made on the primary with: cfghub token create --replication)',
     );
-  return { primary: parsed.origin + parsed.pathname.replace(/\/+$/, ''), token: token.trim(), acceptNewPrimary };
+  return { primary: parsed.origin + withoutTrailingSlashes(parsed.pathname), token: token.trim(), acceptNewPrimary };
 }
 
 export interface ReplicaOf {

@@ -12,6 +12,7 @@ import { ServiceError } from '../service/errors.js';
 import { DEFAULT_LEASE_SECONDS } from '../service/ha/keyspace.js';
 import { DEFAULT_LOOSE_OBJECT_LIMIT } from '../disk/objects/looseObjects.js';
 import type { ServeOptions } from './serveOptions.js';
+import { withoutTrailingSlashes } from '../lib/urls.js';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 
@@ -237,9 +238,9 @@ function clusterSettings(
     name,
     etcd: etcdText
       .split(',')
-      .map((url) => url.trim().replace(/\/+$/, ''))
+      .map((url) => withoutTrailingSlashes(url.trim()))
       .filter(Boolean),
-    advertise: advertise.replace(/\/+$/, ''),
+    advertise: withoutTrailingSlashes(advertise),
     token,
     strict: Boolean(flags.haStrict || env.CFGHUB_HA_STRICT === 'true' || config.haStrict),
     leaseSeconds,

@@ -28,6 +28,7 @@ import { branchesAndTags, looseRefExists } from '../../disk/refs/refs.js';
 import { CHANGE_REF_FOLDERS } from '../../disk/repository.js';
 import { gitEnvironment, killGitTree, runGit, spawnGit } from '../../disk/gitCli/gitCommand.js';
 import { setAside } from '../../disk/setAside.js';
+import { withoutTrailingSlashes } from '../../lib/urls.js';
 
 /** Where mirrors are assembled: inside the repositories folder, on its file system. */
 const WORK_FOLDER = join('.cfghub', 'replica-work');
@@ -67,7 +68,7 @@ export async function fetchMirror(
   rewind = false,
   signal?: AbortSignal,
 ): Promise<FetchOutcome> {
-  const url = `${source.primary.replace(/\/+$/, '')}/git/${encodeURIComponent(account)}/${encodeURIComponent(name)}.git`;
+  const url = `${withoutTrailingSlashes(source.primary)}/git/${encodeURIComponent(account)}/${encodeURIComponent(name)}.git`;
   const credential = Buffer.from(`replica:${source.token}`).toString('base64');
   const config: Array<[string, string]> = [
     ['http.extraHeader', `Authorization: Basic ${credential}`],

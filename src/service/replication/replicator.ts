@@ -23,7 +23,7 @@
  *
  * The replica never writes a repository itself: only git fetch does, on the primary's word.
  */
-import { NO_REDIRECTS, redirectRefusal } from '../../client/redirects.js';
+import { NO_REDIRECTS, refuseRedirect } from '../../client/redirects.js';
 import { LineSplitter, readAtMost } from '../../lib/boundedStreams.js';
 import { parseJsonSteps } from '../../lib/jsonParseSteps.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
@@ -55,6 +55,7 @@ import {
   type HeldState,
   type ReplicationState,
 } from './state.js';
+import { withoutTrailingSlashes } from '../../lib/urls.js';
 
 /** What /readyz and the metrics report about a replica (`Replicator.status()`). */
 export interface ReplicaStatus {
@@ -316,16 +317,14 @@ export class Replicator {
   }
 
   private url(path: string): string {
-    return `${this.primary.replace(/\/+$/, '')}${path}`;
+    return `${withoutTrailingSlashes(this.primary)}${path}`;
   }
 
   /** A request to the primary, never following a redirect (the replication token would go along). */
   private async ask(path: string, init: RequestInit): Promise<Response> {
     const answer = await fetch(this.url(path), { ...init, ...NO_REDIRECTS });
-    const redirect = redirectRefusal(answer, this.primary);
-    if (redirect === undefined) return answer;
-    await answer.body?.cancel().catch(() => undefined);
-    throw new Error(redirect);
+    await refuseRedirect(answer, this.primary);
+    return answer;
   }
 
   private headers(): Record<string, string> {
