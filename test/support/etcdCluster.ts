@@ -38,8 +38,13 @@ export class EtcdCluster {
       members.push({ name: `m${i}`, clientUrl: `http://127.0.0.1:${client}`, peerUrl: `http://127.0.0.1:${peer}` });
     }
     const cluster = new EtcdCluster(members);
-    for (let i = 0; i < size; i++) cluster.spawnMember(i);
-    await cluster.healthy();
+    try {
+      for (let i = 0; i < size; i++) cluster.spawnMember(i);
+      await cluster.healthy();
+    } catch (error) {
+      await cluster.close(); // no member of a cluster that did not start outlives the test
+      throw error;
+    }
     return cluster;
   }
 

@@ -140,17 +140,23 @@ export class HaCluster {
   ): Promise<HaCluster> {
     const etcd = await EtcdCluster.start(options.etcdMembers ?? 1);
     const cluster = new HaCluster(etcd, [], options.leaseSeconds ?? 2, options.extraArgs ?? [], options.env ?? {});
-    for (let i = 0; i < (options.nodes ?? 3); i++) {
-      const repos = join(cluster.folder.path, `node${i}`);
-      mkdirSync(repos, { recursive: true });
-      cluster.nodes.push(new HaNode(i, repos, await freePort(), cluster));
+    try {
+      for (let i = 0; i < (options.nodes ?? 3); i++) {
+        const repos = join(cluster.folder.path, `node${i}`);
+        mkdirSync(repos, { recursive: true });
+        cluster.nodes.push(new HaNode(i, repos, await freePort(), cluster));
+      }
+      // The first node starts alone and leads; the others join it (a new cluster's first leader is
+      // whichever node campaigns first, and the one whose folder holds the data must be it).
+      options.prepare?.(cluster.nodes[0].repos);
+      await cluster.nodes[0].start();
+      await cluster.leader();
+      await Promise.all(cluster.nodes.slice(1).map((node) => node.start()));
+    } catch (error) {
+      // A cluster that did not start stops what did: no etcd member or node outlives the test.
+      await cluster.close().catch(() => undefined);
+      throw error;
     }
-    // The first node starts alone and leads; the others join it (a new cluster's first leader is
-    // whichever node campaigns first, and the one whose folder holds the data must be it).
-    options.prepare?.(cluster.nodes[0].repos);
-    await cluster.nodes[0].start();
-    await cluster.leader();
-    await Promise.all(cluster.nodes.slice(1).map((node) => node.start()));
     return cluster;
   }
 
