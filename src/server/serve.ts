@@ -37,9 +37,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   if ((options.workers ?? 1) > 1) return servePrimary(options, logger);
 
   const serving = await startServing(options, logger, {});
-  logger.info({ event: 'listening', url: serving.url });
   exitOnUncaughtException(logger);
-  await new Promise<void>((resolve) => {
+  const signalled = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ event: 'shutting-down', signal });
       resolve();
@@ -47,6 +46,10 @@ export async function serve(options: ServeOptions): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  // Said once a stop signal is handled: whoever starts the server and signals it on this line gets
+  // a graceful stop, never the default action of a signal that arrived before the handler.
+  logger.info({ event: 'listening', url: serving.url });
+  await signalled;
   await serving.stop();
   logger.info({ event: 'stopped' });
   // Everything is closed; a connection a peer or etcd still holds open must not keep the process.
