@@ -130,6 +130,45 @@ export const anyText = fc
   )
   .map((parts) => parts.join(''));
 
+/**
+ * Text a YAML writer must quote or escape to have it read back as the same string: any string, and
+ * the ones the yaml library would read as another type, an anchor, a comment, a flow or a block.
+ */
+export const yamlAwkwardText = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom(
+    '',
+    ' ',
+    'true',
+    'Null',
+    'NO',
+    '~',
+    '- x',
+    ': y',
+    '#c',
+    '*a',
+    '&b',
+    "'",
+    '"',
+    '\t',
+    '\u2028',
+    '\u0085',
+    'a b',
+    'a  b',
+    'a ',
+    '0x1F',
+    '1e5',
+    '.inf',
+    'Production;*;*',
+    'a:b',
+    'a #b',
+    '[x]',
+    '2024-01-02',
+    'My repo, 10 keys',
+  ),
+);
+
 export const valueType = fc.constantFrom(...VALUE_TYPES);
 
 export function storedValue(levels: number): fc.Arbitrary<StoredValue> {

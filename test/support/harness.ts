@@ -63,6 +63,17 @@ export function cliOk(repos: string, ...args: string[]): string {
   return result.stdout;
 }
 
+/** The flags of a repository anyone may read and push to without a token. */
+export const TOKEN_FREE = ['--token-free-pull', '--token-free-push'];
+
+/**
+ * `cfghub repo create FULL_NAME --context LEVELS FLAGS…` in the folder `repos` by the built CLI
+ * (levels comma-separated, widest first); fails the test when the command fails.
+ */
+export function createRepo(repos: string, fullName: string, levels: string, ...flags: string[]): string {
+  return cliOk(repos, 'repo', 'create', fullName, '--context', levels, ...flags);
+}
+
 /** Runs the real git CLI in a bare repository; returns stdout. */
 export function git(gitdir: string, ...args: string[]): string {
   return execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });

@@ -6,7 +6,17 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserMissingLine, chromiumPath, launchBrowser, type Browser } from '../../support/browser.js';
-import { cliOk, headOf, pushTo, reasonOf, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
+import {
+  cliOk,
+  createRepo,
+  headOf,
+  pushTo,
+  reasonOf,
+  startTestServer,
+  tempDir,
+  TOKEN_FREE,
+  type TestServer,
+} from '../../support/harness.js';
 
 const REPO = 'acme/readers';
 
@@ -32,16 +42,7 @@ describe.runIf(!!chromiumPath)('the Readers tab of the console', () => {
 
   beforeAll(async () => {
     dir = tempDir();
-    cliOk(
-      dir.path,
-      'repo',
-      'create',
-      REPO,
-      '--context',
-      'Environment,Instance',
-      '--token-free-pull',
-      '--token-free-push',
-    );
+    createRepo(dir.path, REPO, 'Environment,Instance', ...TOKEN_FREE);
     adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'console-admin').trim();
     server = await startTestServer(dir.path);
     await push('10');

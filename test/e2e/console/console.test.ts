@@ -17,6 +17,7 @@ import { browserMissingLine, chromiumPath, launchBrowser, screenshot, type Brows
 import {
   cliOk,
   cliWithInput,
+  createRepo,
   git,
   gitdirOf,
   headOf,
@@ -77,16 +78,7 @@ describe.runIf(!!chromiumPath)('the web console in headless Chromium', () => {
     const registry = new RepositoryRegistry(dir.path);
     await ensureDemoRepository(registry);
     registry.close();
-    cliOk(
-      dir.path,
-      'repo',
-      'create',
-      REPO,
-      '--context',
-      'Environment,Application,Instance',
-      '--description',
-      'The web shop',
-    );
+    createRepo(dir.path, REPO, 'Environment,Application,Instance', '--description', 'The web shop');
     token = cliOk(dir.path, 'token', 'create', REPO, '--name', 'console').trim();
     adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'console-admin').trim();
     const group = await cliWithInput(dir.path, `${PASSWORD}\n`, 'group', 'create', REPO, 'secrets');

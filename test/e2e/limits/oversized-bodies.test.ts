@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliOk, tempDir } from '../../support/harness.js';
+import { cliOk, createRepo, tempDir, TOKEN_FREE } from '../../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../../support/serverProcess.js';
 import { curlPost, fetchPost, javaPosts, socketPost, urllibPosts, type Outcome } from '../../support/uploadClients.js';
 
@@ -49,16 +49,7 @@ function residentBytes(pid: number): number {
 
 beforeAll(async () => {
   dir = tempDir();
-  cliOk(
-    dir.path,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application',
-    '--token-free-push',
-    '--token-free-pull',
-  );
+  createRepo(dir.path, REPO, 'Environment,Application', ...TOKEN_FREE);
   adminToken = cliOk(dir.path, 'admin-token', 'create', '--name', 'ops').trim();
   bodyFile = join(dir.path, 'body.json');
   writeFileSync(bodyFile, BODY);

@@ -9,7 +9,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cliOk, pushTo, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
+import {
+  CLI,
+  cliOk,
+  createRepo,
+  pushTo,
+  startTestServer,
+  tempDir,
+  TOKEN_FREE,
+  type TestServer,
+} from '../../support/harness.js';
 import { until } from '../../support/poll.js';
 
 const REPO = 'acme/app';
@@ -41,16 +50,7 @@ const read = (path: string) => (existsSync(path) ? readFileSync(path, 'utf8') : 
 
 beforeAll(async () => {
   dir = tempDir();
-  cliOk(
-    dir.path,
-    'repo',
-    'create',
-    REPO,
-    '--context',
-    'Environment,Application,Instance',
-    '--token-free-pull',
-    '--token-free-push',
-  );
+  createRepo(dir.path, REPO, 'Environment,Application,Instance', ...TOKEN_FREE);
   server = await startTestServer(dir.path);
 });
 

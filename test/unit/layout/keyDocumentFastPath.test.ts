@@ -8,39 +8,8 @@ import { describe, expect, it } from 'vitest';
 import type { KeyRecord } from '../../../src/domain/model.js';
 import { VALUE_TYPES } from '../../../src/domain/valueTypes.js';
 import { parseCanonicalKey, parseKey, serializeKey } from '../../../src/layout/layout.js';
+import { yamlAwkwardText as text } from '../../support/arbitraries.js';
 
-const text = fc.oneof(
-  fc.string({ unit: 'binary' }),
-  fc.string({ unit: 'grapheme' }),
-  fc.constantFrom(
-    '',
-    ' ',
-    'true',
-    'Null',
-    'NO',
-    '~',
-    '- x',
-    ': y',
-    '#c',
-    '*a',
-    '&b',
-    "'",
-    '"',
-    '\t',
-    '\u2028',
-    '\u0085',
-    'a b',
-    'a  b',
-    'a ',
-    '0x1F',
-    '1e5',
-    '.inf',
-    'Production;*;*',
-    'a:b',
-    'a #b',
-    '[x]',
-  ),
-);
 const item = fc.oneof(fc.constant('*'), fc.stringMatching(/^[A-Za-z0-9]{1,6}$/));
 const record: fc.Arbitrary<KeyRecord> = fc.record({
   key: text,

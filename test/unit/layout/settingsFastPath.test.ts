@@ -10,40 +10,9 @@ import type { RepoSettings } from '../../../src/domain/model.js';
 import { parseCanonicalSettings } from '../../../src/layout/canonicalSettings.js';
 import { LayoutError } from '../../../src/layout/errors.js';
 import { parseSettings, serializeSettings } from '../../../src/layout/layout.js';
-import { repoSettings } from '../../support/arbitraries.js';
+import { repoSettings, yamlAwkwardText as text } from '../../support/arbitraries.js';
 import { settingsWith } from '../../support/mapState.js';
 
-const text = fc.oneof(
-  fc.string({ unit: 'binary' }),
-  fc.string({ unit: 'grapheme' }),
-  fc.constantFrom(
-    '',
-    ' ',
-    'true',
-    'Null',
-    'NO',
-    '~',
-    '- x',
-    ': y',
-    '#c',
-    '*a',
-    '&b',
-    "'",
-    '"',
-    '\t',
-    '\u2028',
-    'a b',
-    'a ',
-    '0x1F',
-    '1e5',
-    '.inf',
-    'a:b',
-    'a #b',
-    '[x]',
-    '2024-01-02',
-    'My repo, 10 keys',
-  ),
-);
 const created = fc.oneof(
   fc
     .date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
