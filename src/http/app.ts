@@ -1,7 +1,8 @@
 /**
- * The HTTP front: every request gets an id and one log line; the read endpoints are served by
- * readRoutes and pushes by pushFront without express, everything else by the express application,
- * and every error is mapped to a JSON answer.
+ * The HTTP front: one matcher on plain node:http finds each request's entry in the route table
+ * (routeTable.ts), whose handler serves it: the reads, pushes, Spring and OFREP on node:http,
+ * the others through the express adapter below. Every request gets an id and one log line, and
+ * every error is mapped to a JSON answer (git's routes: to text git shows).
  *
  * Why reads skip express: with an answer of 60 KB from memory, a node:http server answers about
  * 20,000 requests per second on the 2-core machine the benchmarks run on, and the same answer
@@ -15,69 +16,59 @@ import type { HttpDeps, HttpOptions } from './deps.js';
 import { ServerParts } from './parts.js';
 import { answerError } from './answer/errorAnswer.js';
 import { HttpError } from './answer/errors.js';
-import { sendJson } from './answer/headers.js';
-import { adminRoutes } from './routes/adminRoutes.js';
-import { answerGitError, gitRoutes } from './routes/gitRoutes.js';
-import { infoRoutes } from './routes/infoRoutes.js';
-import { historyRoutes } from './routes/historyRoutes.js';
-import { pushRoutes } from './routes/pushRoutes.js';
-import { pushFront } from './routes/pushFront.js';
-import { readRoutes } from './routes/readRoutes.js';
 import { replicaFront } from './replicaFront.js';
-import { replicationRoutes } from './routes/replicationRoutes.js';
-import { haRoutes } from './routes/haRoutes.js';
-import { rollbackRoutes } from './routes/rollbackRoutes.js';
-import { changeRoutes } from './routes/changeRoutes.js';
-import { uiRoutes } from './routes/uiRoutes.js';
-import { explainRoutes } from './routes/explainRoutes.js';
-import { answerMetrics } from './metrics.js';
-import { answerReadiness } from './routes/readiness.js';
-import { openApiDocument } from './openapi.js';
 import { beginRequest } from './requestLog.js';
-import { springRoutes } from './routes/spring.js';
-import { ofrepRoutes } from './routes/ofrep.js';
-import { clientsRoutes } from './routes/clients.js';
-import { webhookRoutes } from './routes/webhookRoutes.js';
+import { openRooms } from './rooms.js';
+import { RouteMatcher, type RouteMatch } from './routeMatcher.js';
+import { ROUTE_TABLE, type Serving } from './routeTable.js';
 import { FIRST_AUDIT_DELAY_MS } from '../service/schemas/outsideCommits.js';
 
-/** The express application: everything but the read endpoints. */
-export function createApp(deps: HttpDeps): express.Express {
+/** The route the front's matcher found for a request handed to the express adapter (undefined: none). */
+const MATCHED = Symbol('matched route');
+type RoutedRequest = IncomingMessage & { [MATCHED]?: RouteMatch };
+
+/** The path's parameters decoded, as express's router decoded them (a malformed escape throws URIError: 400). */
+function decodedParams(params: Readonly<Record<string, string>>): Record<string, string> {
+  const decoded: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params)) decoded[name] = decodeURIComponent(value);
+  return decoded;
+}
+
+/**
+ * The express adapter: express's request and response wrappers, res.locals and error handling
+ * for the routes the table serves through express; it routes nothing itself (the front's matcher
+ * did). A request no route matched is answered here: 404 naming its method and path, or for
+ * OPTIONS the methods its path answers.
+ */
+function expressAdapter(deps: HttpDeps, servings: readonly Serving[], matcher: RouteMatcher): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false); // ETags are commit ids or refusal reasons, set by the routes
   app.set('query parser', 'simple');
 
   app.use((req: Request, res: Response, next: NextFunction) => {
-    res.locals.requestId = beginRequest(deps, req, res, () =>
-      res.locals.refusal ? { refusal: res.locals.refusal } : {},
+    const matched = (req as RoutedRequest)[MATCHED];
+    res.locals.requestId = beginRequest(
+      deps,
+      req,
+      res,
+      () => (res.locals.refusal ? { refusal: res.locals.refusal } : {}),
+      matched && (matched.route.label ?? matched.route.path),
     );
-    next();
-  });
-
-  app.get('/healthz', (req, res) => sendJson(req, res, 200, { status: 'ok' }));
-  app.get('/readyz', (req, res) => answerReadiness(deps, req, res));
-  app.get('/metrics', (req, res) => answerMetrics(deps, req, res));
-  app.get('/openapi.json', (req, res) => sendJson(req, res, 200, openApiDocument()));
-  app.use(gitRoutes(deps)); // before anything reads a body: git's requests stream into git untouched
-  app.use(infoRoutes(deps));
-  app.use(replicationRoutes(deps)); // State and change feed for replicas
-  app.use(haRoutes(deps)); // between the nodes of an HA cluster
-  app.use(pushRoutes(deps));
-  app.use(historyRoutes(deps));
-  app.use(rollbackRoutes(deps));
-  app.use(changeRoutes(deps)); // change requests: reviewed, approved, applied
-  app.use(uiRoutes(deps)); // the web console: GET / and /ui/…
-  app.use(explainRoutes(deps));
-  app.use(adminRoutes(deps));
-  app.use(clientsRoutes(deps)); // who reads what: the read record, to an admin token
-  app.use(webhookRoutes(deps)); // a repository's webhooks and their deliveries
-
-  app.use((req: Request) => {
-    throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);
+    const handler = matched && servings[matched.index].express;
+    if (!handler) {
+      const methods = req.method === 'OPTIONS' ? matcher.methodsAt(req.path) : [];
+      if (methods.length) return void res.set('Allow', methods.join(', ')).status(200).send(methods.join(','));
+      throw new HttpError(404, 'not_found', `no such endpoint: ${req.method} ${req.path}`);
+    }
+    req.params = decodedParams(matched.params);
+    return handler(req, res, next);
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (res.locals.gitProtocolRoute) answerGitError(deps, res, res.locals.requestId as string, error);
+    const matched = (req as RoutedRequest)[MATCHED];
+    const answer = matched && servings[matched.index].answerError;
+    if (answer) answer(res, res.locals.requestId as string, error);
     else answerError(deps, req, res, res.locals.requestId as string, error);
   });
   return app;
@@ -85,10 +76,8 @@ export function createApp(deps: HttpDeps): express.Express {
 
 /** A server's HTTP front: its request listener, and what it holds for its life (parts.ts), closed with it. */
 export interface HttpFront {
-  /** The read endpoints first, then the express application (a replica's front before both). */
+  /** The route table's matcher, then the route's handler (a replica's front before it). */
   readonly listener: RequestListener;
-  /** The express application, for everything but the routes served without it. */
-  readonly app: express.Express;
   readonly deps: HttpDeps;
   /**
    * Ends what holds a client or works in the background: held watches answer 304, replicas
@@ -103,13 +92,19 @@ export interface HttpFront {
 /** The HTTP front of a server on `options`: the parts it holds are made here, once. */
 export function createHttpFront(options: HttpOptions): HttpFront {
   const deps: HttpDeps = { ...options, parts: new ServerParts(options) };
-  const app = createApp(deps);
-  const reads = readRoutes(deps);
-  const pushes = pushFront(deps); // pushes skip express too
-  const spring = springRoutes(deps); // Spring Cloud Config's reads, under /spring/
-  const ofrep = ofrepRoutes(deps); // OpenFeature's remote evaluation protocol, under /ofrep/v1/
+  const opened = openRooms(deps);
+  // Each entry's handler bound once, by its index in the table; the paths compiled once.
+  const servings = ROUTE_TABLE.map((route) => route.serve(opened.rooms));
+  const matcher = new RouteMatcher(ROUTE_TABLE);
+  const app = expressAdapter(deps, servings, matcher);
   const served = (req: IncomingMessage, res: ServerResponse) => {
-    if (!reads(req, res) && !spring(req, res) && !ofrep(req, res) && !pushes(req, res)) app(req, res);
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    const matched = matcher.match(req.method ?? 'GET', query === -1 ? url : url.slice(0, query));
+    const plain = matched && servings[matched.index].plain;
+    if (plain && plain(req, res, matched.params, matched.route) !== false) return;
+    (req as RoutedRequest)[MATCHED] = matched;
+    app(req, res);
   };
   // Commits made outside cfghub are weighed against the schemas as they arrive (history, /readyz, metrics).
   // Weighing every head takes a read of each repository's head commit: it starts once the first
@@ -117,14 +112,13 @@ export function createHttpFront(options: HttpOptions): HttpFront {
   setTimeout(() => deps.parts.outsideCommits.watchAll(), FIRST_AUDIT_DELAY_MS).unref();
   return {
     listener: deps.replica ? replicaFront(deps, deps.replica, served) : served,
-    app,
     deps,
     endWaits: () => {
       deps.parts.endWaits();
-      reads.closeWatches();
+      opened.close();
     },
     close: () => {
-      reads.closeWatches();
+      opened.close();
       deps.parts.close();
     },
   };

@@ -1,31 +1,14 @@
 /**
  * The OpenAPI 3.1 description of the server, served at `GET /openapi.json`. Bodies and answers are
  * generated from the zod schemas of src/api (zod 4's `z.toJSONSchema`, JSON Schema 2020-12,
- * which OpenAPI 3.1 uses as it is); routes, headers and errors come from the tables below and
- * the admin API's own table. A test checks the description against the routes the server
- * registers, both ways, so neither can drift from the other.
+ * which OpenAPI 3.1 uses as it is); routes, their headers and errors come from the one route
+ * table the server dispatches from (routeTable.ts), and the meaning of each header and error
+ * from the tables below. A test checks that every header and route is described and answers.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { ADMIN_ROUTES, type AdminRouteOf } from './routes/adminRoutes.js';
-import { WEBHOOK_ROUTES } from './routes/webhookRoutes.js';
-import { readRecordAnswer, repositoryRecord } from '../api/admin.js';
-import {
-  diffSchema,
-  explainAnswerSchema,
-  exportAnswerSchema,
-  historySchema,
-  infoAnswerSchema,
-  keyFieldsSchema,
-  pullAnswerSchema,
-} from '../api/answers.js';
 import { errorBodySchema } from '../api/errorBody.js';
-import { pushBodyDescription } from '../api/pushBody.js';
-import { READ_ENDPOINTS } from '../service/answers/answers.js';
-import { epochSchema } from './routes/haRoutes.js';
-import { feedSchema } from './routes/replicationRoutes.js';
-import { rollbackBodySchema } from './routes/rollbackRoutes.js';
-import { CHANGE_ROUTES } from './routes/changeRoutes.js';
+import { ROUTE_TABLE, type HttpRoute, type RouteDoc } from './routeTable.js';
 
 /** Every request header a route reads, with what it means. */
 const HEADERS: Record<string, string> = {
@@ -86,406 +69,6 @@ const ERROR_MEANING: Record<number, string> = {
   503: 'unavailable: the repository stayed locked by another writer, or git is missing',
 };
 
-interface Route {
-  readonly method: 'get' | 'post' | 'patch' | 'delete';
-  /** Express-style path: `:name` segments are path parameters. */
-  readonly path: string;
-  readonly summary: string;
-  readonly tag: string;
-  readonly headers: readonly string[];
-  /** Query parameters, by name. */
-  readonly query?: Record<string, string>;
-  readonly body?: z.ZodType;
-  readonly ok: {
-    status: number;
-    description: string;
-    schema?: z.ZodType;
-    mediaType?: string;
-    headers?: Record<string, string>;
-  };
-  readonly others?: Record<number, string>;
-  readonly errors: readonly number[];
-  readonly security?: 'admin' | 'metrics';
-}
-
-const anyObject = (description: string) => z.looseObject({}).describe(description);
-
-/** A route taking the repository from the token, and the same with `/:account/:repository`. */
-function bothForms(route: Route): Route[] {
-  return [route, { ...route, path: `${route.path}/:account/:repository` }];
-}
-
-const READ_HEADERS: Record<
-  (typeof READ_ENDPOINTS)[number],
-  { headers: string[]; summary: string; mediaType?: string; schema?: z.ZodType }
-> = {
-  pull: {
-    headers: ['Context', 'Include-Comments', 'Include-Value-Context', 'No-Properties', 'No-Files', 'Wait', 'Accept'],
-    summary: 'the keys and files resolved for a context',
-    schema: pullAnswerSchema,
-  },
-  rawFile: {
-    headers: ['Context', 'File'],
-    summary: "one file's content resolved for a context",
-    mediaType: 'text/plain',
-  },
-  info: {
-    headers: ['Context-Elements', 'Context-Labels', 'Files', 'Files-Glob', 'Tags'],
-    summary: 'what the repository holds: levels, context items, files, tags',
-    schema: infoAnswerSchema,
-  },
-  keyData: { headers: ['KeyName'], summary: 'one key with all its values', schema: keyFieldsSchema },
-  export: {
-    headers: ['Omit-Values', 'Omit-Files'],
-    summary: 'everything, in the form a push takes',
-    schema: exportAnswerSchema,
-  },
-};
-
-const COMMON_READ = [
-  'Client-Token',
-  'Client-Version',
-  'Tag',
-  'Repository-Date',
-  'Pretty',
-  'If-None-Match',
-  'Application-Name',
-];
-
-const ROUTES: readonly Route[] = [
-  {
-    method: 'get',
-    path: '/healthz',
-    summary: 'the process answers',
-    tag: 'operations',
-    headers: [],
-    ok: { status: 200, description: 'ok', schema: z.object({ status: z.literal('ok') }) },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/readyz',
-    summary: 'whether the server can do its job; unreadable repositories are named',
-    tag: 'operations',
-    headers: [],
-    ok: {
-      status: 200,
-      description: 'ready',
-      schema: z.object({
-        status: z.enum(['ready', 'unready']),
-        problems: z.array(z.string()),
-        unreadable: z.array(z.object({ repository: z.string(), error: z.string(), message: z.string() })),
-      }),
-    },
-    others: { 503: 'unready: the problems say why (same body as 200)' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/metrics',
-    summary: "Prometheus' text format",
-    tag: 'operations',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the metrics', mediaType: 'text/plain', schema: z.string() },
-    errors: [401],
-    security: 'metrics',
-  },
-  {
-    method: 'get',
-    path: '/openapi.json',
-    summary: 'this description',
-    tag: 'operations',
-    headers: [],
-    ok: { status: 200, description: 'OpenAPI 3.1', schema: anyObject('the OpenAPI document') },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/rest/info/all',
-    summary: 'the records of every repository',
-    tag: 'reads',
-    headers: ['Client-Version', 'Pretty'],
-    ok: { status: 200, description: 'the records', schema: repositoryRecord.array() },
-    errors: [400],
-  },
-  ...READ_ENDPOINTS.flatMap((name) =>
-    bothForms({
-      method: 'get',
-      path: `/rest/${name}`,
-      summary: READ_HEADERS[name].summary,
-      tag: 'reads',
-      headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
-      ...(name === 'pull' ? { query: { format: 'json, yaml, properties or env' } } : {}),
-      ok: {
-        status: 200,
-        description: 'the answer; its ETag changes with the commit read',
-        mediaType: READ_HEADERS[name].mediaType,
-        schema: READ_HEADERS[name].schema ?? z.string(),
-        headers: { ETag: 'names the commit and options read' },
-      },
-      others: { 304: 'If-None-Match matched' },
-      errors: [400, 401, 403, 404, 409, 503],
-    }),
-  ),
-  ...bothForms({
-    method: 'get',
-    path: '/rest/history',
-    summary: 'commits, newest first, with what each changed',
-    tag: 'reads',
-    headers: ['Client-Token', 'Client-Version', 'Limit', 'Before', 'Key', 'File', 'Pretty'],
-    query: {
-      limit: 'as the Limit header',
-      before: 'as the Before header',
-      key: 'as the Key header',
-      file: 'as the File header',
-    },
-    ok: { status: 200, description: 'a page of history', schema: historySchema },
-    errors: [400, 401, 403, 404, 409, 503],
-  }),
-  ...bothForms({
-    method: 'get',
-    path: '/rest/diff',
-    summary: 'what changed between two points',
-    tag: 'reads',
-    headers: ['Client-Token', 'Client-Version', 'From', 'To', 'Context', 'Pretty'],
-    query: { from: 'as the From header', to: 'as the To header', context: 'as the Context header' },
-    ok: { status: 200, description: 'the changes', schema: diffSchema },
-    errors: [400, 401, 403, 404, 409, 503],
-  }),
-  ...bothForms({
-    method: 'post',
-    path: '/rest/push',
-    summary: 'change keys and files in one commit',
-    tag: 'writes',
-    headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match', 'Dry-Run', 'Dry-Run-Contexts'],
-    body: pushBodyDescription,
-    ok: {
-      status: 200,
-      description:
-        'applied (or unchanged): the ETag is the new head; with Dry-Run: true, what the push would do (JSON)',
-      headers: { ETag: 'the commit id' },
-    },
-    others: { 304: 'refused: the ETag holds the reason, naming the element' },
-    errors: [400, 401, 403, 404, 409, 412, 413, 415, 503],
-  }),
-  ...(['revert', 'restore'] as const).flatMap((name) =>
-    bothForms({
-      method: 'post',
-      path: `/rest/${name}`,
-      summary:
-        name === 'revert'
-          ? 'a new commit that undoes one commit'
-          : 'a new commit whose keys and files equal those of a point',
-      tag: 'writes',
-      headers: [
-        'Client-Token',
-        'Client-Version',
-        'Application-Name',
-        'Change-Comment',
-        name === 'revert' ? 'Commit' : 'To',
-        'If-Match',
-        'Dry-Run',
-        'Dry-Run-Contexts',
-      ],
-      body: rollbackBodySchema,
-      ok: {
-        status: 200,
-        description: `the ETag is the new head (or the head, when nothing changes); with Dry-Run: true, what the ${name} would do (JSON, as a push's dry run)`,
-        headers: { ETag: 'the commit id' },
-      },
-      errors: [400, 401, 403, 404, 409, 412, 415, 503],
-    }),
-  ),
-  ...CHANGE_ROUTES.map((route): Route => ({
-    method: route.method,
-    path: route.path,
-    summary: route.summary,
-    tag: 'changes',
-    headers:
-      route.operation === 'write'
-        ? ['Client-Token', 'Authorization', 'Client-Version', 'Application-Name', 'Pretty']
-        : ['Client-Token', 'Authorization', 'Pretty'],
-    ...(route.query ? { query: route.query } : {}),
-    ...(route.body ? { body: route.body } : {}),
-    ok: { status: route.status, description: 'done', schema: route.answer },
-    errors: route.errors,
-  })),
-  // Which value of a key wins for a context and why; with a token, whether it could change it.
-  {
-    method: 'get',
-    path: '/rest/explain/:account/:repository',
-    summary:
-      'which value of KeyName wins for Context, and why; with a Client-Token, whether that token could change it',
-    tag: 'reads',
-    headers: ['Client-Token', 'Client-Version', 'KeyName', 'Context', 'Pretty'],
-    ok: { status: 200, description: 'the explanation', schema: explainAnswerSchema },
-    errors: [400, 401, 403, 404, 409, 503],
-  },
-  // What a read replica follows; answered only to a replication token.
-  {
-    method: 'get',
-    path: '/rest/replication/state',
-    summary: "every repository's head and the token records (hashes only), for a read replica",
-    tag: 'replication',
-    headers: ['Authorization'],
-    ok: {
-      status: 200,
-      description: 'the state',
-      schema: anyObject('repositories (account, name, head) and tokens (hashes only)'),
-    },
-    errors: [401, 403],
-  },
-  {
-    method: 'post',
-    path: '/rest/replication/feed',
-    summary:
-      'held until a head or the token set differs from the heads sent, then the new state (heartbeat lines meanwhile)',
-    tag: 'replication',
-    headers: ['Authorization'],
-    body: feedSchema,
-    ok: {
-      status: 200,
-      description: 'newline-delimited JSON: {"same": true} heartbeats, then {"state": …}',
-      mediaType: 'application/x-ndjson',
-      schema: z.string(),
-    },
-    errors: [400, 401, 403, 415, 503],
-  },
-  // Between the nodes of an HA cluster; answered only to the cluster's replication token, 404 on other servers.
-  {
-    method: 'post',
-    path: '/rest/ha/records',
-    summary:
-      "one push's journal record from the leader (the body, application/octet-stream), answered once the member holds it durably",
-    tag: 'ha',
-    headers: ['Authorization', 'Cfghub-Epoch', 'Cfghub-Leader'],
-    ok: { status: 200, description: 'applied, or held already', schema: anyObject('outcome: applied or already') },
-    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it lacks an earlier record' },
-    errors: [400, 401, 403, 404, 413],
-  },
-  {
-    method: 'post',
-    path: '/rest/ha/epoch',
-    summary: "a new leader's epoch, announced to a member before it sends records",
-    tag: 'ha',
-    headers: ['Authorization'],
-    body: epochSchema,
-    ok: { status: 200, description: 'taken', schema: anyObject('outcome') },
-    others: { 409: 'stale_epoch: the member knows a newer leader' },
-    errors: [400, 401, 403, 404, 415],
-  },
-  {
-    method: 'post',
-    path: '/rest/ha/sync',
-    summary:
-      "the leader's confirmation before it answers a write other than a push: answered once the member holds the leader's repositories, tags and token records",
-    tag: 'ha',
-    headers: ['Authorization'],
-    body: epochSchema,
-    ok: { status: 200, description: 'held', schema: anyObject('outcome') },
-    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it could not bring itself in line' },
-    errors: [400, 401, 403, 404, 415],
-  },
-  {
-    method: 'get',
-    path: '/rest/ha/heads',
-    summary: "the node's head of every repository, with their digest",
-    tag: 'ha',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the heads', schema: anyObject('node, epoch, headsDigest, heads by account/name') },
-    errors: [401, 403, 404],
-  },
-  {
-    method: 'get',
-    path: '/rest/ha/status',
-    summary: "the node's view of its cluster (what cfghub ha status shows)",
-    tag: 'ha',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the view', schema: anyObject('role, epoch, leader, sync set, problem') },
-    errors: [401, 403, 404],
-  },
-  ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map((endpoint): Route => ({
-    method: endpoint === 'info/refs' ? 'get' : 'post',
-    path: `/git/:account/:repository.git/${endpoint}`,
-    summary:
-      endpoint === 'git-upload-pack'
-        ? 'git smart HTTP (git-upload-pack): clone and fetch; the token is the HTTP Basic password'
-        : endpoint === 'git-receive-pack'
-          ? 'git smart HTTP (git-receive-pack): git push, for a token that may write; each pushed commit is checked as a REST push is, a refusal is a rejected ref with its reason'
-          : 'git smart HTTP (info/refs): the ref advertisement of a fetch (service=git-upload-pack) or a push (service=git-receive-pack)',
-    tag: 'git',
-    headers: ['Authorization', 'Git-Protocol'],
-    ok: { status: 200, description: "git's answer", mediaType: 'application/octet-stream', schema: z.string() },
-    errors: endpoint === 'git-receive-pack' ? [401, 403, 404, 413, 503] : [401, 403, 404, 503],
-  })),
-  // The web console's files.
-  {
-    method: 'get',
-    path: '/',
-    summary: 'redirects to the web console',
-    tag: 'console',
-    headers: [],
-    ok: { status: 302, description: 'to /ui/' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui',
-    summary: 'redirects to /ui/',
-    tag: 'console',
-    headers: [],
-    ok: { status: 301, description: 'to /ui/' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui/',
-    summary: "the web console's page",
-    tag: 'console',
-    headers: [],
-    ok: { status: 200, description: 'HTML', mediaType: 'text/html', schema: z.string() },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui/:name',
-    summary: "one of the web console's built files",
-    tag: 'console',
-    headers: [],
-    ok: { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() },
-    errors: [404],
-  },
-  // Who reads what: kept in the serving process's memory.
-  {
-    method: 'get',
-    path: '/rest/clients/:account/:repository',
-    summary:
-      'the read record: per Application-Name and context, the commit last served, when, and how many reads (cfghub clients)',
-    tag: 'admin',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the record', schema: readRecordAnswer },
-    errors: [400, 401, 404],
-    security: 'admin',
-  },
-  ...[...ADMIN_ROUTES, ...WEBHOOK_ROUTES].map((route: AdminRouteOf<unknown>): Route => ({
-    method: route.method,
-    path: route.path,
-    summary: route.summary,
-    tag: 'admin',
-    headers: [
-      'Authorization',
-      ...(route.path.endsWith('/revert') || route.path.endsWith('/restore')
-        ? ['Application-Name', 'Dry-Run', 'Dry-Run-Contexts']
-        : []),
-      ...(route.path.endsWith('/schemas') && route.method === 'post' ? ['Dry-Run'] : []),
-    ],
-    body: route.body,
-    ok: { status: route.status, description: 'done', schema: route.answer },
-    errors: [...new Set([400, 401, ...route.errors, 503])].sort(),
-    security: 'admin',
-  })),
-];
-
 /** `/rest/push/:account/:repository` as OpenAPI writes it: `/rest/push/{account}/{repository}`. */
 export function openApiPath(path: string): string {
   return path.replace(/:([A-Za-z]+)/g, '{$1}');
@@ -500,7 +83,12 @@ function schemaOf(schema: z.ZodType): Record<string, unknown> {
   return json;
 }
 
-function operation(route: Route): Record<string, unknown> {
+/** The table's routes that OpenAPI describes (each with its method and path). */
+type DocumentedRoute = HttpRoute & RouteDoc;
+
+const DOCUMENTED = ROUTE_TABLE.filter((route): route is DocumentedRoute => !('undocumented' in route));
+
+function operation(route: DocumentedRoute): Record<string, unknown> {
   const params = [...route.path.matchAll(/:([A-Za-z]+)/g)].map((m) => ({
     name: m[1],
     in: 'path',
@@ -576,7 +164,7 @@ function operation(route: Route): Record<string, unknown> {
 
 /** The routes described, as `METHOD path` with express-style paths (the test compares them with the server's). */
 export function describedRoutes(): string[] {
-  return ROUTES.map((route) => `${route.method.toUpperCase()} ${route.path}`);
+  return DOCUMENTED.map((route) => `${route.method.toUpperCase()} ${route.path}`);
 }
 
 let built: Record<string, unknown> | undefined;
@@ -595,7 +183,7 @@ export function openApiDocument(): Record<string, unknown> {
   if (built) return built;
   const version = packageVersion();
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of ROUTES) (paths[openApiPath(route.path)] ??= {})[route.method] = operation(route);
+  for (const route of DOCUMENTED) (paths[openApiPath(route.path)] ??= {})[route.method] = operation(route);
   built = {
     openapi: '3.1.0',
     info: {

@@ -7,12 +7,11 @@
  *
  * The routes are a table: the OpenAPI description (openapi.ts) is generated from the same table.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
 import { LocalAdministration, type Administration } from '../../service/admin/administration.js';
-import { AdminTokenService } from '../../service/admin/adminTokens.js';
-import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
+import type { AdminTokenService } from '../../service/admin/adminTokens.js';
 import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
 import * as s from '../../api/admin.js';
 import type { HttpDeps } from '../deps.js';
@@ -262,10 +261,7 @@ export function bearer(req: Request): string | undefined {
   return match?.[1];
 }
 
-export function adminRoutes(
-  deps: HttpDeps,
-  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
-): Router {
+export function adminRoutes(deps: HttpDeps, adminTokens: AdminTokenService): (route: AdminRoute) => RequestHandler {
   const onUnreadable = (res: Response) => (repository: string, error: unknown) =>
     deps.logger.warn({
       reqId: res.locals.requestId,
@@ -273,50 +269,44 @@ export function adminRoutes(
       repository,
       problem: withoutPaths(String((error as Error)?.message ?? error)),
     });
-  return adminRouter(
+  return adminHandlers(
     deps,
-    ADMIN_ROUTES,
     (res) => new LocalAdministration(deps.registry, deps.tokens, onUnreadable(res)),
     adminTokens,
   );
 }
 
 /**
- * The express routes of an admin route table: each request authenticated by an admin token, its
- * body checked by the route's schema, a change logged (never its body), the answer sent as JSON.
+ * The handler of an admin route: each request authenticated by an admin token, its body checked
+ * by the route's schema, a change logged (never its body), the answer sent as JSON.
  */
-export function adminRouter<T>(
+export function adminHandlers<T>(
   deps: HttpDeps,
-  routes: readonly AdminRouteOf<T>[],
   targetOf: (res: Response) => T,
-  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
-): Router {
-  const router = express.Router();
+  adminTokens: AdminTokenService,
+): (route: AdminRouteOf<T>) => RequestHandler {
   const readBody = bodyReader(deps.bodyLimit);
-  for (const route of routes) {
-    router[route.method](route.path, async (req: Request, res: Response) => {
-      const admin = adminTokens.authenticate(bearer(req));
-      let body: unknown;
-      if (route.body) {
-        requireJsonContentType(req, 'an admin request');
-        const parsed = route.body.safeParse(parseJson(await readBody(req, res)));
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0];
-          throw badRequest(`the body is malformed: ${issue.path.join('.') || 'body'}: ${issue.message}`);
-        }
-        body = parsed.data;
+  return (route) => async (req: Request, res: Response) => {
+    const admin = adminTokens.authenticate(bearer(req));
+    let body: unknown;
+    if (route.body) {
+      requireJsonContentType(req, 'an admin request');
+      const parsed = route.body.safeParse(parseJson(await readBody(req, res)));
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw badRequest(`the body is malformed: ${issue.path.join('.') || 'body'}: ${issue.message}`);
       }
-      const result = await route.run(targetOf(res), req.params as Params, body, req);
-      if (route.method !== 'get') {
-        deps.logger.info({
-          reqId: res.locals.requestId,
-          event: 'admin',
-          admin,
-          route: `${route.method.toUpperCase()} ${route.path}`,
-        });
-      }
-      sendJson(req, res, route.status, result);
-    });
-  }
-  return router;
+      body = parsed.data;
+    }
+    const result = await route.run(targetOf(res), req.params as Params, body, req);
+    if (route.method !== 'get') {
+      deps.logger.info({
+        reqId: res.locals.requestId,
+        event: 'admin',
+        admin,
+        route: `${route.method.toUpperCase()} ${route.path}`,
+      });
+    }
+    sendJson(req, res, route.status, result);
+  };
 }

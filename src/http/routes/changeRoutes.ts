@@ -5,13 +5,12 @@
  * (`Client-Token`) acts as its label, and so does an admin token (`Authorization: Bearer`); the
  * access policy decides as for a push (writes) or a pull (list, show), --hide-private included.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { findLimitProblemSteps } from '../../domain/pushRequest.js';
 import { TimeSlices } from '../../lib/timeSlices.js';
-import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
 import type { GitRepository } from '../../disk/repository.js';
-import { AdminTokenService } from '../../service/admin/adminTokens.js';
+import type { AdminTokenService } from '../../service/admin/adminTokens.js';
 import { requireRepository } from '../../service/admin/repositories.js';
 import {
   applyChangeRequest,
@@ -65,7 +64,11 @@ export const changeRequestRecord = z.object({
   applied: event.extend({ commit: z.string() }).optional(),
 });
 
+/** What a change route does: its handler's name in changeRoutes. */
+type ChangeAction = 'create' | 'list' | 'show' | 'approve' | 'close' | 'apply';
+
 export interface ChangeRoute {
+  readonly action: ChangeAction;
   readonly method: 'get' | 'post';
   readonly path: string;
   readonly summary: string;
@@ -81,6 +84,7 @@ const BASE = '/rest/changes/:account/:repository';
 
 export const CHANGE_ROUTES: readonly ChangeRoute[] = [
   {
+    action: 'create',
     method: 'post',
     path: BASE,
     summary: 'a change request: a push body with a title, kept under refs/changes/<n> until applied or closed',
@@ -91,6 +95,7 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
     errors: [400, 401, 403, 404, 409, 413, 415, 503],
   },
   {
+    action: 'list',
     method: 'get',
     path: BASE,
     summary: 'the change requests, newest first',
@@ -101,6 +106,7 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
     errors: [400, 401, 403, 404],
   },
   {
+    action: 'show',
     method: 'get',
     path: `${BASE}/:id`,
     summary: 'one change request, with what applying it would do on the current head, context by context',
@@ -113,6 +119,7 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
     errors: [400, 401, 403, 404, 409],
   },
   ...(['approve', 'close'] as const).map((action): ChangeRoute => ({
+    action,
     method: 'post',
     path: `${BASE}/:id/${action}`,
     summary:
@@ -125,6 +132,7 @@ export const CHANGE_ROUTES: readonly ChangeRoute[] = [
     errors: [400, 401, 403, 404, 409, 503],
   })),
   {
+    action: 'apply',
     method: 'post',
     path: `${BASE}/:id/apply`,
     summary:
@@ -165,11 +173,8 @@ function changeId(req: Request): number {
 
 const STATUSES = ['open', 'applied', 'closed'];
 
-export function changeRoutes(
-  deps: HttpDeps,
-  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
-): Router {
-  const router = express.Router();
+/** The change routes' handlers, by their action (CHANGE_ROUTES). */
+export function changeRoutes(deps: HttpDeps, adminTokens: AdminTokenService): Record<ChangeAction, RequestHandler> {
   const readBody = bodyReader(deps.bodyLimit);
   const writes = plainWriteAccess(deps);
   const reads = readAccess(deps);
@@ -212,7 +217,7 @@ export function changeRoutes(
       ...extra,
     });
 
-  router.post(BASE, async (req: Request, res: Response) => {
+  const create = async (req: Request, res: Response) => {
     const { repository, actor } = await access(req, 'write');
     requireJsonContentType(req, 'a change request');
     const slices = new TimeSlices();
@@ -238,41 +243,46 @@ export function changeRoutes(
     const change = await createChangeRequest(repository, parsed.request, title, actor);
     log(res, 'create', repository, change.id, { commit: change.commit });
     sendJson(req, res, 201, change);
-  });
+  };
 
-  router.get(BASE, async (req: Request, res: Response) => {
+  const list = async (req: Request, res: Response) => {
     const { repository } = await access(req, 'read');
     const status = req.query.status === undefined ? undefined : String(req.query.status);
     if (status !== undefined && !STATUSES.includes(status))
       throw badRequest(`status must be one of ${STATUSES.join(', ')}`);
     const changes = await listChangeRequests(repository, status as ChangeStatus | undefined);
     sendJson(req, res, 200, { account: repository.account, repository: repository.name, changes });
-  });
+  };
 
-  router.get(`${BASE}/:id`, async (req: Request, res: Response) => {
+  const show = async (req: Request, res: Response) => {
     const id = changeId(req);
     const { repository, actor } = await access(req, 'read');
     sendJson(req, res, 200, await showChangeRequest(repository, id, actor));
-  });
+  };
 
-  const actions = { approve: approveChangeRequest, close: closeChangeRequest };
-  for (const [action, run] of Object.entries(actions)) {
-    router.post(`${BASE}/:id/${action}`, async (req: Request, res: Response) => {
+  const decision =
+    (action: 'approve' | 'close', run: typeof approveChangeRequest) => async (req: Request, res: Response) => {
       const id = changeId(req);
       const { repository, actor } = await access(req, 'write');
       const change = await run(repository, id, actor);
       log(res, action, repository, id, { by: actor.identity });
       sendJson(req, res, 200, change);
-    });
-  }
+    };
 
-  router.post(`${BASE}/:id/apply`, async (req: Request, res: Response) => {
+  const apply = async (req: Request, res: Response) => {
     const id = changeId(req);
     const { repository, actor } = await access(req, 'write');
     const applied = await applyChangeRequest(repository, id, actor);
     log(res, 'apply', repository, id, { commit: applied.commit, by: actor.identity });
     res.setHeader('ETag', `"${applied.commit}"`);
     sendJson(req, res, 200, applied);
-  });
-  return router;
+  };
+  return {
+    create,
+    list,
+    show,
+    approve: decision('approve', approveChangeRequest),
+    close: decision('close', closeChangeRequest),
+    apply,
+  };
 }

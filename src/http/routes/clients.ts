@@ -8,10 +8,9 @@
  * The metric's label pairs are bounded: the first MAX_READ_SERIES pairs seen get their own
  * series, later ones are counted under `repository="other", application="other"`.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { Counter, type Registry } from 'prom-client';
-import { AdminTokenStore } from '../../disk/records/adminTokenStore.js';
-import { AdminTokenService } from '../../service/admin/adminTokens.js';
+import type { AdminTokenService } from '../../service/admin/adminTokens.js';
 import { requireRepository } from '../../service/admin/repositories.js';
 import { NO_APPLICATION, ReadRecord } from '../../service/read/readRecord.js';
 import type { HttpDeps } from '../deps.js';
@@ -64,18 +63,13 @@ export class ReadBook {
 }
 
 /** `GET /rest/clients/{account}/{repository}`: the read record of one repository, to an admin token. */
-export function clientsRoutes(
-  deps: HttpDeps,
-  adminTokens = new AdminTokenService(new AdminTokenStore(deps.registry.root)),
-): Router {
-  const router = express.Router();
-  router.get('/rest/clients/:account/:repository', (req: Request, res: Response) => {
+export function clientsRoutes(deps: HttpDeps, adminTokens: AdminTokenService): RequestHandler {
+  return (req: Request, res: Response) => {
     adminTokens.authenticate(bearer(req));
     const repository = requireRepository(deps.registry, String(req.params.account), String(req.params.repository));
     sendJson(req, res, 200, {
       repository: repository.fullName,
       clients: deps.parts.reads.entries.of(repository.fullName),
     });
-  });
-  return router;
+  };
 }

@@ -3,7 +3,7 @@
  * `Context` and why, and with a `Client-Token` whether that token could change it. The access
  * rules of a read.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { parseRequestContext } from '../../domain/context.js';
 import { explain } from '../../service/read/explain.js';
 import type { HttpDeps } from '../deps.js';
@@ -12,10 +12,9 @@ import { clientVersion, header, sendJson } from '../answer/headers.js';
 import { readerKeyRing } from '../access/securityProfile.js';
 import { AccessPolicy } from '../../service/access/accessPolicy.js';
 
-export function explainRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+export function explainRoutes(deps: HttpDeps): RequestHandler {
   const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
-  router.get('/rest/explain/:account/:repository', async (req: Request, res: Response) => {
+  return async (req: Request, res: Response) => {
     clientVersion(req);
     const grant = await policy.require({
       operation: 'read',
@@ -39,6 +38,5 @@ export function explainRoutes(deps: HttpDeps): Router {
       head: grant.head,
       ...body,
     });
-  });
-  return router;
+  };
 }

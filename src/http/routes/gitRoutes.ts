@@ -7,10 +7,10 @@
  * its own is given; a token that may only read gets 403 on a push. A push runs in a staging
  * repository and lands only through the server (service/write/gitPush.ts).
  *
- * Mounted before anything reads the request body: the body streams into git as it arrives.
+ * Nothing reads the request body before this handler: the body streams into git as it arrives.
  * Errors here are plain text (git shows a text/plain body to its user as `remote: …` lines).
  */
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Request, Response } from 'express';
 import { withoutPaths } from '../../domain/reasons.js';
 import { AccessPolicy } from '../../service/access/accessPolicy.js';
 import { ServiceError } from '../../service/errors.js';
@@ -28,6 +28,7 @@ import {
 import type { AccessGrant } from '../../service/access/accessPolicy.js';
 import type { GitRepository } from '../../disk/repository.js';
 import type { HttpDeps } from '../deps.js';
+import type { Serving } from '../routeTable.js';
 import { errorAnswer } from '../answer/errorAnswer.js';
 import { HttpError } from '../answer/errors.js';
 import { header } from '../answer/headers.js';
@@ -44,14 +45,12 @@ const GIT_PROTOCOL = /^[A-Za-z0-9=:._,-]{1,100}$/;
 /** How long one push may take, from its first byte to its answer. */
 export const PUSH_TIME_LIMIT_MS = 120_000;
 
-export function gitRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+/** git's routes (every path under /git/, see routeTable.ts): the handler, and errors answered as text for git. */
+export function gitRoutes(deps: HttpDeps): Serving {
   const policy = new AccessPolicy(deps.registry, deps.tokens, { hidePrivate: deps.hidePrivate });
 
-  // Not mounted at the prefix (express would rewrite req.url and the logged path): matched here.
-  router.use(async (req: Request, res: Response, next: NextFunction) => {
-    if (!req.url.startsWith(`${GIT_ROUTE_PREFIX}/`)) return next();
-    res.locals.gitProtocolRoute = true;
+  // The path is read here, whole (the `.git` may be left out; a wrong method is answered 405).
+  const handle = async (req: Request, res: Response) => {
     const [path, query = ''] = req.url.slice(GIT_ROUTE_PREFIX.length).split(/\?(.*)/s);
     const { repository, endpoint, account, name } = locate(deps, path);
     if (!(await policy.isVisible(repository, basicPassword(req) ?? header(req, 'Client-Token'))))
@@ -76,9 +75,11 @@ export function gitRoutes(deps: HttpDeps): Router {
       res,
     );
     logProblem(deps, res, repository, outcome.stderr);
-  });
-
-  return router;
+  };
+  return {
+    express: handle,
+    answerError: (res, requestId, error) => answerGitError(deps, res as Response, requestId, error),
+  };
 }
 
 function locate(

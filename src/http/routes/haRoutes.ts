@@ -12,7 +12,7 @@
  *   GET  /rest/ha/heads     {"node", "epoch", "headsDigest", "heads": {"account/name": commit}}
  *   GET  /rest/ha/status    the node's view: role, epoch, leader, sync set, problem
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../../service/errors.js';
 import type { RecordOutcome } from '../../service/ha/clusterNode.js';
@@ -44,8 +44,8 @@ function requireClusterMember(deps: HttpDeps, req: Request): void {
     );
 }
 
-export function haRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+/** The HA routes' handlers, by the last segment of their paths (routeTable.ts). */
+export function haRoutes(deps: HttpDeps): Record<'records' | 'epoch' | 'sync' | 'heads' | 'status', RequestHandler> {
   const cluster = () => {
     if (!deps.cluster) throw new HttpError(404, 'not_found', 'this server is not a node of an HA cluster');
     return deps.cluster;
@@ -53,16 +53,16 @@ export function haRoutes(deps: HttpDeps): Router {
   const readRecord = bodyReader(deps.bodyLimit * 2 + RECORD_OVERHEAD);
   const readSmall = bodyReader(4096);
 
-  router.post('/rest/ha/records', async (req, res) => {
+  const records = async (req: Request, res: Response) => {
     requireClusterMember(deps, req);
     const node = cluster();
     const epoch = Number(header(req, 'Cfghub-Epoch'));
     if (!Number.isSafeInteger(epoch) || epoch < 1)
       throw new HttpError(400, 'bad_request', 'Cfghub-Epoch must be the leader epoch, a positive integer');
     answer(req, res, await node.receiveRecord(epoch, await readRecord(req, res)));
-  });
+  };
 
-  router.post('/rest/ha/epoch', async (req, res) => {
+  const epoch = async (req: Request, res: Response) => {
     requireClusterMember(deps, req);
     const node = cluster();
     requireJsonContentType(req, 'an epoch announcement');
@@ -70,28 +70,28 @@ export function haRoutes(deps: HttpDeps): Router {
     if (!parsed.success)
       throw new HttpError(400, 'bad_request', 'an epoch announcement is {"epoch": n, "leader": "node id"}');
     answer(req, res, await node.receiveEpoch(parsed.data.epoch));
-  });
+  };
 
-  router.post('/rest/ha/sync', async (req, res) => {
+  const sync = async (req: Request, res: Response) => {
     requireClusterMember(deps, req);
     const node = cluster();
     requireJsonContentType(req, 'a confirmation');
     const parsed = epochSchema.safeParse(parseJson(await readSmall(req, res)));
     if (!parsed.success) throw new HttpError(400, 'bad_request', 'a confirmation is {"epoch": n, "leader": "node id"}');
     answer(req, res, await node.receiveSync(parsed.data.epoch));
-  });
+  };
 
-  router.get('/rest/ha/heads', (req, res) => {
+  const heads = (req: Request, res: Response) => {
     requireClusterMember(deps, req);
     const node = cluster();
     const { heads, digest } = node.headsDigest();
     sendJson(req, res, 200, { node: node.nodeId, epoch: node.clusterStatus().epoch, headsDigest: digest, heads });
-  });
+  };
 
-  router.get('/rest/ha/status', (req, res) => {
+  const status = (req: Request, res: Response) => {
     requireClusterMember(deps, req);
     if (!deps.cluster) throw new ServiceError('not_found', 'this server is not a node of an HA cluster');
     sendJson(req, res, 200, deps.cluster.clusterStatus());
-  });
-  return router;
+  };
+  return { records, epoch, sync, heads, status };
 }

@@ -3,7 +3,7 @@
  * `…/{account}/{repository}`, with the access rules of the other reads. Options come as headers,
  * as for the other reads, or as query parameters of the same name in lower case.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { diff } from '../../service/history/diff.js';
 import { DEFAULT_HISTORY_LIMIT, history, MAX_HISTORY_LIMIT } from '../../service/history/history.js';
 import type { HttpDeps } from '../deps.js';
@@ -42,8 +42,7 @@ function limitOf(req: Request): number {
   return limit;
 }
 
-export function historyRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+export function historyRoutes(deps: HttpDeps): { history: RequestHandler; diff: RequestHandler } {
   const access = readAccess(deps);
   const named = (req: Request): NamedRepository => ({
     pathname: req.path,
@@ -83,7 +82,5 @@ export function historyRoutes(deps: HttpDeps): Router {
     await sendAnswer(req, res, { account: repository.account, repository: repository.name, ...body }, changes);
   };
 
-  router.get(['/rest/history', '/rest/history/:account/:repository'], historyOf);
-  router.get(['/rest/diff', '/rest/diff/:account/:repository'], diffOf);
-  return router;
+  return { history: historyOf, diff: diffOf };
 }

@@ -1,16 +1,15 @@
 /** `GET /rest/info/all`: the listing of every repository. */
-import express, { type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { withoutPaths } from '../../domain/reasons.js';
 import { listRepositories } from '../../service/read/listing.js';
 import type { HttpDeps } from '../deps.js';
 import { booleanHeader, clientVersion, header } from '../answer/headers.js';
 import { visibleRecords } from '../../service/access/accessPolicy.js';
 
-export function infoRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+export function infoRoutes(deps: HttpDeps): RequestHandler {
   // The listing's JSON, kept while no repository's head or user count changed (same fingerprint).
   let serialised: { fingerprint: string; compact: string; pretty?: string } | undefined;
-  router.get('/rest/info/all', async (req, res) => {
+  return async (req: Request, res: Response) => {
     clientVersion(req);
     const listing = await listRepositories(deps.registry, deps.tokens, (repository, error) => {
       deps.logger.warn({
@@ -40,6 +39,5 @@ export function infoRoutes(deps: HttpDeps): Router {
       ? (serialised.pretty ??= JSON.stringify(listing.records, null, 2))
       : serialised.compact;
     res.status(200).type('application/json').send(body);
-  });
-  return router;
+  };
 }

@@ -21,6 +21,7 @@ import {
   type OfrepFailureCode,
 } from '../../service/protocols/ofrep.js';
 import type { HttpDeps } from '../deps.js';
+import type { PlainHandler } from '../routeTable.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { sendJson, header } from '../answer/headers.js';
 import { parseJson, readPlainBody } from '../body/jsonBody.js';
@@ -30,8 +31,6 @@ import { presentedToken } from './protocolAuth.js';
 import { protocolRead } from './protocolRead.js';
 import { noteRead, readFields, type ReadNote } from './readNote.js';
 
-/** `[/openfeature/{account}/{repository}]/ofrep/v1/evaluate/flags[/{key}]`. */
-const OFREP_PATH = /^(?:\/openfeature\/([^/]+)\/([^/]+))?\/ofrep\/v1\/evaluate\/flags(?:\/([^/]+))?\/?$/;
 /** Largest evaluation request read: an evaluation context is a few attributes. */
 export const MAX_OFREP_BODY = 64 * 1024;
 
@@ -64,7 +63,8 @@ const FAILURE_STATUS: Record<OfrepFailureCode, number> = {
   GENERAL: 400,
 };
 
-export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+/** The handler of `[/openfeature/{account}/{repository}]/ofrep/v1/evaluate/flags[/{key}]` (the route table's entries). */
+export function ofrepRoutes(deps: HttpDeps): PlainHandler {
   const access = readAccess(deps);
 
   const handle = async (
@@ -104,26 +104,21 @@ export function ofrepRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerR
     }
   };
 
-  return (req, res) => {
-    if (req.method !== 'POST') return false;
+  return (req, res, params, route) => {
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const pathname = query === -1 ? url : url.slice(0, query);
-    const match = OFREP_PATH.exec(pathname);
-    if (!match) return false;
     const note: ReadNote = {};
-    const route = `${match[1] === undefined ? '' : '/openfeature/:account/:repository'}/ofrep/v1/evaluate/flags${match[3] === undefined ? '' : '/:key'}`;
-    const requestId = beginRequest(deps, req, res, () => readFields(note), route);
+    const requestId = beginRequest(deps, req, res, () => readFields(note), route.path);
     (async () => {
       const named: NamedRepository = {
         pathname,
         token: presentedToken(req),
-        ...(match[1] === undefined
+        ...(params.account === undefined
           ? {}
-          : { account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) }),
+          : { account: decodeURIComponent(params.account), repository: decodeURIComponent(params.repository) }),
       };
-      await handle(req, res, named, match[3] === undefined ? undefined : decodeURIComponent(match[3]), note);
+      await handle(req, res, named, params.key === undefined ? undefined : decodeURIComponent(params.key), note);
     })().catch((error: unknown) => answerError(deps, req, res, requestId, error));
-    return true;
   };
 }

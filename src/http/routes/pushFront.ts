@@ -7,27 +7,21 @@
  * with a compressed body (a Content-Encoding other than identity) is left to express, whose body
  * parser inflates it.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpDeps } from '../deps.js';
+import type { PlainHandler } from '../routeTable.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { isCompressed, readPlainBody } from '../body/jsonBody.js';
 import { pushHandler, type PushLocals } from './pushRoutes.js';
 import { beginRequest } from '../requestLog.js';
 
-/** `/rest/push` or `/rest/push/<account>/<repository>`, without regard to case, with an optional final slash (as express matched them). */
-const PUSH_PATH = /^\/rest\/push(?:\/([^/]+)\/([^/]+))?\/?$/i;
-
-/** The push route: takes a push (returning true) and leaves every other request to the caller (returning false). */
-export function pushFront(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+/** The push route's handler on node:http: takes a push, and leaves one with a compressed body to express (returning false). */
+export function pushFront(deps: HttpDeps): PlainHandler {
   const handle = pushHandler(deps);
-  return (req, res) => {
-    if (req.method !== 'POST') return false;
+  return (req, res, params, matched) => {
+    if (isCompressed(req)) return false;
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const pathname = query === -1 ? url : url.slice(0, query);
-    const match = PUSH_PATH.exec(pathname);
-    if (!match) return false;
-    if (isCompressed(req)) return false;
     const locals: PushLocals = {};
     // requestLog.ts reads the outcome and refusal where express keeps them.
     Object.assign(res, { locals });
@@ -35,21 +29,24 @@ export function pushFront(deps: HttpDeps): (req: IncomingMessage, res: ServerRes
     let decodeError: unknown;
     try {
       named =
-        match[1] === undefined
+        params.account === undefined
           ? { pathname }
-          : { pathname, account: decodeURIComponent(match[1]), repository: decodeURIComponent(match[2]) };
+          : {
+              pathname,
+              account: decodeURIComponent(params.account),
+              repository: decodeURIComponent(params.repository),
+            };
     } catch (error) {
-      decodeError = error; // a malformed escape: 400, and no route matched (as express's router has it)
+      decodeError = error; // a malformed escape: 400, and counted as no route (as express's router had it)
     }
-    const route = decodeError ? undefined : match[1] === undefined ? '/rest/push' : '/rest/push/:account/:repository';
+    const route = decodeError ? undefined : matched.path;
     const requestId = beginRequest(deps, req, res, () => (locals.refusal ? { refusal: locals.refusal } : {}), route);
     if (!named) {
       answerError(deps, req, res, requestId, decodeError);
-      return true;
+      return;
     }
     handle(req, res, locals, requestId, named, () => readPlainBody(req, res, deps.bodyLimit)).catch((error: unknown) =>
       answerError(deps, req, res, requestId, error),
     );
-    return true;
   };
 }

@@ -5,7 +5,7 @@
  * Served without express by pushFront.ts; express keeps the route for compressed bodies.
  */
 import type { RefusalKind } from '../../domain/applyPush.js';
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { findLimitProblemSteps } from '../../domain/pushRequest.js';
 import { headerSafeReason, withoutPaths } from '../../domain/reasons.js';
@@ -112,23 +112,19 @@ export function pushHandler(deps: HttpDeps): PushHandler {
   };
 }
 
-/** The push route in express: for the requests pushFront.ts leaves to it (a compressed body). */
-export function pushRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+/** The push route in express, in both forms: for the requests pushFront.ts leaves to it (a compressed body). */
+export function pushRoutes(deps: HttpDeps): RequestHandler {
   const readBody = bodyReader(deps.bodyLimit);
   const handle = pushHandler(deps);
-  router.post('/rest/push', (req: Request, res: Response) =>
-    handle(req, res, res.locals, res.locals.requestId as string, { pathname: req.path }, () => readBody(req, res)),
-  );
-  router.post('/rest/push/:account/:repository', (req: Request, res: Response) =>
+  return (req: Request, res: Response) =>
     handle(
       req,
       res,
       res.locals,
       res.locals.requestId as string,
-      { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) },
+      req.params.account === undefined
+        ? { pathname: req.path }
+        : { pathname: req.path, account: String(req.params.account), repository: String(req.params.repository) },
       () => readBody(req, res),
-    ),
-  );
-  return router;
+    );
 }

@@ -9,23 +9,18 @@
  * a pull also comes as properties, YAML or dotenv (pullFormat.ts).
  *
  * Served straight from node:http, without express (see app.ts for the measurement): a cached
- * answer costs a route match, the access check and one write: the head is known without a system
+ * answer costs a route match (routeMatcher.ts), the access check and one write: the head is known without a system
  * call while the head watch reports no change (see GitRepository.head).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  READ_ENDPOINTS,
-  ReadAnswers,
-  type ReadEndpoint,
-  type ReadQuery,
-  type ReadRequest,
-} from '../../service/answers/answers.js';
+import { ReadAnswers, type ReadEndpoint, type ReadQuery, type ReadRequest } from '../../service/answers/answers.js';
 import { readCacheOfWorker } from '../../service/answers/readCache.js';
 import { DEFAULT_MAX_WATCHERS, WatchHub, type HeldWatch, type WaitResult } from '../../service/answers/watchHub.js';
 import { readPoint } from '../../service/read/readPoint.js';
 import type { PullFormat } from '../../domain/renderings.js';
 import { headHolding } from '../../service/replication/replicaLink.js';
 import type { HttpDeps } from '../deps.js';
+import type { PlainHandler } from '../routeTable.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { HttpError } from '../answer/errors.js';
 import { booleanHeader, clientVersion, header, sendBytes } from '../answer/headers.js';
@@ -38,14 +33,6 @@ import { applicationNameOf, readFields, type ReadNote } from './readNote.js';
 
 type Request = IncomingMessage;
 
-/**
- * `/rest/<endpoint>` or `/rest/<endpoint>/<account>/<repository>`, with an optional final slash:
- * the endpoints of the one list the OpenAPI document reads too (READ_ENDPOINTS).
- */
-const READ_PATH = new RegExp(`^/rest/(${READ_ENDPOINTS.join('|')})(?:/([^/]+)/([^/]+))?/?$`, 'i');
-/** Endpoint names by their lower case: paths match without regard to case, as express's routes did. */
-const ENDPOINT_NAMES = new Map(READ_ENDPOINTS.map((name) => [name.toLowerCase(), name]));
-
 interface ReadPath {
   readonly pathname: string;
   readonly endpoint: ReadEndpoint;
@@ -54,15 +41,12 @@ interface ReadPath {
   readonly repository?: string;
 }
 
-/** The read endpoint a request names, or undefined for any other request. */
-function readPathOf(req: Request): ReadPath | undefined {
-  if (req.method !== 'GET' && req.method !== 'HEAD') return undefined;
+/** The read a request the route table matched names (its path's parameters as sent). */
+function readPathOf(req: Request, endpoint: ReadEndpoint, params: Readonly<Record<string, string>>): ReadPath {
   const url = req.url ?? '';
   const query = url.indexOf('?');
   const pathname = query === -1 ? url : url.slice(0, query);
-  const match = READ_PATH.exec(pathname);
-  if (!match) return undefined;
-  return { pathname, endpoint: ENDPOINT_NAMES.get(match[1].toLowerCase())!, account: match[2], repository: match[3] };
+  return { pathname, endpoint, account: params.account, repository: params.repository };
 }
 
 /** What a read asks for, from its headers (the service makes the answer: service/answers/answers.ts). */
@@ -124,19 +108,14 @@ function notModified(req: Request, etag: string): boolean {
   return held === true || held.includes(etag);
 }
 
-/**
- * The read endpoints as a handler that takes a request if it names one (returning true) and
- * leaves every other request to the caller (returning false).
- */
-export type ReadRoutes = ((req: IncomingMessage, res: ServerResponse) => boolean) & {
-  /** Ends every held watch (the server is shutting down). */
-  closeWatches(): void;
-};
+/** The read endpoints' room: a handler for each endpoint, and the watches they hold. */
+export interface ReadRoutes {
+  /** The handler of one endpoint, in both its forms (the route table's entries). */
+  serve(endpoint: ReadEndpoint): PlainHandler;
+  /** Ends every held watch, each answered 304 (the server is shutting down). */
+  close(): void;
+}
 
-/**
- * The read endpoints as a handler that takes a request if it names one (returning true) and
- * leaves every other request to the caller (returning false).
- */
 export function readRoutes(deps: HttpDeps): ReadRoutes {
   const answers = new ReadAnswers(readCacheOfWorker(deps.workers));
   /** How a held watch is answered: the new answer (200), nothing new (304), or the error making it. */
@@ -259,21 +238,15 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
     sendBytes(res, 200, answer.contentType, answer.bytes);
   };
 
-  const routes = (req: IncomingMessage, res: ServerResponse): boolean => {
-    const path = readPathOf(req);
-    if (!path) return false;
-    const note: ReadNote = {};
-    const requestId = beginRequest(
-      deps,
-      req,
-      res,
-      () => readFields(note),
-      `/rest/${path.endpoint}${path.account === undefined ? '' : '/:account/:repository'}`,
-    );
-    handle(req, res, path, requestId, note).catch((error: unknown) => answerError(deps, req, res, requestId, error));
-    return true;
-  };
-  return Object.assign(routes, { closeWatches: () => hub.close() });
+  const serve =
+    (endpoint: ReadEndpoint): PlainHandler =>
+    (req, res, params, route) => {
+      const path = readPathOf(req, endpoint, params);
+      const note: ReadNote = {};
+      const requestId = beginRequest(deps, req, res, () => readFields(note), route.path);
+      handle(req, res, path, requestId, note).catch((error: unknown) => answerError(deps, req, res, requestId, error));
+    };
+  return { serve, close: () => hub.close() };
 }
 
 /** A held watch as the route keeps it: what answering it takes. */

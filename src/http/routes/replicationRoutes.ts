@@ -18,7 +18,7 @@
  * A replica sends the generation it follows in `Replica-Generation` (see origin.ts). Any server
  * answers them from its own folder, so a replica can be followed by another.
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { ServiceError } from '../../service/errors.js';
 import { MAX_FEED_WAITERS } from '../../service/replication/feedHub.js';
@@ -86,8 +86,7 @@ export function requireReplicationToken(deps: HttpDeps, req: Request): Replicati
   return deps.tokens.isClusterSecret(presented) ? 'member' : 'replica';
 }
 
-export function replicationRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+export function replicationRoutes(deps: HttpDeps): { state: RequestHandler; feed: RequestHandler } {
   // The server's (ServerParts): its close ends every waiting feed with the current state.
   const origin = deps.parts.replication;
   const hub = deps.parts.feeds;
@@ -111,13 +110,13 @@ export function replicationRoutes(deps: HttpDeps): Router {
       );
   };
 
-  router.get('/rest/replication/state', async (req, res) => {
+  const state = async (req: Request, res: Response) => {
     const peer = await opening(req);
     requireReplicable();
     sendJson(req, res, 200, stateFor(await currentStateInSlices(origin), peer));
-  });
+  };
 
-  router.post('/rest/replication/feed', async (req: Request, res: Response) => {
+  const feed = async (req: Request, res: Response) => {
     const peer = await opening(req);
     requireJsonContentType(req, 'a replication feed request');
     const parsed = feedSchema.safeParse(parseJson(await readBody(req, res)));
@@ -167,6 +166,6 @@ export function replicationRoutes(deps: HttpDeps): Router {
       clearTimeout(hold);
       stop();
     });
-  });
-  return router;
+  };
+  return { state, feed };
 }

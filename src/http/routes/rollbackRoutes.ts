@@ -9,7 +9,7 @@
  * nothing is written and the answer is a push's dry run: 200 with what it would do, context by
  * context (docs/schemas.md).
  */
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { dryRunRestore, restore } from '../../service/history/restore.js';
 import { dryRunRevert, revert, type RollbackCaller, type RollbackResult } from '../../service/history/revert.js';
@@ -61,7 +61,7 @@ interface Operation {
   ): Promise<DryRunResult>;
 }
 
-const OPERATIONS: Record<string, Operation> = {
+const OPERATIONS: Record<'revert' | 'restore', Operation> = {
   revert: {
     header: 'Commit',
     field: 'commit',
@@ -78,8 +78,8 @@ const OPERATIONS: Record<string, Operation> = {
   },
 };
 
-export function rollbackRoutes(deps: HttpDeps): Router {
-  const router = express.Router();
+/** The handler of `/rest/revert` and `/rest/restore`, in the form naming the repository by its token or by the path. */
+export function rollbackRoutes(deps: HttpDeps): (name: 'revert' | 'restore', form: 'token' | 'path') => RequestHandler {
   const readBody = bodyReader(deps.bodyLimit);
 
   /** The optional JSON body: empty, or an object of the schema's shape sent as application/json. */
@@ -136,9 +136,5 @@ export function rollbackRoutes(deps: HttpDeps): Router {
   };
 
   const { byToken, byPath } = pushAccess(deps);
-  for (const [name, operation] of Object.entries(OPERATIONS)) {
-    router.post(`/rest/${name}`, handle(name, operation, byToken));
-    router.post(`/rest/${name}/:account/:repository`, handle(name, operation, byPath));
-  }
-  return router;
+  return (name, form) => handle(name, OPERATIONS[name], form === 'token' ? byToken : byPath);
 }

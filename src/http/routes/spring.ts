@@ -32,6 +32,7 @@ import {
   springPropertiesSteps,
 } from '../../service/protocols/springEnvironment.js';
 import type { HttpDeps } from '../deps.js';
+import type { PlainHandler } from '../routeTable.js';
 import { answerError } from '../answer/errorAnswer.js';
 import { badRequest } from '../answer/errors.js';
 import { booleanHeader, sendBytes } from '../answer/headers.js';
@@ -95,7 +96,7 @@ function springRequestOf(rest: string): SpringRequest | undefined {
 
 const EXTENSION_FORMATS = { yml: 'yaml', yaml: 'yaml', properties: 'properties' } as const;
 
-export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function springRoutes(deps: HttpDeps): PlainHandler {
   const access = readAccess(deps);
 
   const aliases = aliasIndexOf(deps.registry);
@@ -174,14 +175,12 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     sendBytes(res, 200, answer.contentType, answer.bytes);
   };
 
-  return (req, res) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return false;
+  return (req, res, _params, route) => {
     const url = req.url ?? '';
     const query = url.indexOf('?');
     const pathname = query === -1 ? url : url.slice(0, query);
-    if (!pathname.startsWith(SPRING_PREFIX)) return false;
     const note: ReadNote = {};
-    const requestId = beginRequest(deps, req, res, () => readFields(note), '/spring');
+    const requestId = beginRequest(deps, req, res, () => readFields(note), route.label);
     try {
       const asked = springRequestOf(pathname.slice(SPRING_PREFIX.length));
       if (!asked) throw new ServiceError('not_found', `no such Spring Cloud Config endpoint: ${pathname}`);
@@ -189,6 +188,5 @@ export function springRoutes(deps: HttpDeps): (req: IncomingMessage, res: Server
     } catch (error) {
       answerError(deps, req, res, requestId, error);
     }
-    return true;
   };
 }

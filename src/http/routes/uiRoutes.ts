@@ -11,7 +11,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Router, type Request, type Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { HttpDeps } from '../deps.js';
 import { HttpError } from '../answer/errors.js';
 import { sendBytes } from '../answer/headers.js';
@@ -65,8 +65,8 @@ function loadAssets(dir: string): Map<string, Asset> {
   return assets;
 }
 
-export function uiRoutes(_ctx: HttpDeps): Router {
-  const router = Router({ strict: true }); // `/ui` and `/ui/` are different paths here
+/** The console's handlers: `/` and `/ui` redirect, `/ui/` is its page, `/ui/:name` its files. */
+export function uiRoutes(_ctx: HttpDeps): Record<'root' | 'redirect' | 'page' | 'file', RequestHandler> {
   let assets: Map<string, Asset> | undefined;
   const assetsNow = (): Map<string, Asset> => {
     if (!assets) {
@@ -85,13 +85,14 @@ export function uiRoutes(_ctx: HttpDeps): Router {
     sendBytes(res, 200, asset.type, asset.body);
   };
 
-  router.get('/', (_req: Request, res: Response) => res.redirect(302, '/ui/'));
-  router.get('/ui', (_req: Request, res: Response) => res.redirect(301, '/ui/'));
-  router.get('/ui/', (_req: Request, res: Response) => send(res, assetsNow().get('index.html')!, 'no-cache'));
-  router.get('/ui/:name', (req: Request, res: Response) => {
-    const asset = assetsNow().get(String(req.params.name));
-    if (!asset) throw new HttpError(404, 'not_found', 'no such file in the web console');
-    send(res, asset, 'no-cache');
-  });
-  return router;
+  return {
+    root: (_req: Request, res: Response) => res.redirect(302, '/ui/'),
+    redirect: (_req: Request, res: Response) => res.redirect(301, '/ui/'),
+    page: (_req: Request, res: Response) => send(res, assetsNow().get('index.html')!, 'no-cache'),
+    file: (req: Request, res: Response) => {
+      const asset = assetsNow().get(String(req.params.name));
+      if (!asset) throw new HttpError(404, 'not_found', 'no such file in the web console');
+      send(res, asset, 'no-cache');
+    },
+  };
 }

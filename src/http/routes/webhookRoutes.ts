@@ -4,12 +4,13 @@
  * one per server, started with it; the routes are a table like the admin API's, and the OpenAPI
  * description is generated from it.
  */
-import type { Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { z } from 'zod';
 import { deliveryRecord, newWebhookBody, webhookInfo } from '../../api/admin.js';
 import type { WebhookService } from '../../service/webhooks/webhookService.js';
 import type { HttpDeps } from '../deps.js';
-import { adminRouter, type AdminRouteOf } from './adminRoutes.js';
+import type { AdminTokenService } from '../../service/admin/adminTokens.js';
+import { adminHandlers, type AdminRouteOf } from './adminRoutes.js';
 
 const REPO = '/rest/admin/repositories/:account/:repository/webhooks';
 const fullName = (p: Record<string, string>) => `${p.account}/${p.repository}`;
@@ -64,6 +65,9 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
 ];
 
-export function webhookRoutes(deps: HttpDeps): Router {
-  return adminRouter(deps, WEBHOOK_ROUTES, () => deps.parts.webhooks);
+export function webhookRoutes(
+  deps: HttpDeps,
+  adminTokens: AdminTokenService,
+): (route: AdminRouteOf<WebhookService>) => RequestHandler {
+  return adminHandlers(deps, () => deps.parts.webhooks, adminTokens);
 }

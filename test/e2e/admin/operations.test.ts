@@ -10,10 +10,9 @@ import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-fo
 import pino from 'pino';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createHttpFront } from '../../../src/http/app.js';
 import type { HttpOptions } from '../../../src/http/deps.js';
 import { describedRoutes, openApiPath } from '../../../src/http/openapi.js';
-import { READ_ENDPOINTS } from '../../../src/service/answers/answers.js';
+import { ROUTE_TABLE, type HttpRoute } from '../../../src/http/routeTable.js';
 import { startServer } from '../../../src/http/server.js';
 import { TokenService } from '../../../src/service/admin/tokens.js';
 import { RepositoryRegistry } from '../../../src/disk/registry.js';
@@ -193,37 +192,6 @@ describe('GET /readyz', () => {
   });
 });
 
-/** The routes the express application registers, as `METHOD path`, read from its router. */
-function registeredRoutes(): string[] {
-  const deps: HttpOptions = {
-    registry: new RepositoryRegistry(fixture.repos),
-    tokens: new TokenService(new TokenStore(fixture.repos)),
-    logger: pino({ level: 'silent' }),
-    bodyLimit: 1024,
-  };
-  const front = createHttpFront(deps);
-  const app = front.app as unknown as { router: { stack: Layer[] } };
-  interface Layer {
-    route?: { path: string | string[]; methods: Record<string, boolean> };
-    handle?: { stack?: Layer[] };
-  }
-  const found: string[] = [];
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        const paths = Array.isArray(layer.route.path) ? layer.route.path : [layer.route.path];
-        for (const method of Object.keys(layer.route.methods))
-          for (const path of paths) found.push(`${method.toUpperCase()} ${path}`);
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
-    }
-  };
-  walk(app.router.stack);
-  front.close();
-  deps.registry.close();
-  deps.tokens.close();
-  return found;
-}
-
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     const answer = await getJson(fixture.server.url, '/openapi.json');
@@ -235,33 +203,58 @@ describe('GET /openapi.json', () => {
     expect(result.valid).toBe(true);
   });
 
-  it('describes exactly the routes the server registers, and every one of them answers', async () => {
+  it('describes exactly the routes the server dispatches from, but those named undocumented, and every route answers', async () => {
     const described = describedRoutes();
-    const registered = registeredRoutes();
-    // The read endpoints and git's smart HTTP are served outside express's route table.
-    const outside = [
-      ...READ_ENDPOINTS.flatMap((name) => [`GET /rest/${name}`, `GET /rest/${name}/:account/:repository`]),
-      'GET /git/:account/:repository.git/info/refs',
-      'POST /git/:account/:repository.git/git-upload-pack',
-      'POST /git/:account/:repository.git/git-receive-pack',
-    ];
-    expect([...described].sort()).toEqual([...registered, ...outside].sort());
-    // Every described route is routed somewhere: none falls through to "no such endpoint".
-    const document = (await getJson(fixture.server.url, '/openapi.json')).json;
-    for (const entry of described) {
-      const [method, path] = entry.split(' ');
-      expect(document.paths[openApiPath(path)]?.[method.toLowerCase()], entry).toBeDefined();
-      const url = path
+    const entry = (route: HttpRoute) => `${route.method.toUpperCase()} ${route.path}`;
+    // What OpenAPI cannot describe is said in the table, each with its reason: these and no others.
+    expect(ROUTE_TABLE.filter((route) => 'undocumented' in route).map(entry)).toEqual([
+      'GET /spring/*rest',
+      'POST /ofrep/v1/evaluate/flags',
+      'POST /ofrep/v1/evaluate/flags/:key',
+      'POST /openfeature/:account/:repository/ofrep/v1/evaluate/flags',
+      'POST /openfeature/:account/:repository/ofrep/v1/evaluate/flags/:key',
+      'GET /git/*rest',
+    ]);
+    expect([...described].sort()).toEqual(
+      ROUTE_TABLE.filter((route) => !('undocumented' in route))
+        .map(entry)
+        .sort(),
+    );
+    expect(new Set(ROUTE_TABLE.map(entry)).size).toBe(ROUTE_TABLE.length);
+    // Every route of the table is dispatched to its handler: none falls through to "no such endpoint".
+    for (const route of ROUTE_TABLE) {
+      const url = route.path
         .replace(/:account/, 'acme')
         .replace(/:repository/, 'ops')
-        .replace(/:[A-Za-z]+/g, 'x');
+        .replace(/[:*][A-Za-z]+/g, 'x');
       const response = await fetch(`${fixture.server.url}${url}`, {
-        method,
+        method: route.method,
         headers: { 'Content-Type': 'application/json' },
-        body: method === 'GET' ? undefined : '{}',
+        body: route.method === 'get' ? undefined : '{}',
       });
-      const text = await response.text();
-      expect(text, entry).not.toContain('no such endpoint');
+      expect(await response.text(), entry(route)).not.toContain('no such endpoint');
+    }
+    const document = (await getJson(fixture.server.url, '/openapi.json')).json;
+    for (const described of describedRoutes()) {
+      const [method, path] = described.split(' ');
+      expect(document.paths[openApiPath(path)]?.[method.toLowerCase()], described).toBeDefined();
+    }
+  });
+
+  it('answers a path no route has, or a method its path does not answer, 404 naming both', async () => {
+    for (const [method, path] of [
+      ['GET', '/rest/nosuch/acme/ops'],
+      ['DELETE', '/rest/pull/acme/ops'],
+      ['GET', '/rest/push/acme/ops'],
+      ['PUT', '/rest/admin/repositories'],
+    ]) {
+      const response = await fetch(`${fixture.server.url}${path}`, { method });
+      expect(response.status, `${method} ${path}`).toBe(404);
+      expect(response.headers.get('x-request-id')).toBeTruthy();
+      expect(await response.json()).toMatchObject({
+        error: 'not_found',
+        message: `no such endpoint: ${method} ${path}`,
+      });
     }
   });
 });

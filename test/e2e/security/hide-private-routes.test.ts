@@ -1,7 +1,7 @@
 /**
  * `serve --hide-private`, route by route: every route of the server (the OpenAPI document's
- * paths, every route the express application holds, so a new route is covered when it is added,
- * and the protocols served beside it) answers a caller without a token of a private repository exactly as it answers about a
+ * paths, generated from the route table the server dispatches from, so a new route is covered
+ * when it is added, and the protocols OpenAPI does not describe) answers a caller without a token of a private repository exactly as it answers about a
  * repository that does not exist: the same status and the same body but for the name, with no
  * token, a token of another repository, and a token that is not one. Routes that name no
  * repository never name the private one (readiness included, where an unreadable repository,
@@ -9,14 +9,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpFront } from '../../../src/http/app.js';
 import { openApiDocument } from '../../../src/http/openapi.js';
-import { DEFAULT_BODY_LIMIT } from '../../../src/http/deps.js';
-import { RepositoryRegistry } from '../../../src/disk/registry.js';
-import { TokenService } from '../../../src/service/admin/tokens.js';
-import { TokenStore } from '../../../src/disk/records/tokenStore.js';
 import { cliOk, gitdirOf, startTestServer, tempDir, type TestServer } from '../../support/harness.js';
 
 const dir = tempDir();
@@ -32,33 +26,13 @@ interface Route {
   readonly path: string;
 }
 
-/** Every route: the OpenAPI document's, and those the express application holds (`:name` written `{name}`). */
+/** Every route: the OpenAPI document's, and the route table's undocumented ones by example paths (`:name` written `{name}`). */
 function allRoutes(): Route[] {
   const routes = new Map<string, Route>();
   const add = (method: string, path: string) => routes.set(`${method} ${path}`, { method: method.toUpperCase(), path });
   for (const [path, item] of Object.entries(openApiDocument().paths as Record<string, Record<string, unknown>>))
     for (const method of Object.keys(item)) add(method, path);
-  const registry = new RepositoryRegistry(dir.path);
-  const tokens = new TokenService(new TokenStore(dir.path));
-  const front = createHttpFront({
-    registry,
-    tokens,
-    logger: pino({ level: 'silent' }),
-    bodyLimit: DEFAULT_BODY_LIMIT,
-    hidePrivate: true,
-  });
-  type Layer = { route?: { path: string | string[]; methods: Record<string, boolean> }; handle?: { stack?: Layer[] } };
-  const walk = (stack: Layer[]) => {
-    for (const layer of stack) {
-      if (layer.route) {
-        for (const path of [layer.route.path].flat())
-          for (const method of Object.keys(layer.route.methods)) add(method, path.replace(/:(\w+)/g, '{$1}'));
-      } else if (layer.handle?.stack) walk(layer.handle.stack);
-    }
-  };
-  walk((front.app as unknown as { router: { stack: Layer[] } }).router.stack);
-  front.close();
-  // The protocols served beside express (app.ts), by their documented paths: Spring's application is `account.repository`.
+  // The protocols OpenAPI does not describe (routeTable.ts), by their documented paths: Spring's application is `account.repository`.
   for (const path of [
     '/spring/acme.{repository}/Prod',
     '/spring/acme.{repository}/Prod/main',
@@ -71,8 +45,6 @@ function allRoutes(): Route[] {
     '/openfeature/{account}/{repository}/ofrep/v1/evaluate/flags/{key}',
   ])
     add('post', path);
-  registry.close();
-  tokens.close();
   return [...routes.values()];
 }
 

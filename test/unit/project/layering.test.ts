@@ -41,9 +41,9 @@ const HTTP_DISK_DOOR = 'disk/gitCli/gitHttpBackend.ts';
 const HTTP_DISK_LEFT: Record<string, string> = {
   'http/deps.ts': 'the repository registry handed to the routes',
   'http/metrics.ts': 'held-pack and admin-token figures read for the scrape',
-  'http/routes/adminRoutes.ts': 'the admin token store',
-  'http/routes/changeRoutes.ts': 'the admin token store (an admin acts as its label) and the GitRepository type',
-  'http/routes/clients.ts': 'the admin token store',
+  'http/rooms.ts':
+    'the admin token store, one for the admin API, change requests (an admin acts as its label) and clients',
+  'http/routes/changeRoutes.ts': 'the GitRepository type',
   'http/routes/gitRoutes.ts': 'the GitRepository type beside the backend',
   'http/routes/replicationRoutes.ts': "the folder identity record's schema",
   'http/routes/rollbackRoutes.ts': 'the GitRepository type',
