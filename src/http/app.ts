@@ -102,7 +102,7 @@ export function createHttpFront(options: HttpOptions): HttpFront {
     const query = url.indexOf('?');
     const matched = matcher.match(req.method ?? 'GET', query === -1 ? url : url.slice(0, query));
     const plain = matched && servings[matched.index].plain;
-    if (plain && plain(req, res, matched.params, matched.route) !== false) return;
+    if (plain && plain(req, res, matched) !== false) return;
     (req as RoutedRequest)[MATCHED] = matched;
     app(req, res);
   };

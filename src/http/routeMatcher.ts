@@ -12,10 +12,11 @@
  */
 import type { HttpRoute } from './routeTable.js';
 
-/** A route the matcher found: its index in the table, and its parameters as sent (not decoded). */
+/** A route the matcher found: its index in the table, the path asked, and its parameters as sent (not decoded). */
 export interface RouteMatch {
   readonly index: number;
   readonly route: HttpRoute;
+  readonly pathname: string;
   readonly params: Readonly<Record<string, string>>;
 }
 
@@ -24,7 +25,11 @@ interface Compiled {
   readonly route: HttpRoute;
   readonly pattern: RegExp;
   readonly names: readonly string[];
+  /** The first two segments as far as they are literal ('' where not), lower case. */
+  readonly keys: readonly [string, string];
 }
+
+const PART = /:([A-Za-z_][A-Za-z0-9_]*)|\*([A-Za-z_][A-Za-z0-9_]*)|[^:*]+/g;
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -32,78 +37,76 @@ function escape(text: string): string {
 
 /** A template as a regular expression, with the names of its parameters in order. */
 export function compileTemplate(route: HttpRoute): { pattern: RegExp; names: string[] } {
+  const flags = route.exactCase ? '' : 'i';
+  if (route.path === '/') return { pattern: new RegExp(route.strict ? '^/$' : '^/?$', flags), names: [] };
   const names: string[] = [];
-  const trimmed = route.path.length > 1 && route.path.endsWith('/') ? route.path.slice(0, -1) : route.path;
   let wildcard = false;
-  const source = trimmed
-    .split('/')
-    .map((segment) =>
-      segment.replace(
-        /:([A-Za-z_][A-Za-z0-9_]*)|\*([A-Za-z_][A-Za-z0-9_]*)|[^:*]+/g,
-        (part, param?: string, rest?: string) => {
-          if (param) {
-            names.push(param);
-            return '([^/]+?)';
-          }
-          if (rest) {
-            names.push(rest);
-            wildcard = true;
-            return '(.*)';
-          }
-          return escape(part);
-        },
-      ),
-    )
-    .join('/');
-  const end = wildcard || route.strict ? '$' : '/?$';
-  const exact = route.path === '/' ? '^/$' : `^${source}${route.path.endsWith('/') ? '/' : ''}${end}`;
-  return {
-    pattern: new RegExp(route.path === '/' && !route.strict ? '^/?$' : exact, route.exactCase ? '' : 'i'),
-    names,
-  };
+  const segment = (text: string) =>
+    text.replace(PART, (part, param?: string, rest?: string) => {
+      if (param) {
+        names.push(param);
+        // A parameter with text after it in its segment (`:repository.git`) leaves that text to it.
+        return part.length === text.length ? '([^/]+)' : '([^/]+?)';
+      }
+      if (!rest) return escape(part);
+      names.push(rest);
+      wildcard = true;
+      return '(.*)';
+    });
+  const finalSlash = route.path.endsWith('/');
+  const source = (finalSlash ? route.path.slice(0, -1) : route.path).split('/').map(segment).join('/');
+  const end = finalSlash ? '/$' : wildcard || route.strict ? '$' : '/?$';
+  return { pattern: new RegExp(`^${source}${end}`, flags), names };
 }
 
-/** The bucket key of a template: its first two segments when literal, else its first, else ''. */
-function keyOfTemplate(path: string): string {
+function keysOfTemplate(path: string): [string, string] {
   const [first = '', second = ''] = path.slice(1).split('/');
-  const literal = (segment: string) => segment !== '' && !/[:*]/.test(segment);
-  if (!literal(first)) return '';
-  return literal(second) ? `${first.toLowerCase()}/${second.toLowerCase()}` : first.toLowerCase();
+  const literal = (text: string) => text !== '' && !/[:*]/.test(text);
+  if (!literal(first)) return ['', ''];
+  return [first.toLowerCase(), literal(second) ? second.toLowerCase() : ''];
+}
+
+/** The routes a path of one first segment may match: by its second segment, else those of no literal second. */
+interface Bucket {
+  readonly bySecond: ReadonlyMap<string, readonly Compiled[]>;
+  readonly others: readonly Compiled[];
 }
 
 export class RouteMatcher {
-  private readonly byTwo = new Map<string, Compiled[]>();
-  private readonly byOne = new Map<string, Compiled[]>();
-  private readonly anywhere: Compiled[] = [];
+  private readonly byFirst = new Map<string, Bucket>();
+  private readonly anywhere: readonly Compiled[];
 
   constructor(table: readonly HttpRoute[]) {
-    const compiled = table.map((route, index): Compiled & { key: string } => ({
+    const compiled: Compiled[] = table.map((route, index) => ({
       index,
       route,
-      key: keyOfTemplate(route.path),
+      keys: keysOfTemplate(route.path),
       ...compileTemplate(route),
     }));
-    for (const entry of compiled) {
-      if (entry.key === '') this.anywhere.push(entry);
-      else if (!entry.key.includes('/')) this.byOne.set(entry.key, []);
-      else this.byTwo.set(entry.key, []);
+    // Each list holds, in table order, every route a path of its keys may match.
+    const where = (test: (first: string, second: string) => boolean) =>
+      compiled.filter(({ keys: [first, second] }) => first === '' || test(first, second));
+    this.anywhere = where(() => false);
+    for (const first of new Set(compiled.map(({ keys }) => keys[0]).filter(Boolean))) {
+      const bySecond = new Map<string, readonly Compiled[]>();
+      for (const [key, second] of compiled.map(({ keys }) => keys))
+        if (key === first && second !== '')
+          bySecond.set(
+            second,
+            where((f, s) => f === first && (s === second || s === '')),
+          );
+      this.byFirst.set(first, { bySecond, others: where((f, s) => f === first && s === '') });
     }
-    // Each bucket holds, in table order, every route a path of its key may match.
-    for (const [key, list] of this.byTwo)
-      list.push(...compiled.filter((c) => c.key === key || c.key === key.split('/')[0] || c.key === ''));
-    for (const [key, list] of this.byOne) list.push(...compiled.filter((c) => c.key === key || c.key === ''));
   }
 
   private candidates(pathname: string): readonly Compiled[] {
     const second = pathname.indexOf('/', 1);
-    const first = (second === -1 ? pathname.slice(1) : pathname.slice(1, second)).toLowerCase();
-    if (second !== -1) {
-      const third = pathname.indexOf('/', second + 1);
-      const two = `${first}/${(third === -1 ? pathname.slice(second + 1) : pathname.slice(second + 1, third)).toLowerCase()}`;
-      const found = this.byTwo.get(two);
-      if (found) return found;
-    }
-    return this.byOne.get(first) ?? this.anywhere;
+    const bucket = this.byFirst.get((second === -1 ? pathname.slice(1) : pathname.slice(1, second)).toLowerCase());
+    if (!bucket) return this.anywhere;
+    if (second === -1) return bucket.others;
+    const third = pathname.indexOf('/', second + 1);
+    const next = (third === -1 ? pathname.slice(second + 1) : pathname.slice(second + 1, third)).toLowerCase();
+    return bucket.bySecond.get(next) ?? bucket.others;
   }
 
   /** The first route of the table answering `method` at `pathname`, or undefined. */
@@ -114,8 +117,8 @@ export class RouteMatcher {
       const found = entry.pattern.exec(pathname);
       if (!found) continue;
       const params: Record<string, string> = {};
-      entry.names.forEach((name, i) => (params[name] = found[i + 1]));
-      return { index: entry.index, route: entry.route, params };
+      for (let i = 0; i < entry.names.length; i++) params[entry.names[i]] = found[i + 1];
+      return { index: entry.index, route: entry.route, pathname, params };
     }
     return undefined;
   }

@@ -28,6 +28,8 @@ import { READ_ENDPOINTS } from '../service/answers/answers.js';
 import { sendJson } from './answer/headers.js';
 import { answerMetrics } from './metrics.js';
 import type { Rooms } from './rooms.js';
+import type { RouteMatch } from './routeMatcher.js';
+import { ACCESS_ADMIN_ROUTES } from './routes/adminAccessRoutes.js';
 import { ADMIN_ROUTES, type AdminRouteOf } from './routes/adminRoutes.js';
 import { CHANGE_ROUTES } from './routes/changeRoutes.js';
 import { epochSchema } from './routes/haRoutes.js';
@@ -39,16 +41,11 @@ import { WEBHOOK_ROUTES } from './routes/webhookRoutes.js';
 export type Method = 'get' | 'post' | 'patch' | 'delete';
 
 /**
- * Serves a request the matcher found on plain node:http; `params` are the path's parameters as
- * sent (the handler decodes them). Returning false leaves the request to the route's `express`
- * handler (a push with a compressed body, which express's body parser inflates).
+ * Serves a request the matcher found on plain node:http: its route, path and the path's
+ * parameters as sent (the handler decodes them). Returning false leaves the request to the
+ * route's `express` handler (a push with a compressed body, which express's body parser inflates).
  */
-export type PlainHandler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  params: Readonly<Record<string, string>>,
-  route: HttpRoute,
-) => boolean | void;
+export type PlainHandler = (req: IncomingMessage, res: ServerResponse, match: RouteMatch) => boolean | void;
 
 /** How a route is served: on plain node:http, through express's wrappers, or the first and else the second. */
 export interface Serving {
@@ -118,7 +115,7 @@ const GIT_MATCHING = {
 type Form = 'token' | 'path';
 
 /** A route taking the repository from the token, and the same with `/:account/:repository`. */
-function bothForms(route: Omit<Route, 'serve'>, serve: (rooms: Rooms, form: Form) => Serving): Route[] {
+function bothForms({ serve, ...route }: Omit<Route, 'serve'> & { serve(rooms: Rooms, form: Form): Serving }): Route[] {
   return [
     { ...route, serve: (rooms) => serve(rooms, 'token') },
     { ...route, path: `${route.path}/:account/:repository`, serve: (rooms) => serve(rooms, 'path') },
@@ -152,6 +149,22 @@ const READ_HEADERS: Record<
   },
 };
 
+/** The history reads (historyRoutes.ts): their own headers, each also taken as the query parameter of its name in lower case. */
+const HISTORY_READS = {
+  history: {
+    summary: 'commits, newest first, with what each changed',
+    headers: ['Limit', 'Before', 'Key', 'File'],
+    description: 'a page of history',
+    schema: historySchema,
+  },
+  diff: {
+    summary: 'what changed between two points',
+    headers: ['From', 'To', 'Context'],
+    description: 'the changes',
+    schema: diffSchema,
+  },
+} as const;
+
 const COMMON_READ = [
   'Client-Token',
   'Client-Version',
@@ -161,6 +174,53 @@ const COMMON_READ = [
   'If-None-Match',
   'Application-Name',
 ];
+
+/**
+ * A route between the nodes of an HA cluster (`/rest/ha/<name>`, haRoutes.ts): the cluster's
+ * replication token in `Authorization`, an answer of a few fields; a write takes a JSON body
+ * (415 otherwise), or a record in the body (413 over its bound).
+ */
+function haRoute(
+  method: 'get' | 'post',
+  name: keyof Rooms['ha'],
+  summary: string,
+  [description, fields]: [string, string],
+  more: { headers?: readonly string[]; body?: z.ZodType; others?: Record<number, string> } = {},
+): Route {
+  return {
+    method,
+    path: `/rest/ha/${name}`,
+    serve: (rooms) => ({ express: rooms.ha[name] }),
+    summary,
+    tag: 'ha',
+    headers: ['Authorization', ...(more.headers ?? [])],
+    body: more.body,
+    ok: { status: 200, description, schema: anyObject(fields) },
+    others: more.others,
+    errors: method === 'get' ? [401, 403, 404] : [400, 401, 403, 404, more.body ? 415 : 413],
+  };
+}
+
+/** A route of the web console (uiRoutes.ts): reads no header; `/ui` and `/ui/` are different paths (strict). */
+function consoleRoute(
+  path: string,
+  handler: keyof Rooms['ui'],
+  summary: string,
+  ok: RouteDoc['ok'],
+  errors: readonly number[] = [],
+): Route {
+  return {
+    method: 'get',
+    path,
+    strict: true,
+    serve: (rooms) => ({ express: rooms.ui[handler] }),
+    summary,
+    tag: 'console',
+    headers: [],
+    ok,
+    errors,
+  };
+}
 
 export const ROUTE_TABLE: readonly HttpRoute[] = [
   {
@@ -224,26 +284,24 @@ export const ROUTE_TABLE: readonly HttpRoute[] = [
     errors: [400],
   },
   ...READ_ENDPOINTS.flatMap((name) =>
-    bothForms(
-      {
-        method: 'get',
-        path: `/rest/${name}`,
-        summary: READ_HEADERS[name].summary,
-        tag: 'reads',
-        headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
-        ...(name === 'pull' ? { query: { format: 'json, yaml, properties or env' } } : {}),
-        ok: {
-          status: 200,
-          description: 'the answer; its ETag changes with the commit read',
-          mediaType: READ_HEADERS[name].mediaType,
-          schema: READ_HEADERS[name].schema ?? z.string(),
-          headers: { ETag: 'names the commit and options read' },
-        },
-        others: { 304: 'If-None-Match matched' },
-        errors: [400, 401, 403, 404, 409, 503],
+    bothForms({
+      method: 'get',
+      path: `/rest/${name}`,
+      summary: READ_HEADERS[name].summary,
+      tag: 'reads',
+      headers: [...COMMON_READ, ...READ_HEADERS[name].headers],
+      ...(name === 'pull' ? { query: { format: 'json, yaml, properties or env' } } : {}),
+      ok: {
+        status: 200,
+        description: 'the answer; its ETag changes with the commit read',
+        mediaType: READ_HEADERS[name].mediaType,
+        schema: READ_HEADERS[name].schema ?? z.string(),
+        headers: { ETag: 'names the commit and options read' },
       },
-      (rooms) => ({ plain: rooms.reads.serve(name) }),
-    ),
+      others: { 304: 'If-None-Match matched' },
+      errors: [400, 401, 403, 404, 409, 503],
+      serve: (rooms) => ({ plain: rooms.reads.serve(name) }),
+    }),
   ),
   // Spring Cloud Config's reads (spring.ts): its paths split names at a `-` and a `.`, which a template cannot say.
   {
@@ -264,86 +322,66 @@ export const ROUTE_TABLE: readonly HttpRoute[] = [
       serve: (rooms) => ({ plain: rooms.ofrep }),
     })),
   ),
-  ...bothForms(
-    {
+  ...(['history', 'diff'] as const).flatMap((name) =>
+    bothForms({
       method: 'get',
-      path: '/rest/history',
-      summary: 'commits, newest first, with what each changed',
+      path: `/rest/${name}`,
+      summary: HISTORY_READS[name].summary,
       tag: 'reads',
-      headers: ['Client-Token', 'Client-Version', 'Limit', 'Before', 'Key', 'File', 'Pretty'],
-      query: {
-        limit: 'as the Limit header',
-        before: 'as the Before header',
-        key: 'as the Key header',
-        file: 'as the File header',
-      },
-      ok: { status: 200, description: 'a page of history', schema: historySchema },
+      headers: ['Client-Token', 'Client-Version', ...HISTORY_READS[name].headers, 'Pretty'],
+      query: Object.fromEntries(
+        HISTORY_READS[name].headers.map((header) => [header.toLowerCase(), `as the ${header} header`]),
+      ),
+      ok: { status: 200, description: HISTORY_READS[name].description, schema: HISTORY_READS[name].schema },
       errors: [400, 401, 403, 404, 409, 503],
-    },
-    (rooms) => ({ express: rooms.history.history }),
+      serve: (rooms) => ({ express: rooms.history[name] }),
+    }),
   ),
-  ...bothForms(
-    {
-      method: 'get',
-      path: '/rest/diff',
-      summary: 'what changed between two points',
-      tag: 'reads',
-      headers: ['Client-Token', 'Client-Version', 'From', 'To', 'Context', 'Pretty'],
-      query: { from: 'as the From header', to: 'as the To header', context: 'as the Context header' },
-      ok: { status: 200, description: 'the changes', schema: diffSchema },
-      errors: [400, 401, 403, 404, 409, 503],
+  ...bothForms({
+    method: 'post',
+    path: '/rest/push',
+    summary: 'change keys and files in one commit',
+    tag: 'writes',
+    headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match', 'Dry-Run', 'Dry-Run-Contexts'],
+    body: pushBodyDescription,
+    ok: {
+      status: 200,
+      description:
+        'applied (or unchanged): the ETag is the new head; with Dry-Run: true, what the push would do (JSON)',
+      headers: { ETag: 'the commit id' },
     },
-    (rooms) => ({ express: rooms.history.diff }),
-  ),
-  ...bothForms(
-    {
+    others: { 304: 'refused: the ETag holds the reason, naming the element' },
+    errors: [400, 401, 403, 404, 409, 412, 413, 415, 503],
+    serve: (rooms) => rooms.push,
+  }),
+  ...(['revert', 'restore'] as const).flatMap((name) =>
+    bothForms({
       method: 'post',
-      path: '/rest/push',
-      summary: 'change keys and files in one commit',
+      path: `/rest/${name}`,
+      summary:
+        name === 'revert'
+          ? 'a new commit that undoes one commit'
+          : 'a new commit whose keys and files equal those of a point',
       tag: 'writes',
-      headers: ['Client-Token', 'Client-Version', 'Application-Name', 'If-Match', 'Dry-Run', 'Dry-Run-Contexts'],
-      body: pushBodyDescription,
+      headers: [
+        'Client-Token',
+        'Client-Version',
+        'Application-Name',
+        'Change-Comment',
+        name === 'revert' ? 'Commit' : 'To',
+        'If-Match',
+        'Dry-Run',
+        'Dry-Run-Contexts',
+      ],
+      body: rollbackBodySchema,
       ok: {
         status: 200,
-        description:
-          'applied (or unchanged): the ETag is the new head; with Dry-Run: true, what the push would do (JSON)',
+        description: `the ETag is the new head (or the head, when nothing changes); with Dry-Run: true, what the ${name} would do (JSON, as a push's dry run)`,
         headers: { ETag: 'the commit id' },
       },
-      others: { 304: 'refused: the ETag holds the reason, naming the element' },
-      errors: [400, 401, 403, 404, 409, 412, 413, 415, 503],
-    },
-    (rooms) => rooms.push,
-  ),
-  ...(['revert', 'restore'] as const).flatMap((name) =>
-    bothForms(
-      {
-        method: 'post',
-        path: `/rest/${name}`,
-        summary:
-          name === 'revert'
-            ? 'a new commit that undoes one commit'
-            : 'a new commit whose keys and files equal those of a point',
-        tag: 'writes',
-        headers: [
-          'Client-Token',
-          'Client-Version',
-          'Application-Name',
-          'Change-Comment',
-          name === 'revert' ? 'Commit' : 'To',
-          'If-Match',
-          'Dry-Run',
-          'Dry-Run-Contexts',
-        ],
-        body: rollbackBodySchema,
-        ok: {
-          status: 200,
-          description: `the ETag is the new head (or the head, when nothing changes); with Dry-Run: true, what the ${name} would do (JSON, as a push's dry run)`,
-          headers: { ETag: 'the commit id' },
-        },
-        errors: [400, 401, 403, 404, 409, 412, 415, 503],
-      },
-      (rooms, form) => ({ express: rooms.rollback(name, form) }),
-    ),
+      errors: [400, 401, 403, 404, 409, 412, 415, 503],
+      serve: (rooms, form) => ({ express: rooms.rollback(name, form) }),
+    }),
   ),
   ...CHANGE_ROUTES.map((route): Route => ({
     method: route.method,
@@ -405,63 +443,44 @@ export const ROUTE_TABLE: readonly HttpRoute[] = [
     errors: [400, 401, 403, 415, 503],
   },
   // Between the nodes of an HA cluster; answered only to the cluster's replication token, 404 on other servers.
-  {
-    method: 'post',
-    path: '/rest/ha/records',
-    serve: (rooms) => ({ express: rooms.ha.records }),
-    summary:
-      "one push's journal record from the leader (the body, application/octet-stream), answered once the member holds it durably",
-    tag: 'ha',
-    headers: ['Authorization', 'Cfghub-Epoch', 'Cfghub-Leader'],
-    ok: { status: 200, description: 'applied, or held already', schema: anyObject('outcome: applied or already') },
-    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it lacks an earlier record' },
-    errors: [400, 401, 403, 404, 413],
-  },
-  {
-    method: 'post',
-    path: '/rest/ha/epoch',
-    serve: (rooms) => ({ express: rooms.ha.epoch }),
-    summary: "a new leader's epoch, announced to a member before it sends records",
-    tag: 'ha',
-    headers: ['Authorization'],
-    body: epochSchema,
-    ok: { status: 200, description: 'taken', schema: anyObject('outcome') },
-    others: { 409: 'stale_epoch: the member knows a newer leader' },
-    errors: [400, 401, 403, 404, 415],
-  },
-  {
-    method: 'post',
-    path: '/rest/ha/sync',
-    serve: (rooms) => ({ express: rooms.ha.sync }),
-    summary:
-      "the leader's confirmation before it answers a write other than a push: answered once the member holds the leader's repositories, tags and token records",
-    tag: 'ha',
-    headers: ['Authorization'],
-    body: epochSchema,
-    ok: { status: 200, description: 'held', schema: anyObject('outcome') },
-    others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it could not bring itself in line' },
-    errors: [400, 401, 403, 404, 415],
-  },
-  {
-    method: 'get',
-    path: '/rest/ha/heads',
-    serve: (rooms) => ({ express: rooms.ha.heads }),
-    summary: "the node's head of every repository, with their digest",
-    tag: 'ha',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the heads', schema: anyObject('node, epoch, headsDigest, heads by account/name') },
-    errors: [401, 403, 404],
-  },
-  {
-    method: 'get',
-    path: '/rest/ha/status',
-    serve: (rooms) => ({ express: rooms.ha.status }),
-    summary: "the node's view of its cluster (what cfghub ha status shows)",
-    tag: 'ha',
-    headers: ['Authorization'],
-    ok: { status: 200, description: 'the view', schema: anyObject('role, epoch, leader, sync set, problem') },
-    errors: [401, 403, 404],
-  },
+  haRoute(
+    'post',
+    'records',
+    "one push's journal record from the leader (the body, application/octet-stream), answered once the member holds it durably",
+    ['applied, or held already', 'outcome: applied or already'],
+    {
+      headers: ['Cfghub-Epoch', 'Cfghub-Leader'],
+      others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it lacks an earlier record' },
+    },
+  ),
+  haRoute(
+    'post',
+    'epoch',
+    "a new leader's epoch, announced to a member before it sends records",
+    ['taken', 'outcome'],
+    {
+      body: epochSchema,
+      others: { 409: 'stale_epoch: the member knows a newer leader' },
+    },
+  ),
+  haRoute(
+    'post',
+    'sync',
+    "the leader's confirmation before it answers a write other than a push: answered once the member holds the leader's repositories, tags and token records",
+    ['held', 'outcome'],
+    {
+      body: epochSchema,
+      others: { 409: 'stale_epoch: the member knows a newer leader; or behind: it could not bring itself in line' },
+    },
+  ),
+  haRoute('get', 'heads', "the node's head of every repository, with their digest", [
+    'the heads',
+    'node, epoch, headsDigest, heads by account/name',
+  ]),
+  haRoute('get', 'status', "the node's view of its cluster (what cfghub ha status shows)", [
+    'the view',
+    'role, epoch, leader, sync set, problem',
+  ]),
   ...(['info/refs', 'git-upload-pack', 'git-receive-pack'] as const).map((endpoint): Route => ({
     method: endpoint === 'info/refs' ? 'get' : 'post',
     path: `/git/:account/:repository.git/${endpoint}`,
@@ -485,49 +504,21 @@ export const ROUTE_TABLE: readonly HttpRoute[] = [
       "the paths git builds from a URL given without .git, and any other path under /git/ (git's handler answers them)",
   },
   // The web console's files.
-  {
-    method: 'get',
-    path: '/',
-    serve: (rooms) => ({ express: rooms.ui.root }),
-    summary: 'redirects to the web console',
-    tag: 'console',
-    headers: [],
-    ok: { status: 302, description: 'to /ui/' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui',
-    strict: true, // `/ui` and `/ui/` are different paths
-    serve: (rooms) => ({ express: rooms.ui.redirect }),
-    summary: 'redirects to /ui/',
-    tag: 'console',
-    headers: [],
-    ok: { status: 301, description: 'to /ui/' },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui/',
-    strict: true,
-    serve: (rooms) => ({ express: rooms.ui.page }),
-    summary: "the web console's page",
-    tag: 'console',
-    headers: [],
-    ok: { status: 200, description: 'HTML', mediaType: 'text/html', schema: z.string() },
-    errors: [],
-  },
-  {
-    method: 'get',
-    path: '/ui/:name',
-    strict: true,
-    serve: (rooms) => ({ express: rooms.ui.file }),
-    summary: "one of the web console's built files",
-    tag: 'console',
-    headers: [],
-    ok: { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() },
-    errors: [404],
-  },
+  consoleRoute('/', 'root', 'redirects to the web console', { status: 302, description: 'to /ui/' }),
+  consoleRoute('/ui', 'redirect', 'redirects to /ui/', { status: 301, description: 'to /ui/' }),
+  consoleRoute('/ui/', 'page', "the web console's page", {
+    status: 200,
+    description: 'HTML',
+    mediaType: 'text/html',
+    schema: z.string(),
+  }),
+  consoleRoute(
+    '/ui/:name',
+    'file',
+    "one of the web console's built files",
+    { status: 200, description: 'the file', mediaType: 'application/octet-stream', schema: z.string() },
+    [404],
+  ),
   // Who reads what: kept in the serving process's memory.
   {
     method: 'get',
@@ -541,7 +532,7 @@ export const ROUTE_TABLE: readonly HttpRoute[] = [
     errors: [400, 401, 404],
     security: 'admin',
   },
-  ...ADMIN_ROUTES.map((route) => adminEntry(route, (rooms) => rooms.admin(route))),
+  ...[...ADMIN_ROUTES, ...ACCESS_ADMIN_ROUTES].map((route) => adminEntry(route, (rooms) => rooms.admin(route))),
   ...WEBHOOK_ROUTES.map((route) => adminEntry(route, (rooms) => rooms.webhooks(route))),
 ];
 

@@ -1,21 +1,17 @@
 /**
  * The admin API's routes for rule sets and context groups (`cfghub rules …` and
- * `cfghub context-group …`) and replication tokens (`token create|revoke
- * --replication`): rows of the admin route table (adminRoutes.ts), so they get the same admin
- * token check, body checks, errors, log line and OpenAPI description. Each change is a commit
- * made by the same operation as on the folder.
+ * `cfghub context-group …`) and replication tokens (`token create|revoke --replication`): admin
+ * rows the route table takes beside ADMIN_ROUTES (adminRoutes.ts runs them all alike), so they
+ * get the same admin token check, body checks, errors, log line and OpenAPI description. Each
+ * change is a commit made by the same operation as on the folder.
  */
 import type { z } from 'zod';
 import { priorityOf } from '../../service/access/accessRuleSetCommands.js';
 import * as s from '../../api/admin.js';
-import type { AdminRoute } from './adminRoutes.js';
+import { fullName, REPO, type AdminRoute } from './adminRoutes.js';
 
-type Params = Record<string, string>;
-
-const REPO = '/rest/admin/repositories/:account/:repository';
 const SET = `${REPO}/rule-sets/:set`;
 const GROUP = `${REPO}/context-groups/:level/:group`;
-const fullName = (p: Params) => `${p.account}/${p.repository}`;
 
 export const ACCESS_ADMIN_ROUTES: readonly AdminRoute[] = [
   {

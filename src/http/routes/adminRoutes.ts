@@ -12,7 +12,6 @@ import type { z } from 'zod';
 import { withoutPaths } from '../../domain/reasons.js';
 import { LocalAdministration, type Administration } from '../../service/admin/administration.js';
 import type { AdminTokenService } from '../../service/admin/adminTokens.js';
-import { ACCESS_ADMIN_ROUTES } from './adminAccessRoutes.js';
 import * as s from '../../api/admin.js';
 import type { HttpDeps } from '../deps.js';
 import { badRequest } from '../answer/errors.js';
@@ -39,8 +38,9 @@ export interface AdminRouteOf<T> {
 
 export type AdminRoute = AdminRouteOf<Administration>;
 
-const REPO = '/rest/admin/repositories/:account/:repository';
-const fullName = (p: Params) => `${p.account}/${p.repository}`;
+/** The path of one repository in the admin API, and the repository its parameters name. */
+export const REPO = '/rest/admin/repositories/:account/:repository';
+export const fullName = (p: Params) => `${p.account}/${p.repository}`;
 
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   {
@@ -251,7 +251,6 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
             applicationName: header(req, 'Application-Name'),
           }),
   },
-  ...ACCESS_ADMIN_ROUTES, // rule sets, context groups, replication tokens
 ];
 
 /** The bearer token of `Authorization`, if any. */

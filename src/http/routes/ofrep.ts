@@ -104,10 +104,7 @@ export function ofrepRoutes(deps: HttpDeps): PlainHandler {
     }
   };
 
-  return (req, res, params, route) => {
-    const url = req.url ?? '';
-    const query = url.indexOf('?');
-    const pathname = query === -1 ? url : url.slice(0, query);
+  return (req, res, { pathname, params, route }) => {
     const note: ReadNote = {};
     const requestId = beginRequest(deps, req, res, () => readFields(note), route.path);
     (async () => {

@@ -17,11 +17,8 @@ import { beginRequest } from '../requestLog.js';
 /** The push route's handler on node:http: takes a push, and leaves one with a compressed body to express (returning false). */
 export function pushFront(deps: HttpDeps): PlainHandler {
   const handle = pushHandler(deps);
-  return (req, res, params, matched) => {
+  return (req, res, { pathname, params, route: matched }) => {
     if (isCompressed(req)) return false;
-    const url = req.url ?? '';
-    const query = url.indexOf('?');
-    const pathname = query === -1 ? url : url.slice(0, query);
     const locals: PushLocals = {};
     // requestLog.ts reads the outcome and refusal where express keeps them.
     Object.assign(res, { locals });

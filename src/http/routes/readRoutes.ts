@@ -41,14 +41,6 @@ interface ReadPath {
   readonly repository?: string;
 }
 
-/** The read a request the route table matched names (its path's parameters as sent). */
-function readPathOf(req: Request, endpoint: ReadEndpoint, params: Readonly<Record<string, string>>): ReadPath {
-  const url = req.url ?? '';
-  const query = url.indexOf('?');
-  const pathname = query === -1 ? url : url.slice(0, query);
-  return { pathname, endpoint, account: params.account, repository: params.repository };
-}
-
 /** What a read asks for, from its headers (the service makes the answer: service/answers/answers.ts). */
 function queryOf(req: Request, endpoint: ReadEndpoint, format: PullFormat): ReadQuery {
   const pretty = booleanHeader(req, 'Pretty');
@@ -240,8 +232,8 @@ export function readRoutes(deps: HttpDeps): ReadRoutes {
 
   const serve =
     (endpoint: ReadEndpoint): PlainHandler =>
-    (req, res, params, route) => {
-      const path = readPathOf(req, endpoint, params);
+    (req, res, { pathname, params, route }) => {
+      const path: ReadPath = { pathname, endpoint, account: params.account, repository: params.repository };
       const note: ReadNote = {};
       const requestId = beginRequest(deps, req, res, () => readFields(note), route.path);
       handle(req, res, path, requestId, note).catch((error: unknown) => answerError(deps, req, res, requestId, error));

@@ -37,11 +37,16 @@ import { HttpError } from '../answer/errors.js';
 import { header, sendJson } from '../answer/headers.js';
 import { bodyReader, parseJson, requireJsonContentType } from '../body/jsonBody.js';
 
-export const HEARTBEAT_MS = 1_000;
-export const DEFAULT_HOLD_MS = 25_000;
-const MAX_HOLD_MS = 60_000;
-/** A feed request names at most MAX_REPLICATED_REPOSITORIES heads of ~150 bytes each. */
-const FEED_BODY_LIMIT = 2 * 1024 * 1024;
+/** The feed's pace and bounds. */
+const FEED = {
+  /** A waiting replica's proof that nothing changed comes this often: the heartbeat line. */
+  heartbeatMs: 1_000,
+  /** How long a request is held when it names no `holdMs`, and the longest it may name. */
+  defaultHoldMs: 25_000,
+  maxHoldMs: 60_000,
+  /** A request names at most MAX_REPLICATED_REPOSITORIES heads of ~150 bytes each. */
+  bodyLimit: 2 * 1024 * 1024,
+} as const;
 
 export const feedSchema = z.strictObject({
   refs: z.record(z.string().max(300), z.string().max(64)),
@@ -49,7 +54,7 @@ export const feedSchema = z.strictObject({
   adminTokensDigest: z.string().max(64),
   webhooksDigest: z.string().max(64).optional(),
   origin: folderIdentitySchema.optional(),
-  holdMs: z.number().int().min(0).max(MAX_HOLD_MS).optional(),
+  holdMs: z.number().int().min(0).max(FEED.maxHoldMs).optional(),
 });
 
 /** The generation a replica says it follows, if it sent one. */
@@ -98,7 +103,7 @@ export function replicationRoutes(deps: HttpDeps): { state: RequestHandler; feed
     if (generation !== undefined) origin.replicaReports(generation);
     return peer;
   };
-  const readBody = bodyReader(FEED_BODY_LIMIT);
+  const readBody = bodyReader(FEED.bodyLimit);
   /** A server holding more repositories than a replica follows refuses to name them, rather than leave its replicas behind for ever. */
   const requireReplicable = () => {
     const held = deps.registry.locations().length;
@@ -154,10 +159,10 @@ export function replicationRoutes(deps: HttpDeps): { state: RequestHandler; feed
     };
     const hold = setTimeout(
       () => void currentStateInSlices(origin).then(finish, () => res.destroy()),
-      parsed.data.holdMs ?? DEFAULT_HOLD_MS,
+      parsed.data.holdMs ?? FEED.defaultHoldMs,
     );
     stop = hub.wait(heldBy(parsed.data, peer), finish, () => {
-      if (performance.now() - lastBeat < HEARTBEAT_MS) return;
+      if (performance.now() - lastBeat < FEED.heartbeatMs) return;
       lastBeat = performance.now();
       res.write(`${HEARTBEAT_LINE}\n`);
     });

@@ -175,10 +175,7 @@ export function springRoutes(deps: HttpDeps): PlainHandler {
     sendBytes(res, 200, answer.contentType, answer.bytes);
   };
 
-  return (req, res, _params, route) => {
-    const url = req.url ?? '';
-    const query = url.indexOf('?');
-    const pathname = query === -1 ? url : url.slice(0, query);
+  return (req, res, { pathname, route }) => {
     const note: ReadNote = {};
     const requestId = beginRequest(deps, req, res, () => readFields(note), route.label);
     try {

@@ -10,15 +10,14 @@ import { deliveryRecord, newWebhookBody, webhookInfo } from '../../api/admin.js'
 import type { WebhookService } from '../../service/webhooks/webhookService.js';
 import type { HttpDeps } from '../deps.js';
 import type { AdminTokenService } from '../../service/admin/adminTokens.js';
-import { adminHandlers, type AdminRouteOf } from './adminRoutes.js';
+import { adminHandlers, fullName, REPO, type AdminRouteOf } from './adminRoutes.js';
 
-const REPO = '/rest/admin/repositories/:account/:repository/webhooks';
-const fullName = (p: Record<string, string>) => `${p.account}/${p.repository}`;
+const HOOKS = `${REPO}/webhooks`;
 
 export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   {
     method: 'get',
-    path: REPO,
+    path: HOOKS,
     summary: "the repository's webhooks, never their secrets (cfghub webhook list)",
     status: 200,
     answer: webhookInfo.array(),
@@ -27,7 +26,7 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
   {
     method: 'post',
-    path: REPO,
+    path: HOOKS,
     summary: 'add a webhook: a URL receiving a signed POST after each commit (cfghub webhook add)',
     body: newWebhookBody,
     status: 201,
@@ -37,7 +36,7 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
   {
     method: 'delete',
-    path: `${REPO}/:hook`,
+    path: `${HOOKS}/:hook`,
     summary: 'remove a webhook (cfghub webhook remove)',
     status: 200,
     answer: webhookInfo,
@@ -46,7 +45,7 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
   {
     method: 'get',
-    path: `${REPO}/deliveries`,
+    path: `${HOOKS}/deliveries`,
     summary:
       "this server's delivery log of the repository's webhooks, newest first: status, attempts, last error (cfghub webhook deliveries)",
     status: 200,
@@ -56,7 +55,7 @@ export const WEBHOOK_ROUTES: readonly AdminRouteOf<WebhookService>[] = [
   },
   {
     method: 'post',
-    path: `${REPO}/deliveries/:delivery/redeliver`,
+    path: `${HOOKS}/deliveries/:delivery/redeliver`,
     summary: "deliver a logged delivery's commit again to its webhook, as a new delivery (cfghub webhook redeliver)",
     status: 201,
     answer: deliveryRecord,
