@@ -231,7 +231,7 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster under faults', () =>
     'leader-pause': async (leader) => {
       const epoch = await epochOf(leader);
       const at = performance.now();
-      leader.pause();
+      await leader.pause();
       await acknowledgedAfter(at, (outcome) => (outcome.epoch ?? 0) > epoch);
       leader.resume();
       await until(async () => (await leader.status())?.role === 'follower', 'the resumed leader a follower', 30_000);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { tempDir } from './paths.js';
 import { until } from './poll.js';
 import { reservedPorts } from './ports.js';
+import { stopProcess } from './processStop.js';
 
 export const etcdInstalled = spawnSync('etcd', ['--version']).status === 0;
 
@@ -139,8 +140,10 @@ export class EtcdCluster {
     return leader === undefined || index < 0 ? undefined : index;
   }
 
-  pause(index: number): void {
-    this.members[index].child?.kill('SIGSTOP');
+  /** SIGSTOP of one member; resolves once its threads have all stopped. */
+  async pause(index: number): Promise<void> {
+    const child = this.members[index].child;
+    if (child?.pid !== undefined) await stopProcess(child.pid, () => child.kill('SIGSTOP'));
   }
 
   resume(index: number): void {

@@ -11,6 +11,7 @@ import { EtcdCluster } from './etcdCluster.js';
 import { tempDir } from './paths.js';
 import { until } from './poll.js';
 import { startServerProcess, type ServerProcess } from './serverProcess.js';
+import { stopProcess } from './processStop.js';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -93,8 +94,10 @@ export class HaNode {
     return signal ?? null;
   }
 
-  pause(): void {
-    if (this.process) process.kill(-this.process.pid, 'SIGSTOP');
+  /** SIGSTOP of the node's process group; resolves once the node's threads have all stopped. */
+  async pause(): Promise<void> {
+    const pid = this.process?.pid;
+    if (pid !== undefined) await stopProcess(pid, () => process.kill(-pid, 'SIGSTOP'));
   }
 
   resume(): void {

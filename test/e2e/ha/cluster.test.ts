@@ -158,7 +158,7 @@ describe.runIf(etcdInstalled || requireEtcd)('an HA cluster of three nodes on on
     await cluster.syncSetOf(2);
     const leader = await cluster.leader();
     await pushUntilAccepted(() => leader);
-    leader.pause();
+    await leader.pause();
     const others = cluster.nodes.filter((node) => node !== leader && node.running);
     // A write sent through a follower now is forwarded to the paused leader, whose kernel takes it.
     const forwarded = tracked(push(others[0].url, 'sent-to-the-paused-leader'));

@@ -103,7 +103,7 @@ describe.runIf(etcdInstalled || requireEtcd)('etcd client against three members'
       15_000,
     );
     expect((await client.get('/m/a')).kvs[0].value).toBe('2');
-    etcd.pause(1);
+    await etcd.pause(1);
     // Two of three down: no quorum, so nothing is written.
     await expect(client.put('/m/a', '3')).rejects.toBeInstanceOf(EtcdUnavailable);
     etcd.resume(1);
