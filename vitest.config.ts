@@ -2,9 +2,10 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Files whose assertions read a clock: how long the server's event loop pauses against its busy
- * time, a failover or a read answered within a bound. They run after the others, one at a time,
- * so that no other test file of the run competes with them for the processor.
+ * Files whose measures the rest of the suite would disturb: the event loop's pieces of work (in
+ * CPU time, checked in every run), a failover and a hostile primary's prompt reads (their
+ * wall-clock bounds are checked by `npm run test:timed` only, test/support/wallClock.ts). They run
+ * after the others, one at a time, so that no other test file of the run competes with them.
  */
 const TIMED = [
   'test/e2e/limits/event-loop-slices.test.ts',
